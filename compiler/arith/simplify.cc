@@ -1,0 +1,226 @@
+#include "compiler/arith/simplify.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/expr_functor.h"
+
+namespace lathe {
+namespace {
+
+// sum(coef_i * atom_i) + constant, where atoms are non-linear subexpressions.
+struct LinearForm {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t constant = 0;
+
+  void AddTerm(const Expr& atom, int64_t coef);
+};
+
+// Atoms are the same when they are structurally identical with the same
+// variables (identity, not name).
+bool SameAtom(const Expr& a, const Expr& b) {
+  if (a.same_as(b)) return true;
+  const ExprNode& x = *a.get();
+  const ExprNode& y = *b.get();
+  if (x.kind != y.kind || x.dtype != y.dtype || x.int_value != y.int_value ||
+      x.float_value != y.float_value || x.name != y.name ||
+      x.buffer != y.buffer || x.operands.size() != y.operands.size()) {
+    return false;
+  }
+  if (x.kind == ExprKind::kVar) return false;  // distinct variables
+  for (size_t i = 0; i < x.operands.size(); ++i) {
+    if (!SameAtom(x.operands[i], y.operands[i])) return false;
+  }
+  return true;
+}
+
+void LinearForm::AddTerm(const Expr& atom, int64_t coef) {
+  for (auto& [a, c] : terms) {
+    if (SameAtom(a, atom)) {
+      c += coef;
+      return;
+    }
+  }
+  terms.emplace_back(atom, coef);
+}
+
+void Linearize(const Expr& e, int64_t scale, LinearForm* out) {
+  switch (e.kind()) {
+    case ExprKind::kIntImm:
+      out->constant += scale * e.int_value();
+      return;
+    case ExprKind::kAdd:
+      Linearize(e.operand(0), scale, out);
+      Linearize(e.operand(1), scale, out);
+      return;
+    case ExprKind::kSub:
+      Linearize(e.operand(0), scale, out);
+      Linearize(e.operand(1), -scale, out);
+      return;
+    case ExprKind::kMul:
+      if (e.operand(1).is_int_imm()) {
+        Linearize(e.operand(0), scale * e.operand(1).int_value(), out);
+        return;
+      }
+      if (e.operand(0).is_int_imm()) {
+        Linearize(e.operand(1), scale * e.operand(0).int_value(), out);
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  out->AddTerm(e, scale);
+}
+
+Expr Rebuild(const LinearForm& form, DType dtype) {
+  Expr result;
+  auto append = [&](Expr term, int64_t coef) {
+    if (!result.defined()) {
+      result = coef == 1 ? term : (coef == -1 ? IntImm(0, dtype) - term : term * IntImm(coef, dtype));
+      return;
+    }
+    if (coef > 0) {
+      result = result + (coef == 1 ? term : term * IntImm(coef, dtype));
+    } else {
+      result = result - (coef == -1 ? term : term * IntImm(-coef, dtype));
+    }
+  };
+  for (const auto& [atom, coef] : form.terms) {
+    if (coef != 0) append(atom, coef);
+  }
+  if (!result.defined()) return IntImm(form.constant, dtype);
+  if (form.constant > 0) return result + IntImm(form.constant, dtype);
+  if (form.constant < 0) return result - IntImm(-form.constant, dtype);
+  return result;
+}
+
+int64_t FloorDivInt(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+class Simplifier {
+ public:
+  explicit Simplifier(const VarRanges& ranges) : ranges_(ranges) {}
+
+  Expr Visit(const Expr& e) {
+    if (e->operands.empty()) return e;
+    std::vector<Expr> ops;
+    for (const Expr& op : e->operands) ops.push_back(Visit(op));
+    Expr rebuilt = WithOperands(e, ops);
+    if (!rebuilt.defined() || rebuilt->operands.empty()) return rebuilt;
+    return Rewrite(rebuilt);
+  }
+
+ private:
+  Expr Rewrite(const Expr& e) {
+    DType t = e.dtype();
+    switch (e.kind()) {
+      case ExprKind::kAdd:
+      case ExprKind::kSub:
+      case ExprKind::kMul:
+        if (t.is_int()) {
+          LinearForm form;
+          Linearize(e, 1, &form);
+          return Rebuild(form, t);
+        }
+        return e;
+      case ExprKind::kFloorDiv:
+        return RewriteDivMod(e, /*is_div=*/true);
+      case ExprKind::kFloorMod:
+        return RewriteDivMod(e, /*is_div=*/false);
+      case ExprKind::kMin:
+      case ExprKind::kMax: {
+        if (!t.is_int()) return e;
+        Interval d = BoundOf(Rewrite(e.operand(0) - e.operand(1)), ranges_);
+        bool a_le_b = d.max != std::numeric_limits<int64_t>::max() && d.max <= 0;
+        bool a_ge_b = d.min != std::numeric_limits<int64_t>::min() && d.min >= 0;
+        if (e.kind() == ExprKind::kMin) {
+          if (a_le_b) return e.operand(0);
+          if (a_ge_b) return e.operand(1);
+        } else {
+          if (a_ge_b) return e.operand(0);
+          if (a_le_b) return e.operand(1);
+        }
+        return e;
+      }
+      case ExprKind::kSelect: {
+        Interval c = BoundOf(e.operand(0), ranges_);
+        if (c.is_point()) return c.min ? e.operand(1) : e.operand(2);
+        return e;
+      }
+      default:
+        break;
+    }
+    if (IsComparison(e.kind()) && e.operand(0).dtype().is_int()) {
+      Expr diff = Rewrite(e.operand(0) - e.operand(1));
+      Interval d = BoundOf(diff, ranges_);
+      Interval r = BoundOf(MakeBinary(e.kind(), diff, IntImm(0, diff.dtype())), ranges_);
+      (void)d;
+      if (r.is_point()) return IntImm(r.min, DType::Bool());
+      return e;
+    }
+    if (e.dtype().is_bool()) {
+      Interval r = BoundOf(e, ranges_);
+      if (r.is_point()) return IntImm(r.min, DType::Bool());
+    }
+    return e;
+  }
+
+  Expr RewriteDivMod(const Expr& e, bool is_div) {
+    const Expr& divisor = e.operand(1);
+    if (!divisor.is_int_imm() || divisor.int_value() <= 0) return e;
+    int64_t c = divisor.int_value();
+    DType t = e.dtype();
+    // floordiv(floordiv(x, a), b) == floordiv(x, a * b) for positive a, b.
+    if (is_div && e.operand(0).is(ExprKind::kFloorDiv) &&
+        e.operand(0).operand(1).is_int_imm() &&
+        e.operand(0).operand(1).int_value() > 0) {
+      return RewriteDivMod(
+          FloorDiv(e.operand(0).operand(0),
+                   IntImm(e.operand(0).operand(1).int_value() * c, t)),
+          true);
+    }
+    LinearForm form;
+    Linearize(e.operand(0), 1, &form);
+    // (q * c + r) // c == q + r // c and (q * c + r) % c == r % c.
+    LinearForm quotient, rest;
+    for (const auto& [atom, coef] : form.terms) {
+      if (coef % c == 0) {
+        quotient.AddTerm(atom, coef / c);
+      } else {
+        rest.AddTerm(atom, coef);
+      }
+    }
+    quotient.constant = FloorDivInt(form.constant, c);
+    rest.constant = form.constant - quotient.constant * c;
+    Expr r = Rebuild(rest, t);
+    Interval rb = BoundOf(r, ranges_);
+    bool one_period = rb.is_bounded() && FloorDivInt(rb.min, c) == FloorDivInt(rb.max, c);
+    if (is_div) {
+      if (one_period) {
+        quotient.constant += FloorDivInt(rb.min, c);
+        return Rebuild(quotient, t);
+      }
+      Expr q = Rebuild(quotient, t);
+      return q.is_int_imm() && q.int_value() == 0 ? FloorDiv(r, divisor)
+                                                  : q + FloorDiv(r, divisor);
+    }
+    if (one_period) return Rewrite(r - IntImm(FloorDivInt(rb.min, c) * c, t));
+    return FloorMod(r, divisor);
+  }
+
+  const VarRanges& ranges_;
+};
+
+}  // namespace
+
+Expr Simplify(const Expr& expr, const VarRanges& ranges) {
+  if (!expr.defined()) return expr;
+  return Simplifier(ranges).Visit(expr);
+}
+
+}  // namespace lathe

@@ -1,0 +1,19 @@
+// Algebraic simplification of index expressions.
+//
+// Integer sums are rewritten in a canonical linear form (terms in order of
+// first appearance, constants last), floordiv/floormod by constants cancel
+// the multiples of the divisor and vanish when bounds allow, and comparisons,
+// min, max and select fold when the variable ranges decide them. The result is
+// always equal to the input for every value in the ranges. Float arithmetic is
+// left alone (reassociation would change results).
+// Tests: tests/compiler/arith/simplify_test.cc.
+#pragma once
+
+#include "compiler/arith/int_bounds.h"
+#include "compiler/ir/expr.h"
+
+namespace lathe {
+
+Expr Simplify(const Expr& expr, const VarRanges& ranges = {});
+
+}  // namespace lathe

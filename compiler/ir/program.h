@@ -1,0 +1,75 @@
+// A program: one workload's computation as a loop nest, with its parameters.
+//
+// Parameters are the workload's inputs (in definition order) and outputs, as
+// in the C ABI of compiled kernels. The body is the root block. Copying a
+// Program deep-copies its statements, so a schedule can work on its own copy.
+// Tests: tests/compiler/ir/program_test.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/stmt.h"
+
+namespace lathe {
+
+// One dimension of an accessed region: [min, min + extent).
+struct Range {
+  Expr min;
+  Expr extent;
+};
+
+// One access of a block to a buffer: the indices, as written in the body,
+// over the block's iteration variables (and loop variables inside the block).
+struct BufferAccess {
+  BufferPtr buffer;
+  std::vector<Expr> indices;
+};
+
+struct BlockAccesses {
+  std::vector<BufferAccess> reads;   // in order of first appearance
+  std::vector<BufferAccess> writes;
+};
+
+class Program {
+ public:
+  Program() = default;
+  Program(const Program& other);
+  Program& operator=(const Program& other);
+  Program(Program&&) = default;
+  Program& operator=(Program&&) = default;
+
+  std::string name;
+  std::vector<BufferPtr> inputs;
+  std::vector<BufferPtr> outputs;
+  std::unique_ptr<BlockNode> root;
+
+  // Parameters in C ABI order: inputs, then outputs.
+  std::vector<BufferPtr> Params() const;
+
+  // Lookup by unique name; nullptr when absent.
+  BlockNode* FindBlock(const std::string& name) const;
+  ForNode* FindLoop(const std::string& name) const;
+  // All blocks except the root, in execution order.
+  std::vector<BlockNode*> Blocks() const;
+  // The loops enclosing a statement, outermost first, up to the nearest
+  // enclosing block (loops of an outer block's nest are not included).
+  std::vector<ForNode*> LoopsAbove(const StmtNode* stmt) const;
+  // The statement's parent, or nullptr for the root.
+  StmtNode* ParentOf(const StmtNode* stmt) const;
+  // The nearest block that contains stmt (the root for top-level nests).
+  BlockNode* EnclosingBlock(const StmtNode* stmt) const;
+  // A name based on `hint` that no loop, block, variable or buffer of the
+  // program uses yet.
+  std::string FreshName(const std::string& hint) const;
+};
+
+// The loads and stores of a block's init and body (not of nested blocks).
+BlockAccesses AccessesOf(const BlockNode& block);
+// Buffers that a block (or any block nested in it) writes / reads.
+std::vector<BufferPtr> BuffersWritten(const StmtNode& stmt);
+std::vector<BufferPtr> BuffersRead(const StmtNode& stmt);
+
+}  // namespace lathe
