@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Installs Lathe's build and test dependencies on Debian 12 (bookworm) via apt.
+#
+# Idempotent: when every package is already installed it touches neither the
+# network nor apt (a warm machine returns in well under a second). Otherwise
+# it runs `apt-get update` once and installs only what is missing.
+# Runs as root directly; as another user it uses sudo if available.
+#
+# Prints one summary line. Environment:
+#   LATHE_SKIP_DEPS=1   do nothing (for machines provisioned another way)
+set -euo pipefail
+
+# The whole project's dependencies (every step of DESIGN.md), not only what
+# the current code uses, so a machine set up once keeps working.
+PACKAGES=(
+  # toolchain
+  g++ cmake ninja-build ccache pkg-config git
+  # RPC and schema
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev
+  # cost model, database, codegen
+  libxgboost-dev libsqlite3-dev llvm-16-dev
+  # command line, formatting
+  libcli11-dev libfmt-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+if [[ "${LATHE_SKIP_DEPS:-0}" == "1" ]]; then
+  echo "install-deps: skipped (LATHE_SKIP_DEPS=1)"
+  exit 0
+fi
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: dpkg/apt not found; this script supports Debian 12 only" >&2
+  exit 1
+fi
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  # "ii" = desired install, currently installed. Anything else (absent,
+  # removed with config files left, half-installed) counts as missing.
+  status="$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)"
+  if [[ "$status" != ii* ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=()
+if [[ "$(id -u)" -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    echo "install-deps: missing ${missing[*]}; need root or sudo to install" >&2
+    exit 1
+  fi
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+start=$SECONDS
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+if ! { "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+       "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+         --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "install-deps: apt-get failed installing: ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installed ${#missing[@]} of ${#PACKAGES[@]} packages" \
+     "in $((SECONDS - start))s: ${missing[*]}"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds Lathe and runs every test (this is the
+# command README.md gives and .ci/run runs).
+#
+#   bash scripts/test.sh [extra ctest args, e.g. -R Split]
+#
+# Environment (plus those of scripts/build.sh):
+#   LATHE_TEST_LABELS          run only tests whose label matches this regex
+#                              (labels: unit, integration, slow, gpu)
+#   LATHE_TEST_EXCLUDE_LABELS  skip tests whose label matches this regex
+#   LATHE_TEST_JOBS            ctest parallelism (default 2)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+bash scripts/install-deps.sh
+bash scripts/build.sh
+
+preset="${LATHE_PRESET:-release}"
+build_dir="${LATHE_BUILD_DIR:-build/$preset}"
+
+ctest_args=(--test-dir "$build_dir" --output-on-failure
+            -j "${LATHE_TEST_JOBS:-2}")
+if [[ -n "${LATHE_TEST_LABELS:-}" ]]; then
+  ctest_args+=(-L "$LATHE_TEST_LABELS")
+fi
+if [[ -n "${LATHE_TEST_EXCLUDE_LABELS:-}" ]]; then
+  ctest_args+=(-LE "$LATHE_TEST_EXCLUDE_LABELS")
+fi
+if [[ -z "${LATHE_TEST_LABELS:-}${LATHE_TEST_EXCLUDE_LABELS:-}$*" ]]; then
+  # An unfiltered run that finds no test means the build lost them: fail.
+  ctest_args+=(--no-tests=error)
+fi
+if [[ "$preset" == "asan" ]]; then
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+fi
+
+ctest "${ctest_args[@]}" "$@"
