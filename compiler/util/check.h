@@ -30,7 +30,7 @@
 #define LATHE_CONCAT(a, b) LATHE_CONCAT_INNER(a, b)
 // Assigns the value of a StatusOr to lhs, or returns its error.
 #define LATHE_ASSIGN_OR_RETURN(lhs, rexpr) \
-  LATHE_ASSIGN_OR_RETURN_IMPL(LATHE_CONCAT(lathe_statusor_, __LINE__), lhs, rexpr)
+  LATHE_ASSIGN_OR_RETURN_IMPL(LATHE_CONCAT(lathe_statusor_, __COUNTER__), lhs, rexpr)
 #define LATHE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, rexpr) \
   auto tmp = (rexpr);                                \
   if (!tmp.ok()) return tmp.status();                \

@@ -1,0 +1,9 @@
+#include "compiler/schedule/primitive/cache_write.h"
+
+#include "absl/status/status.h"
+
+namespace lathe::primitive {
+
+absl::StatusOr<std::string> CacheWrite(Program*, const std::string&, int64_t, BufferScope, const Layout&) { return absl::UnimplementedError("not implemented yet"); }
+
+}  // namespace lathe::primitive

@@ -1,0 +1,99 @@
+#include "compiler/schedule/primitive/split.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/arith/simplify.h"
+#include "compiler/ir/expr_functor.h"
+#include "compiler/schedule/analysis/loop_ranges.h"
+#include "compiler/util/check.h"
+
+namespace lathe::primitive {
+
+absl::StatusOr<std::vector<std::string>> Split(
+    Program* program, const std::string& loop_name,
+    const std::vector<std::optional<int64_t>>& factors) {
+  ForNode* loop = program->FindLoop(loop_name);
+  if (loop == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("split: no loop named \"", loop_name, "\""));
+  }
+  auto fail = [&](const std::string& why) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "split: loop \"", loop_name, "\" (extent ", loop->extent, "): ", why));
+  };
+  if (factors.size() < 2) return fail("needs at least 2 factors");
+  if (loop->for_kind == ForKind::kThreadBinding) {
+    return fail("is bound to a thread axis");
+  }
+  // 1. Resolve the factors: at most one is inferred.
+  int64_t known_product = 1;
+  int inferred = -1;
+  for (size_t i = 0; i < factors.size(); ++i) {
+    if (!factors[i].has_value()) {
+      if (inferred >= 0) return fail("more than one factor is inferred");
+      inferred = static_cast<int>(i);
+      continue;
+    }
+    if (*factors[i] < 1) {
+      return fail(absl::StrCat("factor ", *factors[i], " is not positive"));
+    }
+    if (known_product > loop->extent) continue;  // avoid overflow
+    known_product *= *factors[i];
+  }
+  std::vector<int64_t> extents;
+  for (const auto& f : factors) extents.push_back(f.value_or(0));
+  if (inferred >= 0) {
+    extents[inferred] = (loop->extent + known_product - 1) / known_product;
+  } else if (known_product < loop->extent) {
+    return fail(absl::StrCat("factors [", absl::StrJoin(extents, ", "),
+                             "] cover only ", known_product, " iterations"));
+  }
+  int64_t product = 1;
+  for (int64_t e : extents) product = std::min(product * e, loop->extent + 1);
+
+  // 2. New loop variables and the value of the old one. Candidate names
+  // "<loop>_<i>" differ by i, so FreshName cannot hand out one twice.
+  std::vector<std::string> names;
+  std::vector<Expr> vars;
+  Expr value;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    names.push_back(program->FreshName(absl::StrCat(loop_name, "_", i)));
+    vars.push_back(Var(names.back()));
+    value = i == 0 ? vars[0] : value * extents[i] + vars[i];
+  }
+
+  // 3. Build the nest and rewrite the blocks below.
+  StmtPtr body = std::move(loop->body);
+  VarMap substitution{{loop->var, value}};
+  Expr needs_guard = product > loop->extent ? (value < loop->extent) : Expr();
+  VisitStmts(body.get(), [&](StmtNode* s) {
+    if (auto* block = s->as<BlockNode>()) {
+      for (Expr& v : block->iter_values) v = Substitute(v, substitution);
+      block->predicate = Substitute(block->predicate, substitution);
+      if (needs_guard.defined()) block->predicate = And(block->predicate, needs_guard);
+      return false;  // nested blocks see only their own block's loops
+    }
+    return true;
+  });
+  for (size_t i = extents.size(); i-- > 0;) {
+    // The new loops are serial: whether each may run in parallel or as
+    // vectors is for the schedule to decide again.
+    auto new_loop = MakeFor(vars[i], extents[i], std::move(body));
+    if (i == 0) new_loop->annotations = loop->annotations;
+    body = std::move(new_loop);
+  }
+  // Replace the old loop in its parent.
+  StmtNode* parent = program->ParentOf(loop);
+  LATHE_CHECK(parent != nullptr, "split: loop without parent");
+  for (StmtPtr* slot : ChildSlots(parent)) {
+    if (slot->get() == loop) {
+      *slot = std::move(body);
+      break;
+    }
+  }
+  SimplifyBindings(program);
+  return names;
+}
+
+}  // namespace lathe::primitive

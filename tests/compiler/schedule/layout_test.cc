@@ -1,0 +1,28 @@
+#include "compiler/schedule/layout.h"
+
+#include <gtest/gtest.h>
+
+namespace lathe {
+namespace {
+
+TEST(Layout, PackingShapeAndIndices) {
+  Layout packed{{1, 16}, {1, 0, 2}};
+  EXPECT_EQ(LayoutShape(packed, {64, 40}).value(), (std::vector<int64_t>{3, 64, 16}));
+  Expr k = Var("k"), n = Var("n");
+  std::vector<Expr> idx = LayoutIndices(packed, {k, n});
+  ASSERT_EQ(idx.size(), 3u);
+  EXPECT_EQ(idx[0].ToString(), "n // 16");
+  EXPECT_EQ(idx[1].ToString(), "k");
+  EXPECT_EQ(idx[2].ToString(), "n % 16");
+}
+
+TEST(Layout, RejectsMismatchedRank) {
+  EXPECT_FALSE(LayoutShape({{1, 2, 4}, {}}, {4, 4}).ok());
+  EXPECT_FALSE(LayoutShape({{1, 4}, {0, 1}}, {4, 4}).ok());
+  EXPECT_FALSE(LayoutShape({{1, 4}, {0, 0, 1}}, {4, 4}).ok());
+  EXPECT_FALSE(LayoutShape({{0, 4}, {}}, {4, 4}).ok());
+  EXPECT_EQ(LayoutShape({}, {4, 5}).value(), (std::vector<int64_t>{4, 5}));
+}
+
+}  // namespace
+}  // namespace lathe
