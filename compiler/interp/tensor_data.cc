@@ -24,13 +24,16 @@ double RoundToDType(double value, DType dtype) {
       return value != 0 ? 1.0 : 0.0;
     case DType::Code::kInt:
     case DType::Code::kUInt: {
-      if (std::isnan(value)) return 0;
+      if (!std::isfinite(value)) return 0;
       double t = std::trunc(value);
       if (dtype.bits() >= 64) return t;
-      // Wrap to the width, as a cast in compiled code would.
-      auto bits = static_cast<int64_t>(t);
+      // Wrap to the width, as a cast in compiled code would. fmod is exact,
+      // and unlike a cast to int64 it is defined for any magnitude.
+      double modulus = std::ldexp(1.0, dtype.bits());
+      double m = std::fmod(t, modulus);
+      if (m < 0) m += modulus;
       uint64_t mask = (uint64_t{1} << dtype.bits()) - 1;
-      uint64_t u = static_cast<uint64_t>(bits) & mask;
+      uint64_t u = static_cast<uint64_t>(m) & mask;
       if (dtype.code() == DType::Code::kInt && (u >> (dtype.bits() - 1)) & 1) {
         return static_cast<double>(static_cast<int64_t>(u | ~mask));
       }

@@ -29,7 +29,8 @@ struct TensorData {
 };
 
 // Rounds a value to what the dtype can hold (float32: nearest float; integer
-// types: truncation toward zero and wrap to the width; bool: 0 or 1).
+// types: truncation toward zero and wrap to the width, NaN and infinities
+// become 0; bool: 0 or 1).
 double RoundToDType(double value, DType dtype);
 
 }  // namespace lathe
