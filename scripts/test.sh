@@ -9,6 +9,9 @@
 #                              (labels: unit, integration, slow, gpu)
 #   LATHE_TEST_EXCLUDE_LABELS  skip tests whose label matches this regex
 #   LATHE_TEST_JOBS            ctest parallelism (default 2)
+#   LATHE_TEST_TIMEOUT         seconds per test without its own TIMEOUT
+#                              property (default 300; a hang fails, it does
+#                              not eat CI's 30-minute budget)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +24,7 @@ preset="${LATHE_PRESET:-release}"
 build_dir="${LATHE_BUILD_DIR:-build/$preset}"
 
 ctest_args=(--test-dir "$build_dir" --output-on-failure
-            -j "${LATHE_TEST_JOBS:-2}")
+            -j "${LATHE_TEST_JOBS:-2}" --timeout "${LATHE_TEST_TIMEOUT:-300}")
 if [[ -n "${LATHE_TEST_LABELS:-}" ]]; then
   ctest_args+=(-L "$LATHE_TEST_LABELS")
 fi

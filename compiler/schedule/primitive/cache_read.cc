@@ -1,9 +1,90 @@
 #include "compiler/schedule/primitive/cache_read.h"
 
+#include <set>
+
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/schedule/analysis/stage_builder.h"
 
 namespace lathe::primitive {
 
-absl::StatusOr<std::string> CacheRead(Program*, const std::string&, int64_t, BufferScope, const Layout&) { return absl::UnimplementedError("not implemented yet"); }
+absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block_name,
+                                      int64_t read_index, BufferScope scope,
+                                      const Layout& layout) {
+  BlockNode* block = program->FindBlock(block_name);
+  if (block == nullptr || block == program->root.get()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cache_read: no block named \"", block_name, "\""));
+  }
+  // 1. The buffer: the read_index-th distinct buffer read and not written.
+  BlockAccesses accesses = AccessesOf(*block);
+  std::set<const Buffer*> written;
+  for (const BufferAccess& w : accesses.writes) written.insert(w.buffer.get());
+  std::vector<BufferPtr> reads;
+  std::set<const Buffer*> seen;
+  for (const BufferAccess& r : accesses.reads) {
+    if (written.count(r.buffer.get()) || !seen.insert(r.buffer.get()).second) continue;
+    reads.push_back(r.buffer);
+  }
+  if (read_index < 0 || read_index >= static_cast<int64_t>(reads.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cache_read: block \"", block_name, "\" reads ", reads.size(),
+        reads.size() == 1 ? " buffer" : " buffers", ", index ", read_index,
+        " is out of range"));
+  }
+  BufferPtr buffer = reads[read_index];
+  auto shape = LayoutShape(layout, buffer->shape);
+  if (!shape.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cache_read: buffer \"", buffer->name, "\" of block \"", block_name,
+                     "\": ", shape.status().message()));
+  }
+  auto fail = [&](const std::string& why) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cache_read: buffer \"", buffer->name, "\" of block \"", block_name, "\": ", why));
+  };
+
+  // 2. Where the copy goes: right before the top-level statement holding the
+  // block, which must not itself produce the buffer (the copy reads all of
+  // it before that statement runs).
+  if (program->EnclosingBlock(block) != program->root.get()) {
+    return fail("the block is not at the root scope");
+  }
+  StmtNode* top = TopLevelStmt(*program, block);
+  if (top == nullptr) return fail("the block is not inside the root's body");
+  for (BlockNode* other : BlocksIn(top)) {
+    for (const BufferAccess& w : AccessesOf(*other).writes) {
+      if (w.buffer == buffer) {
+        return fail(absl::StrCat("block \"", other->name,
+                                 "\" writes it in the same loop nest, so it is not "
+                                 "complete before the nest"));
+      }
+    }
+  }
+
+  // 3. The cache and the copy block: cache[layout(v)] = buffer[v].
+  NameAllocator names(*program);
+  std::string cache_name =
+      names.Fresh(absl::StrCat(buffer->name, "_", BufferScopeName(scope)));
+  BufferPtr cache = MakeBuffer(cache_name, buffer->dtype, *shape, scope);
+  std::vector<IterVarSpec> specs;
+  for (size_t d = 0; d < buffer->shape.size(); ++d) {
+    specs.push_back({absl::StrCat("ax", d), buffer->shape[d], IterType::kSpatial});
+  }
+  StageNest copy = BuildStageNest(&names, cache_name, specs);
+  copy.block->body = MakeStore(cache, LayoutIndices(layout, copy.iter_vars),
+                               Load(buffer, copy.iter_vars));
+
+  // 4. Redirect the block's reads, allocate the cache, place the copy.
+  RedirectAccesses(
+      block, buffer, cache,
+      [&](const std::vector<Expr>& indices) { return LayoutIndices(layout, indices); },
+      /*stores=*/false);
+  program->root->alloc_buffers.push_back(cache);
+  if (!InsertBeside(program, top, std::move(copy.nest), /*after=*/false)) {
+    return absl::InternalError("cache_read: cannot place the copy block");
+  }
+  return cache_name;
+}
 
 }  // namespace lathe::primitive

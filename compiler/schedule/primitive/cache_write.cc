@@ -1,9 +1,134 @@
 #include "compiler/schedule/primitive/cache_write.h"
 
+#include <set>
+
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/schedule/analysis/block_predicate.h"
+#include "compiler/schedule/analysis/loop_ranges.h"
+#include "compiler/schedule/analysis/stage_builder.h"
 
 namespace lathe::primitive {
 
-absl::StatusOr<std::string> CacheWrite(Program*, const std::string&, int64_t, BufferScope, const Layout&) { return absl::UnimplementedError("not implemented yet"); }
+namespace {
+
+// Whether the indices are distinct spatial iteration variables of block, each
+// of the extent of its dimension of shape.
+bool IndexesWholeShape(const BlockNode& block, const std::vector<Expr>& indices,
+                       const std::vector<int64_t>& shape) {
+  if (indices.size() != shape.size()) return false;
+  std::set<const ExprNode*> used;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    bool found = false;
+    for (const IterVar& iv : block.iter_vars) {
+      if (iv.var.same_as(indices[d]) && iv.type == IterType::kSpatial &&
+          iv.extent == shape[d]) {
+        found = true;
+      }
+    }
+    if (!found || !used.insert(indices[d].get()).second) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& block_name,
+                                       int64_t write_index, BufferScope scope,
+                                       const Layout& layout) {
+  BlockNode* block = program->FindBlock(block_name);
+  if (block == nullptr || block == program->root.get()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cache_write: no block named \"", block_name, "\""));
+  }
+  // 1. The buffer: the write_index-th distinct buffer written.
+  BlockAccesses accesses = AccessesOf(*block);
+  std::vector<BufferPtr> writes;
+  std::set<const Buffer*> seen;
+  for (const BufferAccess& w : accesses.writes) {
+    if (seen.insert(w.buffer.get()).second) writes.push_back(w.buffer);
+  }
+  if (write_index < 0 || write_index >= static_cast<int64_t>(writes.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cache_write: block \"", block_name, "\" writes ", writes.size(),
+        writes.size() == 1 ? " buffer" : " buffers", ", index ", write_index,
+        " is out of range"));
+  }
+  BufferPtr buffer = writes[write_index];
+  auto shape = LayoutShape(layout, buffer->shape);
+  if (!shape.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cache_write: buffer \"", buffer->name, "\" of block \"", block_name,
+                     "\": ", shape.status().message()));
+  }
+  auto fail = [&](const std::string& why) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cache_write: buffer \"", buffer->name, "\" of block \"", block_name, "\": ", why));
+  };
+
+  // 2. Preconditions (see the header).
+  for (const BufferPtr& input : program->inputs) {
+    if (input == buffer) return fail("is a program input");
+  }
+  for (BlockNode* other : program->Blocks()) {
+    if (other == block) continue;
+    for (const BufferAccess& w : AccessesOf(*other).writes) {
+      if (w.buffer == buffer) {
+        return fail(absl::StrCat("block \"", other->name, "\" writes it too"));
+      }
+    }
+  }
+  if (program->EnclosingBlock(block) != program->root.get()) {
+    return fail("the block is not at the root scope");
+  }
+  StmtNode* top = TopLevelStmt(*program, block);
+  if (top == nullptr) return fail("the block is not inside the root's body");
+  for (BlockNode* other : BlocksIn(top)) {
+    if (other == block) continue;
+    for (const BufferAccess& r : AccessesOf(*other).reads) {
+      if (r.buffer == buffer) {
+        return fail(absl::StrCat("block \"", other->name,
+                                 "\" reads it in the same loop nest, before the write-back"));
+      }
+    }
+  }
+  for (const BufferAccess& w : accesses.writes) {
+    if (w.buffer == buffer && !IndexesWholeShape(*block, w.indices, buffer->shape)) {
+      return fail("the block does not write it at distinct spatial iteration variables "
+                  "covering its shape");
+    }
+  }
+  VarRanges ranges = LoopRangesAbove(*program, block);
+  for (const Expr& conjunct : Conjuncts(block->predicate)) {
+    if (TailGuardedIterVar(*block, conjunct, ranges) < 0) {
+      return fail(absl::StrCat("the block's predicate ", conjunct.ToString(),
+                               " may skip elements"));
+    }
+  }
+
+  // 3. The cache and the write-back block: buffer[v] = cache[layout(v)].
+  NameAllocator names(*program);
+  std::string cache_name =
+      names.Fresh(absl::StrCat(buffer->name, "_", BufferScopeName(scope)));
+  BufferPtr cache = MakeBuffer(cache_name, buffer->dtype, *shape, scope);
+  std::vector<IterVarSpec> specs;
+  for (size_t d = 0; d < buffer->shape.size(); ++d) {
+    specs.push_back({absl::StrCat("ax", d), buffer->shape[d], IterType::kSpatial});
+  }
+  StageNest write_back = BuildStageNest(&names, cache_name, specs);
+  write_back.block->body = MakeStore(buffer, write_back.iter_vars,
+                                     Load(cache, LayoutIndices(layout, write_back.iter_vars)));
+
+  // 4. Redirect the block's accesses, allocate the cache, place the write-back.
+  RedirectAccesses(
+      block, buffer, cache,
+      [&](const std::vector<Expr>& indices) { return LayoutIndices(layout, indices); },
+      /*stores=*/true);
+  program->root->alloc_buffers.push_back(cache);
+  if (!InsertBeside(program, top, std::move(write_back.nest), /*after=*/true)) {
+    return absl::InternalError("cache_write: cannot place the write-back block");
+  }
+  return cache_name;
+}
 
 }  // namespace lathe::primitive

@@ -51,3 +51,28 @@ inline Program DenseBiasReluProgram(int64_t m, int64_t n, int64_t k) {
 }
 
 }  // namespace lathe::testing
+
+namespace lathe::testing {
+
+// M[i] = max_k X[i, k]: the row maximum of a softmax.
+inline Program RowMaxProgram(int64_t m, int64_t n) {
+  te::Tensor x = te::Placeholder("X", {m, n});
+  te::ReduceAxis rk = te::MakeReduceAxis(n, "k");
+  te::Tensor mx = te::ComputeReduction(
+      "M", {m}, {"i"}, [&](const std::vector<Expr>& ax) {
+        return te::MaxOver(x({ax[0], rk.var}), {rk});
+      });
+  return te::CreateProgram("row_max", {x}, {mx}).value();
+}
+
+// S = sum_k A[k]: a reduction to a scalar (a buffer of shape [1]).
+inline Program VectorSumProgram(int64_t n) {
+  te::Tensor a = te::Placeholder("A", {n});
+  te::ReduceAxis rk = te::MakeReduceAxis(n, "k");
+  te::Tensor s = te::ComputeReduction("S", {1}, {"i"}, [&](const std::vector<Expr>&) {
+    return te::Sum(a({rk.var}), {rk});
+  });
+  return te::CreateProgram("vector_sum", {a}, {s}).value();
+}
+
+}  // namespace lathe::testing
