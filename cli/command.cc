@@ -1,0 +1,61 @@
+#include "cli/command.h"
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "absl/strings/str_replace.h"
+
+#ifndef LATHE_VERSION
+#define LATHE_VERSION "unknown"
+#endif
+
+namespace lathe::cli {
+namespace {
+
+// A command's failed Status on its way out of CLI11's parse().
+class CommandFailed : public std::runtime_error {
+ public:
+  explicit CommandFailed(const absl::Status& status)
+      : std::runtime_error(std::string(status.message())) {}
+};
+
+// The promise of DESIGN.md: one clear line on stderr.
+int Fail(const std::string& message, int code) {
+  const std::string line = absl::StrReplaceAll(message, {{"\n", " "}});
+  std::fprintf(stderr, "lathe: error: %s\n", line.c_str());
+  return code;
+}
+
+}  // namespace
+
+void ConfigureApp(CLI::App& app) {
+  app.set_version_flag("--version", "lathe " LATHE_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough(false);
+}
+
+void SetAction(CLI::App* command, std::function<absl::Status()> action) {
+  command->callback([action = std::move(action)] {
+    absl::Status status = action();
+    if (!status.ok()) throw CommandFailed(status);
+  });
+}
+
+int RunApp(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return 0;
+  } catch (const CLI::Success& e) {
+    // --help and --version: CLI11 prints them and reports success.
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return Fail(std::string(e.what()) + " (see lathe --help)", kExitUsage);
+  } catch (const CommandFailed& e) {
+    return Fail(e.what(), kExitFailure);
+  } catch (const std::exception& e) {
+    return Fail(std::string("unexpected: ") + e.what(), kExitFailure);
+  }
+}
+
+}  // namespace lathe::cli

@@ -1,0 +1,36 @@
+// What every `lathe` command shares: how it runs and how it fails.
+//
+// A command is a CLI11 subcommand whose action returns absl::Status. RunApp
+// parses the command line, runs the chosen action, and turns any failure
+// (a bad command line, a failed Status, an unexpected exception) into one
+// line on stderr, `lathe: error: ...`, and a non-zero exit code.
+//
+// Adding a command: write cli/NAME_command.h/.cc exposing
+// `void AddNameCommand(CLI::App&)` that calls SetAction, add it to
+// cli/CMakeLists.txt, and add one line to cli/main.cc.
+// Tests: tests/compiler/workload/CMakeLists.txt runs the built binary.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/status/status.h"
+
+namespace lathe::cli {
+
+// Exit codes: 0 success, 1 a command failed, 2 a bad command line.
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// Version flag, required subcommand, help formatting.
+void ConfigureApp(CLI::App& app);
+
+// Makes `action` what `command` does when chosen; a non-OK Status ends the
+// program with its message.
+void SetAction(CLI::App* command, std::function<absl::Status()> action);
+
+// Parses argv, runs the chosen command and returns the exit code.
+int RunApp(CLI::App& app, int argc, char** argv);
+
+}  // namespace lathe::cli

@@ -1,0 +1,15 @@
+// The `lathe` command: every user entry point (DESIGN.md, "The command
+// line"). Each command lives in its own cli/NAME_command.{h,cc}; see
+// cli/command.h for how to add one.
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
+#include "cli/workloads_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Lathe: an auto-tuner for tensor programs", "lathe"};
+  lathe::cli::ConfigureApp(app);
+  // One line per command.
+  lathe::cli::AddWorkloadsCommand(app);
+  return lathe::cli::RunApp(app, argc, argv);
+}

@@ -1,0 +1,223 @@
+#include "compiler/workload/custom_workload.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "compiler/ir/printer.h"
+#include "compiler/ir/structural_equal.h"
+#include "compiler/workload/spec.h"
+
+namespace lathe {
+namespace {
+
+using ::testing::HasSubstr;
+using Shape = std::vector<int64_t>;
+
+std::string ErrorOf(const std::string& expr, const std::string& dims) {
+  absl::StatusOr<Workload> w = ParseCustomWorkload(expr, dims);
+  EXPECT_FALSE(w.ok()) << expr << " | " << dims << " was accepted";
+  if (w.ok()) return "";
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(w.status().message());
+}
+
+TEST(CustomWorkload, Matmul) {
+  absl::StatusOr<Workload> w =
+      ParseCustomWorkload("C[i,j] += A[i,k] * B[k,j]", "i=512,j=256,k=128");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE(w->is_custom());
+  EXPECT_EQ(w->op(), "custom");
+  ASSERT_EQ(w->inputs().size(), 2u);
+  EXPECT_EQ(w->inputs()[0].name(), "A");
+  EXPECT_EQ(w->inputs()[0].shape(), (Shape{512, 128}));
+  EXPECT_EQ(w->inputs()[1].shape(), (Shape{128, 256}));
+  ASSERT_EQ(w->outputs().size(), 1u);
+  EXPECT_EQ(w->outputs()[0].shape(), (Shape{512, 256}));
+  EXPECT_EQ(w->CanonicalForm(),
+            "custom:C[i,j] += A[i,k] * B[k,j]|i=512,j=256,k=128");
+  EXPECT_EQ(w->params(), (std::map<std::string, std::string>{
+                             {"i", "512"}, {"j", "256"}, {"k", "128"}}));
+  // The same loop program as the registry's matmul.
+  Workload registry = *ParseWorkloadSpec("matmul:M=512,N=256,K=128");
+  EXPECT_TRUE(StructuralEqual(*w->InitialProgram(), *registry.InitialProgram()))
+      << PrintProgram(*w->InitialProgram());
+}
+
+TEST(CustomWorkload, GoldenKey) {
+  EXPECT_EQ(
+      ParseCustomWorkload("C[i,j] += A[i,k] * B[k,j]", "i=512,j=512,k=512")
+          ->Key(),
+      "2333fbeb34d4f4fb");
+}
+
+TEST(CustomWorkload, SpellingDoesNotChangeTheKey) {
+  const std::string key =
+      ParseCustomWorkload("C[i,j] += A[i,k] * B[k,j]", "i=64,j=64,k=32")->Key();
+  EXPECT_EQ(
+      ParseCustomWorkload("C[i,j]+=A[i,k]*B[k,j];", "k=32, j=64,i=064")->Key(),
+      key);
+  EXPECT_EQ(ParseCustomWorkload("C[i,j] += (A[i,k] * B[k,j])", "i=64,j=64,k=32")
+                ->Key(),
+            key);
+  // A different computation, a different key.
+  EXPECT_NE(
+      ParseCustomWorkload("C[i,j] += B[k,j] * A[i,k]", "i=64,j=64,k=32")->Key(),
+      key);
+  EXPECT_NE(
+      ParseCustomWorkload("C[i,j] += A[i,k] * B[k,j]", "i=64,j=64,k=16")->Key(),
+      key);
+}
+
+TEST(CustomWorkload, CanonicalFormIsASpec) {
+  for (auto [expr, dims] : std::vector<std::pair<std::string, std::string>>{
+           {"C[i,j] += A[i,k]*B[k,j]; D[i,j] = max(C[i,j], 0)", "i=4,j=5,k=3"},
+           {"Y[n,k,p,q] += X[n,c,2*p+r,2*q+s] * W[k,c,r,s]",
+            "n=1,k=2,p=3,q=3,c=2,r=3,s=3"},
+           {"Y[i] = -X[5-i] / (1 + exp(-X[i]))", "i=6"}}) {
+    Workload w = *ParseCustomWorkload(expr, dims);
+    absl::StatusOr<Workload> again = ParseWorkloadSpec(w.CanonicalForm());
+    ASSERT_TRUE(again.ok()) << w.CanonicalForm() << ": " << again.status();
+    EXPECT_EQ(again->CanonicalForm(), w.CanonicalForm());
+    EXPECT_EQ(again->Key(), w.Key());
+    EXPECT_TRUE(StructuralEqual(*w.InitialProgram(), *again->InitialProgram()));
+  }
+}
+
+TEST(CustomWorkload, EpilogueIsAFurtherStage) {
+  Workload w = *ParseCustomWorkload(
+      "C[i,j] += A[i,k] * B[k,j]; D[i,j] = max(C[i,j], 0)", "i=8,j=8,k=4");
+  ASSERT_EQ(w.outputs().size(), 1u);
+  EXPECT_EQ(w.outputs()[0].name(), "D");
+  Program p = *w.InitialProgram();
+  ASSERT_EQ(p.Blocks().size(), 2u);
+  EXPECT_EQ(p.Blocks()[0]->name, "C");
+  EXPECT_EQ(p.Blocks()[1]->name, "D");
+  ASSERT_EQ(p.root->alloc_buffers.size(), 1u);
+  EXPECT_EQ(p.root->alloc_buffers[0]->name, "C");
+  const CustomDefinition& def = *w.custom();
+  ASSERT_EQ(def.tensors.size(), 4u);
+  EXPECT_EQ(def.tensors[2].role, CustomTensor::Role::kIntermediate);
+  EXPECT_EQ(def.tensors[3].role, CustomTensor::Role::kOutput);
+}
+
+TEST(CustomWorkload, InputsInOrderOfFirstAppearanceWithInferredShapes) {
+  Workload w =
+      *ParseCustomWorkload("Y[n,k,p,q] += X[n,c,2*p+r,2*q+s] * W[k,c,r,s]",
+                           "n=1,k=8,p=4,q=5,c=3,r=3,s=2");
+  ASSERT_EQ(w.inputs().size(), 2u);
+  EXPECT_EQ(w.inputs()[0].name(), "X");
+  // 2*(4-1)+(3-1)+1 = 9 and 2*(5-1)+(2-1)+1 = 10.
+  EXPECT_EQ(w.inputs()[0].shape(), (Shape{1, 3, 9, 10}));
+  EXPECT_EQ(w.inputs()[1].shape(), (Shape{8, 3, 3, 2}));
+  // The widest access decides: A[i] and A[i+2] make A 6 long for i=4.
+  EXPECT_EQ(
+      ParseCustomWorkload("Y[i] = A[i] + A[i+2]", "i=4")->inputs()[0].shape(),
+      (Shape{6}));
+  EXPECT_EQ(ParseCustomWorkload("Y[i] = B[j] ; Z[i] = Y[i] + A[i]", "i=4,j=2")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);  // j only on the right of '='
+  Workload two =
+      *ParseCustomWorkload("T[i] = B[i] * 2; Z[i] = T[i] + A[i]", "i=4");
+  EXPECT_EQ(two.inputs()[0].name(), "B");
+  EXPECT_EQ(two.inputs()[1].name(), "A");
+}
+
+TEST(CustomWorkload, ReductionAxesInOrderOfFirstAppearance) {
+  Workload w =
+      *ParseCustomWorkload("Y[i] max= X[i,r,s] * W[s,r]", "i=2,r=3,s=4");
+  Program p = *w.InitialProgram();
+  EXPECT_THAT(PrintProgram(p),
+              HasSubstr("vr = reduce(3, r), vs = reduce(4, s)"));
+}
+
+TEST(CustomWorkload, ParseErrorsPassThrough) {
+  EXPECT_THAT(ErrorOf("C[i] = ", "i=4"), HasSubstr("column 8"));
+}
+
+TEST(CustomWorkloadErrors, Dims) {
+  EXPECT_EQ(ErrorOf("C[i,j] += A[i,k] * B[k,j]", "i=4,j=4"),
+            "custom expression, column 11: index k has no extent in the dims "
+            "(given: i, j); add k=EXTENT");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", ""),
+            "custom expression, column 1: index i has no extent in the dims "
+            "(given: none); add i=EXTENT");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", "i=4,z=2"),
+            "dims: z is not an index of the expression; its indices: i");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", "i=0"),
+            "dims: i must be a positive integer, got \"0\"");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", "i=-3"),
+            "dims: i must be a positive integer, got \"-3\"");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", "i=2.5"),
+            "dims: i must be a positive integer, got \"2.5\"");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", "i=4,i=5"), "dims: i is given twice");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", "i4"), "dims: \"i4\" is not name=extent");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", "i=4,"),
+            "dims: empty entry (a stray ','); expected name=extent,...");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", "1i=4"),
+            "dims: \"1i\" is not an index name");
+  EXPECT_EQ(ErrorOf("C[i] = A[i]", "i=3000000000"),
+            "dims: i=3000000000 is too large (at most 2147483648)");
+}
+
+TEST(CustomWorkloadErrors, Reductions) {
+  EXPECT_EQ(
+      ErrorOf("C[i,j] = A[i,k] * B[k,j]", "i=2,j=2,k=2"),
+      "custom expression, column 1: index k appears on the right side of "
+      "C = ... but not on the left; use +=, max= or min= to reduce over it");
+  EXPECT_EQ(ErrorOf("C[i] += A[i]", "i=2"),
+            "custom expression, column 1: += reduces over the indices found "
+            "only on the right side, but every index of C's right side is on "
+            "its left; use =");
+  // Left-side indices need not be read (broadcast).
+  EXPECT_TRUE(ParseCustomWorkload("C[i,j] = A[i]", "i=2,j=3").ok());
+}
+
+TEST(CustomWorkloadErrors, Definitions) {
+  EXPECT_EQ(ErrorOf("C[i] = A[i]; C[i] = A[i] * 2", "i=2"),
+            "custom expression, column 14: tensor C is defined twice");
+  EXPECT_EQ(ErrorOf("D[i] = C[i]; C[i] = A[i]; E[i] = D[i] + C[i]", "i=2"),
+            "custom expression, column 14: tensor C is read before the "
+            "statement that defines it");
+  EXPECT_EQ(ErrorOf("C[i] = C[i] + A[i]", "i=2"),
+            "custom expression, column 8: C is read on the right side of its "
+            "own definition");
+  EXPECT_EQ(ErrorOf("T[i] = A[i]; C[i] = A[i] * 2", "i=2"),
+            "custom expression, column 1: T is defined but never read; only "
+            "the last statement defines an output");
+  EXPECT_EQ(ErrorOf("C[i,i] = A[i]", "i=2"),
+            "custom expression, column 1: index i appears twice on the left "
+            "side of C");
+  EXPECT_EQ(ErrorOf("C[i] = A[i] + A[i,i]", "i=2"),
+            "custom expression, column 15: A is read with 2 indices here but "
+            "has 1 dimensions");
+  EXPECT_EQ(ErrorOf("C[i] = A[i] * i[i]", "i=2"),
+            "custom expression: i is used both as a tensor and as an index "
+            "variable");
+  EXPECT_EQ(ErrorOf("root[i] = A[i]", "i=2"),
+            "custom expression, column 1: the tensor name root is reserved for "
+            "the program's root block");
+}
+
+TEST(CustomWorkloadErrors, IndexRanges) {
+  EXPECT_EQ(ErrorOf("C[i] = A[i-1]", "i=4"),
+            "custom expression, column 8: index i-1 of A can be negative "
+            "(down to -1)");
+  EXPECT_EQ(ErrorOf("T[i] = A[i]; C[i] = T[i+1]", "i=4"),
+            "custom expression, column 21: index i+1 of T reaches 4, past its "
+            "extent 4");
+  EXPECT_TRUE(
+      ParseCustomWorkload("T[i] = A[i]; C[j] = T[2*j+1]", "i=8,j=3").ok());
+}
+
+TEST(CustomWorkloadErrors, AbsurdSizes) {
+  EXPECT_EQ(
+      ErrorOf("C[i,j] = A[i,j]", "i=2147483648,j=2"),
+      "custom expression: tensor A [2147483648, 2] is too large (more than "
+      "2147483648 elements)");
+  EXPECT_THAT(ErrorOf("C[i] = A[2147483647*i]", "i=2147483648"),
+              HasSubstr("index 2147483647*i of A reaches"));
+}
+
+}  // namespace
+}  // namespace lathe

@@ -1,0 +1,196 @@
+#include "compiler/workload/expr_parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace lathe {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The canonical text of a definition that must parse.
+std::string Canonical(const std::string& text) {
+  absl::StatusOr<ParsedDefinition> d = ParseCustomExpr(text);
+  EXPECT_TRUE(d.ok()) << text << ": " << d.status();
+  if (!d.ok()) return "";
+  // Parsing the canonical text gives the same tree back.
+  const std::string printed = PrintParsedDefinition(*d);
+  absl::StatusOr<ParsedDefinition> again = ParseCustomExpr(printed);
+  EXPECT_TRUE(again.ok()) << printed << ": " << again.status();
+  if (again.ok()) {
+    EXPECT_EQ(again->statements, d->statements) << printed;
+  }
+  return printed;
+}
+
+std::string ErrorOf(const std::string& text) {
+  absl::StatusOr<ParsedDefinition> d = ParseCustomExpr(text);
+  EXPECT_FALSE(d.ok()) << text << " was accepted";
+  if (d.ok()) return "";
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(d.status().message());
+}
+
+TEST(ExprParser, ParsesMatmul) {
+  ParsedDefinition d = *ParseCustomExpr("C[i,j] += A[i,k] * B[k,j]");
+  ASSERT_EQ(d.statements.size(), 1u);
+  const ParsedStatement& s = d.statements[0];
+  EXPECT_EQ(s.output, "C");
+  EXPECT_EQ(s.output_indices, (std::vector<std::string>{"i", "j"}));
+  EXPECT_EQ(s.assign, AssignKind::kSum);
+  ASSERT_EQ(s.value.kind, ParsedExprKind::kMul);
+  const ParsedExpr& a = s.value.operands[0];
+  EXPECT_EQ(a.kind, ParsedExprKind::kAccess);
+  EXPECT_EQ(a.name, "A");
+  EXPECT_EQ(a.column, 11);
+  ASSERT_EQ(a.indices.size(), 2u);
+  EXPECT_EQ(a.indices[1].coefs, (std::map<std::string, int64_t>{{"k", 1}}));
+  EXPECT_EQ(s.value.operands[1].name, "B");
+}
+
+TEST(ExprParser, AssignmentKinds) {
+  EXPECT_EQ(ParseCustomExpr("Y[i] = X[i]")->statements[0].assign,
+            AssignKind::kAssign);
+  EXPECT_EQ(ParseCustomExpr("Y[i] max= X[i,k]")->statements[0].assign,
+            AssignKind::kMax);
+  EXPECT_EQ(ParseCustomExpr("Y[i] min = X[i,k]")->statements[0].assign,
+            AssignKind::kMin);
+  // `max` is still a function on the right side.
+  EXPECT_EQ(Canonical("Y[i] max= max(X[i,k], 0)"),
+            "Y[i] max= max(X[i,k], 0.0)");
+}
+
+TEST(ExprParser, CanonicalTextIsNormalized) {
+  EXPECT_EQ(Canonical("C[i,j]+=A[i,k]*B[k,j]"), "C[i,j] += A[i,k] * B[k,j]");
+  EXPECT_EQ(Canonical("  C [ i , j ]  +=  A[ i,k ]*B[k , j];"),
+            "C[i,j] += A[i,k] * B[k,j]");
+  EXPECT_EQ(Canonical("C[i,j] += A[i,k]*B[k,j]; D[i,j] = max(C[i,j], 0)"),
+            "C[i,j] += A[i,k] * B[k,j]; D[i,j] = max(C[i,j], 0.0)");
+}
+
+TEST(ExprParser, ParenthesesFollowTheTree) {
+  EXPECT_EQ(Canonical("Y[i] = ((A[i] - B[i]) - C[i])"),
+            "Y[i] = A[i] - B[i] - C[i]");
+  EXPECT_EQ(Canonical("Y[i] = A[i] - (B[i] - C[i])"),
+            "Y[i] = A[i] - (B[i] - C[i])");
+  EXPECT_EQ(Canonical("Y[i] = A[i] + (B[i] + C[i])"),
+            "Y[i] = A[i] + (B[i] + C[i])");
+  EXPECT_EQ(Canonical("Y[i] = A[i] + B[i] * C[i]"),
+            "Y[i] = A[i] + B[i] * C[i]");
+  EXPECT_EQ(Canonical("Y[i] = (A[i] + B[i]) * C[i]"),
+            "Y[i] = (A[i] + B[i]) * C[i]");
+  EXPECT_EQ(Canonical("Y[i] = A[i] / (B[i] * C[i])"),
+            "Y[i] = A[i] / (B[i] * C[i])");
+  EXPECT_EQ(Canonical("Y[i] = -(A[i] + 1)"), "Y[i] = -(A[i] + 1.0)");
+  EXPECT_EQ(Canonical("Y[i] = - - A[i] * -2"), "Y[i] = --A[i] * -2.0");
+  EXPECT_EQ(Canonical("Y[i] = exp(-A[i]) / (1 + exp(-A[i]))"),
+            "Y[i] = exp(-A[i]) / (1.0 + exp(-A[i]))");
+}
+
+TEST(ExprParser, LiteralsPrintExactlyAndShort) {
+  EXPECT_EQ(Canonical("Y[i] = A[i] * 0"), "Y[i] = A[i] * 0.0");
+  EXPECT_EQ(Canonical("Y[i] = A[i] * 1.50"), "Y[i] = A[i] * 1.5");
+  EXPECT_EQ(Canonical("Y[i] = A[i] * .1"), "Y[i] = A[i] * 0.1");
+  EXPECT_EQ(Canonical("Y[i] = A[i] * 1e-3"), "Y[i] = A[i] * 0.001");
+  EXPECT_EQ(Canonical("Y[i] = A[i] * 2.5E+20"), "Y[i] = A[i] * 2.5e+20");
+  EXPECT_EQ(Canonical("Y[i] = A[i] * 0.30000000000000004"),
+            "Y[i] = A[i] * 0.30000000000000004");
+}
+
+TEST(ExprParser, AffineIndicesAreCombinedAndSorted) {
+  EXPECT_EQ(Canonical("Y[p] += X[p*2+r] * W[r]"), "Y[p] += X[2*p+r] * W[r]");
+  EXPECT_EQ(Canonical("Y[i] += X[k+i] * W[k]"), "Y[i] += X[i+k] * W[k]");
+  EXPECT_EQ(Canonical("Y[i] = X[i+1-1+i*2]"), "Y[i] = X[3*i]");
+  EXPECT_EQ(Canonical("Y[i] = X[i - i + 4]"), "Y[i] = X[4]");
+  EXPECT_EQ(Canonical("Y[i] = X[-i + 7]"), "Y[i] = X[-i+7]");
+  EXPECT_EQ(Canonical("Y[i] = X[0]"), "Y[i] = X[0]");
+  EXPECT_EQ(Canonical("Y[i] = X[3 * i - 2]"), "Y[i] = X[3*i-2]");
+}
+
+TEST(ExprParserErrors, NameTheColumnAndWhatWasExpected) {
+  EXPECT_EQ(ErrorOf(""),
+            "custom expression, column 1: expected a statement such as "
+            "C[i,j] += A[i,k] * B[k,j], got end of input");
+  EXPECT_EQ(ErrorOf("C[i,j] += A[i,k] *"),
+            "custom expression, column 19: expected a number, a tensor access, "
+            "a function call or '(', got end of input");
+  EXPECT_EQ(ErrorOf("C[i j] = A[i]"),
+            "custom expression, column 5: expected ',' or ']' after an index "
+            "of C, got 'j'");
+  EXPECT_EQ(ErrorOf("C[i] := A[i]"),
+            "custom expression, column 6: unexpected character ':'");
+  EXPECT_EQ(ErrorOf("C[i] == A[i]"),
+            "custom expression, column 7: expected a number, a tensor access, "
+            "a function call or '(', got '='");
+  EXPECT_EQ(ErrorOf("C[i] *= A[i]"),
+            "custom expression, column 6: expected '=', '+=', 'max=' or "
+            "'min=', got '*'");
+  EXPECT_EQ(ErrorOf("C[i] = A"),
+            "custom expression, column 9: expected '[' after tensor A (or '(' "
+            "for a function call), got end of input");
+  EXPECT_EQ(ErrorOf("C[i] = (A[i]"),
+            "custom expression, column 13: expected ')' to close the "
+            "parenthesis, got end of input");
+  EXPECT_EQ(ErrorOf("C[2*i] = A[i]"),
+            "custom expression, column 3: expected an index variable of C (the "
+            "left side takes plain variables), got '2'");
+  EXPECT_EQ(ErrorOf("C[i] = A[i] B[i]"),
+            "custom expression, column 13: expected ';' or the end of the "
+            "expression, got 'B'");
+  EXPECT_EQ(ErrorOf("[i] = A[i]"),
+            "custom expression, column 1: expected the name of the tensor a "
+            "statement defines, got '['");
+  EXPECT_EQ(ErrorOf("C[i] = A[i];;"),
+            "custom expression, column 13: expected the name of the tensor a "
+            "statement defines, got ';'");
+}
+
+TEST(ExprParserErrors, IndicesMustBeAffine) {
+  EXPECT_EQ(ErrorOf("C[i] = A[1.5*i]"),
+            "custom expression, column 10: expected an integer in an index of "
+            "A, got '1.5'");
+  EXPECT_EQ(ErrorOf("C[i] = A[i*j]"),
+            "custom expression, column 12: expected an integer in an index of "
+            "A, got 'j'");
+  EXPECT_EQ(ErrorOf("C[i] = A[(i)]"),
+            "custom expression, column 10: expected an index variable or an "
+            "integer in an index of A, got '('");
+  EXPECT_THAT(ErrorOf("C[i] = A[i+99999999999]"),
+              HasSubstr("integer 99999999999 in an index of A is too large"));
+}
+
+TEST(ExprParserErrors, Functions) {
+  EXPECT_EQ(ErrorOf("C[i] = foo(A[i])"),
+            "custom expression, column 8: unknown function foo; accepted: max, "
+            "min, exp, log, sqrt, tanh, abs");
+  EXPECT_EQ(ErrorOf("C[i] = max(A[i])"),
+            "custom expression, column 8: max takes 2 arguments, got 1");
+  EXPECT_EQ(ErrorOf("C[i] = exp(A[i], 1)"),
+            "custom expression, column 8: exp takes 1 argument, got 2");
+  EXPECT_EQ(ErrorOf("C[i] = exp(A[i] 1)"),
+            "custom expression, column 17: expected ',' or ')' in the "
+            "arguments of exp, got '1'");
+}
+
+TEST(ExprParserErrors, NumbersAndNesting) {
+  EXPECT_EQ(ErrorOf("C[i] = A[i] * 1e999"),
+            "custom expression, column 15: number 1e999 is out of range");
+  std::string deep =
+      "C[i] = " + std::string(500, '(') + "A[i]" + std::string(500, ')');
+  EXPECT_THAT(ErrorOf(deep), HasSubstr("nested deeper than 200 levels"));
+  std::string minus = "C[i] = " + std::string(500, '-') + "A[i]";
+  EXPECT_THAT(ErrorOf(minus), HasSubstr("too many unary minus signs"));
+  // Long chains make deep trees without any parenthesis.
+  std::string chain = "C[i] = A[i]";
+  for (int n = 0; n < 600; ++n) chain += " + A[i]";
+  EXPECT_EQ(ErrorOf(chain),
+            "custom expression, column 1: the expression defining C nests "
+            "deeper than 512 levels");
+  std::string many = "C[i] = A[i]";
+  for (int n = 0; n < 2100; ++n) many += "+1";
+  EXPECT_THAT(ErrorOf(many),
+              HasSubstr("expression too long (more than 4096 tokens)"));
+}
+
+}  // namespace
+}  // namespace lathe
