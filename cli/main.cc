@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "cli/demo_command.h"
+#include "cli/lower_command.h"
 #include "cli/workloads_command.h"
 
 int main(int argc, char** argv) {
@@ -11,5 +13,7 @@ int main(int argc, char** argv) {
   lathe::cli::ConfigureApp(app);
   // One line per command.
   lathe::cli::AddWorkloadsCommand(app);
+  lathe::cli::AddLowerCommand(app);
+  lathe::cli::AddDemoCommand(app);
   return lathe::cli::RunApp(app, argc, argv);
 }

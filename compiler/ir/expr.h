@@ -8,7 +8,10 @@
 // - FloorDiv and FloorMod round toward negative infinity; Div is the true
 //   division of floating-point values.
 // - Comparisons, And, Or and Not yield bool. Select(c, a, b) evaluates to a
-//   when c is true, else b (both sides are side-effect free).
+//   when c is true, else b, and evaluates only that side: the other may load
+//   out of bounds (a padding stage selects X[h - 1] only where h >= 1), so
+//   code generation must branch or mask, never load both. And and Or
+//   likewise evaluate their second operand only when needed.
 // - Load reads one element of a buffer at integer indices, one per dimension.
 // - Call applies a pure math function ("exp", "sqrt", "log", "tanh", "abs")
 //   element-wise.

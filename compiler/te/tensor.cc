@@ -227,7 +227,7 @@ absl::StatusOr<Program> CreateProgram(const std::string& name,
     }
     LATHE_RETURN_IF_ERROR(visit(t));
   }
-  std::set<std::string> names;
+  std::set<std::string> names = {"root"};  // the root block's name
   for (const Tensor& t : inputs) {
     if (!names.insert(t.name()).second) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -1,0 +1,70 @@
+#include "cli/lower_command.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "cli/command.h"
+#include "cli/workload_args.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/structural_equal.h"
+#include "compiler/schedule/replay.h"
+
+namespace lathe::cli {
+namespace {
+
+struct LowerOptions {
+  WorkloadArgs workload;
+  std::string trace_path;
+  bool show_trace = false;
+};
+
+absl::Status RunLower(const LowerOptions& options) {
+  absl::StatusOr<Workload> workload = options.workload.Resolve();
+  if (!workload.ok()) return workload.status();
+  absl::StatusOr<Program> program = workload->InitialProgram();
+  if (!program.ok()) return program.status();
+  if (options.trace_path.empty()) {
+    std::fputs(PrintProgram(*program).c_str(), stdout);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Trace> trace = Trace::Load(options.trace_path);
+  if (!trace.ok()) return trace.status();
+  if (!trace->workload.empty() &&
+      trace->workload != workload->CanonicalForm()) {
+    std::fprintf(stderr,
+                 "lathe: warning: trace %s was recorded on %s, not %s\n",
+                 options.trace_path.c_str(), trace->workload.c_str(),
+                 workload->CanonicalForm().c_str());
+  }
+  auto scheduled = ReplayTrace(*trace, *program);
+  if (!scheduled.ok()) {
+    return absl::Status(scheduled.status().code(),
+                        absl::StrCat("trace ", options.trace_path, ": ",
+                                     scheduled.status().message()));
+  }
+  if (options.show_trace) {
+    std::printf("# trace\n%s\n", (*scheduled)->trace().ToText().c_str());
+  }
+  std::printf("# structural hash %s\n",
+              StructuralHashHex((*scheduled)->program()).c_str());
+  std::fputs(PrintProgram((*scheduled)->program()).c_str(), stdout);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddLowerCommand(CLI::App& app) {
+  auto options = std::make_shared<LowerOptions>();
+  CLI::App* command = app.add_subcommand(
+      "lower", "print a workload's loop program, optionally after a trace");
+  options->workload.AddTo(command, /*spec_required=*/true);
+  command->add_option("--trace", options->trace_path,
+                      "a trace file (JSON) to replay before printing");
+  command->add_flag("--show-trace", options->show_trace,
+                    "also print the replayed trace");
+  SetAction(command, [options] { return RunLower(*options); });
+}
+
+}  // namespace lathe::cli
