@@ -1,8 +1,16 @@
 // annotate: attach a hint (unroll depth, pragma) to a loop or a block.
 //
 // Annotations never change what a program computes; code generation reads
-// them (e.g. "pragma_auto_unroll_max_step", "pragma_unroll_explicit").
-// Errors: an empty key, an unknown loop or block.
+// them. Setting a key again replaces its value.
+//
+// Unroll hints (on a block or on a loop; the search's unroll rule writes
+// them on blocks, as MetaSchedule does):
+// - "pragma_auto_unroll_max_step" (int >= 0): unroll every loop below whose
+//   total number of iterations, with the loops below it, is at most this
+//   many steps; 0 turns auto-unrolling off.
+// - "pragma_unroll_explicit" (int 0 or 1): 1 unrolls those loops in the
+//   generated code itself, 0 leaves it to the back end (an unroll pragma).
+// Errors (InvalidArgument): an empty key, an unknown loop or block.
 // Tests: tests/compiler/schedule/primitive/annotate_test.cc.
 #pragma once
 

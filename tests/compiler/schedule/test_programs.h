@@ -76,3 +76,130 @@ inline Program VectorSumProgram(int64_t n) {
 }
 
 }  // namespace lathe::testing
+
+namespace lathe::testing {
+
+// Hand-built programs (te puts every stage in its own nest; these put two
+// stages under one loop, as compute_at would, to test data-parallelism).
+
+struct TestIter {
+  Expr var;
+  int64_t extent;
+  IterType type;
+  Expr value;
+};
+
+inline std::unique_ptr<BlockNode> MakeTestBlock(const std::string& name,
+                                                const std::vector<TestIter>& iters,
+                                                StmtPtr body, StmtPtr init = nullptr) {
+  auto block = std::make_unique<BlockNode>();
+  block->name = name;
+  for (const TestIter& it : iters) {
+    block->iter_vars.push_back(IterVar{it.var, it.extent, it.type});
+    block->iter_values.push_back(it.value);
+  }
+  block->body = std::move(body);
+  block->init = std::move(init);
+  return block;
+}
+
+inline Program MakeTestProgram(const std::string& name, std::vector<BufferPtr> inputs,
+                               std::vector<BufferPtr> outputs,
+                               std::vector<BufferPtr> intermediates, StmtPtr body) {
+  Program p;
+  p.name = name;
+  p.inputs = std::move(inputs);
+  p.outputs = std::move(outputs);
+  p.root = std::make_unique<BlockNode>();
+  p.root->name = "root";
+  p.root->alloc_buffers = std::move(intermediates);
+  p.root->body = std::move(body);
+  return p;
+}
+
+// for i in range(n):
+//   block B(vb = i): B[vb] = A[vb] * 2
+//   block C(vc = i): C[vc] = B[vc] + B[max(vc - 1, 0)]
+// C reads what the previous iteration of i wrote: correct in serial order,
+// wrong if the iterations of i ran at once.
+inline Program NeighborReadProgram(int64_t n) {
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {n});
+  BufferPtr b = MakeBuffer("B", DType::Float32(), {n});
+  BufferPtr c = MakeBuffer("C", DType::Float32(), {n});
+  Expr i = Var("i"), vb = Var("vb"), vc = Var("vc");
+  std::vector<StmtPtr> stages;
+  stages.push_back(MakeTestBlock("B", {{vb, n, IterType::kSpatial, i}},
+                                 MakeStore(b, {vb}, Load(a, {vb}) * Expr(2.0))));
+  stages.push_back(MakeTestBlock(
+      "C", {{vc, n, IterType::kSpatial, i}},
+      MakeStore(c, {vc}, Load(b, {vc}) + Load(b, {Max(vc - 1, 0)}))));
+  return MakeTestProgram("neighbor_read", {a}, {c}, {b},
+                         MakeFor(i, n, MakeSeq(std::move(stages))));
+}
+
+// for i in range(n):
+//   block C(vc = i) [alloc T[1] when private_scratch]:
+//     T[0] = A[vc] + 1; C[vc] = T[0] * 2
+// Without private_scratch, T is allocated at the root: one element that
+// every iteration of i overwrites.
+inline Program ScratchProgram(int64_t n, bool private_scratch) {
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {n});
+  BufferPtr t = MakeBuffer("T", DType::Float32(), {1});
+  BufferPtr c = MakeBuffer("C", DType::Float32(), {n});
+  Expr i = Var("i"), vc = Var("vc");
+  std::vector<StmtPtr> stores;
+  stores.push_back(MakeStore(t, {Expr(0)}, Load(a, {vc}) + Expr(1.0)));
+  stores.push_back(MakeStore(c, {vc}, Load(t, {Expr(0)}) * Expr(2.0)));
+  auto block = MakeTestBlock("C", {{vc, n, IterType::kSpatial, i}}, MakeSeq(std::move(stores)));
+  std::vector<BufferPtr> root_buffers;
+  (private_scratch ? block->alloc_buffers : root_buffers).push_back(t);
+  return MakeTestProgram(private_scratch ? "private_scratch" : "shared_scratch", {a}, {c},
+                         root_buffers, MakeFor(i, n, std::move(block)));
+}
+
+// A tiled producer and consumer, as compute_at leaves them:
+// for i_0 in range(tiles):
+//   for ax in range(tile + halo):
+//     block B(vb = i_0 * tile + ax): B[vb] = A[vb] * 2
+//   for i_1 in range(tile):
+//     block C(vc = i_0 * tile + i_1): C[vc] = B[vc] + B[vc + halo]
+// With halo > 0, consecutive iterations of i_0 both write the elements of B
+// where their tiles overlap.
+inline Program TiledStagesProgram(int64_t tiles, int64_t tile, int64_t halo) {
+  int64_t n = tiles * tile;
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {n + halo});
+  BufferPtr b = MakeBuffer("B", DType::Float32(), {n + halo});
+  BufferPtr c = MakeBuffer("C", DType::Float32(), {n});
+  Expr i0 = Var("i_0"), ax = Var("ax"), i1 = Var("i_1"), vb = Var("vb"), vc = Var("vc");
+  std::vector<StmtPtr> stages;
+  stages.push_back(MakeFor(
+      ax, tile + halo,
+      MakeTestBlock("B", {{vb, n + halo, IterType::kSpatial, i0 * tile + ax}},
+                    MakeStore(b, {vb}, Load(a, {vb}) * Expr(2.0)))));
+  stages.push_back(MakeFor(
+      i1, tile,
+      MakeTestBlock("C", {{vc, n, IterType::kSpatial, i0 * tile + i1}},
+                    MakeStore(c, {vc}, Load(b, {vc}) + Load(b, {vc + halo})))));
+  return MakeTestProgram("tiled_stages", {a}, {c}, {b},
+                         MakeFor(i0, tiles, MakeSeq(std::move(stages))));
+}
+
+// for i in range(m):
+//   for j in range(n):
+//     block S(vi = i, vj = j):
+//       S[vi, vj] = A[vi, vj] + select(vi > 0, S[max(vi - 1, 0), min(vj + 1, n - 1)], 0)
+// A wavefront: each row reads the previous row one column to the right, so
+// i must stay outside j.
+inline Program WavefrontProgram(int64_t m, int64_t n) {
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {m, n});
+  BufferPtr s = MakeBuffer("S", DType::Float32(), {m, n});
+  Expr i = Var("i"), j = Var("j"), vi = Var("vi"), vj = Var("vj");
+  Expr above = Load(s, {Max(vi - 1, 0), Min(vj + 1, n - 1)});
+  StmtPtr store = MakeStore(s, {vi, vj},
+                            Load(a, {vi, vj}) + Select(vi > 0, above, Expr(0.0)));
+  auto block = MakeTestBlock(
+      "S", {{vi, m, IterType::kSpatial, i}, {vj, n, IterType::kSpatial, j}}, std::move(store));
+  return MakeTestProgram("wavefront", {a}, {s}, {}, MakeFor(i, m, MakeFor(j, n, std::move(block))));
+}
+
+}  // namespace lathe::testing
