@@ -66,6 +66,13 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
     }
   }
   for (ForNode* l : below) {
+    // A loop that no binding uses repeats the whole reduction (a block
+    // computed at a consumer's loop recomputes it per iteration); the init
+    // must run before each repetition, so it cannot move above that loop.
+    if (!InSet(spatial_uses, l->var) && !InSet(reduce_uses, l->var) && l->extent > 1) {
+      return fail(absl::StrCat("loop \"", l->var->name,
+                               "\" repeats the reduction: no binding of the block uses it"));
+    }
     if (InSet(spatial_uses, l->var) && InSet(reduce_uses, l->var)) {
       return fail(absl::StrCat("loop \"", l->var->name,
                                "\" is used by both spatial and reduction bindings"));

@@ -28,7 +28,7 @@
 namespace lathe {
 namespace {
 
-constexpr int kRandomTracesPerShape = 50;
+constexpr int kRandomTracesPerShape = 100;
 constexpr int kAttemptsPerTrace = 24;
 
 const char* const kSpecs[] = {

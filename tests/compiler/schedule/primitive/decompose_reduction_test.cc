@@ -320,3 +320,38 @@ TEST(DecomposeReduction, CorrectnessCheckSeesAnInitThatMissesElements) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+// A row max computed at its consumer's column loop is recomputed for every
+// column: its init must stay inside that loop.
+TEST(DecomposeReduction, RefusesToHoistTheInitAboveARecomputingLoop) {
+  te::Tensor x = te::Placeholder("X", {3, 5});
+  te::ReduceAxis k = te::MakeReduceAxis(5, "k");
+  te::Tensor m = te::ComputeReduction("M", {3}, {"i"}, [&](const std::vector<Expr>& ax) {
+    return te::MaxOver(x({ax[0], k.var}), {k});
+  });
+  te::Tensor y = te::Compute("Y", {3, 5}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+    return x({ax[0], ax[1]}) - m({ax[0]});
+  });
+  Program initial = te::CreateProgram("row_center", {x}, {y}).value();
+  TracedSchedule sch(initial);
+  BlockRV m_block = sch.GetBlock("M").value();
+  std::vector<LoopRV> y_loops = sch.GetLoops(sch.GetBlock("Y").value()).value();
+  ASSERT_TRUE(sch.ComputeAt(m_block, y_loops[1]).ok());
+  std::string before = PrintProgram(sch.program());
+  absl::StatusOr<BlockRV> init = sch.DecomposeReduction(m_block, y_loops[1]);
+  ASSERT_FALSE(init.ok()) << PrintProgram(sch.program());
+  EXPECT_NE(init.status().message().find("repeats the reduction"), std::string::npos)
+      << init.status();
+  EXPECT_EQ(PrintProgram(sch.program()), before);
+  // At the block's own reduction loop it still applies, and stays correct.
+  std::vector<LoopRV> m_loops = sch.GetLoops(m_block).value();
+  ASSERT_TRUE(sch.DecomposeReduction(m_block, m_loops.back()).ok());
+  absl::Status same = testing::CheckSameResult(initial, sch.program());
+  EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(sch.program());
+}
+
+}  // namespace
+}  // namespace lathe
