@@ -1,20 +1,40 @@
 // compute_at and reverse_compute_at: move a block under a loop of another.
 //
-// compute_at(producer, loop): the producer block moves under `loop` (a loop
-// above one of its consumers), into loops that cover exactly the region of its
-// output that the consumers read within one iteration of `loop` (bound
-// inference over the loops below `loop`); its bindings are offset by the
-// region's start, with a predicate where the region is clipped by the
-// buffer's bounds. reverse_compute_at(consumer, loop) is the mirror: the
-// consumer moves under a loop of its producer and computes the region the
-// producer wrote in one iteration.
-// Preconditions (errors name the block and the loop): the block is the only
-// writer of its outputs (compute_at) / the only reader... ; the loop is not
-// under the block itself; every consumer (producer) of the block is under the
-// loop; no block between the old and new position writes what the block reads
-// or reads what it writes (the order of dependences is kept); for
-// compute_at, the region must cover all the consumer's reads under the loop.
-// Tests: tests/compiler/schedule/primitive/{compute_at,reverse_compute_at}_test.cc.
+// compute_at(producer, loop): the producer moves to the front of `loop`'s
+// body, into new loops (ax0, ax1, ...; one per iteration variable, outermost
+// first) that cover the region of its buffer that its consumers read in one
+// iteration of `loop` (analysis/region.h): a spatial variable is bound to
+// region min + its loop, a reduction variable gets a loop over its whole
+// extent. Where the region leaves [0, extent) of a variable (halos at the
+// border, tails of splits), a predicate clips it. Elements that the regions
+// of two iterations share are computed in both (same values).
+// reverse_compute_at(consumer, loop): the mirror; the consumer moves to the
+// end of `loop`'s body and computes the region that its producers under the
+// loop write in one iteration. Supported consumers read each such producer's
+// buffer at exactly their own iteration variables (write-backs of
+// cache_write, element-wise epilogues); the producer's write region must be
+// an exact box, and a reduction producer complete within one iteration.
+// With preserve_unit_loops false, new loops of extent 1 are left out.
+//
+// Preconditions, each a FailedPrecondition naming the block, the loop and the
+// reason (unknown names are InvalidArgument):
+// - both: the loop is not inside the block and both are in the same block;
+//   the moved block's body uses only its iteration variables and its
+//   predicate only clips its domain (split tails);
+// - compute_at: the block writes one buffer, not an output, at its spatial
+//   iteration variables, and is its only writer; every reader of the buffer
+//   is under the loop and after the block; no block that may now run between
+//   the block's old and new instances writes what it reads; the consumers'
+//   read regions can be inferred and joined;
+// - reverse_compute_at: the block is not a reduction and comes after the
+//   loop; no block that may run between the loop and its old place reads or
+//   writes what it writes, or writes what it reads other than its producers
+//   under the loop; each such producer is the only writer of its buffer,
+//   writes it at its iteration variables and covers the block's extents;
+//   at least one producer is under the loop; all producers give the block's
+//   variables the same region.
+// Tests: tests/compiler/schedule/primitive/{compute_at,reverse_compute_at,
+// block_motion_property}_test.cc.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +50,11 @@ namespace lathe::primitive {
 absl::Status ComputeAt(Program* program, const std::string& block,
                        const std::string& loop, bool preserve_unit_loops);
 absl::Status ReverseComputeAt(Program* program, const std::string& block,
-                              const std::string& loop, bool preserve_unit_loops);
-// The loops under which compute_at(block, loop) is valid, outermost first
-// (what sample_compute_location chooses from).
+                              const std::string& loop,
+                              bool preserve_unit_loops);
+// The loops under which compute_at(block, loop) is valid, in program order
+// (outer loops before inner ones): each loop above a consumer of the block
+// is tried on a copy of the program. Empty for an unknown block.
 std::vector<std::string> ComputeLocations(const Program& program,
                                           const std::string& block);
 

@@ -79,6 +79,39 @@ inline Program VectorSumProgram(int64_t n) {
 
 namespace lathe::testing {
 
+// Pad[i] = A[i - 1] inside, 0 on a border of 1; B[i] = Pad[i] + Pad[i + 1] +
+// Pad[i + 2]: a padding stage and a 3-tap stencil reading it.
+inline Program PadStencilProgram(int64_t n) {
+  te::Tensor a = te::Placeholder("A", {n});
+  te::Tensor pad = te::Compute("Pad", {n + 2}, {"i"}, [&](const std::vector<Expr>& ax) {
+    return Select(ax[0] >= 1 && ax[0] < n + 1, a({ax[0] - 1}), Expr(0.0));
+  });
+  te::Tensor b = te::Compute("B", {n}, {"i"}, [&](const std::vector<Expr>& ax) {
+    return pad({ax[0]}) + pad({ax[0] + 1}) + pad({ax[0] + 2});
+  });
+  return te::CreateProgram("pad_stencil", {a}, {b}).value();
+}
+
+// B[i, j] = A[i, j] + 1; C[i, j] = B[i, j] * 2; D[i, j] = C[i, j] - B[i, j]:
+// a chain of element-wise stages where B has two consumers.
+inline Program ElementwiseChainProgram(int64_t m, int64_t n) {
+  te::Tensor a = te::Placeholder("A", {m, n});
+  te::Tensor b = te::Compute("B", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+    return a({ax[0], ax[1]}) + 1.0;
+  });
+  te::Tensor c = te::Compute("C", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+    return b({ax[0], ax[1]}) * 2.0;
+  });
+  te::Tensor d = te::Compute("D", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+    return c({ax[0], ax[1]}) - b({ax[0], ax[1]});
+  });
+  return te::CreateProgram("elementwise_chain", {a}, {d}).value();
+}
+
+}  // namespace lathe::testing
+
+namespace lathe::testing {
+
 // Hand-built programs (te puts every stage in its own nest; these put two
 // stages under one loop, as compute_at would, to test data-parallelism).
 
