@@ -4,9 +4,41 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/schedule/analysis/block_motion.h"
 #include "compiler/schedule/analysis/stage_builder.h"
 
 namespace lathe::primitive {
+namespace {
+
+// Whether every element of `buffer` holds a value before it is read: inputs
+// do, and so does a buffer one of whose writers stores at exactly its own
+// spatial iteration variables over the whole shape. A packed cache with a
+// padded layout does not: its padding is never written, so a copy of the
+// whole buffer would read garbage.
+bool WrittenEverywhere(const Program& program, const BufferPtr& buffer) {
+  for (const BufferPtr& input : program.inputs) {
+    if (input == buffer) return true;
+  }
+  for (BlockNode* writer : WritersOf(program, buffer.get())) {
+    for (const BufferAccess& w : AccessesOf(*writer).writes) {
+      if (w.buffer != buffer) continue;
+      bool covers = w.indices.size() == buffer->shape.size();
+      for (size_t d = 0; covers && d < w.indices.size(); ++d) {
+        covers = false;
+        for (const IterVar& iv : writer->iter_vars) {
+          if (iv.var.same_as(w.indices[d]) && iv.type == IterType::kSpatial &&
+              iv.extent == buffer->shape[d]) {
+            covers = true;
+          }
+        }
+      }
+      if (covers) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block_name,
                                       int64_t read_index, BufferScope scope,
@@ -43,6 +75,11 @@ absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block
     return absl::FailedPreconditionError(absl::StrCat(
         "cache_read: buffer \"", buffer->name, "\" of block \"", block_name, "\": ", why));
   };
+
+  if (!WrittenEverywhere(*program, buffer)) {
+    return fail("not every element of it is written (a padded layout?), so a copy "
+                "of all of it would read unwritten elements");
+  }
 
   // 2. Where the copy goes: right before the top-level statement holding the
   // block, which must not itself produce the buffer (the copy reads all of

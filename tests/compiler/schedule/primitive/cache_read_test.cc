@@ -214,3 +214,32 @@ TEST(CacheRead, LayoutRoundTripsThroughTrace) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+// A packed cache with a padded layout (B[4, 5] in panels of 4: [2][4][4])
+// has elements nothing writes; copying all of it again would read them.
+TEST(CacheRead, RefusesToCopyAPaddedCache) {
+  Program initial = testing::MatmulProgram(3, 5, 4);
+  TracedSchedule sch(initial);
+  BlockRV c = sch.GetBlock("C").value();
+  Layout panels{{1, 4}, {1, 0, 2}};
+  ASSERT_TRUE(sch.CacheRead(c, 1, "global", panels).ok());
+  std::string before = PrintProgram(sch.program());
+  absl::StatusOr<BlockRV> again = sch.CacheRead(c, 1, "local");
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("not every element of it is written"),
+            std::string::npos) << again.status();
+  EXPECT_EQ(PrintProgram(sch.program()), before);
+  // Without padding the same double caching is fine.
+  TracedSchedule exact(initial);
+  BlockRV c2 = exact.GetBlock("C").value();
+  ASSERT_TRUE(exact.CacheRead(c2, 1, "global").ok());
+  ASSERT_TRUE(exact.CacheRead(c2, 1, "local").ok());
+  absl::Status same = testing::CheckSameResult(initial, exact.program());
+  EXPECT_TRUE(same.ok()) << same;
+}
+
+}  // namespace
+}  // namespace lathe
