@@ -67,15 +67,20 @@ absl::StatusOr<std::vector<std::string>> Split(
   StmtPtr body = std::move(loop->body);
   VarMap substitution{{loop->var, value}};
   Expr needs_guard = product > loop->extent ? (value < loop->extent) : Expr();
-  VisitStmts(body.get(), [&](StmtNode* s) {
-    if (auto* block = s->as<BlockNode>()) {
-      for (Expr& v : block->iter_values) v = Substitute(v, substitution);
-      block->predicate = Substitute(block->predicate, substitution);
-      if (needs_guard.defined()) block->predicate = And(block->predicate, needs_guard);
-      return false;  // nested blocks see only their own block's loops
-    }
-    return true;
-  });
+  // The old variable may be used anywhere below (bindings, predicates, and
+  // after lowering-like rewrites, conditions and indices): replace it all.
+  MutateAllExprs(body.get(), [&](const Expr& e) { return Substitute(e, substitution); });
+  if (needs_guard.defined()) {
+    // Every block below runs once per iteration of the new nest, so every
+    // block (not only those whose bindings use the loop) must skip the tail.
+    VisitStmts(body.get(), [&](StmtNode* s) {
+      if (auto* block = s->as<BlockNode>()) {
+        block->predicate = And(block->predicate, needs_guard);
+        return false;  // nested blocks run inside this one's guard
+      }
+      return true;
+    });
+  }
   for (size_t i = extents.size(); i-- > 0;) {
     // The new loops are serial: whether each may run in parallel or as
     // vectors is for the schedule to decide again.
