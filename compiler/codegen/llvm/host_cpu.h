@@ -1,0 +1,27 @@
+// What LLVM knows about CPUs, behind a header free of LLVM types: the host's
+// CPU name and features, and the features a CPU name implies. Used by
+// compiler/codegen/target.cc.
+// Tests: tests/compiler/codegen/target_test.cc.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace lathe {
+
+// LLVM's name for this machine's CPU ("znver4", "skylake-avx512", "generic").
+std::string HostCpuName();
+
+// This machine's features as LLVM detects them: name -> present. Features
+// absent from the map are unknown to the detection.
+std::map<std::string, bool> HostCpuFeatures();
+
+// The x86 features the CPU name implies (with the features they imply in
+// turn); empty for "generic" and for names LLVM does not know.
+std::set<std::string> CpuImpliedFeatures(const std::string& cpu);
+
+// The features that enabling `feature` enables too (itself included).
+std::set<std::string> FeatureClosure(const std::string& feature);
+
+}  // namespace lathe

@@ -1,0 +1,155 @@
+#include "compiler/codegen/target.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "compiler/codegen/llvm/host_cpu.h"
+
+namespace lathe {
+namespace {
+
+// Sorts by name and keeps the last setting of each name (as LLVM does).
+std::vector<std::string> Canonicalize(const std::vector<std::string>& features) {
+  std::map<std::string, char> by_name;
+  for (const std::string& f : features) by_name[f.substr(1)] = f[0];
+  std::vector<std::string> out;
+  for (const auto& [name, sign] : by_name) out.push_back(std::string(1, sign) + name);
+  return out;
+}
+
+// The features the target enables: what its CPU implies, plus its "+"
+// features and what they imply, minus its "-" features.
+std::set<std::string> EnabledFeatures(const Target& target) {
+  std::set<std::string> enabled = CpuImpliedFeatures(target.cpu);
+  for (const std::string& f : target.features) {
+    if (f[0] == '+') {
+      for (const std::string& g : FeatureClosure(f.substr(1))) enabled.insert(g);
+    }
+  }
+  for (const std::string& f : target.features) {
+    if (f[0] == '-') enabled.erase(f.substr(1));
+  }
+  return enabled;
+}
+
+}  // namespace
+
+std::string Target::FeatureString() const { return absl::StrJoin(features, ","); }
+
+std::string Target::ToString() const {
+  std::string out = absl::StrCat(kind, " -mcpu=", cpu);
+  if (!features.empty()) absl::StrAppend(&out, " -mattr=", FeatureString());
+  absl::StrAppend(&out, " -num-threads=", num_threads);
+  return out;
+}
+
+bool Target::HasFeature(const std::string& name) const {
+  return EnabledFeatures(*this).count(name) > 0;
+}
+
+int Target::VectorLanesF32() const {
+  std::set<std::string> enabled = EnabledFeatures(*this);
+  if (enabled.count("avx512f")) return 16;
+  if (enabled.count("avx")) return 8;
+  return 4;
+}
+
+Target HostTarget(int num_threads) {
+  Target target;
+  target.cpu = HostCpuName();
+  std::set<std::string> implied = CpuImpliedFeatures(target.cpu);
+  // Only the differences from the CPU's defaults are listed, which keeps the
+  // string short and still pins down every feature.
+  for (const auto& [name, present] : HostCpuFeatures()) {
+    if (present && !implied.count(name)) target.features.push_back("+" + name);
+    if (!present && implied.count(name)) target.features.push_back("-" + name);
+  }
+  target.features = Canonicalize(target.features);
+  target.num_threads = std::max(1, num_threads);
+  return target;
+}
+
+absl::StatusOr<Target> ParseTarget(const std::string& text) {
+  std::vector<std::string> words =
+      absl::StrSplit(text, ' ', absl::SkipWhitespace());
+  if (words.empty()) return absl::InvalidArgumentError("target: empty target string");
+  Target target;
+  bool is_host = words[0] == "host";
+  if (!is_host && words[0] != "llvm") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "target \"", text, "\": unknown kind \"", words[0], "\" (accepted: llvm, host)"));
+  }
+  int num_threads = 0;
+  bool has_cpu = false, has_attr = false;
+  for (size_t i = 1; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (absl::StartsWith(w, "-mcpu=") && !is_host) {
+      target.cpu = w.substr(6);
+      has_cpu = true;
+      if (target.cpu.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("target \"", text, "\": empty -mcpu"));
+      }
+    } else if (absl::StartsWith(w, "-mattr=") && !is_host) {
+      has_attr = true;
+      for (absl::string_view f : absl::StrSplit(w.substr(7), ',', absl::SkipEmpty())) {
+        if (f.size() < 2 || (f[0] != '+' && f[0] != '-')) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "target \"", text, "\": feature \"", std::string(f),
+              "\" must start with + or -"));
+        }
+        target.features.push_back(std::string(f));
+      }
+    } else if (absl::StartsWith(w, "-num-threads=")) {
+      if (!absl::SimpleAtoi(w.substr(13), &num_threads) || num_threads < 1 ||
+          num_threads > 1024) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "target \"", text, "\": -num-threads must be an integer in [1, 1024]"));
+      }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "target \"", text, "\": unknown option \"", w, "\" (accepted: ",
+          is_host ? "-num-threads=N" : "-mcpu=NAME, -mattr=+a,-b, -num-threads=N", ")"));
+    }
+  }
+  (void)has_cpu;
+  (void)has_attr;
+  if (is_host) {
+    int threads = num_threads > 0 ? num_threads
+                                  : static_cast<int>(std::thread::hardware_concurrency());
+    return HostTarget(threads);
+  }
+  target.features = Canonicalize(target.features);
+  target.num_threads = num_threads > 0 ? num_threads : 1;
+  return target;
+}
+
+absl::Status CheckRunnableHere(const Target& target) {
+  if (target.kind != "llvm") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "target \"", target.ToString(), "\": only llvm targets run on this machine"));
+  }
+  std::map<std::string, bool> host = HostCpuFeatures();
+  std::set<std::string> implied = CpuImpliedFeatures(target.cpu);
+  std::vector<std::string> missing;
+  for (const std::string& f : EnabledFeatures(target)) {
+    auto it = host.find(f);
+    // A feature the host detection does not report (x87 implied by a CPU
+    // name) is part of every x86-64 machine; an explicit unknown one is not.
+    if (it == host.end() ? !implied.count(f) : !it->second) missing.push_back(f);
+  }
+  if (!missing.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "target \"", target.ToString(), "\" needs CPU features this machine (",
+        HostCpuName(), ") lacks: ", absl::StrJoin(missing, ", ")));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace lathe

@@ -1,0 +1,95 @@
+// Tests of compiler/codegen/target.h: parsing, printing, host resolution and
+// the refusal of targets this machine cannot run.
+#include "compiler/codegen/target.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace lathe {
+namespace {
+
+TEST(Target, ParsePrintRoundTrip) {
+  absl::StatusOr<Target> t =
+      ParseTarget("llvm -mcpu=znver4 -mattr=+fma,-pku,+avx2 -num-threads=2");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->cpu, "znver4");
+  EXPECT_EQ(t->num_threads, 2);
+  // Features come out sorted by name.
+  EXPECT_EQ(t->ToString(), "llvm -mcpu=znver4 -mattr=+avx2,+fma,-pku -num-threads=2");
+  absl::StatusOr<Target> again = ParseTarget(t->ToString());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->ToString(), t->ToString());
+}
+
+TEST(Target, DefaultsAndLastSettingWins) {
+  absl::StatusOr<Target> t = ParseTarget("llvm -mattr=+avx,-avx");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->ToString(), "llvm -mcpu=generic -mattr=-avx -num-threads=1");
+}
+
+TEST(Target, RejectsBadStrings) {
+  EXPECT_EQ(ParseTarget("").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(ParseTarget("cuda -arch=sm_90").status().message()),
+              ::testing::HasSubstr("unknown kind \"cuda\""));
+  EXPECT_THAT(std::string(ParseTarget("llvm -mattr=avx2").status().message()),
+              ::testing::HasSubstr("must start with + or -"));
+  EXPECT_THAT(std::string(ParseTarget("llvm -num-threads=0").status().message()),
+              ::testing::HasSubstr("-num-threads"));
+  EXPECT_THAT(std::string(ParseTarget("llvm -O3").status().message()),
+              ::testing::HasSubstr("unknown option \"-O3\""));
+}
+
+TEST(Target, HostHasSse2AndRunsHere) {
+  absl::StatusOr<Target> host = ParseTarget("host -num-threads=2");
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_EQ(host->num_threads, 2);
+  EXPECT_TRUE(host->HasFeature("sse2")) << host->ToString();
+  EXPECT_GE(host->VectorLanesF32(), 4);
+  EXPECT_TRUE(CheckRunnableHere(*host).ok()) << CheckRunnableHere(*host);
+  // The resolved string parses back to the same target.
+  absl::StatusOr<Target> again = ParseTarget(host->ToString());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->ToString(), host->ToString());
+  EXPECT_TRUE(CheckRunnableHere(*again).ok());
+}
+
+TEST(Target, RefusesFeaturesTheHostLacks) {
+  Target host = HostTarget(1);
+  // A feature no machine has, and a real one this machine lacks.
+  Target fake = host;
+  fake.features.push_back("+lathe-imaginary-feature");
+  absl::Status st = CheckRunnableHere(fake);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(st.message()), ::testing::HasSubstr("lathe-imaginary-feature"));
+
+  for (const char* feature : {"amx-tile", "avx512f", "avx2"}) {
+    if (host.HasFeature(feature)) continue;
+    absl::StatusOr<Target> t =
+        ParseTarget(absl::StrCat("llvm -mcpu=generic -mattr=+", feature));
+    ASSERT_TRUE(t.ok());
+    st = CheckRunnableHere(*t);
+    EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << feature;
+    EXPECT_THAT(std::string(st.message()), ::testing::HasSubstr(feature));
+  }
+}
+
+TEST(Target, CpuNameImpliesFeatures) {
+  absl::StatusOr<Target> t = ParseTarget("llvm -mcpu=skylake-avx512");
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->HasFeature("avx512f"));
+  EXPECT_EQ(t->VectorLanesF32(), 16);
+  absl::StatusOr<Target> h = ParseTarget("llvm -mcpu=haswell");
+  ASSERT_TRUE(h.ok());
+  EXPECT_FALSE(h->HasFeature("avx512f"));
+  EXPECT_EQ(h->VectorLanesF32(), 8);
+  // A CPU with AVX-512 is refused on a machine without it.
+  if (!HostTarget(1).HasFeature("avx512f")) {
+    EXPECT_FALSE(CheckRunnableHere(*t).ok());
+  }
+}
+
+}  // namespace
+}  // namespace lathe
