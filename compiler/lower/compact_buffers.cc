@@ -1,0 +1,401 @@
+#include "compiler/lower/compact_buffers.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/arith/int_bounds.h"
+#include "compiler/arith/simplify.h"
+#include "compiler/ir/expr_functor.h"
+#include "compiler/ir/printer.h"
+#include "compiler/lower/lowered_form.h"
+#include "compiler/util/check.h"
+
+namespace lathe {
+namespace {
+
+// One load or store of a buffer, with the loops around it, outermost first.
+struct Access {
+  std::vector<Expr> indices;
+  std::vector<const ForNode*> loops;
+  bool is_store = false;
+  // For a store whose value also reads the buffer (a reduction update).
+  bool is_update = false;
+  bool reads_other_element = false;  // the value reads another index too
+};
+
+struct BufferUse {
+  std::vector<Access> accesses;
+};
+
+// 1. Collect the accesses of the candidates, in one walk.
+class AccessCollector {
+ public:
+  explicit AccessCollector(std::map<const Buffer*, BufferUse>* uses) : uses_(uses) {}
+
+  void Walk(const StmtNode* s) {
+    if (s == nullptr) return;
+    switch (s->kind) {
+      case StmtKind::kFor: {
+        const auto* f = s->as<ForNode>();
+        loops_.push_back(f);
+        Walk(f->body.get());
+        loops_.pop_back();
+        return;
+      }
+      case StmtKind::kStore: {
+        const auto* st = s->as<StoreNode>();
+        VisitOwnExprs(*s, [&](const Expr& e) { CollectLoads(e); });
+        auto it = uses_->find(st->buffer.get());
+        if (it == uses_->end()) return;
+        Access a{st->indices, loops_, /*is_store=*/true};
+        std::string written = IndicesText(st->indices);
+        VisitExpr(st->value, [&](const Expr& e) {
+          if (e.is(ExprKind::kLoad) && e->buffer.get() == st->buffer.get()) {
+            a.is_update = true;
+            if (IndicesText(e->operands) != written) a.reads_other_element = true;
+          }
+        });
+        it->second.accesses.push_back(std::move(a));
+        return;
+      }
+      default:
+        VisitOwnExprs(*s, [&](const Expr& e) { CollectLoads(e); });
+        for (StmtNode* c : ChildStmts(const_cast<StmtNode*>(s))) Walk(c);
+        return;
+    }
+  }
+
+ private:
+  static std::string IndicesText(const std::vector<Expr>& indices) {
+    std::string text;
+    for (const Expr& i : indices) absl::StrAppend(&text, PrintExpr(i), ",");
+    return text;
+  }
+  void CollectLoads(const Expr& e) {
+    VisitExpr(e, [&](const Expr& x) {
+      if (!x.is(ExprKind::kLoad)) return;
+      auto it = uses_->find(x->buffer.get());
+      if (it != uses_->end()) it->second.accesses.push_back({x->operands, loops_});
+    });
+  }
+
+  std::map<const Buffer*, BufferUse>* uses_;
+  std::vector<const ForNode*> loops_;
+};
+
+// sum(coef * atom) + constant.
+struct Terms {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t constant = 0;
+};
+
+void CollectTerms(const Expr& e, int64_t scale, Terms* out) {
+  switch (e.kind()) {
+    case ExprKind::kIntImm:
+      out->constant += scale * e.int_value();
+      return;
+    case ExprKind::kAdd:
+      CollectTerms(e.operand(0), scale, out);
+      CollectTerms(e.operand(1), scale, out);
+      return;
+    case ExprKind::kSub:
+      CollectTerms(e.operand(0), scale, out);
+      CollectTerms(e.operand(1), -scale, out);
+      return;
+    case ExprKind::kMul:
+      if (e.operand(1).is_int_imm()) {
+        CollectTerms(e.operand(0), scale * e.operand(1).int_value(), out);
+        return;
+      }
+      if (e.operand(0).is_int_imm()) {
+        CollectTerms(e.operand(1), scale * e.operand(0).int_value(), out);
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  out->terms.emplace_back(e, scale);
+}
+
+int64_t FloorDivInt(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+bool UsesVarIn(const Expr& e, const VarRanges& ranges) {
+  return UsesAnyVar(e, [&](const Expr& v) { return ranges.count(v.get()) > 0; });
+}
+
+// The values of an index as the varying loops run: within [min, min + width],
+// min over the fixed loops.
+struct Span {
+  Expr min;
+  int64_t width = 0;
+};
+
+std::optional<Span> SpanOf(const Expr& index, const VarRanges& varying,
+                           const VarRanges& fixed) {
+  Terms terms;
+  CollectTerms(index, 1, &terms);
+  Expr min = IntImm(terms.constant);
+  int64_t width = 0;
+  for (const auto& [atom, coef] : terms.terms) {
+    if (coef == 0) continue;
+    int64_t abs_coef = coef < 0 ? -coef : coef;
+    bool uses_varying = UsesVarIn(atom, varying);
+    bool uses_fixed = UsesVarIn(atom, fixed);
+    if (!uses_varying) {
+      min = min + atom * IntImm(coef);
+      continue;
+    }
+    if (!uses_fixed) {
+      Interval b = BoundOf(atom, varying);
+      if (!b.is_bounded()) return std::nullopt;
+      min = min + IntImm(coef > 0 ? coef * b.min : coef * b.max);
+      width += abs_coef * (b.max - b.min);
+      continue;
+    }
+    // Mixed: floordiv / floormod by a positive constant, from the argument.
+    if (!(atom.is(ExprKind::kFloorDiv) || atom.is(ExprKind::kFloorMod)) ||
+        !atom.operand(1).is_int_imm() || atom.operand(1).int_value() <= 0) {
+      return std::nullopt;
+    }
+    int64_t c = atom.operand(1).int_value();
+    std::optional<Span> inner = SpanOf(atom.operand(0), varying, fixed);
+    if (!inner.has_value()) return std::nullopt;
+    Expr rem = Simplify(FloorMod(inner->min, IntImm(c)), fixed);
+    Expr lo;
+    int64_t count;
+    if (atom.is(ExprKind::kFloorDiv)) {
+      lo = FloorDiv(inner->min, IntImm(c));
+      count = rem.is_int_imm() ? FloorDivInt(rem.int_value() + inner->width, c) + 1
+                               : FloorDivInt(inner->width + c - 1, c) + 1;
+    } else if (rem.is_int_imm() && rem.int_value() + inner->width < c) {
+      lo = rem;
+      count = inner->width + 1;
+    } else {
+      lo = IntImm(0);
+      count = c;
+    }
+    min = min + (coef > 0 ? lo * IntImm(coef) : (lo + IntImm(count - 1)) * IntImm(coef));
+    width += abs_coef * (count - 1);
+  }
+  return Span{Simplify(min, fixed), width};
+}
+
+// Whether two iterations of `loop` can write the same element through an
+// update store: true unless some index dimension moves by more, per step of
+// the loop, than all the loops below it can span.
+bool UpdateCarriedBy(const Access& update, size_t depth) {
+  if (update.reads_other_element) return true;  // not a plain accumulation
+  const ForNode* loop = update.loops[depth];
+  VarRanges inner, all;
+  for (size_t i = 0; i < update.loops.size(); ++i) {
+    const ForNode* l = update.loops[i];
+    all[l->var.get()] = Interval::Extent(l->extent);
+    if (i > depth) inner[l->var.get()] = Interval::Extent(l->extent);
+  }
+  if (loop->extent <= 1) return false;
+  for (const Expr& raw : update.indices) {
+    Terms terms;
+    CollectTerms(Simplify(raw, all), 1, &terms);
+    int64_t step = 0;
+    int64_t inner_width = 0;
+    bool ok = true;
+    for (const auto& [atom, coef] : terms.terms) {
+      if (atom.same_as(loop->var)) {
+        step += coef;
+        continue;
+      }
+      if (UsesVar(atom, loop->var)) {
+        ok = false;
+        break;
+      }
+      if (!UsesVarIn(atom, inner)) continue;  // outer loops: the same shift
+      if (UsesAnyVar(atom, [&](const Expr& v) { return !inner.count(v.get()); })) {
+        ok = false;
+        break;
+      }
+      Interval b = BoundOf(atom, inner);
+      if (!b.is_bounded()) {
+        ok = false;
+        break;
+      }
+      inner_width += (coef < 0 ? -coef : coef) * (b.max - b.min);
+    }
+    if (ok && step != 0 && (step < 0 ? -step : step) > inner_width) return false;
+  }
+  return true;
+}
+
+class Compactor {
+ public:
+  Compactor(Program* program, CompactStats* stats) : program_(program), stats_(stats) {}
+
+  void Run() {
+    std::map<const Buffer*, BufferUse> uses;
+    for (const BufferPtr& b : program_->root->alloc_buffers) uses[b.get()];
+    AccessCollector collector(&uses);
+    collector.Walk(program_->root->body.get());
+
+    std::vector<BufferPtr> kept;
+    for (const BufferPtr& buffer : program_->root->alloc_buffers) {
+      if (Compact(buffer, uses[buffer.get()])) continue;
+      kept.push_back(buffer);
+      stats_->kept.push_back(buffer->name);
+      if (buffer->scope == BufferScope::kLocal &&
+          buffer->NumElements() > kLargeLocalElements) {
+        stats_->large_local.push_back(buffer->name);
+      }
+    }
+    program_->root->alloc_buffers = std::move(kept);
+  }
+
+ private:
+  bool Compact(const BufferPtr& buffer, const BufferUse& use) {
+    if (use.accesses.empty()) return false;
+    // 1. The innermost loop around every access.
+    size_t depth = use.accesses[0].loops.size();
+    for (const Access& a : use.accesses) {
+      size_t d = 0;
+      while (d < depth && d < a.loops.size() && a.loops[d] == use.accesses[0].loops[d]) ++d;
+      depth = d;
+    }
+    // 2. Above every loop that carries an accumulation.
+    for (const Access& a : use.accesses) {
+      if (!a.is_update) continue;
+      for (size_t d = 0; d < depth; ++d) {
+        if (UpdateCarriedBy(a, d)) {
+          depth = d;
+          break;
+        }
+      }
+    }
+    if (depth == 0) return false;
+    const std::vector<const ForNode*>& common = use.accesses[0].loops;
+    ForNode* loop = const_cast<ForNode*>(common[depth - 1]);
+    VarRanges fixed;
+    for (size_t d = 0; d < depth; ++d) {
+      fixed[common[d]->var.get()] = Interval::Extent(common[d]->extent);
+    }
+    // 3. The box of every access in one iteration of the loop.
+    size_t rank = buffer->shape.size();
+    std::vector<std::optional<Span>> box(rank);
+    for (const Access& a : use.accesses) {
+      if (a.indices.size() != rank) return false;
+      VarRanges varying, all = fixed;
+      for (size_t d = depth; d < a.loops.size(); ++d) {
+        varying[a.loops[d]->var.get()] = Interval::Extent(a.loops[d]->extent);
+        all[a.loops[d]->var.get()] = Interval::Extent(a.loops[d]->extent);
+      }
+      for (size_t k = 0; k < rank; ++k) {
+        Expr index = a.indices[k];
+        // A variable that is not a loop around the access has no range.
+        if (UsesAnyVar(index, [&](const Expr& v) { return !all.count(v.get()); })) {
+          return false;
+        }
+        std::optional<Span> span = SpanOf(Simplify(index, all), varying, fixed);
+        if (!span.has_value()) return false;
+        if (!box[k].has_value()) {
+          box[k] = span;
+          continue;
+        }
+        // Join: relative to the current min, the span lies in
+        // [delta.min, delta.max + width].
+        Expr diff = Simplify(span->min - box[k]->min, fixed);
+        Interval delta = BoundOf(diff, fixed);
+        if (!delta.is_bounded()) return false;
+        int64_t lo = std::min<int64_t>(0, delta.min);
+        int64_t hi = std::max<int64_t>(box[k]->width, delta.max + span->width);
+        box[k] = Span{lo == 0 ? box[k]->min : Simplify(box[k]->min + IntImm(lo), fixed),
+                      hi - lo};
+      }
+    }
+    // 4. Dimensions no smaller than the buffer keep their whole range.
+    std::vector<int64_t> shape;
+    std::vector<Expr> mins;
+    bool shrinks = false;
+    for (size_t k = 0; k < rank; ++k) {
+      int64_t extent = box[k]->width + 1;
+      if (extent >= buffer->shape[k]) {
+        shape.push_back(buffer->shape[k]);
+        mins.push_back(IntImm(0));
+      } else {
+        shape.push_back(extent);
+        mins.push_back(box[k]->min);
+        shrinks = true;
+      }
+    }
+    if (!shrinks) return false;
+    BufferPtr compact = MakeBuffer(buffer->name, buffer->dtype, shape, buffer->scope);
+    Rewrite(buffer.get(), compact, mins);
+    PlaceIn(loop, compact);
+    stats_->compacted.push_back(buffer->name);
+    if (compact->scope == BufferScope::kLocal && compact->NumElements() > kLargeLocalElements) {
+      stats_->large_local.push_back(buffer->name);
+    }
+    return true;
+  }
+
+  // index - min in every load and store of `old`, which becomes `compact`.
+  void Rewrite(const Buffer* old, const BufferPtr& compact, const std::vector<Expr>& mins) {
+    auto shift = [&](std::vector<Expr> indices) {
+      for (size_t k = 0; k < indices.size(); ++k) {
+        if (!(mins[k].is_int_imm() && mins[k].int_value() == 0)) {
+          // Simplified right away (no ranges needed: the outer terms cancel)
+          // so that the pass's own output reads as an offset into the tile.
+          indices[k] = Simplify(indices[k] - mins[k]);
+        }
+      }
+      return indices;
+    };
+    auto rewrite_loads = [&](const Expr& e) {
+      return MutateExpr(e, [&](const Expr& x) {
+        if (!x.is(ExprKind::kLoad) || x->buffer.get() != old) return x;
+        return Load(compact, shift(x->operands));
+      });
+    };
+    VisitStmts(program_->root->body.get(), [&](StmtNode* s) {
+      MutateOwnExprs(s, rewrite_loads);
+      if (StoreNode* st = s->as<StoreNode>(); st != nullptr && st->buffer.get() == old) {
+        st->buffer = compact;
+        st->indices = shift(st->indices);
+      }
+      return true;
+    });
+  }
+
+  // An allocation scope directly inside the loop's body (shared by every
+  // buffer compacted to that loop).
+  void PlaceIn(ForNode* loop, const BufferPtr& buffer) {
+    BlockNode* scope = loop->body ? loop->body->as<BlockNode>() : nullptr;
+    if (scope == nullptr || !IsAllocScope(*scope)) {
+      auto block = std::make_unique<BlockNode>();
+      block->name = program_->FreshName(absl::StrCat(loop->var->name, "_alloc"));
+      block->body = std::move(loop->body);
+      scope = block.get();
+      loop->body = std::move(block);
+    }
+    scope->alloc_buffers.push_back(buffer);
+  }
+
+  Program* program_;
+  CompactStats* stats_;
+};
+
+}  // namespace
+
+absl::Status CompactBuffers(Program* program, CompactStats* stats) {
+  LATHE_RETURN_IF_ERROR(VerifyLowered(*program));
+  CompactStats ignored;
+  Compactor(program, stats != nullptr ? stats : &ignored).Run();
+  return absl::OkStatus();
+}
+
+}  // namespace lathe
