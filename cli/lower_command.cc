@@ -9,6 +9,7 @@
 #include "cli/workload_args.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
+#include "compiler/lower/pipeline.h"
 #include "compiler/schedule/replay.h"
 
 namespace lathe::cli {
@@ -18,17 +19,37 @@ struct LowerOptions {
   WorkloadArgs workload;
   std::string trace_path;
   bool show_trace = false;
+  bool lowered = false;
+  bool print_after_each = false;
 };
+
+// Prints the program, or with --lowered (or --print-after-each) the flat loop
+// program that the lowering pipeline makes of it.
+absl::Status PrintResult(const LowerOptions& options, const Program& program) {
+  if (!options.lowered && !options.print_after_each) {
+    std::fputs(PrintProgram(program).c_str(), stdout);
+    return absl::OkStatus();
+  }
+  lathe::LowerOptions lower_options;
+  std::string passes;
+  lower_options.print_after_each = options.print_after_each;
+  lower_options.print_to = &passes;
+  absl::StatusOr<Program> lowered = LowerProgram(program, lower_options);
+  if (!lowered.ok()) return lowered.status();
+  if (options.print_after_each) {
+    std::fputs(passes.c_str(), stdout);
+    return absl::OkStatus();  // the last pass's program is the lowered one
+  }
+  std::fputs(PrintProgram(*lowered).c_str(), stdout);
+  return absl::OkStatus();
+}
 
 absl::Status RunLower(const LowerOptions& options) {
   absl::StatusOr<Workload> workload = options.workload.Resolve();
   if (!workload.ok()) return workload.status();
   absl::StatusOr<Program> program = workload->InitialProgram();
   if (!program.ok()) return program.status();
-  if (options.trace_path.empty()) {
-    std::fputs(PrintProgram(*program).c_str(), stdout);
-    return absl::OkStatus();
-  }
+  if (options.trace_path.empty()) return PrintResult(options, *program);
   absl::StatusOr<Trace> trace = Trace::Load(options.trace_path);
   if (!trace.ok()) return trace.status();
   if (!trace->workload.empty() &&
@@ -49,8 +70,7 @@ absl::Status RunLower(const LowerOptions& options) {
   }
   std::printf("# structural hash %s\n",
               StructuralHashHex((*scheduled)->program()).c_str());
-  std::fputs(PrintProgram((*scheduled)->program()).c_str(), stdout);
-  return absl::OkStatus();
+  return PrintResult(options, (*scheduled)->program());
 }
 
 }  // namespace
@@ -64,6 +84,11 @@ void AddLowerCommand(CLI::App& app) {
                       "a trace file (JSON) to replay before printing");
   command->add_flag("--show-trace", options->show_trace,
                     "also print the replayed trace");
+  command->add_flag("--lowered", options->lowered,
+                    "print the lowered program (blocks lowered to loops, "
+                    "buffers compacted, simplified)");
+  command->add_flag("--print-after-each", options->print_after_each,
+                    "print the program after each lowering pass");
   SetAction(command, [options] { return RunLower(*options); });
 }
 
