@@ -1,0 +1,30 @@
+// Relocatable object files (.o) of lowered programs, for `lathe compile` and
+// for users who link kernels into their own programs. The object defines the
+// kernel with the C ABI of DESIGN.md (see codegen_llvm.h) and refers to the
+// runtime (compiler/runtime/lathe_runtime.h) only when the program has
+// parallel loops or large buffers; libm's tanhf when it uses tanh.
+// Static and shared libraries with the runtime bundled, and the generated
+// header, build on this (not yet written).
+// Tests: tests/compiler/codegen/object_emitter_test.cc.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/codegen/llvm/codegen_llvm.h"
+#include "compiler/codegen/target.h"
+#include "compiler/ir/program.h"
+
+namespace lathe {
+
+// The object file's bytes (ELF, position-independent), optimized at O3.
+// Errors: those of GenerateLLVMIR.
+absl::StatusOr<std::string> EmitObject(const Program& lowered, const Target& target,
+                                       const CodegenOptions& options = {});
+
+// Writes EmitObject's bytes to path; InvalidArgument when it cannot be written.
+absl::Status EmitObjectFile(const Program& lowered, const Target& target, const std::string& path,
+                            const CodegenOptions& options = {});
+
+}  // namespace lathe

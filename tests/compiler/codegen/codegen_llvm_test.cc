@@ -1,0 +1,63 @@
+// Tests of compiler/codegen/llvm/codegen_llvm.h: the LLVM IR generated for
+// hand-built lowered programs (metadata, flags, allocations, outlining) and
+// the refusal of programs that are not lowered. Running the code is
+// jit_test.cc's part.
+#include "compiler/codegen/llvm/codegen_llvm.h"
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/target.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/codegen/codegen_test_util.h"
+
+namespace lathe {
+namespace {
+
+using ::lathe::testing::Host;
+using ::lathe::testing::MakeAllocScope;
+using ::lathe::testing::MakeLoweredProgram;
+using ::lathe::testing::Matmul;
+using ::lathe::testing::ScalarLoop;
+
+TEST(Codegen, VectorizedLoopCarriesMetadata) {
+  absl::StatusOr<std::string> ir =
+      GenerateLLVMIR(ScalarLoop(64, ForKind::kVectorized), Host(), {}, /*optimize=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, ::testing::HasSubstr("llvm.loop.vectorize.enable"));
+  EXPECT_THAT(*ir, ::testing::HasSubstr("noalias"));
+  absl::StatusOr<std::string> opt = GenerateLLVMIR(ScalarLoop(64, ForKind::kVectorized), Host());
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  EXPECT_THAT(*opt, ::testing::ContainsRegex("<(4|8|16) x float>"));
+}
+
+TEST(Codegen, MatmulFormsFmas) {
+  absl::StatusOr<std::string> ir = GenerateLLVMIR(Matmul(16, 64, 16, ForKind::kVectorized), Host());
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, ::testing::HasSubstr("fmul reassoc nsz contract afn"));
+}
+
+TEST(Codegen, RejectsUnloweredPrograms) {
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {4});
+  auto block = std::make_unique<BlockNode>();
+  block->name = "B0";
+  Expr v = Var("v");
+  block->iter_vars.push_back(IterVar{v, 4, IterType::kSpatial});
+  block->iter_values.push_back(Expr(0));
+  block->body = MakeStore(a, {v}, Expr(1.0));
+  Program p = MakeLoweredProgram("unlowered", {}, {a}, std::move(block));
+  absl::StatusOr<std::string> ir = GenerateLLVMIR(p, Host());
+  EXPECT_EQ(ir.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(ir.status().message()), ::testing::HasSubstr("block B0"));
+
+  Expr i = Var("i");
+  auto loop = MakeFor(i, 4, MakeStore(a, {i}, Expr(1.0)), ForKind::kThreadBinding);
+  loop->thread_tag = "threadIdx.x";
+  Program bound = MakeLoweredProgram("bound", {}, {a}, std::move(loop));
+  ir = GenerateLLVMIR(bound, Host());
+  EXPECT_THAT(std::string(ir.status().message()), ::testing::HasSubstr("loop i is bound to threadIdx.x"));
+}
+
+}  // namespace
+}  // namespace lathe
