@@ -24,6 +24,20 @@ std::vector<BufferPtr> Program::Params() const {
   return params;
 }
 
+bool Program::IsInput(const Buffer* buffer) const {
+  for (const BufferPtr& b : inputs) {
+    if (b.get() == buffer) return true;
+  }
+  return false;
+}
+
+bool Program::IsOutput(const Buffer* buffer) const {
+  for (const BufferPtr& b : outputs) {
+    if (b.get() == buffer) return true;
+  }
+  return false;
+}
+
 BlockNode* Program::FindBlock(const std::string& block_name) const {
   BlockNode* found = nullptr;
   VisitStmts(root.get(), [&](StmtNode* s) {

@@ -48,6 +48,8 @@ class Program {
 
   // Parameters in C ABI order: inputs, then outputs.
   std::vector<BufferPtr> Params() const;
+  bool IsInput(const Buffer* buffer) const;
+  bool IsOutput(const Buffer* buffer) const;
 
   // Lookup by unique name; nullptr when absent.
   BlockNode* FindBlock(const std::string& name) const;

@@ -450,4 +450,24 @@ StmtPtr BuildBlockNest(const Program& program, std::unique_ptr<BlockNode> block,
   return nest;
 }
 
+// Whether the indices are distinct spatial iteration variables of block, each
+// of the extent of its dimension of shape.
+bool IndexesWholeShape(const BlockNode& block, const std::vector<Expr>& indices,
+                       const std::vector<int64_t>& shape) {
+  if (indices.size() != shape.size()) return false;
+  std::set<const ExprNode*> used;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    bool found = false;
+    for (const IterVar& iv : block.iter_vars) {
+      if (iv.var.same_as(indices[d]) && iv.type == IterType::kSpatial &&
+          iv.extent == shape[d]) {
+        found = true;
+      }
+    }
+    if (!found || !used.insert(indices[d].get()).second) return false;
+  }
+  return true;
+}
+
+
 }  // namespace lathe

@@ -113,4 +113,10 @@ absl::Status CheckConcurrentLoopsAround(const Program& program,
 void PrependToLoop(ForNode* loop, StmtPtr stmt);
 void AppendToLoop(ForNode* loop, StmtPtr stmt);
 
+// Whether the indices are distinct spatial iteration variables of block, each
+// of the extent of its dimension of shape: the block then writes every
+// element of a buffer of that shape, each exactly once.
+bool IndexesWholeShape(const BlockNode& block, const std::vector<Expr>& indices,
+                       const std::vector<int64_t>& shape);
+
 }  // namespace lathe

@@ -16,23 +16,12 @@ namespace {
 // padded layout does not: its padding is never written, so a copy of the
 // whole buffer would read garbage.
 bool WrittenEverywhere(const Program& program, const BufferPtr& buffer) {
-  for (const BufferPtr& input : program.inputs) {
-    if (input == buffer) return true;
-  }
+  if (program.IsInput(buffer.get())) return true;
   for (BlockNode* writer : WritersOf(program, buffer.get())) {
     for (const BufferAccess& w : AccessesOf(*writer).writes) {
-      if (w.buffer != buffer) continue;
-      bool covers = w.indices.size() == buffer->shape.size();
-      for (size_t d = 0; covers && d < w.indices.size(); ++d) {
-        covers = false;
-        for (const IterVar& iv : writer->iter_vars) {
-          if (iv.var.same_as(w.indices[d]) && iv.type == IterType::kSpatial &&
-              iv.extent == buffer->shape[d]) {
-            covers = true;
-          }
-        }
+      if (w.buffer == buffer && IndexesWholeShape(*writer, w.indices, buffer->shape)) {
+        return true;
       }
-      if (covers) return true;
     }
   }
   return false;

@@ -4,34 +4,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/schedule/analysis/block_motion.h"
 #include "compiler/schedule/analysis/block_predicate.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/stage_builder.h"
 
 namespace lathe::primitive {
 
-namespace {
-
-// Whether the indices are distinct spatial iteration variables of block, each
-// of the extent of its dimension of shape.
-bool IndexesWholeShape(const BlockNode& block, const std::vector<Expr>& indices,
-                       const std::vector<int64_t>& shape) {
-  if (indices.size() != shape.size()) return false;
-  std::set<const ExprNode*> used;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    bool found = false;
-    for (const IterVar& iv : block.iter_vars) {
-      if (iv.var.same_as(indices[d]) && iv.type == IterType::kSpatial &&
-          iv.extent == shape[d]) {
-        found = true;
-      }
-    }
-    if (!found || !used.insert(indices[d].get()).second) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& block_name,
                                        int64_t write_index, BufferScope scope,
@@ -67,9 +46,7 @@ absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& bloc
   };
 
   // 2. Preconditions (see the header).
-  for (const BufferPtr& input : program->inputs) {
-    if (input == buffer) return fail("is a program input");
-  }
+  if (program->IsInput(buffer.get())) return fail("is a program input");
   for (BlockNode* other : program->Blocks()) {
     if (other == block) continue;
     for (const BufferAccess& w : AccessesOf(*other).writes) {

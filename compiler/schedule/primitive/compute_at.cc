@@ -47,11 +47,8 @@ absl::Status ComputeAt(Program* program, const std::string& block_name,
   absl::StatusOr<std::vector<Expr>> pattern =
       InjectiveWriteIndices(*block, *buffer);
   if (!pattern.ok()) return fail(std::string(pattern.status().message()));
-  for (const BufferPtr& out : program->outputs) {
-    if (out.get() == buffer.get()) {
-      return fail(absl::StrCat("it writes ", buffer->name,
-                               ", an output of the program"));
-    }
+  if (program->IsOutput(buffer.get())) {
+    return fail(absl::StrCat("it writes ", buffer->name, ", an output of the program"));
   }
   if (!BodyUsesOnlyIterVars(*block)) {
     return fail("its body uses variables other than its iteration variables");

@@ -33,11 +33,8 @@ absl::Status ComputeInline(Program* program, const std::string& block_name) {
   absl::StatusOr<std::vector<Expr>> pattern =
       InjectiveWriteIndices(*block, *buffer);
   if (!pattern.ok()) return fail(std::string(pattern.status().message()));
-  for (const BufferPtr& out : program->outputs) {
-    if (out.get() == buffer.get()) {
-      return fail(absl::StrCat("it writes ", buffer->name,
-                               ", an output of the program"));
-    }
+  if (program->IsOutput(buffer.get())) {
+    return fail(absl::StrCat("it writes ", buffer->name, ", an output of the program"));
   }
   if (ReadsBuffer(store->value, buffer.get())) {
     return fail(absl::StrCat("it reads ", buffer->name, ", which it writes"));

@@ -64,10 +64,8 @@ absl::Status ReverseComputeInline(Program* program,
   }
   // 3. The producer: the only writer and the block the only reader; one
   // store, not a reduction.
-  for (const BufferPtr& o : program->outputs) {
-    if (o.get() == input.get()) {
-      return fail(absl::StrCat(input->name, " is an output of the program"));
-    }
+  if (program->IsOutput(input.get())) {
+    return fail(absl::StrCat(input->name, " is an output of the program"));
   }
   std::vector<BlockNode*> writers = WritersOf(*program, input.get());
   if (writers.size() != 1) {
