@@ -27,6 +27,8 @@ PACKAGES=(
   libcli11-dev libfmt-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # peers of bench/kernels.cc only (the build skips that bench without them)
+  libopenblas-dev libdnnl-dev
 )
 
 if [[ "${LATHE_SKIP_DEPS:-0}" == "1" ]]; then
