@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/llvm/jit.h"
+#include "compiler/codegen/llvm/object_emitter.h"
 #include "compiler/codegen/target.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/schedule/replay.h"
@@ -53,6 +54,7 @@ struct Options {
   std::vector<int> threads = {1, 2};
   int rounds = 15;  // interleaved samples per side (fewer for long kernels)
   bool matmul = true, conv = true, compile = true;
+  std::string dump;  // write DUMP.ll / DUMP.o of each kernel instead of timing
 };
 
 // A 64-byte aligned float array.
@@ -141,6 +143,17 @@ void PrintRow(const std::string& what, int threads, double flops, double t_lathe
   std::fflush(stdout);
 }
 
+// Writes the optimized LLVM IR and the object file of a kernel, for reading
+// its inner loop (llvm-objdump -d --no-show-raw-insn DUMP.o).
+absl::Status Dump(const Program& lowered, const std::string& name, const Options& opt, int threads) {
+  std::string prefix = absl::StrCat(opt.dump, name, "_t", threads);
+  LATHE_ASSIGN_OR_RETURN(std::string ir, GenerateLLVMIR(lowered, HostTarget(threads)));
+  std::ofstream(prefix + ".ll") << ir;
+  LATHE_RETURN_IF_ERROR(EmitObjectFile(lowered, HostTarget(threads), prefix + ".o"));
+  std::printf("wrote %s.ll and %s.o\n", prefix.c_str(), prefix.c_str());
+  return absl::OkStatus();
+}
+
 // ---- (a) matmul against cblas_sgemm ------------------------------------------
 
 absl::Status BenchMatmul(const Options& opt, int64_t n, const std::string& trace_file) {
@@ -150,6 +163,10 @@ absl::Status BenchMatmul(const Options& opt, int64_t n, const std::string& trace
   FillUniform(&a, 1);
   FillUniform(&b, 2);
   const double flops = 2.0 * n * n * n;
+  if (!opt.dump.empty()) {
+    for (int threads : opt.threads) LATHE_RETURN_IF_ERROR(Dump(lowered, absl::StrCat("matmul", n), opt, threads));
+    return absl::OkStatus();
+  }
   const int rounds = n >= 2048 ? std::max(3, opt.rounds / 3) : opt.rounds;
   for (int threads : opt.threads) {
     LATHE_ASSIGN_OR_RETURN(CompiledKernel kernel, Compile(lowered, HostTarget(threads)));
@@ -188,6 +205,10 @@ absl::Status BenchConv(const Options& opt, const std::string& trace_file) {
     return absl::OkStatus();
   }
   LATHE_ASSIGN_OR_RETURN(Program lowered, LoadScheduled(spec, path));
+  if (!opt.dump.empty()) {
+    for (int threads : opt.threads) LATHE_RETURN_IF_ERROR(Dump(lowered, "conv2d", opt, threads));
+    return absl::OkStatus();
+  }
   Floats x(N * C * H * W), w(K * C * R * S), y_lathe(N * K * P * Q), y_peer(N * K * P * Q);
   FillUniform(&x, 3);
   FillUniform(&w, 4);
@@ -299,6 +320,9 @@ int Main(int argc, char** argv) {
       }
     } else if (a == "--rounds") {
       opt.rounds = std::max(1, std::atoi(value().c_str()));
+    } else if (a == "--dump") {
+      opt.dump = value();
+      opt.compile = false;
     } else if (a == "--only") {
       std::string v = value();
       opt.matmul = v.find("matmul") != std::string::npos;
@@ -306,7 +330,7 @@ int Main(int argc, char** argv) {
       opt.compile = v.find("compile") != std::string::npos;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--traces DIR] [--threads 1,2] [--rounds N] [--only matmul,conv,compile]\n",
+                   "usage: %s [--traces DIR] [--threads 1,2] [--rounds N] [--only matmul,conv,compile] [--dump PREFIX]\n",
                    argv[0]);
       return 2;
     }

@@ -18,6 +18,7 @@
 #include "compiler/arith/int_bounds.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/codegen/llvm/llvm_module.h"
+#include "compiler/ir/expr_functor.h"
 #include "compiler/util/check.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/IRBuilder.h"
@@ -344,6 +345,13 @@ class KernelEmitter {
         }
         break;
       case ForKind::kVectorized: {
+        // Straight-line stores of unit-stride accesses become vector IR
+        // directly (see EmitVectorized); anything else goes to LLVM's loop
+        // vectorizer.
+        if (int64_t lanes = ExplicitVectorWidth(loop); lanes > 1) {
+          st = EmitVectorized(loop, lanes);
+          break;
+        }
         // The widest power of two that fits the extent and a vector register.
         int64_t width = 1;
         while (width * 2 <= loop.extent && width * 2 <= target_.VectorLanesF32()) width *= 2;
@@ -396,6 +404,209 @@ class KernelEmitter {
     }
     b_.SetInsertPoint(after);
     return absl::OkStatus();
+  }
+
+  // ---- explicit vectors ----------------------------------------------------
+  //
+  // A vectorized loop whose body is a sequence of float32 stores, each at a
+  // unit-stride address in the loop variable (last index `var + c`, the
+  // others invariant), with values built from such loads, invariant
+  // subexpressions and float arithmetic, is emitted as vector IR: the loop
+  // runs in chunks of `lanes` iterations, each statement once per chunk on
+  // <lanes x float> values, invariant subexpressions evaluated once and
+  // broadcast. This is what the loop vectorizer would do, without depending
+  // on its cost model: a register tile (an unrolled loop around a vectorized
+  // one over a local buffer) becomes vector loads and stores at constant
+  // offsets that SROA promotes to registers. Lane-wise execution equals the
+  // scalar order when every load of a buffer stored in the body reads the
+  // element the store writes (same indices), which is checked.
+
+  // Chunks up to this count are emitted one after another; more run in a loop.
+  static constexpr int64_t kMaxInlineVectorChunks = 8;
+
+  static void CollectStores(const StmtNode* s, std::vector<const StoreNode*>* stores, bool* ok) {
+    if (s == nullptr) return;
+    if (const auto* st = s->as<StoreNode>()) {
+      stores->push_back(st);
+    } else if (const auto* seq = s->as<SeqNode>()) {
+      for (const StmtPtr& c : seq->stmts) CollectStores(c.get(), stores, ok);
+    } else {
+      *ok = false;
+    }
+  }
+
+  static bool IsF32(DType t) { return t.is_float() && t.bits() == 32; }
+
+  static bool SameExpr(const Expr& a, const Expr& b) {
+    if (a.get() == b.get()) return true;
+    if (!a.defined() || !b.defined() || a.kind() != b.kind() || !(a.dtype() == b.dtype())) return false;
+    if (a.is_var()) return false;
+    if (a->int_value != b->int_value || a->float_value != b->float_value || a->name != b->name ||
+        a->buffer != b->buffer || a.num_operands() != b.num_operands()) {
+      return false;
+    }
+    for (size_t i = 0; i < a.num_operands(); ++i) {
+      if (!SameExpr(a.operand(i), b.operand(i))) return false;
+    }
+    return true;
+  }
+
+  // e == var + (something invariant in var), with unit coefficient.
+  static bool IsUnitStride(const Expr& e, const Expr& var) {
+    if (e.get() == var.get()) return true;
+    if (e.is(ExprKind::kAdd)) {
+      bool u0 = UsesVar(e.operand(0), var), u1 = UsesVar(e.operand(1), var);
+      if (u0 && !u1) return IsUnitStride(e.operand(0), var);
+      if (u1 && !u0) return IsUnitStride(e.operand(1), var);
+      return false;
+    }
+    if (e.is(ExprKind::kSub)) return !UsesVar(e.operand(1), var) && IsUnitStride(e.operand(0), var);
+    return false;
+  }
+
+  static bool IsVectorAccess(const BufferPtr& buf, const std::vector<Expr>& indices, const Expr& var) {
+    if (!IsF32(buf->dtype) || indices.empty() || indices.size() != buf->shape.size()) return false;
+    for (size_t d = 0; d + 1 < indices.size(); ++d) {
+      if (UsesVar(indices[d], var)) return false;
+    }
+    return IsUnitStride(indices.back(), var);
+  }
+
+  struct VectorCheck {
+    const Expr* var;
+    std::vector<const StoreNode*> stores;
+    bool StoredHere(const Buffer* b) const {
+      for (const StoreNode* s : stores) {
+        if (s->buffer.get() == b) return true;
+      }
+      return false;
+    }
+  };
+
+  bool CanVectorizeExpr(const Expr& e, const VectorCheck& vc) {
+    const Expr& var = *vc.var;
+    if (!UsesVar(e, var)) {
+      // Evaluated once per chunk: it must not read what the body writes.
+      bool reads_stored = false;
+      VisitExpr(e, [&](const Expr& x) {
+        if (x.is(ExprKind::kLoad) && vc.StoredHere(x->buffer.get())) reads_stored = true;
+      });
+      return !reads_stored;
+    }
+    if (!IsF32(e.dtype())) return false;
+    switch (e.kind()) {
+      case ExprKind::kLoad: {
+        if (!IsVectorAccess(e->buffer, e->operands, var)) return false;
+        for (const StoreNode* s : vc.stores) {
+          if (s->buffer != e->buffer) continue;
+          for (size_t d = 0; d < s->indices.size(); ++d) {
+            if (!SameExpr(s->indices[d], e.operand(d))) return false;
+          }
+        }
+        return true;
+      }
+      case ExprKind::kAdd:
+      case ExprKind::kSub:
+      case ExprKind::kMul:
+      case ExprKind::kDiv:
+      case ExprKind::kMin:
+      case ExprKind::kMax:
+        return CanVectorizeExpr(e.operand(0), vc) && CanVectorizeExpr(e.operand(1), vc);
+      case ExprKind::kSelect:
+        return !UsesVar(e.operand(0), var) && IsSafeToSpeculate(e.operand(1)) &&
+               IsSafeToSpeculate(e.operand(2)) && CanVectorizeExpr(e.operand(1), vc) &&
+               CanVectorizeExpr(e.operand(2), vc);
+      default:
+        return false;
+    }
+  }
+
+  // The lanes of EmitVectorized for this loop, or 0 when it does not apply.
+  int64_t ExplicitVectorWidth(const ForNode& loop) {
+    int64_t lanes = target_.VectorLanesF32();
+    while (lanes > 1 && loop.extent % lanes != 0) lanes /= 2;
+    if (lanes < 4) return 0;
+    VectorCheck vc{&loop.var, {}};
+    bool ok = true;
+    CollectStores(loop.body.get(), &vc.stores, &ok);
+    if (!ok || vc.stores.empty()) return 0;
+    for (const StoreNode* s : vc.stores) {
+      if (!IsVectorAccess(s->buffer, s->indices, loop.var) || !CanVectorizeExpr(s->value, vc)) return 0;
+    }
+    return lanes;
+  }
+
+  absl::Status EmitVectorized(const ForNode& loop, int64_t lanes) {
+    std::vector<const StoreNode*> stores;
+    bool ok = true;
+    CollectStores(loop.body.get(), &stores, &ok);
+    auto emit_chunk = [&](llvm::Value* base) -> absl::Status {
+      vars_[loop.var.get()] = base;
+      for (const StoreNode* s : stores) {
+        LATHE_ASSIGN_OR_RETURN(llvm::Value * value, EmitVectorExpr(s->value, loop.var, lanes));
+        llvm::Type* elem = nullptr;
+        LATHE_ASSIGN_OR_RETURN(llvm::Value * ptr, ElementPointer(s->buffer, s->indices, &elem));
+        b_.CreateAlignedStore(value, ptr, llvm::Align(4));
+      }
+      return absl::OkStatus();
+    };
+    const int64_t chunks = loop.extent / lanes;
+    if (chunks <= kMaxInlineVectorChunks) {
+      for (int64_t c = 0; c < chunks; ++c) LATHE_RETURN_IF_ERROR(emit_chunk(b_.getInt64(c * lanes)));
+      return absl::OkStatus();
+    }
+    const std::string& name = loop.var->name;
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, name + ".vec", fs_.fn);
+    llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, name + ".vec.end", fs_.fn);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* iv = b_.CreatePHI(i64_, 2, name + ".chunk");
+    iv->addIncoming(b_.getInt64(0), pre);
+    LATHE_RETURN_IF_ERROR(emit_chunk(b_.CreateMul(iv, b_.getInt64(lanes), name, true, true)));
+    llvm::Value* next = b_.CreateAdd(iv, b_.getInt64(1), name + ".chunk.next", true, true);
+    b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(chunks)), header, after);
+    iv->addIncoming(next, b_.GetInsertBlock());
+    b_.SetInsertPoint(after);
+    return absl::OkStatus();
+  }
+
+  // A <lanes x float> value of e for the chunk whose first iteration is
+  // bound to var (checked by CanVectorizeExpr).
+  absl::StatusOr<llvm::Value*> EmitVectorExpr(const Expr& e, const Expr& var, int64_t lanes) {
+    const auto n = static_cast<unsigned>(lanes);
+    if (!UsesVar(e, var)) {
+      LATHE_ASSIGN_OR_RETURN(llvm::Value * v, EmitExpr(e));
+      return b_.CreateVectorSplat(n, v);
+    }
+    switch (e.kind()) {
+      case ExprKind::kLoad: {
+        llvm::Type* elem = nullptr;
+        LATHE_ASSIGN_OR_RETURN(llvm::Value * ptr, ElementPointer(e->buffer, e->operands, &elem));
+        return static_cast<llvm::Value*>(
+            b_.CreateAlignedLoad(llvm::FixedVectorType::get(elem, n), ptr, llvm::Align(4)));
+      }
+      case ExprKind::kSelect: {
+        LATHE_ASSIGN_OR_RETURN(llvm::Value * c, EmitExpr(e.operand(0)));
+        LATHE_ASSIGN_OR_RETURN(llvm::Value * tv, EmitVectorExpr(e.operand(1), var, lanes));
+        LATHE_ASSIGN_OR_RETURN(llvm::Value * ev, EmitVectorExpr(e.operand(2), var, lanes));
+        return b_.CreateSelect(ToBool(c), tv, ev);
+      }
+      default:
+        break;
+    }
+    LATHE_ASSIGN_OR_RETURN(llvm::Value * a, EmitVectorExpr(e.operand(0), var, lanes));
+    LATHE_ASSIGN_OR_RETURN(llvm::Value * bv, EmitVectorExpr(e.operand(1), var, lanes));
+    switch (e.kind()) {
+      case ExprKind::kAdd: return b_.CreateFAdd(a, bv);
+      case ExprKind::kSub: return b_.CreateFSub(a, bv);
+      case ExprKind::kMul: return b_.CreateFMul(a, bv);
+      case ExprKind::kDiv: return b_.CreateFDiv(a, bv);
+      case ExprKind::kMin: return b_.CreateSelect(b_.CreateFCmpOLT(bv, a), bv, a);
+      case ExprKind::kMax: return b_.CreateSelect(b_.CreateFCmpOLT(a, bv), bv, a);
+      default: break;
+    }
+    return Fail(absl::StrCat("cannot vectorize ", e.ToString()));
   }
 
   // Outlines the body into `int NAME_parN(int64_t task, void* closure)`; the

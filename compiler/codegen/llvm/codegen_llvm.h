@@ -9,7 +9,10 @@
 // - index arithmetic is int64; float arithmetic carries the contract,
 //   reassoc, nsz and afn flags (FMAs form; reductions may vectorize);
 // - serial loops are loops; unrolled loops are emitted `extent` times (or,
-//   when long, a loop with llvm.loop.unroll.full); vectorized loops carry
+//   when long, a loop with llvm.loop.unroll.full); vectorized loops whose
+//   body is float32 stores at unit stride in the loop variable, over a
+//   multiple of 4 or more lanes, are emitted as vector IR directly (chunks of
+//   up to a vector register); other vectorized loops carry
 //   llvm.loop.vectorize.enable and a width no wider than the target's vector
 //   registers (the vectorizer adds the tail); parallel loops are outlined
 //   into `int body(int64_t task, void* closure)` run by lathe_parallel_for of

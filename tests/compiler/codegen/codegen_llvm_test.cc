@@ -21,15 +21,54 @@ using ::lathe::testing::MakeLoweredProgram;
 using ::lathe::testing::Matmul;
 using ::lathe::testing::ScalarLoop;
 
+// A prime extent has no whole vector chunks: the loop goes to LLVM's loop
+// vectorizer through metadata.
 TEST(Codegen, VectorizedLoopCarriesMetadata) {
   absl::StatusOr<std::string> ir =
-      GenerateLLVMIR(ScalarLoop(64, ForKind::kVectorized), Host(), {}, /*optimize=*/false);
+      GenerateLLVMIR(ScalarLoop(61, ForKind::kVectorized), Host(), {}, /*optimize=*/false);
   ASSERT_TRUE(ir.ok()) << ir.status();
   EXPECT_THAT(*ir, ::testing::HasSubstr("llvm.loop.vectorize.enable"));
   EXPECT_THAT(*ir, ::testing::HasSubstr("noalias"));
-  absl::StatusOr<std::string> opt = GenerateLLVMIR(ScalarLoop(64, ForKind::kVectorized), Host());
+  absl::StatusOr<std::string> opt = GenerateLLVMIR(ScalarLoop(61, ForKind::kVectorized), Host());
   ASSERT_TRUE(opt.ok()) << opt.status();
   EXPECT_THAT(*opt, ::testing::ContainsRegex("<(4|8|16) x float>"));
+}
+
+// Unit-stride stores over whole vectors are emitted as vector IR directly.
+TEST(Codegen, VectorizedUnitStrideLoopIsVectorIR) {
+  absl::StatusOr<std::string> ir =
+      GenerateLLVMIR(ScalarLoop(64, ForKind::kVectorized), Host(), {}, /*optimize=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, ::testing::ContainsRegex("store <(4|8|16) x float>"));
+  EXPECT_THAT(*ir, ::testing::Not(::testing::HasSubstr("llvm.loop.vectorize.enable")));
+}
+
+// The register tile of a matmul: i unrolled around j vectorized, the
+// accumulator a local buffer; it lives in vector registers (no memory
+// accumulator left after SROA), updated by vector fmul/fadd pairs (FMAs).
+TEST(Codegen, RegisterTileStaysInRegisters) {
+  const int64_t mr = 4, nr = 32, k = 64;
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {mr, k});
+  BufferPtr b = MakeBuffer("B", DType::Float32(), {k, nr});
+  BufferPtr c = MakeBuffer("C", DType::Float32(), {mr, nr});
+  BufferPtr acc = MakeBuffer("acc", DType::Float32(), {mr, nr}, BufferScope::kLocal);
+  Expr i0 = Var("i0"), j0 = Var("j0"), i = Var("i"), j = Var("j"), kk = Var("k"), i2 = Var("i2"), j2 = Var("j2");
+  std::vector<StmtPtr> body;
+  body.push_back(MakeFor(i0, mr, MakeFor(j0, nr, MakeStore(acc, {i0, j0}, Expr(0.0)), ForKind::kVectorized),
+                         ForKind::kUnrolled));
+  body.push_back(MakeFor(
+      kk, k,
+      MakeFor(i, mr,
+              MakeFor(j, nr, MakeStore(acc, {i, j}, Load(acc, {i, j}) + Load(a, {i, kk}) * Load(b, {kk, j})),
+                      ForKind::kVectorized),
+              ForKind::kUnrolled)));
+  body.push_back(MakeFor(i2, mr, MakeFor(j2, nr, MakeStore(c, {i2, j2}, Load(acc, {i2, j2})), ForKind::kVectorized),
+                         ForKind::kUnrolled));
+  Program p = MakeLoweredProgram("tile", {a, b}, {c}, MakeSeq(std::move(body)), {acc});
+  absl::StatusOr<std::string> ir = GenerateLLVMIR(p, Host());
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, ::testing::Not(::testing::HasSubstr("alloca")));
+  EXPECT_THAT(*ir, ::testing::ContainsRegex("fadd [a-z ]*<(4|8|16) x float>"));
 }
 
 TEST(Codegen, MatmulFormsFmas) {
