@@ -3,7 +3,9 @@
 // cli/command.h for how to add one.
 #include <CLI/CLI.hpp>
 
+#include "cli/bench_command.h"
 #include "cli/command.h"
+#include "cli/compile_command.h"
 #include "cli/demo_command.h"
 #include "cli/lower_command.h"
 #include "cli/workloads_command.h"
@@ -15,5 +17,7 @@ int main(int argc, char** argv) {
   lathe::cli::AddWorkloadsCommand(app);
   lathe::cli::AddLowerCommand(app);
   lathe::cli::AddDemoCommand(app);
+  lathe::cli::AddCompileCommand(app);
+  lathe::cli::AddBenchCommand(app);
   return lathe::cli::RunApp(app, argc, argv);
 }

@@ -1,0 +1,46 @@
+// The C header that `lathe compile` writes beside a kernel's object or
+// library: the prototype with the C ABI of DESIGN.md (inputs in definition
+// order as const float*, outputs last), each parameter's shape in a comment,
+// and what the kernel was built from (workload canonical form, target,
+// schedule hash), plus the runtime's thread control. Valid C89/C99 and C++
+// (extern "C" guards). The text depends only on its inputs: compiling twice
+// gives the same bytes.
+// Tests: tests/compiler/codegen/kernel_library_test.cc, tests/cli.
+#pragma once
+
+#include <string>
+
+#include "compiler/codegen/kernel_program.h"
+#include "compiler/codegen/target.h"
+#include "compiler/workload/workload.h"
+
+namespace lathe {
+
+// How the kernel ships; it decides which thread control the header declares.
+enum class LibraryKind {
+  kObject,  // .o: the user links the runtime (or uses the .a)
+  kStatic,  // .a: kernel + runtime
+  kShared,  // .so: kernel + a private copy of the runtime
+};
+
+// The default C symbol of a workload's kernel: the operator name and its
+// integer parameters in declaration order joined by 'x'
+// ("matmul_512x512x512"); a custom workload's dims in name order
+// ("custom_64x64x64"). Always a valid C identifier.
+std::string DefaultFunctionName(const Workload& workload);
+
+// True for a valid C identifier (what --function accepts).
+bool IsCIdentifier(const std::string& name);
+
+// The name of the thread-count setter a shared library exports:
+// NAME_set_num_threads. The runtime inside a .so is private to it (linked
+// with -Wl,--exclude-libs,ALL, so two Lathe libraries in one process never
+// share or interpose a pool), so lathe_set_num_threads is not visible there.
+std::string SharedSetNumThreadsName(const std::string& function_name);
+
+// The header text for the kernel `function_name`.
+std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
+                         const Target& target, const std::string& function_name,
+                         LibraryKind kind);
+
+}  // namespace lathe

@@ -1,0 +1,43 @@
+#include "compiler/codegen/kernel_program.h"
+
+#include <chrono>
+#include <memory>
+#include <utility>
+
+#include "compiler/ir/structural_equal.h"
+#include "compiler/lower/pipeline.h"
+#include "compiler/schedule/replay.h"
+
+namespace lathe {
+
+absl::StatusOr<KernelProgram> MakeKernelProgram(const Workload& workload, const Trace* trace,
+                                                const Target& target) {
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Program> initial = workload.InitialProgram();
+  if (!initial.ok()) return initial.status();
+  KernelProgram kernel;
+  if (trace != nullptr) {
+    kernel.trace = *trace;
+  } else {
+    // TODO(default schedule): DefaultSchedule (compiler/schedule/
+    // default_schedule.h) is not in main yet; until it lands the default is
+    // the unscheduled program (an empty trace), correct but slow.
+    (void)target;
+    kernel.default_schedule = true;
+    kernel.trace.workload = workload.CanonicalForm();
+  }
+  absl::StatusOr<std::unique_ptr<TracedSchedule>> scheduled = ReplayTrace(kernel.trace, *initial);
+  if (!scheduled.ok()) return scheduled.status();
+  kernel.scheduled = (*scheduled)->program();
+  kernel.trace = (*scheduled)->trace();
+  if (kernel.trace.workload.empty()) kernel.trace.workload = workload.CanonicalForm();
+  kernel.structural_hash = StructuralHashHex(kernel.scheduled);
+  absl::StatusOr<Program> lowered = LowerProgram(kernel.scheduled);
+  if (!lowered.ok()) return lowered.status();
+  kernel.lowered = *std::move(lowered);
+  kernel.schedule_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return kernel;
+}
+
+}  // namespace lathe

@@ -1,0 +1,51 @@
+// Tests of compiler/measure/reference_check.h with kernels written here.
+#include "compiler/measure/reference_check.h"
+
+#include "compiler/workload/spec.h"
+#include "gtest/gtest.h"
+
+namespace lathe {
+namespace {
+
+constexpr int kM = 5, kN = 7, kK = 3;
+
+absl::Status Matmul(const std::vector<float*>& args, bool wrong) {
+  const float* a = args[0];
+  const float* b = args[1];
+  float* c = args[2];
+  for (int i = 0; i < kM; ++i) {
+    for (int j = 0; j < kN; ++j) {
+      float sum = 0;
+      for (int k = 0; k < kK; ++k) sum += a[i * kK + k] * b[k * kN + j];
+      c[i * kN + j] = sum;
+    }
+  }
+  if (wrong) c[2 * kN + 3] += 1.0f;
+  return absl::OkStatus();
+}
+
+TEST(ReferenceCheck, PassesACorrectKernel) {
+  absl::StatusOr<Workload> w = ParseWorkloadSpec("matmul:M=5,N=7,K=3");
+  ASSERT_TRUE(w.ok());
+  absl::Status st = CheckAgainstReference(*w, [](const auto& args) { return Matmul(args, false); });
+  EXPECT_TRUE(st.ok()) << st;
+}
+
+TEST(ReferenceCheck, NamesTheFirstMismatch) {
+  absl::StatusOr<Workload> w = ParseWorkloadSpec("matmul:M=5,N=7,K=3");
+  ASSERT_TRUE(w.ok());
+  absl::Status st = CheckAgainstReference(*w, [](const auto& args) { return Matmul(args, true); });
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(st.message()).find("output C"), std::string::npos) << st;
+  EXPECT_NE(std::string(st.message()).find("[2, 3]"), std::string::npos) << st;
+}
+
+TEST(ReferenceCheck, AnUnwrittenOutputFails) {
+  absl::StatusOr<Workload> w = ParseWorkloadSpec("matmul:M=5,N=7,K=3");
+  ASSERT_TRUE(w.ok());
+  absl::Status st = CheckAgainstReference(*w, [](const auto&) { return absl::OkStatus(); });
+  EXPECT_FALSE(st.ok());
+}
+
+}  // namespace
+}  // namespace lathe
