@@ -158,7 +158,10 @@ class KernelEmitter {
   }
 
   llvm::FunctionCallee RuntimeAlloc() {
-    return module_->getOrInsertFunction("lathe_alloc", ptr_, i64_, i64_);
+    llvm::FunctionCallee f = module_->getOrInsertFunction("lathe_alloc", ptr_, i64_, i64_);
+    // Fresh memory, like malloc's: no other pointer reaches it.
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) fn->addRetAttr(llvm::Attribute::NoAlias);
+    return f;
   }
   llvm::FunctionCallee RuntimeFree() {
     return module_->getOrInsertFunction("lathe_free", b_.getVoidTy(), ptr_);
@@ -642,38 +645,59 @@ class KernelEmitter {
     for (const auto& c : cap_bufs) b_.CreateStore(c.second, b_.CreateStructGEP(closure_type, closure, field++));
     for (const auto& c : cap_vars) b_.CreateStore(c.second, b_.CreateStructGEP(closure_type, closure, field++));
 
-    // 3. The outlined function, built with the emitter's state swapped out.
-    auto* task_type = llvm::FunctionType::get(i32_, {i64_, ptr_}, false);
-    llvm::Function* task_fn = llvm::Function::Create(
-        task_type, llvm::Function::InternalLinkage,
-        absl::StrCat(fs_.fn->getName().str(), "_par", num_outlined_++), module_);
-    SetFunctionAttributes(task_fn);
+    // 3. The outlined body, built with the emitter's state swapped out:
+    //    `int NAME_parN_body(int64_t task, ptr noalias buf..., int64_t var...)`.
+    //    The captured buffers are distinct parameters or allocations, so they
+    //    are noalias arguments here; once the body is inlined into the task
+    //    function (its only caller), the inliner keeps that knowledge as
+    //    alias-scope metadata. Loading them from the closure directly would
+    //    lose it, and loads would be redone after every store.
+    const std::string base_name = absl::StrCat(fs_.fn->getName().str(), "_par", num_outlined_++);
+    std::vector<llvm::Type*> body_args = {i64_};
+    body_args.insert(body_args.end(), cap_bufs.size(), ptr_);
+    body_args.insert(body_args.end(), cap_vars.size(), i64_);
+    llvm::Function* body_fn = llvm::Function::Create(llvm::FunctionType::get(i32_, body_args, false),
+                                                     llvm::Function::InternalLinkage, base_name + "_body", module_);
+    SetFunctionAttributes(body_fn);
     FunctionState outer_fs = fs_;
     auto outer_vars = vars_;
     auto outer_bufs = buffers_;
-    BeginFunction(task_fn);
-    {
-      auto ip = b_.saveIP();
-      b_.restoreIP(EntryInsertPoint());
-      llvm::Value* env = task_fn->getArg(1);
-      field = 0;
-      vars_.clear();
-      for (const auto& c : cap_bufs) {
-        buffers_[c.first] = b_.CreateLoad(ptr_, b_.CreateStructGEP(closure_type, env, field++));
-      }
-      for (const auto& c : cap_vars) {
-        vars_[c.first] = b_.CreateLoad(i64_, b_.CreateStructGEP(closure_type, env, field++));
-      }
-      b_.restoreIP(ip);
+    BeginFunction(body_fn);
+    vars_.clear();
+    unsigned arg = 1;
+    for (const auto& c : cap_bufs) {
+      llvm::Argument* a = body_fn->getArg(arg++);
+      a->addAttr(llvm::Attribute::NoAlias);
+      a->addAttr(llvm::Attribute::NoCapture);
+      buffers_[c.first] = a;
     }
-    vars_[loop.var.get()] = task_fn->getArg(0);
+    for (const auto& c : cap_vars) vars_[c.first] = body_fn->getArg(arg++);
+    vars_[loop.var.get()] = body_fn->getArg(0);
     absl::Status st = EmitStmt(*loop.body);
     if (st.ok()) FinishFunction();
     fs_ = outer_fs;
     vars_ = std::move(outer_vars);
     buffers_ = std::move(outer_bufs);
-    b_.restoreIP(saved_ip);
     LATHE_RETURN_IF_ERROR(st);
+    // The task function of the runtime: unpack the closure, call the body.
+    auto* task_type = llvm::FunctionType::get(i32_, {i64_, ptr_}, false);
+    llvm::Function* task_fn =
+        llvm::Function::Create(task_type, llvm::Function::InternalLinkage, base_name, module_);
+    SetFunctionAttributes(task_fn);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", task_fn));
+    {
+      llvm::Value* env = task_fn->getArg(1);
+      std::vector<llvm::Value*> call_args = {task_fn->getArg(0)};
+      field = 0;
+      for (size_t i = 0; i < cap_bufs.size(); ++i) {
+        call_args.push_back(b_.CreateLoad(ptr_, b_.CreateStructGEP(closure_type, env, field++)));
+      }
+      for (size_t i = 0; i < cap_vars.size(); ++i) {
+        call_args.push_back(b_.CreateLoad(i64_, b_.CreateStructGEP(closure_type, env, field++)));
+      }
+      b_.CreateRet(b_.CreateCall(body_fn, call_args));
+    }
+    b_.restoreIP(saved_ip);
 
     // 4. The call; a failing task's code becomes the kernel's status.
     llvm::FunctionCallee parallel_for =
