@@ -10,6 +10,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
+#include "compiler/schedule/default_schedule.h"
 #include "compiler/schedule/replay.h"
 
 namespace lathe::cli {
@@ -21,6 +22,8 @@ struct LowerOptions {
   bool show_trace = false;
   bool lowered = false;
   bool print_after_each = false;
+  bool use_default = false;
+  int64_t vector_width = 16;
 };
 
 // Prints the program, or with --lowered (or --print-after-each) the flat loop
@@ -49,20 +52,40 @@ absl::Status RunLower(const LowerOptions& options) {
   if (!workload.ok()) return workload.status();
   absl::StatusOr<Program> program = workload->InitialProgram();
   if (!program.ok()) return program.status();
-  if (options.trace_path.empty()) return PrintResult(options, *program);
-  absl::StatusOr<Trace> trace = Trace::Load(options.trace_path);
-  if (!trace.ok()) return trace.status();
-  if (!trace->workload.empty() &&
-      trace->workload != workload->CanonicalForm()) {
-    std::fprintf(stderr,
-                 "lathe: warning: trace %s was recorded on %s, not %s\n",
-                 options.trace_path.c_str(), trace->workload.c_str(),
-                 workload->CanonicalForm().c_str());
+  absl::StatusOr<Trace> trace;
+  std::string trace_name = options.trace_path;
+  if (!options.trace_path.empty()) {
+    trace = Trace::Load(options.trace_path);
+    if (!trace.ok()) return trace.status();
+    if (!trace->workload.empty() &&
+        trace->workload != workload->CanonicalForm()) {
+      std::fprintf(stderr,
+                   "lathe: warning: trace %s was recorded on %s, not %s\n",
+                   options.trace_path.c_str(), trace->workload.c_str(),
+                   workload->CanonicalForm().c_str());
+    }
+  } else if (options.use_default) {
+    // The schedule used when no trace is given; replayed below like a file,
+    // so what is printed is what a stored default trace would give.
+    DefaultScheduleOptions default_options;
+    default_options.vector_width = options.vector_width;
+    std::vector<std::string> skipped;
+    trace = DefaultSchedule(*program, default_options, &skipped);
+    if (!trace.ok()) return trace.status();
+    trace->workload = workload->CanonicalForm();
+    trace_name = "of the default schedule";
+    if (options.show_trace) {
+      for (const std::string& line : skipped) {
+        std::printf("# default schedule skipped %s\n", line.c_str());
+      }
+    }
+  } else {
+    return PrintResult(options, *program);
   }
   auto scheduled = ReplayTrace(*trace, *program);
   if (!scheduled.ok()) {
     return absl::Status(scheduled.status().code(),
-                        absl::StrCat("trace ", options.trace_path, ": ",
+                        absl::StrCat("trace ", trace_name, ": ",
                                      scheduled.status().message()));
   }
   if (options.show_trace) {
@@ -82,6 +105,13 @@ void AddLowerCommand(CLI::App& app) {
   options->workload.AddTo(command, /*spec_required=*/true);
   command->add_option("--trace", options->trace_path,
                       "a trace file (JSON) to replay before printing");
+  command->add_flag("--default", options->use_default,
+                    "without --trace: replay the default schedule (parallel "
+                    "outer loops, vectorized inner loop)");
+  command->add_option("--vector-width", options->vector_width,
+                      "floats per vector for --default (16: AVX-512, "
+                      "8: AVX2, 4: SSE)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   command->add_flag("--show-trace", options->show_trace,
                     "also print the replayed trace");
   command->add_flag("--lowered", options->lowered,
