@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -54,7 +55,8 @@ struct Options {
   std::vector<int> threads = {1, 2};
   int rounds = 15;  // interleaved samples per side (fewer for long kernels)
   bool matmul = true, conv = true, compile = true;
-  std::string dump;  // write DUMP.ll / DUMP.o of each kernel instead of timing
+  std::string dump;
+  std::string conv_trace = "conv2d_128x28.json";  // under traces_dir  // write DUMP.ll / DUMP.o of each kernel instead of timing
 };
 
 // A 64-byte aligned float array.
@@ -101,6 +103,12 @@ Error Compare(const float* got, const float* want, size_t n) {
   return {max_abs, max_ref > 0 ? max_abs / max_ref : max_abs};
 }
 
+// Lets the worker threads of the side that just ran go idle. Lathe's pool
+// and OpenMP (oneDNN) / OpenBLAS's threads spin for a while after a
+// parallel region (libgomp: up to ~5 ms by default); on a 2-core machine a
+// spinning pool steals a core from the other side's next call. Not timed.
+void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
+
 // Interleaves calls of a and b (after warm-up) and returns their median times.
 std::pair<double, double> TimeInterleaved(const std::function<void()>& a, const std::function<void()>& b,
                                           int rounds) {
@@ -110,13 +118,16 @@ std::pair<double, double> TimeInterleaved(const std::function<void()>& a, const 
   }
   std::vector<double> ta, tb;
   for (int r = 0; r < rounds; ++r) {
+    Settle();
     double t0 = NowSec();
     a();
     double t1 = NowSec();
-    b();
+    Settle();
     double t2 = NowSec();
+    b();
+    double t3 = NowSec();
     ta.push_back(t1 - t0);
-    tb.push_back(t2 - t1);
+    tb.push_back(t3 - t2);
   }
   return {Median(ta), Median(tb)};
 }
@@ -221,26 +232,27 @@ absl::Status BenchConv(const Options& opt, const std::string& trace_file) {
   dnnl::memory::dims src_dims = {N, C, H, W}, wei_dims = {K, C, R, S}, dst_dims = {N, K, P, Q};
   dnnl::memory::desc src_any(src_dims, dt::f32, tag::any), wei_any(wei_dims, dt::f32, tag::any),
       dst_any(dst_dims, dt::f32, tag::any);
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                       src_any, wei_any, dst_any, {1, 1}, {pad, pad}, {pad, pad});
-  dnnl::convolution_forward::primitive_desc pd(desc, eng);
-  std::printf("oneDNN %d.%d.%d conv impl: %s\n", dnnl_version()->major, dnnl_version()->minor,
-              dnnl_version()->patch, pd.impl_info_str());
-  // The user's NCHW / OIHW tensors, reordered once into oneDNN's layouts
-  // (outside the timed region: weights are constants at deployment, and the
-  // activations arrive in whatever layout the previous layer left).
-  dnnl::memory x_user({src_dims, dt::f32, tag::nchw}, eng, x.data);
-  dnnl::memory w_user({wei_dims, dt::f32, tag::oihw}, eng, w.data);
-  dnnl::memory y_user({dst_dims, dt::f32, tag::nchw}, eng, y_peer.data);
-  dnnl::memory x_mem(pd.src_desc(), eng), w_mem(pd.weights_desc(), eng), y_mem(pd.dst_desc(), eng);
-  dnnl::reorder(x_user, x_mem).execute(strm, x_user, x_mem);
-  dnnl::reorder(w_user, w_mem).execute(strm, w_user, w_mem);
-  dnnl::convolution_forward conv(pd);
-  strm.wait();
-
   for (int threads : opt.threads) {
     LATHE_ASSIGN_OR_RETURN(CompiledKernel kernel, Compile(lowered, HostTarget(threads)));
     SetPeerThreads(threads);
+    // oneDNN sizes its work split by the thread count at creation: create
+    // the primitive after setting it.
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                         src_any, wei_any, dst_any, {1, 1}, {pad, pad}, {pad, pad});
+    dnnl::convolution_forward::primitive_desc pd(desc, eng);
+    std::printf("oneDNN %d.%d.%d conv impl (%d threads): %s\n", dnnl_version()->major, dnnl_version()->minor,
+                dnnl_version()->patch, threads, pd.impl_info_str());
+    // The user's NCHW / OIHW tensors, reordered once into oneDNN's layouts
+    // (outside the timed region: weights are constants at deployment, and the
+    // activations arrive in whatever layout the previous layer left).
+    dnnl::memory x_user({src_dims, dt::f32, tag::nchw}, eng, x.data);
+    dnnl::memory w_user({wei_dims, dt::f32, tag::oihw}, eng, w.data);
+    dnnl::memory y_user({dst_dims, dt::f32, tag::nchw}, eng, y_peer.data);
+    dnnl::memory x_mem(pd.src_desc(), eng), w_mem(pd.weights_desc(), eng), y_mem(pd.dst_desc(), eng);
+    dnnl::reorder(x_user, x_mem).execute(strm, x_user, x_mem);
+    dnnl::reorder(w_user, w_mem).execute(strm, w_user, w_mem);
+    dnnl::convolution_forward conv(pd);
+    strm.wait();
     auto run_lathe = [&] { kernel.Call({x.data, w.data, y_lathe.data}); };
     auto run_peer = [&] {
       conv.execute(strm, {{DNNL_ARG_SRC, x_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, y_mem}});
@@ -320,6 +332,8 @@ int Main(int argc, char** argv) {
       }
     } else if (a == "--rounds") {
       opt.rounds = std::max(1, std::atoi(value().c_str()));
+    } else if (a == "--conv-trace") {
+      opt.conv_trace = value();
     } else if (a == "--dump") {
       opt.dump = value();
       opt.compile = false;
@@ -330,7 +344,7 @@ int Main(int argc, char** argv) {
       opt.compile = v.find("compile") != std::string::npos;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--traces DIR] [--threads 1,2] [--rounds N] [--only matmul,conv,compile] [--dump PREFIX]\n",
+                   "usage: %s [--traces DIR] [--threads 1,2] [--rounds N] [--only matmul,conv,compile] [--conv-trace FILE] [--dump PREFIX]\n",
                    argv[0]);
       return 2;
     }
@@ -348,7 +362,7 @@ int Main(int argc, char** argv) {
   if (st.ok() && opt.compile) st = BenchCompile(opt, "matmul_1024.json");
   if (st.ok() && opt.matmul) st = BenchMatmul(opt, 1024, "matmul_1024.json");
   if (st.ok() && opt.matmul) st = BenchMatmul(opt, 2048, "matmul_2048.json");
-  if (st.ok() && opt.conv) st = BenchConv(opt, "conv2d_128x28.json");
+  if (st.ok() && opt.conv) st = BenchConv(opt, opt.conv_trace);
   if (!st.ok()) {
     std::fprintf(stderr, "bench_kernels: %s\n", st.ToString().c_str());
     return 1;

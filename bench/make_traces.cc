@@ -12,6 +12,7 @@
 // (decompose_reduction), B packed into [N/NR][K][NR] panels and A into
 // [M/MR][K][MR] panels (cache_read with a layout), parallel over panels.
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -75,6 +76,55 @@ absl::Status ScheduleMatmul(TracedSchedule* sch, const MatmulTiles& t) {
   return absl::OkStatus();
 }
 
+struct ConvTiles {
+  int64_t qr = 7;   // output pixels of a row in the register tile (unrolled)
+  int64_t kr = 32;  // output channels in the register tile (vectorized)
+  bool unroll_s = false;  // unrolled, LLVM shares broadcasts across s and spills
+};
+
+// conv2d_nchw Y[n, k, p, q] = sum_{c, r, s} pad[n, c, p + r, q + s] W[k, c, r, s]:
+// the direct-convolution micro-kernel of KERNELS.md. A tile of QR output
+// pixels x KR output channels accumulates in registers, vectorized over the
+// channels: the accumulator is laid out [.., q, k] (cache_write with a
+// layout) and W is packed as [K/KR][C][R][S][KR], so every vector access is
+// unit-stride; the input is broadcast. Loops, outermost first:
+//   n > p (parallel) > ko > qo > [init] > c > r > s > qi (unrolled)
+//   > ki (vectorized) > [write back, transposed to NCHW, unrolled]
+absl::Status ScheduleConv(TracedSchedule* sch, const ConvTiles& t) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV y, sch->GetBlock("Y"));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(y));
+  LoopRV n = loops[0], k = loops[1], p = loops[2], q = loops[3], c = loops[4], r = loops[5], s = loops[6];
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> ks, sch->Split(k, {Factor(), Factor(t.kr)}));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> qs, sch->Split(q, {Factor(), Factor(t.qr)}));
+  LoopRV ko = ks[0], ki = ks[1], qo = qs[0], qi = qs[1];
+  LATHE_RETURN_IF_ERROR(sch->Reorder({n, p, ko, qo, c, r, s, qi, ki}));
+  // 1. The register tile, channels innermost: Y[n, k, p, q] -> [n, p, q, k].
+  LATHE_ASSIGN_OR_RETURN(BlockRV wb, sch->CacheWrite(y, 0, "local", Layout{{1, 1, 1, 1}, {0, 2, 3, 1}}));
+  LATHE_RETURN_IF_ERROR(sch->ReverseComputeAt(wb, qo));
+  {
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> wl, sch->GetLoops(wb));
+    // Under n, p, ko, qo: the tile's loops, all unrolled so that the
+    // accumulator is addressed at constants and stays in registers.
+    for (size_t i = 4; i < wl.size(); ++i) LATHE_RETURN_IF_ERROR(sch->Unroll(wl[i]));
+  }
+  LATHE_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(y, c));
+  LATHE_RETURN_IF_ERROR(UnrollAndVectorize(sch, init, 2));
+  // 2. Weights packed [K/KR][C][R][S][KR], once per call.
+  LATHE_ASSIGN_OR_RETURN(BlockRV wp,
+                         sch->CacheRead(y, 1, "global", Layout{{t.kr, 1, 1, 1}, {0, 2, 3, 4, 1}}));
+  (void)wp;
+  // 3. The micro-kernel and the parallel outer loop.
+  if (t.unroll_s) LATHE_RETURN_IF_ERROR(sch->Unroll(s));
+  LATHE_RETURN_IF_ERROR(sch->Unroll(qi));
+  LATHE_RETURN_IF_ERROR(sch->Vectorize(ki));
+  LATHE_RETURN_IF_ERROR(sch->Parallel(p));
+  // 4. The padded copy of the input, in parallel over channels.
+  LATHE_ASSIGN_OR_RETURN(BlockRV pad, sch->GetBlock("pad"));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> pl, sch->GetLoops(pad));
+  LATHE_RETURN_IF_ERROR(sch->Parallel(pl[1]));
+  return absl::OkStatus();
+}
+
 absl::Status WriteTrace(const std::string& spec, const std::string& path,
                         const std::function<absl::Status(TracedSchedule*)>& schedule) {
   LATHE_ASSIGN_OR_RETURN(Workload w, ParseWorkloadSpec(spec));
@@ -103,7 +153,21 @@ int Main(int argc, char** argv) {
        [](TracedSchedule* s) { return ScheduleMatmul(s, MatmulTiles{}); }},
       {"matmul:M=2048,N=2048,K=2048", "matmul_2048.json",
        [](TracedSchedule* s) { return ScheduleMatmul(s, MatmulTiles{}); }},
+      {"conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1", "conv2d_128x28.json",
+       [](TracedSchedule* s) { return ScheduleConv(s, ConvTiles{}); }},
   };
+  // Variants for experiments (bench_kernels --conv-trace FILE), not in git.
+  if (std::getenv("LATHE_CONV_VARIANTS")) {
+    for (int64_t qr : {7, 14, 28}) {
+      for (int64_t kr : {16, 32, 64}) {
+        for (bool us : {false, true}) {
+          jobs.push_back({"conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1",
+                          absl::StrCat("conv_q", qr, "_k", kr, us ? "_us" : "", ".json"),
+                          [=](TracedSchedule* s) { return ScheduleConv(s, ConvTiles{qr, kr, us}); }});
+        }
+      }
+    }
+  }
   for (const Job& job : jobs) {
     absl::Status st = WriteTrace(job.spec, dir + "/" + job.file, job.schedule);
     if (!st.ok()) {
