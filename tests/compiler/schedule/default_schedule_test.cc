@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -308,6 +309,23 @@ TEST(DefaultSchedule, OneThreadMakesNothingParallel) {
   LoopKinds kinds = CountLoopKinds((*replayed)->program());
   EXPECT_EQ(kinds.parallel, 0);
   EXPECT_GE(kinds.vectorized, 1);
+}
+
+// A padded copy that conv2d reads once per output channel stays a stage of
+// its own (inlined, its select would run K times per element); pooling, which
+// reuses no padded element across an unindexed loop, inlines it.
+TEST(DefaultSchedule, InlinesPaddingOnlyWhereItIsNotReused) {
+  for (const auto& [spec, kept] : std::vector<std::pair<std::string, bool>>{
+           {"conv2d_nchw:N=1,C=3,H=11,W=13,K=5,R=3,S=3,pad=1", true},
+           {"conv2d_nhwc:N=1,C=3,H=11,W=13,K=5,R=3,S=3,pad=1", true},
+           {"max_pool2d:N=1,C=3,H=11,W=13,R=3,S=3,pad=1", false},
+           {"avg_pool2d:N=1,C=3,H=11,W=13,R=3,S=3,pad=1", false}}) {
+    Program initial = ParseWorkloadSpec(spec).value().InitialProgram().value();
+    auto replayed = ReplayTrace(DefaultSchedule(initial, {}).value(), initial);
+    ASSERT_TRUE(replayed.ok()) << spec;
+    EXPECT_EQ((*replayed)->program().FindBlock("pad") != nullptr, kept)
+        << spec << "\n" << PrintProgram((*replayed)->program());
+  }
 }
 
 TEST(DefaultSchedule, RejectsBadOptions) {
