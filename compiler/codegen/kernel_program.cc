@@ -6,6 +6,7 @@
 
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
+#include "compiler/schedule/default_schedule.h"
 #include "compiler/schedule/replay.h"
 
 namespace lathe {
@@ -19,10 +20,14 @@ absl::StatusOr<KernelProgram> MakeKernelProgram(const Workload& workload, const 
   if (trace != nullptr) {
     kernel.trace = *trace;
   } else {
-    // TODO(default schedule): DefaultSchedule (compiler/schedule/
-    // default_schedule.h) is not in main yet; until it lands the default is
-    // the unscheduled program (an empty trace), correct but slow.
-    (void)target;
+    // The default schedule is sized for the target: its vector registers
+    // and its thread count (one thread: no parallel loop at all).
+    DefaultScheduleOptions options;
+    options.vector_width = target.VectorLanesF32();
+    options.num_threads = target.num_threads;
+    absl::StatusOr<Trace> trace_or = DefaultSchedule(*initial, options);
+    if (!trace_or.ok()) return trace_or.status();
+    kernel.trace = *std::move(trace_or);
     kernel.default_schedule = true;
     kernel.trace.workload = workload.CanonicalForm();
   }
