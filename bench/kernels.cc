@@ -56,7 +56,8 @@ struct Options {
   int rounds = 15;  // interleaved samples per side (fewer for long kernels)
   bool matmul = true, conv = true, compile = true;
   std::string dump;
-  std::string conv_trace = "conv2d_128x28.json";  // under traces_dir  // write DUMP.ll / DUMP.o of each kernel instead of timing
+  std::string conv_trace = "conv2d_128x28.json";  // under traces_dir
+  std::string matmul_trace;  // under traces_dir; default matmul_N.json  // write DUMP.ll / DUMP.o of each kernel instead of timing
 };
 
 // A 64-byte aligned float array.
@@ -332,6 +333,8 @@ int Main(int argc, char** argv) {
       }
     } else if (a == "--rounds") {
       opt.rounds = std::max(1, std::atoi(value().c_str()));
+    } else if (a == "--matmul-trace") {
+      opt.matmul_trace = value();
     } else if (a == "--conv-trace") {
       opt.conv_trace = value();
     } else if (a == "--dump") {
@@ -344,7 +347,7 @@ int Main(int argc, char** argv) {
       opt.compile = v.find("compile") != std::string::npos;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--traces DIR] [--threads 1,2] [--rounds N] [--only matmul,conv,compile] [--conv-trace FILE] [--dump PREFIX]\n",
+                   "usage: %s [--traces DIR] [--threads 1,2] [--rounds N] [--only matmul,conv,compile] [--matmul-trace FILE] [--conv-trace FILE] [--dump PREFIX]\n",
                    argv[0]);
       return 2;
     }
@@ -360,8 +363,13 @@ int Main(int argc, char** argv) {
   std::printf("ratio = lathe GFLOP/s / peer GFLOP/s; medians of interleaved runs\n");
   absl::Status st;
   if (st.ok() && opt.compile) st = BenchCompile(opt, "matmul_1024.json");
-  if (st.ok() && opt.matmul) st = BenchMatmul(opt, 1024, "matmul_1024.json");
-  if (st.ok() && opt.matmul) st = BenchMatmul(opt, 2048, "matmul_2048.json");
+  if (!opt.matmul_trace.empty()) {
+    int64_t n = opt.matmul_trace.find("2048") != std::string::npos ? 2048 : 1024;
+    if (st.ok() && opt.matmul) st = BenchMatmul(opt, n, opt.matmul_trace);
+  } else {
+    if (st.ok() && opt.matmul) st = BenchMatmul(opt, 1024, "matmul_1024.json");
+    if (st.ok() && opt.matmul) st = BenchMatmul(opt, 2048, "matmul_2048.json");
+  }
   if (st.ok() && opt.conv) st = BenchConv(opt, opt.conv_trace);
   if (!st.ok()) {
     std::fprintf(stderr, "bench_kernels: %s\n", st.ToString().c_str());

@@ -9,8 +9,11 @@
 // /work/shared/KERNELS.md: an MR x NR register tile of C (cache_write local,
 // written back under the tile loop), the N dimension of the tile vectorized
 // and the M dimension unrolled, the init out of the K loop
-// (decompose_reduction), B packed into [N/NR][K][NR] panels and A into
-// [M/MR][K][MR] panels (cache_read with a layout), parallel over panels.
+// (decompose_reduction), B packed into [N/NR][K][NR] panels (cache_read with
+// a layout, one panel per task), parallel over panels. Packing A as well is
+// an option (MatmulTiles::pack_a). ScheduleMatmulBlocked (KC blocking,
+// accumulating in C) is kept as an experiment: it is 4x slower today, the
+// tile of C is not kept in registers across the KC loop.
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -39,7 +42,9 @@ absl::Status UnrollAndVectorize(TracedSchedule* sch, BlockRV block, size_t num_i
 struct MatmulTiles {
   int64_t mr = 8;   // rows of the register tile (unrolled)
   int64_t nr = 32;  // columns of the register tile (vectorized)
-  bool pack_a = true;
+  // A packed as [M/MR][K][MR] at the root: measured no faster at 1024 and
+  // ~20% slower at 2048 (the serial, scattered copy of 16 MB), so off.
+  bool pack_a = false;
 };
 
 // matmul C[M, N] = A[M, K] B[K, N]. Loops, outermost first:
@@ -125,6 +130,28 @@ absl::Status ScheduleConv(TracedSchedule* sch, const ConvTiles& t) {
   return absl::OkStatus();
 }
 
+// Experiment: GotoBLAS cache blocking. K split by KC outside the tiles, so
+// the tile accumulates into C itself (LICM keeps it in registers across the
+// KC loop): ko > io0 (M/MC, parallel) > jo > io1 > ki > ii > ji.
+absl::Status ScheduleMatmulBlocked(TracedSchedule* sch, int64_t mr, int64_t nr, int64_t mc, int64_t kc) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV c, sch->GetBlock("C"));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(c));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> is, sch->Split(loops[0], {Factor(), Factor(mc / mr), Factor(mr)}));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> js, sch->Split(loops[1], {Factor(), Factor(nr)}));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> ks, sch->Split(loops[2], {Factor(), Factor(kc)}));
+  LATHE_RETURN_IF_ERROR(sch->Reorder({ks[0], is[0], js[0], is[1], ks[1], is[2], js[1]}));
+  LATHE_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(c, ks[0]));
+  LATHE_RETURN_IF_ERROR(UnrollAndVectorize(sch, init, 1));
+  LATHE_ASSIGN_OR_RETURN(BlockRV bp, sch->CacheRead(c, 1, "global", Layout{{1, nr}, {1, 0, 2}}));
+  LATHE_RETURN_IF_ERROR(UnrollAndVectorize(sch, bp, 1));
+  LATHE_ASSIGN_OR_RETURN(BlockRV ap, sch->CacheRead(c, 0, "global", Layout{{mr, 1}, {0, 2, 1}}));
+  (void)ap;
+  LATHE_RETURN_IF_ERROR(sch->Unroll(is[2]));
+  LATHE_RETURN_IF_ERROR(sch->Vectorize(js[1]));
+  LATHE_RETURN_IF_ERROR(sch->Parallel(is[0]));
+  return absl::OkStatus();
+}
+
 absl::Status WriteTrace(const std::string& spec, const std::string& path,
                         const std::function<absl::Status(TracedSchedule*)>& schedule) {
   LATHE_ASSIGN_OR_RETURN(Workload w, ParseWorkloadSpec(spec));
@@ -157,6 +184,19 @@ int Main(int argc, char** argv) {
        [](TracedSchedule* s) { return ScheduleConv(s, ConvTiles{}); }},
   };
   // Variants for experiments (bench_kernels --conv-trace FILE), not in git.
+  if (std::getenv("LATHE_MATMUL_VARIANTS")) {
+    for (int64_t n : {1024, 2048}) {
+      std::string spec = absl::StrCat("matmul:M=", n, ",N=", n, ",K=", n);
+      for (int64_t kc : {128, 256, 512}) {
+        jobs.push_back({spec, absl::StrCat("mm", n, "_blocked_kc", kc, ".json"),
+                        [=](TracedSchedule* s) { return ScheduleMatmulBlocked(s, 8, 32, 128, kc); }});
+      }
+      jobs.push_back({spec, absl::StrCat("mm", n, "_4x64.json"),
+                      [=](TracedSchedule* s) { return ScheduleMatmul(s, MatmulTiles{4, 64, true}); }});
+      jobs.push_back({spec, absl::StrCat("mm", n, "_8x32_nopacka.json"),
+                      [=](TracedSchedule* s) { return ScheduleMatmul(s, MatmulTiles{8, 32, false}); }});
+    }
+  }
   if (std::getenv("LATHE_CONV_VARIANTS")) {
     for (int64_t qr : {7, 14, 28}) {
       for (int64_t kr : {16, 32, 64}) {
