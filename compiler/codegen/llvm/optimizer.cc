@@ -55,7 +55,12 @@ void OptimizeModule(llvm::Module* module, llvm::TargetMachine* tm) {
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions tuning;
-  tuning.LoopVectorization = true;
+  // The schedule decides what runs as vectors: loops it vectorized carry
+  // llvm.loop.vectorize.enable (or are already vector IR), and only those are
+  // vectorized. LLVM 16's loop vectorizer left to itself also miscompiled a
+  // fully unrolled max-update nest (max_pool2d after rfactor; reproducer in
+  // tests/compiler/codegen/data/max_pool_rfactor_trace.json).
+  tuning.LoopVectorization = false;
   tuning.SLPVectorization = true;
   tuning.LoopUnrolling = true;
   llvm::PassBuilder pb(tm, tuning);

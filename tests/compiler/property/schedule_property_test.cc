@@ -4,9 +4,11 @@
 // For every registered operator at three shapes (odd and prime extents among
 // them), kRandomTracesPerShape random valid traces are drawn. Each must
 //  1. survive a JSON round trip and replay onto a fresh program to a
-//     structurally equal program, and
+//     structurally equal program,
 //  2. compute, in the interpreter, what the operator's reference computes on
-//     random inputs.
+//     random inputs, and
+//  3. once lowered and JIT-compiled for this machine, compute the same at 1
+//     and at 2 threads (parallel loops go through the runtime's pool).
 // A failure prints the workload, the seed and the trace, so it can be replayed
 // with `lathe lower SPEC --trace FILE`.
 #include <gtest/gtest.h>
@@ -15,11 +17,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/codegen/llvm/jit.h"
+#include "compiler/codegen/target.h"
 #include "compiler/interp/allclose.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/interp/random_fill.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
+#include "compiler/lower/pipeline.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/workload/reference.h"
 #include "compiler/workload/spec.h"
@@ -90,6 +95,7 @@ TEST_P(ScheduleProperty, RandomTracesReplayAndMatchTheReference) {
 
   testing::RandomScheduleStats stats;
   int changed_programs = 0;
+  int compiled_kernels = 0;
   for (int t = 0; t < kRandomTracesPerShape; ++t) {
     uint64_t seed = StableHash64(spec) + static_cast<uint64_t>(t);
     TracedSchedule sch(*initial, seed);
@@ -123,6 +129,32 @@ TEST_P(ScheduleProperty, RandomTracesReplayAndMatchTheReference) {
                                          workload->outputs()[o].name());
       ASSERT_TRUE(close.ok()) << close << "\n" << Describe(spec, seed, sch);
     }
+
+    // 3. The compiled kernel, at 1 and 2 threads.
+    absl::StatusOr<Program> lowered = LowerProgram(sch.program());
+    ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n" << Describe(spec, seed, sch);
+    for (int threads : {1, 2}) {
+      absl::StatusOr<CompiledKernel> kernel = Compile(*lowered, HostTarget(threads));
+      ASSERT_TRUE(kernel.ok()) << kernel.status() << "\n" << Describe(spec, seed, sch)
+                               << "lowered:\n" << PrintProgram(*lowered);
+      std::vector<std::vector<float>> arrays;
+      for (const TensorData& in : inputs) arrays.emplace_back(in.values.begin(), in.values.end());
+      for (const TensorData& out : outputs) arrays.emplace_back(out.values.size(), 0.0f);
+      std::vector<float*> kernel_args;
+      for (auto& a : arrays) kernel_args.push_back(a.data());
+      ASSERT_EQ(kernel->Call(kernel_args), 0) << Describe(spec, seed, sch);
+      for (size_t o = 0; o < outputs.size(); ++o) {
+        TensorData compiled = (*expected)[o];
+        const std::vector<float>& got = arrays[inputs.size() + o];
+        for (int64_t e = 0; e < compiled.size(); ++e) compiled.values[e] = got[e];
+        absl::Status close = CheckAllClose(compiled, (*expected)[o], 1e-4, 1e-5,
+                                           workload->outputs()[o].name());
+        ASSERT_TRUE(close.ok()) << close << " (compiled, " << threads << " threads)\n"
+                                << Describe(spec, seed, sch) << "lowered:\n"
+                                << PrintProgram(*lowered);
+      }
+      ++compiled_kernels;
+    }
   }
   // The test is only as good as the schedules it draws: most must change the
   // program, and the primitives must actually get applied.
@@ -130,7 +162,8 @@ TEST_P(ScheduleProperty, RandomTracesReplayAndMatchTheReference) {
   std::string summary;
   for (const auto& [kind, n] : stats.applied) absl::StrAppend(&summary, kind, "=", n, " ");
   RecordProperty("applied", summary);
-  std::cout << spec << ": applied " << summary << "\n";
+  std::cout << spec << ": " << compiled_kernels << " kernels compiled and checked; applied "
+            << summary << "\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOperators, ScheduleProperty, ::testing::ValuesIn(kSpecs),
