@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/arith/int_math.h"
 #include "compiler/arith/simplify.h"
 
 namespace lathe {
@@ -27,13 +28,6 @@ int64_t SatMul(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) return negative ? kNegInf : kPosInf;
   return r;
-}
-
-int64_t FloorDivInt(int64_t a, int64_t b) {
-  if (IsInf(a)) return (a > 0) == (b > 0) ? kPosInf : kNegInf;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
 }
 
 Interval Unbounded() { return Interval{}; }

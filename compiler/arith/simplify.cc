@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/arith/int_math.h"
 #include "compiler/ir/expr_functor.h"
 
 namespace lathe {
@@ -94,12 +95,6 @@ Expr Rebuild(const LinearForm& form, DType dtype) {
   if (form.constant > 0) return result + IntImm(form.constant, dtype);
   if (form.constant < 0) return result - IntImm(-form.constant, dtype);
   return result;
-}
-
-int64_t FloorDivInt(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
 }
 
 class Simplifier {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/arith/int_math.h"
 #include "compiler/ir/printer.h"
 #include "compiler/util/check.h"
 
@@ -659,12 +660,6 @@ inline int64_t WrapInt(int64_t v, int bits, bool is_unsigned) {
   uint64_t u = static_cast<uint64_t>(v) & mask;
   if (!is_unsigned && ((u >> (bits - 1)) & 1)) u |= ~mask;
   return static_cast<int64_t>(u);
-}
-
-inline int64_t FloorDivInt(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
 }
 
 // An element of an int buffer as int64 (values are integral: stores round and

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "compiler/arith/int_math.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ir/printer.h"
 #include "compiler/util/check.h"
@@ -15,14 +16,6 @@ std::shared_ptr<ExprNode> NewNode(ExprKind kind, DType dtype) {
   node->dtype = dtype;
   return node;
 }
-
-int64_t FloorDivInt(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t FloorModInt(int64_t a, int64_t b) { return a - FloorDivInt(a, b) * b; }
 
 // Folds integer constants and the identities that keep printed indices
 // readable (x + 0, x * 1, x * 0). Anything deeper is arith::Simplify's job.

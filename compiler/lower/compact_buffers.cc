@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/arith/int_bounds.h"
+#include "compiler/arith/int_math.h"
+#include "compiler/arith/linear_terms.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/ir/printer.h"
@@ -87,46 +89,6 @@ class AccessCollector {
   std::vector<const ForNode*> loops_;
 };
 
-// sum(coef * atom) + constant.
-struct Terms {
-  std::vector<std::pair<Expr, int64_t>> terms;
-  int64_t constant = 0;
-};
-
-void CollectTerms(const Expr& e, int64_t scale, Terms* out) {
-  switch (e.kind()) {
-    case ExprKind::kIntImm:
-      out->constant += scale * e.int_value();
-      return;
-    case ExprKind::kAdd:
-      CollectTerms(e.operand(0), scale, out);
-      CollectTerms(e.operand(1), scale, out);
-      return;
-    case ExprKind::kSub:
-      CollectTerms(e.operand(0), scale, out);
-      CollectTerms(e.operand(1), -scale, out);
-      return;
-    case ExprKind::kMul:
-      if (e.operand(1).is_int_imm()) {
-        CollectTerms(e.operand(0), scale * e.operand(1).int_value(), out);
-        return;
-      }
-      if (e.operand(0).is_int_imm()) {
-        CollectTerms(e.operand(1), scale * e.operand(0).int_value(), out);
-        return;
-      }
-      break;
-    default:
-      break;
-  }
-  out->terms.emplace_back(e, scale);
-}
-
-int64_t FloorDivInt(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 bool UsesVarIn(const Expr& e, const VarRanges& ranges) {
   return UsesAnyVar(e, [&](const Expr& v) { return ranges.count(v.get()) > 0; });
@@ -141,8 +103,8 @@ struct Span {
 
 std::optional<Span> SpanOf(const Expr& index, const VarRanges& varying,
                            const VarRanges& fixed) {
-  Terms terms;
-  CollectTerms(index, 1, &terms);
+  LinearTerms terms;
+  CollectLinearTerms(index, 1, &terms);
   Expr min = IntImm(terms.constant);
   int64_t width = 0;
   for (const auto& [atom, coef] : terms.terms) {
@@ -203,8 +165,8 @@ bool UpdateCarriedBy(const Access& update, size_t depth) {
   }
   if (loop->extent <= 1) return false;
   for (const Expr& raw : update.indices) {
-    Terms terms;
-    CollectTerms(Simplify(raw, all), 1, &terms);
+    LinearTerms terms;
+    CollectLinearTerms(Simplify(raw, all), 1, &terms);
     int64_t step = 0;
     int64_t inner_width = 0;
     bool ok = true;

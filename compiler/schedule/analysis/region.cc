@@ -8,6 +8,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/arith/int_math.h"
+#include "compiler/arith/linear_terms.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
@@ -16,46 +18,6 @@
 namespace lathe {
 namespace {
 
-// sum(coef * atom) + constant over integer expressions.
-struct Terms {
-  std::vector<std::pair<Expr, int64_t>> terms;
-  int64_t constant = 0;
-};
-
-void CollectTerms(const Expr& e, int64_t scale, Terms* out) {
-  switch (e.kind()) {
-    case ExprKind::kIntImm:
-      out->constant += scale * e.int_value();
-      return;
-    case ExprKind::kAdd:
-      CollectTerms(e.operand(0), scale, out);
-      CollectTerms(e.operand(1), scale, out);
-      return;
-    case ExprKind::kSub:
-      CollectTerms(e.operand(0), scale, out);
-      CollectTerms(e.operand(1), -scale, out);
-      return;
-    case ExprKind::kMul:
-      if (e.operand(1).is_int_imm()) {
-        CollectTerms(e.operand(0), scale * e.operand(1).int_value(), out);
-        return;
-      }
-      if (e.operand(0).is_int_imm()) {
-        CollectTerms(e.operand(1), scale * e.operand(0).int_value(), out);
-        return;
-      }
-      break;
-    default:
-      break;
-  }
-  out->terms.emplace_back(e, scale);
-}
-
-int64_t FloorDivInt(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 // The values of one index expression as the varying variables range:
 // contained in [min, min + width]; `exact` when they are all of it.
@@ -75,8 +37,8 @@ class SpanBuilder {
   }
 
   absl::StatusOr<Span> Of(const Expr& index) {
-    Terms terms;
-    CollectTerms(index, 1, &terms);
+    LinearTerms terms;
+    CollectLinearTerms(index, 1, &terms);
     Span span;
     Expr fixed_sum = IntImm(terms.constant);
     // Step sets of the varying terms: a term contributes {0, s, .., s(n-1)}
