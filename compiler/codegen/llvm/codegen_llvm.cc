@@ -36,6 +36,11 @@ namespace {
 // Unrolled loops up to this extent are emitted body by body; longer ones get
 // a loop with llvm.loop.unroll.full (the unroller applies its own limit).
 constexpr int64_t kMaxInlineUnroll = 64;
+// Unrolled loops nest multiplicatively: past this many copies of a body the
+// unroll hint is dropped (the loop stays a loop), so that a schedule that
+// unrolls every loop of a nest cannot make one kernel take minutes to
+// compile. Unrolling never changes what a program computes.
+constexpr int64_t kMaxUnrolledCopies = 512;
 
 std::string SanitizeIdentifier(const std::string& name) {
   std::string out;
@@ -337,7 +342,21 @@ class KernelEmitter {
         st = Fail(absl::StrCat("loop ", name, " is bound to ", loop.thread_tag,
                                ": thread binding needs a GPU target, not ", target_.ToString()));
         break;
-      case ForKind::kUnrolled:
+      case ForKind::kUnrolled: {
+        const int64_t outer_copies = unrolled_copies_;
+        // A long loop around other loops is left to LLVM's own judgement:
+        // forcing it to unroll fully multiplies whole nests.
+        bool body_has_loops = false;
+        VisitStmts(loop.body.get(), [&](const StmtNode* s) {
+          body_has_loops |= s->kind == StmtKind::kFor;
+          return !body_has_loops;
+        });
+        if (outer_copies * loop.extent > kMaxUnrolledCopies ||
+            (body_has_loops && loop.extent > kMaxInlineUnroll)) {
+          st = EmitLoop(loop, "", 0);
+          break;
+        }
+        unrolled_copies_ = outer_copies * loop.extent;
         if (loop.extent <= kMaxInlineUnroll) {
           for (int64_t i = 0; i < loop.extent && st.ok(); ++i) {
             vars_[loop.var.get()] = b_.getInt64(i);
@@ -346,7 +365,9 @@ class KernelEmitter {
         } else {
           st = EmitLoop(loop, "llvm.loop.unroll.full", 0);
         }
+        unrolled_copies_ = outer_copies;
         break;
+      }
       case ForKind::kVectorized: {
         // Straight-line stores of unit-stride accesses become vector IR
         // directly (see EmitVectorized); anything else goes to LLVM's loop
@@ -1016,6 +1037,8 @@ class KernelEmitter {
   std::map<const ExprNode*, llvm::Value*> vars_;
   std::map<const Buffer*, llvm::Value*> buffers_;
   VarRanges ranges_;
+  // Copies of the current statement that enclosing unrolled loops make.
+  int64_t unrolled_copies_ = 1;
   int num_outlined_ = 0;
 };
 

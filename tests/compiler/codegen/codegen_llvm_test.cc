@@ -98,5 +98,51 @@ TEST(Codegen, RejectsUnloweredPrograms) {
   EXPECT_THAT(std::string(ir.status().message()), ::testing::HasSubstr("loop i is bound to threadIdx.x"));
 }
 
+// Unroll hints are bounded: a long unrolled loop around other loops stays a
+// loop (forcing LLVM to unroll it multiplied a whole nest: minutes of O3),
+// and nested unrolled loops stop being copied past a budget.
+TEST(Codegen, UnrollHintsAreBounded) {
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {143, 18});
+  BufferPtr y = MakeBuffer("Y", DType::Float32(), {143, 18});
+  Expr i = Var("i"), j = Var("j");
+  Program long_outer = MakeLoweredProgram(
+      "long_outer", {a}, {y},
+      MakeFor(i, 143, MakeFor(j, 18, MakeStore(y, {i, j}, Load(a, {i, j}) * 2.0)),
+              ForKind::kUnrolled));
+  absl::StatusOr<std::string> ir = GenerateLLVMIR(long_outer, Host(), {}, /*optimize=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, ::testing::Not(::testing::HasSubstr("llvm.loop.unroll.full")));
+
+  // A long innermost unrolled loop keeps the hint.
+  BufferPtr v = MakeBuffer("V", DType::Float32(), {100});
+  BufferPtr w = MakeBuffer("W", DType::Float32(), {100});
+  Expr k = Var("k");
+  Program innermost = MakeLoweredProgram(
+      "innermost", {v}, {w},
+      MakeFor(k, 100, MakeStore(w, {k}, Load(v, {k}) + 1.0), ForKind::kUnrolled));
+  ir = GenerateLLVMIR(innermost, Host(), {}, /*optimize=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, ::testing::HasSubstr("llvm.loop.unroll.full"));
+
+  // 32 x 32 nested unrolled copies exceed the budget: the inner loop stays a
+  // loop (its label appears), while 8 x 8 is copied out completely.
+  auto nested = [&](int64_t n) {
+    BufferPtr x = MakeBuffer("X", DType::Float32(), {n, n});
+    BufferPtr z = MakeBuffer("Z", DType::Float32(), {n, n});
+    Expr p = Var("p"), q = Var("q");
+    return MakeLoweredProgram(
+        "nested", {x}, {z},
+        MakeFor(p, n, MakeFor(q, n, MakeStore(z, {p, q}, Load(x, {p, q}) + 1.0), ForKind::kUnrolled),
+                ForKind::kUnrolled));
+  };
+  ir = GenerateLLVMIR(nested(32), Host(), {}, /*optimize=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, ::testing::HasSubstr("q:"));
+  ir = GenerateLLVMIR(nested(8), Host(), {}, /*optimize=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, ::testing::Not(::testing::HasSubstr("q:")));
+  EXPECT_THAT(*ir, ::testing::Not(::testing::HasSubstr("p:")));
+}
+
 }  // namespace
 }  // namespace lathe
