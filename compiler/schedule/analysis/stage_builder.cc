@@ -149,4 +149,23 @@ bool ExprEqual(const Expr& a, const Expr& b) {
   return true;
 }
 
+absl::StatusOr<CacheChoice> ChooseCachedBuffer(const std::vector<BufferPtr>& buffers,
+                                               int64_t index, const Layout& layout,
+                                               const std::string& primitive,
+                                               const std::string& block, const char* verb) {
+  if (index < 0 || index >= static_cast<int64_t>(buffers.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        primitive, ": block \"", block, "\" ", verb, " ", buffers.size(),
+        buffers.size() == 1 ? " buffer" : " buffers", ", index ", index, " is out of range"));
+  }
+  const BufferPtr& buffer = buffers[index];
+  absl::StatusOr<std::vector<int64_t>> shape = LayoutShape(layout, buffer->shape);
+  if (!shape.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(primitive, ": buffer \"", buffer->name,
+                                                   "\" of block \"", block, "\": ",
+                                                   shape.status().message()));
+  }
+  return CacheChoice{buffer, *std::move(shape)};
+}
+
 }  // namespace lathe

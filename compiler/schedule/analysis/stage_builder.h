@@ -20,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "compiler/ir/program.h"
+#include "compiler/schedule/layout.h"
 
 namespace lathe {
 
@@ -75,5 +77,18 @@ void RedirectAccesses(BlockNode* block, const BufferPtr& from, const BufferPtr& 
 // Structural equality of expressions: same kinds, types, constants and
 // operands, the same variables (by identity) and buffers (by identity).
 bool ExprEqual(const Expr& a, const Expr& b);
+
+// The cache buffer that cache_read / cache_write (`primitive`) makes of the
+// index-th of `buffers` (the block's distinct reads or writes, `verb` says
+// which): that buffer and the cache's shape under `layout`. Errors
+// (InvalidArgument): an index out of range, a layout that does not fit.
+struct CacheChoice {
+  BufferPtr buffer;
+  std::vector<int64_t> cache_shape;
+};
+absl::StatusOr<CacheChoice> ChooseCachedBuffer(const std::vector<BufferPtr>& buffers,
+                                               int64_t index, const Layout& layout,
+                                               const std::string& primitive,
+                                               const std::string& block, const char* verb);
 
 }  // namespace lathe

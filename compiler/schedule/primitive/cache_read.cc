@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/schedule/analysis/block_motion.h"
 #include "compiler/schedule/analysis/stage_builder.h"
+#include "compiler/util/check.h"
 
 namespace lathe::primitive {
 namespace {
@@ -47,19 +48,10 @@ absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block
     if (written.count(r.buffer.get()) || !seen.insert(r.buffer.get()).second) continue;
     reads.push_back(r.buffer);
   }
-  if (read_index < 0 || read_index >= static_cast<int64_t>(reads.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cache_read: block \"", block_name, "\" reads ", reads.size(),
-        reads.size() == 1 ? " buffer" : " buffers", ", index ", read_index,
-        " is out of range"));
-  }
-  BufferPtr buffer = reads[read_index];
-  auto shape = LayoutShape(layout, buffer->shape);
-  if (!shape.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cache_read: buffer \"", buffer->name, "\" of block \"", block_name,
-                     "\": ", shape.status().message()));
-  }
+  LATHE_ASSIGN_OR_RETURN(CacheChoice choice,
+                         ChooseCachedBuffer(reads, read_index, layout, "cache_read", block_name,
+                                            "reads"));
+  const BufferPtr& buffer = choice.buffer;
   auto fail = [&](const std::string& why) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cache_read: buffer \"", buffer->name, "\" of block \"", block_name, "\": ", why));
@@ -92,7 +84,7 @@ absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block
   NameAllocator names(*program);
   std::string cache_name =
       names.Fresh(absl::StrCat(buffer->name, "_", BufferScopeName(scope)));
-  BufferPtr cache = MakeBuffer(cache_name, buffer->dtype, *shape, scope);
+  BufferPtr cache = MakeBuffer(cache_name, buffer->dtype, choice.cache_shape, scope);
   std::vector<IterVarSpec> specs;
   for (size_t d = 0; d < buffer->shape.size(); ++d) {
     specs.push_back({absl::StrCat("ax", d), buffer->shape[d], IterType::kSpatial});

@@ -8,6 +8,7 @@
 #include "compiler/schedule/analysis/block_predicate.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/stage_builder.h"
+#include "compiler/util/check.h"
 
 namespace lathe::primitive {
 
@@ -27,19 +28,10 @@ absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& bloc
   for (const BufferAccess& w : accesses.writes) {
     if (seen.insert(w.buffer.get()).second) writes.push_back(w.buffer);
   }
-  if (write_index < 0 || write_index >= static_cast<int64_t>(writes.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cache_write: block \"", block_name, "\" writes ", writes.size(),
-        writes.size() == 1 ? " buffer" : " buffers", ", index ", write_index,
-        " is out of range"));
-  }
-  BufferPtr buffer = writes[write_index];
-  auto shape = LayoutShape(layout, buffer->shape);
-  if (!shape.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cache_write: buffer \"", buffer->name, "\" of block \"", block_name,
-                     "\": ", shape.status().message()));
-  }
+  LATHE_ASSIGN_OR_RETURN(CacheChoice choice,
+                         ChooseCachedBuffer(writes, write_index, layout, "cache_write", block_name,
+                                            "writes"));
+  const BufferPtr& buffer = choice.buffer;
   auto fail = [&](const std::string& why) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cache_write: buffer \"", buffer->name, "\" of block \"", block_name, "\": ", why));
@@ -87,7 +79,7 @@ absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& bloc
   NameAllocator names(*program);
   std::string cache_name =
       names.Fresh(absl::StrCat(buffer->name, "_", BufferScopeName(scope)));
-  BufferPtr cache = MakeBuffer(cache_name, buffer->dtype, *shape, scope);
+  BufferPtr cache = MakeBuffer(cache_name, buffer->dtype, choice.cache_shape, scope);
   std::vector<IterVarSpec> specs;
   for (size_t d = 0; d < buffer->shape.size(); ++d) {
     specs.push_back({absl::StrCat("ax", d), buffer->shape[d], IterType::kSpatial});
