@@ -1,0 +1,191 @@
+// The tuning database: one SQLite file of workloads, targets, records and
+// jobs (DESIGN.md, "The database"; the format in docs/database.md).
+//
+// Safe with one writer and many readers in other processes at once (WAL
+// mode): a reader sees every batch committed before its query began and
+// nothing of a batch in progress. A batch commits in one transaction, all or
+// nothing; whatever was committed survives a kill of any process (and, with
+// OpenOptions::durable, of the machine).
+//
+// A file that is not a Lathe database (another SQLite file, a truncated or
+// corrupt one, anything else) or one of a newer schema version is refused
+// before anything is written to it. Every error names the file.
+//
+// Lookups match targets exactly by default. With TargetMatching::kCompatible
+// a record measured on another target of the same kind whose features the
+// asked-for target all has (any thread count) may answer; the Match says
+// which target answered and how it differs.
+//
+// The database knows nothing of IR: it stores serialized traces and the
+// structural hash the measuring side computed. Checking that a trace still
+// replays to that hash is the caller's part (cli/db_lookup.h).
+// Tests: tests/database/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/record.pb.h"
+
+namespace lathe::db {
+
+class Connection;
+
+struct OpenOptions {
+  enum class Mode {
+    kReadOnly,   // lookups only; never writes, not even a WAL checkpoint
+    kReadWrite,  // an existing database
+    kCreate,     // an existing database, or a new one when the file is absent or empty
+  };
+  Mode mode = Mode::kReadOnly;
+  // How long a writer or reader waits for another process's lock.
+  int busy_timeout_ms = 10000;
+  // Sync the WAL on every commit (survives power loss). Off, a commit
+  // survives any process kill but maybe not a machine crash.
+  bool durable = true;
+  // Refuse to grow the file past this many bytes (0: no limit); a commit
+  // that would is refused with ResourceExhausted, as on a full disk.
+  int64_t max_size_bytes = 0;
+};
+
+enum class TargetMatching { kExact, kCompatible };
+
+// A record that answered a lookup and how its target relates to the one
+// asked for.
+struct Match {
+  proto::Record record;
+  bool exact = true;
+  // Empty when exact; otherwise, e.g. "measured with 2 threads, asked for 4;
+  // cpu skylake-avx512, asked for znver4".
+  std::string difference;
+};
+
+struct CommitResult {
+  int64_t added = 0;
+  int64_t duplicates = 0;  // exact copies of stored records, skipped
+};
+
+// One (workload, target) pair with records.
+struct TaskSummary {
+  std::string workload_key;
+  std::string workload;
+  std::string target;
+  int64_t records = 0;
+  int64_t ok_records = 0;
+  std::optional<double> best_median_s;
+};
+
+struct Stats {
+  int schema_version = 0;
+  int64_t workloads = 0;
+  int64_t targets = 0;
+  int64_t tasks = 0;
+  int64_t jobs = 0;
+  int64_t records = 0;
+  // Records by status, indexed by proto::MeasureStatus.
+  std::vector<int64_t> records_by_status;
+  int64_t file_bytes = 0;
+};
+
+struct CheckReport {
+  std::vector<std::string> problems;  // empty: the database is sound
+  int64_t records_checked = 0;
+  bool ok() const { return problems.empty(); }
+};
+
+class Database {
+ public:
+  // The schema version this build writes; files of newer versions are refused.
+  static int CurrentSchemaVersion();
+
+  static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& path,
+                                                         const OpenOptions& options);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Stores every record or none. A record is validated first (workload key
+  // and form, target, trace, hash, status; an OK record needs times and a
+  // positive median) and an invalid one fails the whole batch naming its
+  // index. Exact duplicates of stored records are skipped and counted. The
+  // records' jobs are created when unknown.
+  absl::StatusOr<CommitResult> Commit(const std::vector<proto::Record>& batch);
+
+  // One transaction for every record `source` hands to its sink (import,
+  // merge): all are stored or, when the source or a record fails, none.
+  using RecordSink = std::function<absl::Status(const proto::Record&)>;
+  using RecordSource = std::function<absl::Status(const RecordSink&)>;
+  absl::StatusOr<CommitResult> CommitFrom(const RecordSource& source);
+
+  // Creates the job, or updates its description and state.
+  absl::Status PutJob(const proto::Job& job);
+  absl::StatusOr<std::vector<proto::Job>> Jobs();
+
+  // The fastest OK record of (workload, target); nullopt when there is none.
+  absl::StatusOr<std::optional<Match>> Best(
+      const std::string& workload_key, const proto::TargetInfo& target,
+      TargetMatching matching = TargetMatching::kExact);
+  // The k fastest OK records, fastest first (ties: earlier record first).
+  absl::StatusOr<std::vector<Match>> Top(const std::string& workload_key,
+                                         const proto::TargetInfo& target, int k,
+                                         TargetMatching matching = TargetMatching::kExact);
+
+  // Every record of the task, any status, in commit order (what the cost
+  // model trains on).
+  absl::StatusOr<std::vector<proto::Record>> RecordsOfTask(const std::string& workload_key,
+                                                           const std::string& target);
+  absl::StatusOr<std::vector<proto::Record>> RecordsOfJob(const std::string& job);
+  // Whether a program with this structural hash was measured for the task,
+  // with any status (the search never measures a program twice).
+  absl::StatusOr<bool> IsMeasured(const std::string& workload_key, const std::string& target,
+                                  const std::string& structural_hash);
+  // The structural hashes measured for the task (to seed a search's dedupe).
+  absl::StatusOr<std::vector<std::string>> MeasuredHashes(const std::string& workload_key,
+                                                          const std::string& target);
+
+  absl::StatusOr<std::vector<TaskSummary>> Tasks();
+  absl::StatusOr<Stats> GetStats();
+
+  // Calls `visit` with every record in commit order, stopping at the first
+  // error it returns (export, merge, check).
+  absl::Status ForEachRecord(const std::function<absl::Status(const proto::Record&)>& visit);
+
+  // Keeps the k fastest OK records of every task and deletes the rest (other
+  // statuses included); returns how many were deleted.
+  absl::StatusOr<int64_t> Prune(int k);
+
+  // The cost model named `name` saved for the target (tuner/), replacing
+  // any earlier one; nullopt from Get when none was saved.
+  absl::Status PutCostModel(const proto::TargetInfo& target, const std::string& name,
+                            const std::string& model, int64_t trained_on_records);
+  absl::StatusOr<std::optional<std::string>> GetCostModel(const std::string& target,
+                                                          const std::string& name);
+
+  // SQLite's integrity and foreign-key checks, then Lathe's: every record
+  // parses, its fingerprint matches its content, an OK record has times and
+  // its median is theirs.
+  absl::StatusOr<CheckReport> Check();
+
+ private:
+  Database(std::string path, std::unique_ptr<Connection> connection, OpenOptions options);
+  absl::Status Insert(const proto::Record& record, CommitResult& result);
+  absl::StatusOr<int64_t> WorkloadId(const proto::Record& record);
+  absl::StatusOr<int64_t> TargetId(const proto::TargetInfo& target);
+  absl::StatusOr<std::vector<Match>> Lookup(const std::string& workload_key,
+                                            const proto::TargetInfo& target, int k,
+                                            TargetMatching matching);
+
+  std::string path_;
+  std::unique_ptr<Connection> connection_;
+  OpenOptions options_;
+};
+
+}  // namespace lathe::db

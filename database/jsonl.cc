@@ -1,0 +1,102 @@
+#include "database/jsonl.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace lathe::db {
+
+std::string RecordsFileHeaderLine() {
+  return absl::StrCat("{\"format\":\"", kRecordsFormatName, "\",\"version\":",
+                      kRecordsFormatVersion, "}");
+}
+
+absl::StatusOr<std::string> RecordToJsonLine(const proto::Record& record) {
+  proto::Record copy = record;
+  copy.clear_id();
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string line;
+  auto status = google::protobuf::util::MessageToJsonString(copy, &line, options);
+  if (!status.ok()) {
+    return absl::InternalError(absl::StrCat("record ", record.id(), ": ", status.ToString()));
+  }
+  return line;
+}
+
+absl::StatusOr<proto::Record> RecordFromJsonLine(const std::string& line,
+                                                 const std::string& where) {
+  proto::Record record;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto status = google::protobuf::util::JsonStringToMessage(line, &record, options);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": not a record: ", std::string(status.message())));
+  }
+  if (record.id() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": a record may not carry an id"));
+  }
+  return record;
+}
+
+absl::StatusOr<int64_t> ExportJsonl(Database& db, std::ostream& out) {
+  out << RecordsFileHeaderLine() << '\n';
+  int64_t count = 0;
+  absl::Status written = db.ForEachRecord([&](const proto::Record& record) -> absl::Status {
+    absl::StatusOr<std::string> line = RecordToJsonLine(record);
+    if (!line.ok()) return line.status();
+    out << *line << '\n';
+    ++count;
+    return out ? absl::OkStatus() : absl::DataLossError("writing the export failed");
+  });
+  if (!written.ok()) return written;
+  out.flush();
+  if (!out) return absl::DataLossError("writing the export failed");
+  return count;
+}
+
+absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
+                                         const std::string& source_name) {
+  std::string line;
+  int64_t line_number = 0;
+  // The header: the first non-blank line.
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (!absl::StripAsciiWhitespace(line).empty()) break;
+  }
+  if (absl::StripAsciiWhitespace(line).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(source_name, ": empty, no header line"));
+  }
+  proto::RecordsFileHeader header;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;  // later versions may add header fields
+  if (!google::protobuf::util::JsonStringToMessage(line, &header, options).ok() ||
+      header.format() != kRecordsFormatName) {
+    return absl::InvalidArgumentError(absl::StrCat(source_name, ":", line_number,
+                                                   ": not a Lathe records file (expected ",
+                                                   RecordsFileHeaderLine(), ")"));
+  }
+  if (header.version() > kRecordsFormatVersion || header.version() < 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(source_name, ": records format version ", header.version(),
+                     "; this Lathe reads version ", kRecordsFormatVersion));
+  }
+  return db.CommitFrom([&](const Database::RecordSink& sink) -> absl::Status {
+    while (std::getline(in, line)) {
+      ++line_number;
+      if (absl::StripAsciiWhitespace(line).empty()) continue;
+      const std::string where = absl::StrCat(source_name, ":", line_number);
+      absl::StatusOr<proto::Record> record = RecordFromJsonLine(line, where);
+      if (!record.ok()) return record.status();
+      absl::Status stored = sink(*record);
+      if (!stored.ok()) {
+        return absl::Status(stored.code(), absl::StrCat(where, ": ", stored.message()));
+      }
+    }
+    if (in.bad()) return absl::DataLossError(absl::StrCat(source_name, ": read error"));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace lathe::db

@@ -1,0 +1,37 @@
+// Export and import of records as JSON lines (docs/database.md).
+//
+// Format version 1: the first line is the header
+//   {"format":"lathe-records","version":1}
+// and every following line one record, the JSON form of lathe.proto.Record
+// (proto field names, without the row id). Blank lines are ignored. A reader
+// refuses a file of a newer version, and a field it does not know, rather
+// than silently dropping data.
+// Tests: tests/database/jsonl_test.cc.
+#pragma once
+
+#include <istream>
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "database/database.h"
+
+namespace lathe::db {
+
+inline constexpr int kRecordsFormatVersion = 1;
+inline constexpr char kRecordsFormatName[] = "lathe-records";
+
+std::string RecordsFileHeaderLine();
+absl::StatusOr<std::string> RecordToJsonLine(const proto::Record& record);
+// `where` names the line in errors ("records.jsonl:12").
+absl::StatusOr<proto::Record> RecordFromJsonLine(const std::string& line,
+                                                 const std::string& where);
+
+// Writes every record of `db`; returns how many.
+absl::StatusOr<int64_t> ExportJsonl(Database& db, std::ostream& out);
+// Reads a whole export into `db` in one transaction: every record or, on the
+// first bad line (named as source_name:line), none.
+absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
+                                         const std::string& source_name);
+
+}  // namespace lathe::db

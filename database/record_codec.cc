@@ -1,0 +1,133 @@
+#include "database/record_codec.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
+namespace lathe::db {
+namespace {
+
+class Fnv128 {
+ public:
+  void Bytes(const void* data, size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < size; ++i) {
+      state_ ^= bytes[i];
+      state_ *= kPrime;
+    }
+  }
+  void Int(int64_t value) { Bytes(&value, sizeof value); }  // little-endian hosts only
+  void Double(double value) { Bytes(&value, sizeof value); }
+  // Length-prefixed, so ("ab", "c") and ("a", "bc") differ.
+  void String(const std::string& value) {
+    Int(static_cast<int64_t>(value.size()));
+    Bytes(value.data(), value.size());
+  }
+  std::string Hex() const {
+    static const char kDigits[] = "0123456789abcdef";
+    std::string out(32, '0');
+    unsigned __int128 v = state_;
+    for (int i = 31; i >= 0; --i) {
+      out[i] = kDigits[static_cast<int>(v & 0xf)];
+      v >>= 4;
+    }
+    return out;
+  }
+
+ private:
+  static constexpr unsigned __int128 kPrime =
+      (static_cast<unsigned __int128>(1) << 88) + 0x13b;
+  unsigned __int128 state_ = (static_cast<unsigned __int128>(0x6c62272e07bb0142ULL) << 64) |
+                             0x62b821756295c58dULL;
+};
+
+std::string SerializeDeterministic(const proto::Trace& trace) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  trace.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return bytes;
+}
+
+}  // namespace
+
+std::string Fingerprint(const proto::Record& record) {
+  Fnv128 hash;
+  hash.String(record.workload_key());
+  hash.String(record.workload());
+  hash.String(record.target().canonical());
+  hash.String(SerializeDeterministic(record.trace()));
+  hash.String(record.structural_hash());
+  hash.Int(record.times_s_size());
+  for (double t : record.times_s()) hash.Double(t);
+  hash.Double(record.median_s());
+  hash.Double(record.spread());
+  hash.Int(record.status());
+  hash.String(record.error());
+  hash.String(record.runner());
+  hash.String(record.lathe_version());
+  hash.Int(record.measured_at_unix_ms());
+  hash.String(record.job());
+  return hash.Hex();
+}
+
+absl::Status ValidateRecord(const proto::Record& record) {
+  auto invalid = [](const std::string& what) { return absl::InvalidArgumentError(what); };
+  if (record.workload_key().empty()) return invalid("workload_key is empty");
+  if (record.workload().empty()) return invalid("workload (the canonical form) is empty");
+  if (record.target().canonical().empty()) return invalid("target.canonical is empty");
+  if (record.target().kind().empty()) return invalid("target.kind is empty");
+  if (record.structural_hash().empty()) return invalid("structural_hash is empty");
+  if (record.status() == proto::MEASURE_STATUS_UNSPECIFIED ||
+      !proto::MeasureStatus_IsValid(record.status())) {
+    return invalid(absl::StrCat("status ", record.status(), " is not a measurement status"));
+  }
+  for (int i = 0; i < record.times_s_size(); ++i) {
+    const double t = record.times_s(i);
+    if (!std::isfinite(t) || t <= 0) {
+      return invalid(absl::StrCat("times_s[", i, "] = ", t, " is not a positive time"));
+    }
+  }
+  if (record.status() == proto::MEASURE_OK) {
+    if (record.times_s_size() == 0) return invalid("an OK record has no times_s");
+    if (!std::isfinite(record.median_s()) || record.median_s() <= 0) {
+      return invalid(absl::StrCat("median_s = ", record.median_s(), " is not a positive time"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace lathe::db
+
+namespace lathe::db {
+
+void SummarizeTimes(proto::Record& record) {
+  if (record.times_s().empty()) {
+    record.set_median_s(0);
+    record.set_spread(0);
+    return;
+  }
+  // Copied element by element: GCC 12 warns falsely about the range
+  // constructor from a RepeatedField (-Wfree-nonheap-object).
+  std::vector<double> times;
+  times.reserve(static_cast<size_t>(record.times_s_size()));
+  for (double t : record.times_s()) times.push_back(t);
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  const double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+  auto at = [&](double fraction) {
+    return times[static_cast<size_t>(std::lround(fraction * static_cast<double>(n - 1)))];
+  };
+  record.set_median_s(median);
+  record.set_spread(median > 0 ? (at(0.9) - at(0.1)) / median : 0);
+}
+
+}  // namespace lathe::db

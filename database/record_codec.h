@@ -1,0 +1,37 @@
+// How a record is checked and keyed before it is stored.
+//
+// The fingerprint identifies a record by its whole content (everything but
+// the row id): two records with equal fingerprints are exact duplicates, and
+// merge and import keep one. It is a 128-bit FNV-1a over length-prefixed
+// fields, stable across machines (the trace through its deterministic
+// serialization: protobuf writes known fields in field-number order, and
+// traces have no maps).
+// Tests: tests/database/record_codec_test.cc.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "proto/record.pb.h"
+
+namespace lathe::db {
+
+// 32 lower-case hex digits.
+std::string Fingerprint(const proto::Record& record);
+
+// InvalidArgument naming the field at fault when a record cannot be stored:
+// empty workload key or form, empty target, empty structural hash, no
+// status, or an OK record without times or with a median that is not a
+// positive finite number.
+absl::Status ValidateRecord(const proto::Record& record);
+
+}  // namespace lathe::db
+
+namespace lathe::db {
+
+// Sets median_s and spread from times_s: the median (the mean of the two
+// middle times for an even count) and (p90 - p10) / median, with pN the
+// time at rank round(N% of (count - 1)). Check() holds stored records to it.
+void SummarizeTimes(proto::Record& record);
+
+}  // namespace lathe::db
