@@ -1,5 +1,7 @@
 #include "cli/bench_command.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -7,9 +9,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cli/command.h"
 #include "cli/json_text.h"
 #include "cli/workload_args.h"
+#include "compiler/codegen/target_info.h"
+#include "compiler/util/check.h"
+#include "database/database.h"
+#include "database/record_codec.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/llvm/jit.h"
@@ -31,7 +39,37 @@ struct BenchOptions {
   bool json = false;
   double min_time_s = 0.5;
   int repeats = 10;
+  std::string db_path;  // empty: do not record
+  std::string job;
 };
+
+// Stores the measurement as a record of `db_path` (created when absent).
+absl::Status RecordMeasurement(const BenchOptions& options, const Workload& workload,
+                               const Target& target, const KernelProgram& kernel,
+                               const std::vector<double>& times_s, proto::MeasureStatus status,
+                               const std::string& error) {
+  proto::Record record;
+  record.set_workload_key(workload.Key());
+  record.set_workload(workload.CanonicalForm());
+  *record.mutable_target() = TargetInfoOf(target, HostDeviceDescription());
+  kernel.trace.ToProto(record.mutable_trace());
+  record.set_structural_hash(kernel.structural_hash);
+  for (double t : times_s) record.add_times_s(t);
+  db::SummarizeTimes(record);
+  record.set_status(status);
+  record.set_error(error);
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  record.set_runner(absl::StrCat("lathe bench@", host));
+  record.set_lathe_version(LATHE_VERSION);
+  record.set_measured_at_unix_ms(absl::ToUnixMillis(absl::Now()));
+  record.set_job(options.job);
+  db::OpenOptions open;
+  open.mode = db::OpenOptions::Mode::kCreate;
+  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(options.db_path, open);
+  if (!db.ok()) return db.status();
+  return (*db)->Commit({record}).status();
+}
 
 absl::Status RunBench(const BenchOptions& options) {
   absl::StatusOr<Workload> workload = options.workload.Resolve();
@@ -64,6 +102,11 @@ absl::Status RunBench(const BenchOptions& options) {
 
   KernelCall call = [&compiled](const std::vector<float*>& args) { return compiled->Run(args); };
   if (absl::Status st = CheckAgainstReference(*workload, call, /*seed=*/1); !st.ok()) {
+    if (!options.db_path.empty()) {
+      LATHE_RETURN_IF_ERROR(RecordMeasurement(options, *workload, *target, *kernel, {},
+                                              proto::MEASURE_WRONG_RESULT,
+                                              std::string(st.message())));
+    }
     return absl::Status(st.code(), absl::StrCat("reference check failed: ", st.message()));
   }
 
@@ -90,6 +133,10 @@ absl::Status RunBench(const BenchOptions& options) {
   if (!flops.ok()) return flops.status();
   double gflops = stats->median_s > 0 ? static_cast<double>(*flops) / stats->median_s * 1e-9 : 0;
   std::string schedule = kernel->default_schedule ? "default" : "trace";
+  if (!options.db_path.empty()) {
+    LATHE_RETURN_IF_ERROR(RecordMeasurement(options, *workload, *target, *kernel,
+                                            stats->samples_s, proto::MEASURE_OK, ""));
+  }
 
   if (options.json) {
     std::printf(
@@ -142,6 +189,9 @@ void AddBenchCommand(CLI::App& app) {
   command->add_option("--min-time", options->min_time_s,
                       "keep timing until the samples total this many seconds (default 0.5)");
   command->add_option("--repeats", options->repeats, "at least this many samples (default 10)");
+  command->add_option("--db", options->db_path,
+                      "record the measurement in this database (created when absent)");
+  command->add_option("--job", options->job, "with --db: the job the record belongs to");
   SetAction(command, [options] { return RunBench(*options); });
 }
 

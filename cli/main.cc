@@ -6,6 +6,7 @@
 #include "cli/bench_command.h"
 #include "cli/command.h"
 #include "cli/compile_command.h"
+#include "cli/db_command.h"
 #include "cli/demo_command.h"
 #include "cli/lower_command.h"
 #include "cli/workloads_command.h"
@@ -19,5 +20,6 @@ int main(int argc, char** argv) {
   lathe::cli::AddDemoCommand(app);
   lathe::cli::AddCompileCommand(app);
   lathe::cli::AddBenchCommand(app);
+  lathe::cli::AddDbCommand(app);
   return lathe::cli::RunApp(app, argc, argv);
 }

@@ -54,6 +54,11 @@ bool Target::HasFeature(const std::string& name) const {
   return EnabledFeatures(*this).count(name) > 0;
 }
 
+std::vector<std::string> Target::EnabledFeatureList() const {
+  std::set<std::string> enabled = EnabledFeatures(*this);
+  return std::vector<std::string>(enabled.begin(), enabled.end());
+}
+
 int Target::VectorLanesF32() const {
   std::set<std::string> enabled = EnabledFeatures(*this);
   if (enabled.count("avx512f")) return 16;

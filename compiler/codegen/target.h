@@ -38,6 +38,10 @@ struct Target {
   // True when an explicit "+name" is listed or the CPU implies name and no
   // "-name" is listed.
   bool HasFeature(const std::string& name) const;
+  // Every feature the target enables (implied by its CPU or listed, and what
+  // those imply, less its "-" features), sorted: what the database compares
+  // to match compatible targets.
+  std::vector<std::string> EnabledFeatureList() const;
   // Floats in the widest vector register the target has (16 with AVX-512,
   // 8 with AVX, 4 otherwise).
   int VectorLanesF32() const;

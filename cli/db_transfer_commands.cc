@@ -1,0 +1,156 @@
+// `lathe db export|import|merge|prune`: moving records between databases and
+// keeping a database small. Every write is one transaction: all or nothing.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cli/command.h"
+#include "cli/db_command.h"
+#include "cli/db_common.h"
+#include "cli/json_text.h"
+#include "database/jsonl.h"
+#include "database/merge.h"
+
+namespace lathe::cli {
+namespace {
+
+struct TransferOptions {
+  DbArgs db;
+  std::string output;               // export
+  std::vector<std::string> inputs;  // import, merge
+  int k = 0;                        // prune
+};
+
+absl::Status RunExport(const TransferOptions& options) {
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      options.db.Open(db::OpenOptions::Mode::kReadOnly);
+  if (!db.ok()) return db.status();
+  if (options.output.empty() || options.output == "-") {
+    absl::StatusOr<int64_t> count = db::ExportJsonl(**db, std::cout);
+    return count.status();
+  }
+  // Written beside and renamed into place, so a failed export never leaves
+  // a partial file under the asked-for name.
+  const std::string partial = options.output + ".partial";
+  absl::StatusOr<int64_t> count;
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) return absl::PermissionDeniedError(absl::StrCat(partial, ": cannot write"));
+    count = db::ExportJsonl(**db, out);
+  }
+  if (!count.ok()) {
+    std::remove(partial.c_str());
+    return absl::Status(count.status().code(),
+                        absl::StrCat(options.output, ": ", count.status().message()));
+  }
+  if (std::rename(partial.c_str(), options.output.c_str()) != 0) {
+    std::remove(partial.c_str());
+    return absl::PermissionDeniedError(absl::StrCat(options.output, ": cannot write"));
+  }
+  if (options.db.json) {
+    std::printf("{\"exported\": %lld, \"file\": %s}\n", static_cast<long long>(*count),
+                JsonString(options.output).c_str());
+  } else {
+    std::printf("exported %lld records to %s\n", static_cast<long long>(*count),
+                options.output.c_str());
+  }
+  return absl::OkStatus();
+}
+
+void PrintCommitted(const DbArgs& args, const std::string& verb, const std::string& source,
+                    const db::CommitResult& result) {
+  if (args.json) {
+    std::printf("{\"source\": %s, \"added\": %lld, \"duplicates\": %lld}\n",
+                JsonString(source).c_str(), static_cast<long long>(result.added),
+                static_cast<long long>(result.duplicates));
+  } else {
+    std::printf("%s %s: %lld records added, %lld exact duplicates skipped\n", verb.c_str(),
+                source.c_str(), static_cast<long long>(result.added),
+                static_cast<long long>(result.duplicates));
+  }
+}
+
+absl::Status RunImport(const TransferOptions& options) {
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      options.db.Open(db::OpenOptions::Mode::kCreate);
+  if (!db.ok()) return db.status();
+  for (const std::string& input : options.inputs) {
+    absl::StatusOr<db::CommitResult> result;
+    if (input == "-") {
+      result = db::ImportJsonl(**db, std::cin, "<stdin>");
+    } else {
+      std::ifstream in(input, std::ios::binary);
+      if (!in) return absl::NotFoundError(absl::StrCat(input, ": cannot read"));
+      result = db::ImportJsonl(**db, in, input);
+    }
+    if (!result.ok()) return result.status();
+    PrintCommitted(options.db, "imported", input, *result);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunMerge(const TransferOptions& options) {
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      options.db.Open(db::OpenOptions::Mode::kCreate);
+  if (!db.ok()) return db.status();
+  absl::StatusOr<db::CommitResult> result = db::MergeInto(**db, options.inputs);
+  if (!result.ok()) return result.status();
+  PrintCommitted(options.db, "merged into", options.db.path, *result);
+  return absl::OkStatus();
+}
+
+absl::Status RunPrune(const TransferOptions& options) {
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      options.db.Open(db::OpenOptions::Mode::kReadWrite);
+  if (!db.ok()) return db.status();
+  absl::StatusOr<int64_t> deleted = (*db)->Prune(options.k);
+  if (!deleted.ok()) return deleted.status();
+  if (options.db.json) {
+    std::printf("{\"deleted\": %lld, \"kept_per_task\": %d}\n", static_cast<long long>(*deleted),
+                options.k);
+  } else {
+    std::printf("deleted %lld records; kept the %d fastest ok records of every task\n",
+                static_cast<long long>(*deleted), options.k);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddDbTransferCommands(CLI::App* db) {
+  auto export_options = std::make_shared<TransferOptions>();
+  CLI::App* export_command = db->add_subcommand(
+      "export", "write every record as JSON lines (docs/database.md) to a file or stdout");
+  export_options->db.AddTo(export_command);
+  export_command->add_option("-o,--output", export_options->output,
+                             "the file to write (default: stdout)");
+  SetAction(export_command, [export_options] { return RunExport(*export_options); });
+
+  auto import_options = std::make_shared<TransferOptions>();
+  CLI::App* import_command = db->add_subcommand(
+      "import", "add the records of JSON-lines files (each file all or nothing; - is stdin)");
+  import_options->db.AddTo(import_command);
+  import_command->add_option("files", import_options->inputs, "JSON-lines files")->required();
+  SetAction(import_command, [import_options] { return RunImport(*import_options); });
+
+  auto merge_options = std::make_shared<TransferOptions>();
+  CLI::App* merge_command = db->add_subcommand(
+      "merge", "add every record of other databases (CI shards) to --db, dropping exact duplicates");
+  merge_options->db.AddTo(merge_command);
+  merge_command->add_option("sources", merge_options->inputs, "databases to merge from")
+      ->required();
+  SetAction(merge_command, [merge_options] { return RunMerge(*merge_options); });
+
+  auto prune_options = std::make_shared<TransferOptions>();
+  CLI::App* prune_command = db->add_subcommand(
+      "prune", "keep the k fastest ok records of every task, delete the rest");
+  prune_options->db.AddTo(prune_command);
+  prune_command->add_option("-k", prune_options->k, "records to keep per task")->required();
+  SetAction(prune_command, [prune_options] { return RunPrune(*prune_options); });
+}
+
+}  // namespace lathe::cli
