@@ -1,0 +1,27 @@
+// Design spaces of a workload for a target: the rules applied to every block.
+//
+// Blocks are visited from the last (the outputs) to the first, as blocks may
+// be inlined into their consumers or computed at them; each rule is applied to
+// each block in the order given, every branch of a rule continuing
+// separately. The result is a few traces with sampling instructions; sampling
+// one (ReplayTrace with no decisions and a seed) gives a program of the space.
+// Tests: tests/tuner/space/design_space_test.cc.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/schedule/trace.h"
+#include "tuner/space/schedule_rule.h"
+
+namespace lathe::tuner {
+
+// The rules for CPU targets (llvm), in the order they apply.
+std::vector<std::unique_ptr<ScheduleRule>> DefaultCpuRules();
+
+absl::StatusOr<std::vector<Trace>> GenerateDesignSpaces(
+    const Workload& workload, const Target& target,
+    const std::vector<std::unique_ptr<ScheduleRule>>& rules);
+
+}  // namespace lathe::tuner
