@@ -1,0 +1,364 @@
+#include "cli/tune_command.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <thread>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli/command.h"
+#include "cli/db_common.h"
+#include "cli/json_text.h"
+#include "compiler/codegen/kernel_program.h"
+#include "compiler/codegen/target.h"
+#include "compiler/codegen/target_info.h"
+#include "compiler/workload/spec.h"
+#include "database/database.h"
+#include "database/record_codec.h"
+#include "runner/local_runner.h"
+#include "runner/measure_worker.h"
+#include "tuner/search/task.h"
+#include "tuner/search/tuner.h"
+
+#ifndef LATHE_VERSION
+#define LATHE_VERSION "unknown"
+#endif
+
+namespace lathe::cli {
+namespace {
+
+struct TuneCommandOptions {
+  std::vector<std::string> specs;
+  std::string target = "host";
+  int threads = 0;
+  int64_t trials = 200;
+  double time_budget_s = 0;
+  std::string db_path = kDefaultDatabase;
+  uint64_t seed = 1;
+  int batch_size = 32;
+  std::string weights;
+  std::string job;
+  double min_time_s = 0.1;
+  double timeout_s = 30;
+  bool json = false;
+  bool no_default = false;
+};
+
+// Set by SIGINT: the tuner stops after the candidate being measured.
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnInterrupt(int) {
+  if (g_stop.load()) {
+    // A second Ctrl-C: the user means it.
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+  g_stop.store(true);
+}
+
+std::string FormatDuration(double s) {
+  if (s < 60) return absl::StrFormat("%.0fs", s);
+  if (s < 3600) return absl::StrFormat("%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  return absl::StrFormat("%dh%02dm", static_cast<int>(s) / 3600, static_cast<int>(s) / 60 % 60);
+}
+
+// Live progress on a terminal (one line redrawn), plain lines otherwise.
+class ProgressPrinter {
+ public:
+  ProgressPrinter() : tty_(isatty(STDERR_FILENO) == 1) {}
+
+  void Print(const tuner::TuneProgress& p) {
+    std::vector<std::string> tasks;
+    for (const tuner::TaskProgress& t : p.tasks) {
+      std::string name = t.workload.substr(0, t.workload.find(','));
+      tasks.push_back(t.best_s ? absl::StrFormat("%s %.1f GFLOP/s", name, t.best_gflops)
+                               : absl::StrCat(name, " -"));
+    }
+    std::string line = absl::StrFormat(
+        "[%lld/%lld trials, %s, ETA %s] %s", static_cast<long long>(p.trials_done),
+        static_cast<long long>(p.trials_total), FormatDuration(p.elapsed_s),
+        FormatDuration(p.eta_s), absl::StrJoin(tasks, " | "));
+    if (p.last_accuracy) absl::StrAppendFormat(&line, " | model %.2f", *p.last_accuracy);
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+      std::fflush(stderr);
+      dirty_ = true;
+    } else if (p.trials_done >= next_plain_) {
+      // Not a terminal: a line per batch-sized step, not per trial.
+      std::fprintf(stderr, "%s\n", line.c_str());
+      next_plain_ = p.trials_done + 32;
+    }
+  }
+  void Finish() {
+    if (dirty_) std::fprintf(stderr, "\n");
+    dirty_ = false;
+  }
+
+ private:
+  bool tty_;
+  bool dirty_ = false;
+  int64_t next_plain_ = 0;
+};
+
+// The default schedule's median on this runner: from the database when it
+// was measured before, else measured now and recorded.
+absl::StatusOr<std::optional<double>> DefaultScheduleMedian(
+    const Workload& workload, const Target& target, db::Database& db,
+    runner::LocalRunner& runner, const TuneCommandOptions& options, const std::string& job) {
+  absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(workload, nullptr, target);
+  if (!kernel.ok()) return kernel.status();
+  absl::StatusOr<std::vector<proto::Record>> records =
+      db.RecordsOfTask(workload.Key(), target.ToString());
+  if (!records.ok()) return records.status();
+  for (auto it = records->rbegin(); it != records->rend(); ++it) {
+    if (it->structural_hash() == kernel->structural_hash && it->status() == proto::MEASURE_OK) {
+      return std::optional<double>(it->median_s());
+    }
+  }
+  proto::MeasureRequest request;
+  request.set_workload(workload.CanonicalForm());
+  kernel->trace.ToProto(request.mutable_trace());
+  request.set_target(target.ToString());
+  request.set_min_time_s(options.min_time_s);
+  request.set_min_repeats(5);
+  request.set_max_repeats(200);
+  request.set_check_seed(1);
+  absl::StatusOr<proto::MeasureResult> result = runner.Measure(request);
+  if (!result.ok()) return result.status();
+  proto::Record record;
+  record.set_workload_key(workload.Key());
+  record.set_workload(workload.CanonicalForm());
+  *record.mutable_target() = TargetInfoOf(target, HostDeviceDescription());
+  kernel->trace.ToProto(record.mutable_trace());
+  record.set_structural_hash(result->structural_hash().empty() ? kernel->structural_hash
+                                                               : result->structural_hash());
+  *record.mutable_times_s() = result->times_s();
+  db::SummarizeTimes(record);
+  record.set_status(result->status());
+  record.set_error(result->error());
+  record.set_runner("local (default schedule)");
+  record.set_lathe_version(LATHE_VERSION);
+  record.set_measured_at_unix_ms(absl::ToUnixMillis(absl::Now()));
+  record.set_job(job);
+  absl::StatusOr<db::CommitResult> committed = db.Commit({record});
+  if (!committed.ok()) return committed.status();
+  if (record.status() != proto::MEASURE_OK) return std::optional<double>();
+  return std::optional<double>(record.median_s());
+}
+
+absl::Status RunTune(const TuneCommandOptions& options) {
+  if (options.specs.empty()) {
+    return absl::InvalidArgumentError("no workload: give one or more specs, e.g. matmul:M=512,N=512,K=512");
+  }
+  if (options.trials < 1) return absl::InvalidArgumentError("--trials must be at least 1");
+  if (options.time_budget_s < 0) return absl::InvalidArgumentError("--time-budget must be >= 0");
+  if (options.batch_size < 1) return absl::InvalidArgumentError("--batch must be at least 1");
+  absl::StatusOr<Target> target = ParseTarget(options.target);
+  if (!target.ok()) return target.status();
+  if (options.threads < 0) return absl::InvalidArgumentError("--threads must be >= 1");
+  if (options.threads > 0) target->num_threads = options.threads;
+  if (absl::Status st = CheckRunnableHere(*target); !st.ok()) return st;
+
+  std::vector<double> weights(options.specs.size(), 1.0);
+  if (!options.weights.empty()) {
+    std::vector<std::string> parts = absl::StrSplit(options.weights, ',');
+    if (parts.size() != options.specs.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("--weights has ", parts.size(),
+                                                     " values for ", options.specs.size(),
+                                                     " workloads"));
+    }
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (!absl::SimpleAtod(parts[i], &weights[i]) || weights[i] <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--weights: \"", parts[i], "\" is not a positive number"));
+      }
+    }
+  }
+  std::vector<tuner::Task> tasks;
+  for (size_t i = 0; i < options.specs.size(); ++i) {
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(options.specs[i]);
+    if (!workload.ok()) return workload.status();
+    absl::StatusOr<tuner::Task> task = tuner::MakeTask(*workload, *target, weights[i]);
+    if (!task.ok()) {
+      return absl::Status(task.status().code(), absl::StrCat(workload->CanonicalForm(), ": ",
+                                                             task.status().message()));
+    }
+    tasks.push_back(*std::move(task));
+  }
+
+  db::OpenOptions open;
+  open.mode = db::OpenOptions::Mode::kCreate;
+  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(options.db_path, open);
+  if (!db.ok()) return db.status();
+  const std::string job =
+      options.job.empty()
+          ? absl::StrCat("tune-", absl::FormatTime("%Y%m%dT%H%M%S", absl::Now(), absl::UTCTimeZone()),
+                         "-", getpid())
+          : options.job;
+  proto::Job job_record;
+  job_record.set_id(job);
+  job_record.set_description(absl::StrCat("lathe tune ", absl::StrJoin(options.specs, " "),
+                                          " on ", target->ToString()));
+  job_record.set_state("running");
+  if (absl::Status st = (*db)->PutJob(job_record); !st.ok()) return st;
+
+  runner::LocalRunnerOptions runner_options;
+  runner_options.worker_argv = {"/proc/self/exe", "runner-worker"};
+  runner_options.timeout_s = options.timeout_s;
+  absl::StatusOr<std::unique_ptr<runner::LocalRunner>> runner =
+      runner::LocalRunner::Start(runner_options);
+  if (!runner.ok()) return runner.status();
+
+  std::vector<std::optional<double>> default_medians;
+  if (!options.no_default) {
+    for (const tuner::Task& task : tasks) {
+      absl::StatusOr<std::optional<double>> median =
+          DefaultScheduleMedian(task.workload, *target, **db, **runner, options, job);
+      if (!median.ok()) return median.status();
+      default_medians.push_back(*median);
+    }
+  }
+
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  ProgressPrinter printer;
+  tuner::TuneOptions tune;
+  tune.max_trials = options.trials;
+  tune.time_budget_s = options.time_budget_s;
+  tune.batch_size = options.batch_size;
+  tune.seed = options.seed;
+  tune.min_time_s = options.min_time_s;
+  tune.job = job;
+  tune.runner_name = absl::StrCat("local@", host);
+  tune.lathe_version = LATHE_VERSION;
+  tune.device = HostDeviceDescription();
+  tune.stop = &g_stop;
+  // Measuring with every core: a search running beside it would disturb
+  // the timings, so it waits.
+  tune.overlap = target->num_threads < static_cast<int>(std::thread::hardware_concurrency());
+  if (!options.json) tune.on_progress = [&](const tuner::TuneProgress& p) { printer.Print(p); };
+  tuner::MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    return (*runner)->Measure(request);
+  };
+
+  g_stop.store(false);
+  struct sigaction action = {}, previous = {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &previous);
+  absl::StatusOr<tuner::TuneReport> report = tuner::Tune(tasks, **db, measure, tune);
+  sigaction(SIGINT, &previous, nullptr);
+  printer.Finish();
+  job_record.set_state(report.ok() && !report->interrupted ? "done" : "stopped");
+  (*db)->PutJob(job_record).IgnoreError();
+  if (!report.ok()) return report.status();
+
+  if (options.json) {
+    std::vector<std::string> rows;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const tuner::TaskProgress& t = report->tasks[i];
+      const double default_gflops =
+          !default_medians.empty() && default_medians[i]
+              ? static_cast<double>(tasks[i].flops) / *default_medians[i] * 1e-9
+              : 0;
+      rows.push_back(absl::StrCat(
+          "{\"workload\": ", JsonString(t.workload), ", \"trials\": ", t.trials,
+          ", \"errors\": ", t.errors, ", \"best_median_s\": ",
+          t.best_s ? absl::StrFormat("%.9g", *t.best_s) : "null",
+          ", \"best_gflops\": ", absl::StrFormat("%.3f", t.best_gflops),
+          ", \"default_gflops\": ", absl::StrFormat("%.3f", default_gflops), "}"));
+    }
+    std::vector<std::string> accuracy;
+    for (double a : report->batch_accuracy) accuracy.push_back(absl::StrFormat("%.4f", a));
+    std::printf(
+        "{\"db\": %s, \"job\": %s, \"target\": %s, \"trials\": %lld, \"wall_s\": %.3f, "
+        "\"measure_s\": %.3f, \"interrupted\": %s, \"batch_accuracy\": [%s],\n \"tasks\": [\n  %s\n]}\n",
+        JsonString(options.db_path).c_str(), JsonString(job).c_str(),
+        JsonString(target->ToString()).c_str(), static_cast<long long>(report->trials),
+        report->wall_s, report->measure_s, report->interrupted ? "true" : "false",
+        absl::StrJoin(accuracy, ", ").c_str(), absl::StrJoin(rows, ",\n  ").c_str());
+    return absl::OkStatus();
+  }
+  std::printf("%s %lld trials in %s (job %s, %s)%s\n",
+              report->interrupted ? "stopped after" : "tuned:",
+              static_cast<long long>(report->trials), FormatDuration(report->wall_s).c_str(),
+              job.c_str(), options.db_path.c_str(),
+              report->interrupted ? "; run again to continue" : "");
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const tuner::TaskProgress& t = report->tasks[i];
+    std::printf("%s\n", t.workload.c_str());
+    if (t.best_s) {
+      std::printf("  best     %.4f ms  %8.2f GFLOP/s\n", *t.best_s * 1e3, t.best_gflops);
+    } else {
+      std::printf("  best     none (every candidate failed; see lathe db top)\n");
+    }
+    if (!default_medians.empty() && default_medians[i]) {
+      const double gflops = static_cast<double>(tasks[i].flops) / *default_medians[i] * 1e-9;
+      std::printf("  default  %.4f ms  %8.2f GFLOP/s", *default_medians[i] * 1e3, gflops);
+      if (t.best_s) std::printf("  (tuned is %.2fx)", *default_medians[i] / *t.best_s);
+      std::printf("\n");
+    }
+    if (t.errors > 0) {
+      std::printf("  %lld of %lld candidates failed (lathe db list)\n",
+                  static_cast<long long>(t.errors), static_cast<long long>(t.trials));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddTuneCommand(CLI::App& app) {
+  auto options = std::make_shared<TuneCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "tune", "search for the fastest schedules of workloads; results go to the database");
+  command->add_option("specs", options->specs, "workload specs, e.g. matmul:M=512,N=512,K=512")
+      ->required();
+  command->add_option("--target", options->target,
+                      "target, e.g. host or \"llvm -mcpu=haswell -num-threads=1\" (default: "
+                      "host); it must run here");
+  command->add_option("--threads", options->threads,
+                      "threads of parallel loops (default: the target's; host: every CPU)");
+  command->add_option("--trials", options->trials, "measurements in all (default 200)");
+  command->add_option("--time-budget", options->time_budget_s,
+                      "stop after this many seconds (default: no limit)");
+  command->add_option("--db", options->db_path, "the database (default lathe.db)");
+  command->add_option("--seed", options->seed, "the search's seed (default 1)");
+  command->add_option("--batch", options->batch_size, "candidates per batch (default 32)");
+  command->add_option("--weights", options->weights,
+                      "how often each workload runs, e.g. 1,4 (default: 1 each)");
+  command->add_option("--job", options->job, "the job id of the records (default: generated)");
+  command->add_option("--min-time", options->min_time_s,
+                      "time each candidate at least this long, seconds (default 0.1)");
+  command->add_option("--timeout", options->timeout_s,
+                      "per candidate: build, check and timing, seconds (default 30)");
+  command->add_flag("--no-default", options->no_default,
+                    "do not measure the default schedule for comparison");
+  command->add_flag("--json", options->json, "print a JSON summary");
+  SetAction(command, [options] { return RunTune(*options); });
+}
+
+void AddRunnerWorkerCommand(CLI::App& app) {
+  // Hidden (empty group): how `lathe tune` runs its measurement worker.
+  CLI::App* command = app.add_subcommand(
+      "runner-worker", "serve measurement requests on stdin/stdout (internal)");
+  command->group("");
+  SetAction(command, [] {
+    const int code = runner::RunMeasureWorker(STDIN_FILENO, STDOUT_FILENO);
+    if (code != 0) return absl::InternalError(absl::StrCat("runner-worker exited with ", code));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace lathe::cli

@@ -1,0 +1,16 @@
+// `lathe tune`: the embedded default of DESIGN.md. The search runs in this
+// process, candidates are measured by a local worker process (`lathe
+// runner-worker`, hidden), results go to the database (lathe.db). Ctrl-C
+// stops after the candidate being measured with everything committed;
+// running again continues from the database.
+// Tests: tests/cli/tune_commands_test.sh.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace lathe::cli {
+
+void AddTuneCommand(CLI::App& app);
+void AddRunnerWorkerCommand(CLI::App& app);
+
+}  // namespace lathe::cli

@@ -1,0 +1,27 @@
+#include "tuner/search/candidate.h"
+
+#include "compiler/ir/structural_equal.h"
+#include "compiler/lower/pipeline.h"
+#include "tuner/features/program_features.h"
+
+namespace lathe::tuner {
+
+absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space, const Trace& trace,
+                                         const Decisions& decisions, uint64_t seed) {
+  absl::StatusOr<std::unique_ptr<TracedSchedule>> scheduled =
+      ReplayTrace(trace, task.initial, decisions, seed);
+  if (!scheduled.ok()) return scheduled.status();
+  // The same program MakeKernelProgram builds from the candidate's trace
+  // (so the hash is the one the runner reports and the database stores).
+  absl::StatusOr<Program> lowered = LowerProgram((*scheduled)->program());
+  if (!lowered.ok()) return lowered.status();
+  Candidate candidate;
+  candidate.space = space;
+  candidate.trace = (*scheduled)->trace();
+  candidate.trace.workload = task.workload.CanonicalForm();
+  candidate.structural_hash = StructuralHashHex((*scheduled)->program());
+  candidate.features = ExtractProgramFeatures(*lowered, task.target);
+  return candidate;
+}
+
+}  // namespace lathe::tuner

@@ -1,0 +1,33 @@
+// A candidate of the search: a point of a design space (the space's trace
+// with a decision for every sampling instruction), validated by building it
+// up to the lowered program, with what the cost model and the dedupe need.
+// Tests: tests/tuner/search/candidate_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/schedule/replay.h"
+#include "compiler/schedule/trace.h"
+#include "tuner/search/task.h"
+
+namespace lathe::tuner {
+
+struct Candidate {
+  int space = -1;      // index into Task::spaces; -1: from a record
+  Trace trace;         // with every decision: what is measured and stored
+  std::string structural_hash;  // of the scheduled program
+  std::vector<float> features;
+  double predicted = 0;
+};
+
+// Replays `trace` (a space, or a record's trace) with `decisions` (missing
+// ones sampled from `seed`), lowers the program and extracts its features.
+// An error when the point is invalid (a primitive's precondition fails,
+// lowering fails): the search drops it.
+absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space, const Trace& trace,
+                                         const Decisions& decisions, uint64_t seed);
+
+}  // namespace lathe::tuner

@@ -1,0 +1,447 @@
+#include "tuner/search/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "compiler/codegen/target_info.h"
+#include "compiler/ir/structural_equal.h"
+#include "compiler/util/check.h"
+#include "database/record_codec.h"
+#include "tuner/cost_model/xgb_cost_model.h"
+#include "tuner/features/program_features.h"
+#include "tuner/search/task_scheduler.h"
+
+namespace lathe::tuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Elites kept per task for warm starts and mutation.
+constexpr size_t kMaxElites = 64;
+// Records of the database turned into training rows, per task.
+constexpr size_t kMaxWarmRows = 4000;
+
+// Everything the loop knows of one task.
+struct TaskState {
+  absl::flat_hash_set<std::string> measured;  // hashes measured or in flight
+  std::vector<Elite> elites;                  // fastest first
+  TaskProgress progress;
+  std::unique_ptr<EvolutionarySearch> search;
+};
+
+// A batch on its way through measurement.
+struct Batch {
+  int task = -1;
+  std::vector<Candidate> candidates;
+  std::vector<proto::MeasureResult> results;  // as many as were measured
+  int64_t first_trial = 0;
+  absl::Status error;  // measuring became impossible
+};
+
+double Throughput(const Task& task, double median_s) {
+  return median_s > 0 ? static_cast<double>(task.flops) / median_s * 1e-9 : 0;
+}
+
+void AddElite(TaskState& state, Elite elite) {
+  auto at = std::upper_bound(state.elites.begin(), state.elites.end(), elite,
+                             [](const Elite& a, const Elite& b) { return a.throughput > b.throughput; });
+  state.elites.insert(at, std::move(elite));
+  if (state.elites.size() > kMaxElites) state.elites.resize(kMaxElites);
+}
+
+class Loop {
+ public:
+  Loop(std::vector<Task>& tasks, db::Database& db, const MeasureFn& measure,
+       const TuneOptions& options)
+      : tasks_(tasks), db_(db), measure_(measure), options_(options),
+        scheduler_([&] {
+          std::vector<double> weights;
+          for (const Task& t : tasks) weights.push_back(t.weight);
+          return weights;
+        }()) {}
+
+  absl::StatusOr<TuneReport> Run();
+
+ private:
+  absl::Status WarmStart();
+  absl::StatusOr<std::optional<Batch>> SearchNext(int64_t batch_index);
+  void Measure(Batch& batch);
+  absl::Status Process(Batch& batch);
+  absl::Status RemeasureNearTies();
+  proto::Record MakeRecord(const Task& task, const Candidate& candidate,
+                           const proto::MeasureResult& result) const;
+  proto::MeasureRequest MakeRequest(const Task& task, const Candidate& candidate,
+                                    double min_time_s, int64_t trial) const;
+  bool Stopping() const {
+    if (options_.stop != nullptr && options_.stop->load()) return true;
+    return options_.time_budget_s > 0 && Seconds(start_) >= options_.time_budget_s;
+  }
+  void ReportProgress();
+
+  std::vector<Task>& tasks_;
+  db::Database& db_;
+  const MeasureFn& measure_;
+  const TuneOptions& options_;
+  TaskScheduler scheduler_;
+  std::vector<TaskState> states_;
+  std::unique_ptr<CostModel> model_;
+  TrainingSet training_;
+  proto::TargetInfo target_info_;
+  Clock::time_point start_ = Clock::now();
+  int64_t dispatched_ = 0;  // trials handed to measurement
+  std::mutex progress_mutex_;
+  TuneReport report_;
+};
+
+absl::Status Loop::WarmStart() {
+  model_ = options_.make_model ? options_.make_model() : std::make_unique<XgbCostModel>();
+  target_info_ = TargetInfoOf(tasks_.front().target, options_.device);
+  states_.resize(tasks_.size());
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const Task& task = tasks_[i];
+    TaskState& state = states_[i];
+    state.progress.workload = task.workload.CanonicalForm();
+    state.search = std::make_unique<EvolutionarySearch>(task, options_.search);
+    absl::StatusOr<std::vector<proto::Record>> records =
+        db_.RecordsOfTask(task.key, task.target.ToString());
+    if (!records.ok()) return records.status();
+    // The newest records teach the model most about the current design
+    // spaces; older ones still count as measured.
+    size_t rows = 0;
+    for (auto it = records->rbegin(); it != records->rend(); ++it) {
+      const proto::Record& record = *it;
+      state.measured.insert(record.structural_hash());
+      const double throughput =
+          record.status() == proto::MEASURE_OK ? Throughput(task, record.median_s()) : 0;
+      if (record.status() == proto::MEASURE_OK &&
+          (!state.progress.best_s || record.median_s() < *state.progress.best_s)) {
+        state.progress.best_s = record.median_s();
+        state.progress.best_gflops = throughput;
+      }
+      absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
+      if (!trace.ok()) continue;
+      if (record.status() == proto::MEASURE_OK) AddElite(state, Elite{*trace, throughput});
+      if (rows >= kMaxWarmRows) continue;
+      absl::StatusOr<Candidate> candidate = BuildCandidate(task, -1, *trace, trace->decisions, 0);
+      if (!candidate.ok()) continue;  // a trace this build no longer replays
+      training_.features.push_back(std::move(candidate->features));
+      training_.throughputs.push_back(throughput);
+      training_.groups.push_back(static_cast<int>(i));
+      ++rows;
+    }
+  }
+  absl::StatusOr<std::optional<std::string>> saved =
+      db_.GetCostModel(target_info_.canonical(), CostModelName());
+  if (!saved.ok()) return saved.status();
+  if (*saved && model_->Load(**saved).ok()) return absl::OkStatus();
+  // No saved model (or one of another feature set): train on the records.
+  if (!training_.features.empty()) LATHE_RETURN_IF_ERROR(model_->Train(training_));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
+  while (true) {
+    if (Stopping() || dispatched_ >= options_.max_trials) return std::optional<Batch>();
+    std::optional<int> next = scheduler_.Next();
+    if (!next) return std::optional<Batch>();
+    const int task = *next;
+    TaskState& state = states_[task];
+    const int size = static_cast<int>(
+        std::min<int64_t>(options_.batch_size, options_.max_trials - dispatched_));
+    absl::StatusOr<std::vector<Candidate>> candidates = state.search->NextBatch(
+        size, *model_, state.elites, state.measured,
+        StreamSeed(options_.seed, 100 + static_cast<uint64_t>(task),
+                   static_cast<uint64_t>(batch_index)));
+    if (!candidates.ok()) return candidates.status();
+    if (candidates->empty()) {
+      // Nothing unmeasured is left in the task's space.
+      scheduler_.MarkDone(task);
+      continue;
+    }
+    Batch batch;
+    batch.task = task;
+    batch.candidates = *std::move(candidates);
+    batch.first_trial = dispatched_;
+    for (const Candidate& c : batch.candidates) state.measured.insert(c.structural_hash);
+    dispatched_ += static_cast<int64_t>(batch.candidates.size());
+    scheduler_.Dispatch(task, static_cast<int64_t>(batch.candidates.size()));
+    return std::optional<Batch>(std::move(batch));
+  }
+}
+
+proto::MeasureRequest Loop::MakeRequest(const Task& task, const Candidate& candidate,
+                                        double min_time_s, int64_t trial) const {
+  proto::MeasureRequest request;
+  request.set_workload(task.workload.CanonicalForm());
+  candidate.trace.ToProto(request.mutable_trace());
+  request.set_target(task.target.ToString());
+  request.set_min_time_s(min_time_s);
+  request.set_min_repeats(options_.min_repeats);
+  request.set_max_repeats(options_.max_repeats);
+  request.set_flush_cache(options_.flush_cache);
+  request.set_check_seed(1 + static_cast<uint64_t>(trial));
+  if (options_.inject_fault) request.set_inject_fault(options_.inject_fault(trial));
+  return request;
+}
+
+void Loop::Measure(Batch& batch) {
+  const Task& task = tasks_[batch.task];
+  for (size_t i = 0; i < batch.candidates.size(); ++i) {
+    if (options_.stop != nullptr && options_.stop->load()) return;
+    if (options_.time_budget_s > 0 && Seconds(start_) >= options_.time_budget_s) return;
+    const auto measure_start = Clock::now();
+    absl::StatusOr<proto::MeasureResult> result = measure_(
+        MakeRequest(task, batch.candidates[i], options_.min_time_s,
+                    batch.first_trial + static_cast<int64_t>(i)));
+    const double busy = Seconds(measure_start);
+    if (!result.ok()) {
+      batch.error = result.status();
+      return;
+    }
+    batch.results.push_back(*std::move(result));
+    std::lock_guard<std::mutex> lock(progress_mutex_);
+    report_.measure_s += busy;
+    TaskProgress& progress = states_[batch.task].progress;
+    ++progress.trials;
+    ++report_.trials;
+    const proto::MeasureResult& r = batch.results.back();
+    double median = 0;
+    if (r.status() == proto::MEASURE_OK) {
+      proto::Record summary;
+      *summary.mutable_times_s() = r.times_s();
+      db::SummarizeTimes(summary);
+      median = summary.median_s();
+      if (!progress.best_s || median < *progress.best_s) {
+        progress.best_s = median;
+        progress.best_gflops = Throughput(task, median);
+      }
+    } else {
+      ++progress.errors;
+    }
+    report_.history.push_back({batch.task, batch.candidates[i].structural_hash, r.status(), median,
+                               Seconds(start_)});
+    if (options_.on_progress) ReportProgress();
+  }
+}
+
+void Loop::ReportProgress() {
+  TuneProgress progress;
+  progress.trials_done = report_.trials;
+  progress.trials_total = options_.max_trials;
+  progress.elapsed_s = Seconds(start_);
+  if (progress.trials_done > 0) {
+    double eta = progress.elapsed_s / static_cast<double>(progress.trials_done) *
+                 static_cast<double>(options_.max_trials - progress.trials_done);
+    if (options_.time_budget_s > 0) eta = std::min(eta, options_.time_budget_s - progress.elapsed_s);
+    progress.eta_s = std::max(0.0, eta);
+  }
+  for (const TaskState& s : states_) progress.tasks.push_back(s.progress);
+  if (!report_.batch_accuracy.empty()) progress.last_accuracy = report_.batch_accuracy.back();
+  options_.on_progress(progress);
+}
+
+proto::Record Loop::MakeRecord(const Task& task, const Candidate& candidate,
+                               const proto::MeasureResult& result) const {
+  proto::Record record;
+  record.set_workload_key(task.key);
+  record.set_workload(task.workload.CanonicalForm());
+  *record.mutable_target() = target_info_;
+  candidate.trace.ToProto(record.mutable_trace());
+  // The runner's hash names the program it measured; the search's when the
+  // build failed before there was a program.
+  record.set_structural_hash(result.structural_hash().empty() ? candidate.structural_hash
+                                                              : result.structural_hash());
+  *record.mutable_times_s() = result.times_s();
+  db::SummarizeTimes(record);
+  record.set_status(result.status() == proto::MEASURE_STATUS_UNSPECIFIED ? proto::MEASURE_RUN_ERROR
+                                                                         : result.status());
+  record.set_error(result.error());
+  record.set_runner(options_.runner_name);
+  record.set_lathe_version(options_.lathe_version);
+  record.set_measured_at_unix_ms(absl::ToUnixMillis(absl::Now()));
+  record.set_job(options_.job);
+  return record;
+}
+
+absl::Status Loop::Process(Batch& batch) {
+  const Task& task = tasks_[batch.task];
+  TaskState& state = states_[batch.task];
+  std::vector<proto::Record> records;
+  TrainingSet fresh;
+  for (size_t i = 0; i < batch.results.size(); ++i) {
+    const Candidate& candidate = batch.candidates[i];
+    proto::Record record = MakeRecord(task, candidate, batch.results[i]);
+    const double throughput =
+        record.status() == proto::MEASURE_OK ? Throughput(task, record.median_s()) : 0;
+    if (record.status() == proto::MEASURE_OK) AddElite(state, Elite{candidate.trace, throughput});
+    fresh.features.push_back(candidate.features);
+    fresh.throughputs.push_back(throughput);
+    fresh.groups.push_back(batch.task);
+    records.push_back(std::move(record));
+  }
+  // Candidates not measured (stopped mid-batch) are free to be chosen again.
+  for (size_t i = batch.results.size(); i < batch.candidates.size(); ++i) {
+    state.measured.erase(batch.candidates[i].structural_hash);
+  }
+  if (!records.empty()) {
+    absl::StatusOr<db::CommitResult> committed = db_.Commit(records);
+    if (!committed.ok()) return committed.status();
+  }
+  LATHE_RETURN_IF_ERROR(batch.error);
+  scheduler_.Report(batch.task, state.progress.best_s);
+  if (fresh.features.empty()) return absl::OkStatus();
+
+  // The model's accuracy on data it has not seen, then training on it.
+  if (model_->trained()) {
+    absl::StatusOr<std::vector<double>> predicted = model_->Predict(fresh.features);
+    if (!predicted.ok()) return predicted.status();
+    report_.batch_accuracy.push_back(PairwiseAccuracy(*predicted, fresh.throughputs, fresh.groups));
+    report_.batch_accuracy_trained_on.push_back(static_cast<int64_t>(training_.features.size()));
+  }
+  for (size_t i = 0; i < fresh.features.size(); ++i) {
+    training_.features.push_back(std::move(fresh.features[i]));
+    training_.throughputs.push_back(fresh.throughputs[i]);
+    training_.groups.push_back(fresh.groups[i]);
+  }
+  LATHE_RETURN_IF_ERROR(model_->Train(training_));
+  absl::StatusOr<std::string> bytes = model_->Save();
+  if (!bytes.ok()) return bytes.status();
+  LATHE_RETURN_IF_ERROR(db_.PutCostModel(target_info_, CostModelName(), *bytes,
+                                         static_cast<int64_t>(training_.features.size())));
+  if (options_.on_progress) {
+    std::lock_guard<std::mutex> lock(progress_mutex_);
+    ReportProgress();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Loop::RemeasureNearTies() {
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    if (options_.stop != nullptr && options_.stop->load()) return absl::OkStatus();
+    const Task& task = tasks_[t];
+    absl::StatusOr<std::vector<db::Match>> top =
+        db_.Top(task.key, target_info_, options_.remeasure_top);
+    if (!top.ok()) return top.status();
+    if (top->size() < 2) continue;
+    const double fastest = top->front().record.median_s();
+    Batch batch;
+    batch.task = static_cast<int>(t);
+    for (const db::Match& match : *top) {
+      if (match.record.median_s() > fastest * (1 + options_.near_tie)) break;
+      absl::StatusOr<Trace> trace = Trace::FromProto(match.record.trace());
+      if (!trace.ok()) continue;
+      absl::StatusOr<Candidate> candidate = BuildCandidate(task, -1, *trace, trace->decisions, 0);
+      if (!candidate.ok()) continue;
+      batch.candidates.push_back(*std::move(candidate));
+    }
+    if (batch.candidates.size() < 2) continue;
+    // Longer, interleaved: each program twice, alternating, so a burst of
+    // noise does not favour one of them.
+    std::vector<proto::Record> records;
+    for (int round = 0; round < 2; ++round) {
+      for (const Candidate& c : batch.candidates) {
+        if (options_.stop != nullptr && options_.stop->load()) break;
+        absl::StatusOr<proto::MeasureResult> result =
+            measure_(MakeRequest(task, c, options_.min_time_s * 2, -1));
+        if (!result.ok()) return result.status();
+        if (round == 0) {
+          records.push_back(MakeRecord(task, c, *result));
+        } else {
+          // The second round's samples join the first's: one record per
+          // program with all its samples.
+          for (proto::Record& r : records) {
+            if (r.structural_hash() == c.structural_hash && result->status() == proto::MEASURE_OK &&
+                r.status() == proto::MEASURE_OK) {
+              for (double s : result->times_s()) r.add_times_s(s);
+              db::SummarizeTimes(r);
+            }
+          }
+        }
+      }
+    }
+    if (!records.empty()) {
+      absl::StatusOr<db::CommitResult> committed = db_.Commit(records);
+      if (!committed.ok()) return committed.status();
+    }
+    // The task's best is now what the database ranks first.
+    absl::StatusOr<std::optional<db::Match>> best = db_.Best(task.key, target_info_);
+    if (best.ok() && *best) {
+      states_[t].progress.best_s = (*best)->record.median_s();
+      states_[t].progress.best_gflops = Throughput(task, (*best)->record.median_s());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TuneReport> Loop::Run() {
+  if (tasks_.empty()) return absl::InvalidArgumentError("nothing to tune: no tasks");
+  for (const Task& t : tasks_) {
+    if (!(t.target == tasks_.front().target)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tasks of one tuning run share a target: ", t.target.ToString(), " vs ",
+          tasks_.front().target.ToString()));
+    }
+  }
+  if (options_.batch_size < 1) return absl::InvalidArgumentError("batch size must be >= 1");
+  LATHE_RETURN_IF_ERROR(WarmStart());
+
+  int64_t batch_index = 0;
+  absl::StatusOr<std::optional<Batch>> next = SearchNext(batch_index++);
+  if (!next.ok()) return next.status();
+  while (*next) {
+    Batch current = std::move(**next);
+    if (options_.overlap) {
+      // Measure `current` while the next batch is searched (with the model
+      // as it is now, before `current`'s results: reproducible).
+      std::thread measuring([&] { Measure(current); });
+      next = SearchNext(batch_index++);
+      measuring.join();
+    } else {
+      Measure(current);
+    }
+    LATHE_RETURN_IF_ERROR(Process(current));
+    if (!options_.overlap) next = SearchNext(batch_index++);
+    if (!next.ok()) return next.status();
+    if (Stopping() && *next) {
+      // Stopped while searching: the batch was never measured.
+      for (const Candidate& c : (*next)->candidates) states_[(*next)->task].measured.erase(c.structural_hash);
+      next = std::optional<Batch>();
+    }
+  }
+  report_.interrupted = options_.stop != nullptr && options_.stop->load();
+  if (!report_.interrupted && options_.remeasure_top > 1) {
+    LATHE_RETURN_IF_ERROR(RemeasureNearTies());
+  }
+  for (const TaskState& s : states_) report_.tasks.push_back(s.progress);
+  report_.wall_s = Seconds(start_);
+  return report_;
+}
+
+}  // namespace
+
+std::string CostModelName() {
+  // The model is only valid for the features it was trained on.
+  return absl::StrCat("xgboost:features=",
+                      absl::StrCat(StableHash64(absl::StrJoin(FeatureNames(), ","))));
+}
+
+absl::StatusOr<TuneReport> Tune(std::vector<Task>& tasks, db::Database& db,
+                                const MeasureFn& measure, const TuneOptions& options) {
+  Loop loop(tasks, db, measure, options);
+  return loop.Run();
+}
+
+}  // namespace lathe::tuner

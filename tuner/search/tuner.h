@@ -1,0 +1,126 @@
+// Tuning: the loop of DESIGN.md's data flow for one or more tasks on one
+// target, with results in the database.
+//
+// Each round the task scheduler picks a task, the evolutionary search picks
+// a batch of its candidates never measured (in this run or in the database),
+// a measurer builds, checks and times them, the batch is committed to the
+// database in one transaction, and the cost model is retrained on every
+// measurement so far (its pairwise accuracy on the new batch is computed
+// first, on data it has not seen). With `overlap`, the search of the next
+// batch runs while the current one is measured; the next batch is always
+// searched with the model as it was before the current batch's results, so a
+// seed and the same measurements give the same search either way.
+//
+// Starting from a database that holds records of the tasks continues the
+// work: those programs are never measured again, the best of them seed the
+// search, and the cost model saved for the target is loaded. Stopping (the
+// `stop` flag, e.g. from SIGINT, or a budget) ends after the candidate being
+// measured, with every measured candidate committed.
+//
+// At the end, near-ties among each task's best (within `near_tie` of the
+// fastest) are measured again; the database ranks a program by its latest
+// measurement, so a lucky outlier does not stay the best.
+// Tests: tests/tuner/search/tuner_test.cc.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "database/database.h"
+#include "proto/measure.pb.h"
+#include "tuner/cost_model/cost_model.h"
+#include "tuner/search/evolutionary_search.h"
+#include "tuner/search/task.h"
+
+namespace lathe::tuner {
+
+// Measures one candidate; any fault of the candidate is a result status, an
+// error only when measuring is impossible (the runner cannot start).
+using MeasureFn =
+    std::function<absl::StatusOr<proto::MeasureResult>(const proto::MeasureRequest&)>;
+
+struct TaskProgress {
+  std::string workload;
+  int64_t trials = 0;    // measured in this run
+  int64_t errors = 0;    // of which not OK
+  std::optional<double> best_s;  // fastest OK median, this run or the database
+  double best_gflops = 0;
+};
+
+struct TuneProgress {
+  int64_t trials_done = 0;
+  int64_t trials_total = 0;  // the trial budget
+  double elapsed_s = 0;
+  double eta_s = 0;          // by the trial budget or the time budget, whichever is nearer
+  std::vector<TaskProgress> tasks;
+  std::optional<double> last_accuracy;  // pairwise, on the last batch before training
+};
+
+struct TuneOptions {
+  int64_t max_trials = 1000;  // over all tasks
+  double time_budget_s = 0;   // 0: none
+  int batch_size = 32;
+  uint64_t seed = 1;
+  SearchOptions search;
+  bool overlap = true;
+  // Measurement settings of every candidate.
+  double min_time_s = 0.1;
+  int min_repeats = 5;
+  int max_repeats = 200;
+  bool flush_cache = false;
+  // Near-ties re-measured at the end: up to `remeasure_top` programs within
+  // `near_tie` (relative) of each task's fastest.
+  double near_tie = 0.05;
+  int remeasure_top = 3;
+  // Provenance of the records.
+  std::string job;
+  std::string runner_name = "local";
+  std::string lathe_version;
+  std::string device;
+  // Set (e.g. by a SIGINT handler) to stop after the candidate in flight.
+  const std::atomic<bool>* stop = nullptr;
+  // Called after every measured candidate and every batch (from the
+  // measuring thread or the caller's; never concurrently).
+  std::function<void(const TuneProgress&)> on_progress;
+  // Tests only: the fault to inject into the measurement of the trial with
+  // this index ("" for none); see proto/measure.proto.
+  std::function<std::string(int64_t trial)> inject_fault;
+  // The cost model; default: XGBoost.
+  std::function<std::unique_ptr<CostModel>()> make_model;
+};
+
+struct TuneReport {
+  std::vector<TaskProgress> tasks;
+  int64_t trials = 0;
+  double wall_s = 0;
+  double measure_s = 0;  // wall time the measurer was busy
+  // Pairwise accuracy of the model on each batch before it trained on it
+  // (batches measured while the model was untrained are left out).
+  std::vector<double> batch_accuracy;
+  std::vector<int64_t> batch_accuracy_trained_on;  // rows the model had seen
+  bool interrupted = false;
+  // Each measured candidate in order: task, structural hash, status,
+  // median (0 when not OK), the seconds since the start when it finished.
+  struct Trial {
+    int task;
+    std::string structural_hash;
+    proto::MeasureStatus status;
+    double median_s;
+    double at_s;
+  };
+  std::vector<Trial> history;
+};
+
+// Name of the cost model saved in the database for the target.
+std::string CostModelName();
+
+absl::StatusOr<TuneReport> Tune(std::vector<Task>& tasks, db::Database& db,
+                                const MeasureFn& measure, const TuneOptions& options);
+
+}  // namespace lathe::tuner
