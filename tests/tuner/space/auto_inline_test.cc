@@ -1,0 +1,110 @@
+// Tests of the InlineElementwise rule (tuner/space/auto_inline.h).
+#include "tuner/space/auto_inline.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/ir/printer.h"
+#include "compiler/ir/structural_equal.h"
+#include "tests/tuner/space/space_test_util.h"
+
+namespace lathe::tuner {
+namespace {
+
+using testing::CheckProgram;
+using testing::RuleFixture;
+
+// Applies the rule to every block, last to first (as GenerateDesignSpaces
+// does), and returns the one schedule it leads to.
+std::unique_ptr<TracedSchedule> InlineAll(const RuleFixture& f, const InlineElementwise& rule) {
+  std::unique_ptr<TracedSchedule> sch = f.Fresh();
+  std::vector<std::string> names;
+  for (const BlockNode* b : f.initial.Blocks()) names.push_back(b->name);
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    if (sch->program().FindBlock(*it) == nullptr) continue;
+    auto out = rule.Apply(std::move(sch), *it, f.context);
+    EXPECT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(out->size(), 1u);  // never branches
+    sch = std::move(out->front());
+  }
+  return sch;
+}
+
+std::vector<std::string> BlockNames(const Program& p) {
+  std::vector<std::string> names;
+  for (const BlockNode* b : p.Blocks()) names.push_back(b->name);
+  return names;
+}
+
+TEST(InlineElementwise, DenseBiasReluKeepsOneEpilogue) {
+  RuleFixture f("dense:M=8,N=8,K=8,bias=1,relu=1");
+  ASSERT_EQ(f.initial.Blocks().size(), 3u);
+  std::unique_ptr<TracedSchedule> sch = InlineAll(f, InlineElementwise());
+  const Program& p = sch->program();
+  // The relu folds into the bias add (the reduction cannot take either):
+  // the dense block and one element-wise epilogue writing Y.
+  ASSERT_EQ(p.Blocks().size(), 2u) << PrintProgram(p);
+  EXPECT_TRUE(p.Blocks()[0]->IsReduction());
+  const BlockAccesses epilogue = AccessesOf(*p.Blocks()[1]);
+  ASSERT_EQ(epilogue.writes.size(), 1u);
+  EXPECT_EQ(epilogue.writes[0].buffer->name, "Y");
+  EXPECT_EQ(testing::CountInstructions(sch->trace(), "reverse_compute_inline"), 1);
+  EXPECT_TRUE(CheckProgram(f.workload, p, HostTarget(1)).ok());
+}
+
+TEST(InlineElementwise, ChainOfElementwiseStagesBecomesOneBlock) {
+  RuleFixture f("custom:T[i,j] = A[i,j] + B[i,j]; U[i,j] = T[i,j] * 2; D[i,j] = max(U[i,j], 0)"
+                "|i=5,j=7");
+  ASSERT_EQ(f.initial.Blocks().size(), 3u);
+  std::unique_ptr<TracedSchedule> sch = InlineAll(f, InlineElementwise());
+  EXPECT_EQ(sch->program().Blocks().size(), 1u) << PrintProgram(sch->program());
+  absl::Status checked = CheckProgram(f.workload, sch->program(), HostTarget(1));
+  EXPECT_TRUE(checked.ok()) << checked;
+}
+
+TEST(InlineElementwise, KeepsConvPaddingReusedAcrossOutputChannels) {
+  RuleFixture f("conv2d_nchw:N=1,C=3,H=8,W=8,K=4,R=3,S=3,pad=1");
+  EXPECT_TRUE(IsCostlyReusedStage(f.initial, *f.initial.FindBlock("pad")));
+  std::unique_ptr<TracedSchedule> sch = InlineAll(f, InlineElementwise());
+  EXPECT_EQ(BlockNames(sch->program()), BlockNames(f.initial));
+  EXPECT_TRUE(sch->trace().instructions.empty()) << sch->trace().ToText();
+
+  // On request it is inlined, and still correct.
+  std::unique_ptr<TracedSchedule> inlined =
+      InlineAll(f, InlineElementwise(/*inline_reused_stages=*/true));
+  EXPECT_EQ(inlined->program().FindBlock("pad"), nullptr);
+  absl::Status checked = CheckProgram(f.workload, inlined->program(), HostTarget(1));
+  EXPECT_TRUE(checked.ok()) << checked;
+}
+
+TEST(InlineElementwise, InlinesPoolingPadding) {
+  RuleFixture f("max_pool2d:N=1,C=2,H=7,W=7,R=3,S=3,stride=2,pad=1");
+  EXPECT_FALSE(IsCostlyReusedStage(f.initial, *f.initial.FindBlock("pad")));
+  std::unique_ptr<TracedSchedule> sch = InlineAll(f, InlineElementwise());
+  EXPECT_EQ(sch->program().FindBlock("pad"), nullptr) << PrintProgram(sch->program());
+  EXPECT_EQ(testing::CountInstructions(sch->trace(), "compute_inline"), 1);
+  absl::Status checked = CheckProgram(f.workload, sch->program(), HostTarget(1));
+  EXPECT_TRUE(checked.ok()) << checked;
+}
+
+TEST(InlineElementwise, KeepsAMathStageThatAReductionReuses) {
+  // exp(A[i,k]) read for every j: inlined it would run N times per element.
+  RuleFixture costly("custom:T[i,k] = exp(A[i,k]); C[i,j] += T[i,k] * B[k,j]|i=4,j=5,k=6");
+  std::unique_ptr<TracedSchedule> kept = InlineAll(costly, InlineElementwise());
+  EXPECT_NE(kept->program().FindBlock("T"), nullptr);
+  // A product is no dearer than the load it replaces: inlined.
+  RuleFixture cheap("custom:T[i,k] = A[i,k] * 2; C[i,j] += T[i,k] * B[k,j]|i=4,j=5,k=6");
+  std::unique_ptr<TracedSchedule> inlined = InlineAll(cheap, InlineElementwise());
+  EXPECT_EQ(inlined->program().FindBlock("T"), nullptr);
+  absl::Status checked = CheckProgram(cheap.workload, inlined->program(), HostTarget(1));
+  EXPECT_TRUE(checked.ok()) << checked;
+}
+
+TEST(InlineElementwise, LeavesReductionsAndOutputsAlone) {
+  RuleFixture f("softmax:M=3,N=7");
+  std::unique_ptr<TracedSchedule> sch = InlineAll(f, InlineElementwise());
+  EXPECT_TRUE(StructuralEqual(sch->program(), f.initial));
+  EXPECT_TRUE(sch->trace().instructions.empty());
+}
+
+}  // namespace
+}  // namespace lathe::tuner

@@ -1,0 +1,94 @@
+// AddRFactor (add_rfactor.h).
+// Tests: tests/tuner/space/add_rfactor_test.cc.
+#include "tuner/space/add_rfactor.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/util/check.h"
+#include "tuner/space/block_nest.h"
+
+namespace lathe::tuner {
+namespace {
+
+// The rfactor branch over part `part` (0 outer, 1 inner) of the split of the
+// block's loop number `loop_index`, on any schedule.
+absl::Status RFactorBranch(ConcreteSchedule* sch, const std::string& block, int loop_index,
+                           int part, int64_t max_innermost, int64_t factor_axis) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV b, sch->GetBlock(block));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(b));
+  LoopRV loop = loops[loop_index];
+  LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> factors,
+                         sch->SamplePerfectTile(loop, /*n=*/2, max_innermost));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
+                         sch->Split(loop, {Factor{factors[0]}, Factor{factors[1]}}));
+  return sch->RFactor(parts[part], factor_axis).status();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> AddRFactor::Apply(
+    std::unique_ptr<TracedSchedule> schedule, const std::string& block,
+    const SpaceContext& context) const {
+  std::vector<std::unique_ptr<TracedSchedule>> result;
+  const Program& program = schedule->program();
+  const BlockNode* node = program.FindBlock(block);
+  std::optional<std::vector<NestLoop>> nest;
+  if (node != nullptr && node->IsReduction() && !IsTiled(*node)) {
+    nest = OwnNest(program, *node);
+  }
+  // 1. Little spatial parallelism, much reduction work.
+  int loop_index = -1;
+  int64_t factor_axis = 0;
+  if (nest.has_value()) {
+    const int64_t spatial = IterProduct(*node, IterType::kSpatial);
+    const int64_t reduce = IterProduct(*node, IterType::kReduce);
+    const int64_t threads = std::max(1, context.target.num_threads);
+    if (spatial < reduce && spatial < threads * std::max<int64_t>(1, options_.jobs_per_thread)) {
+      for (int i = 0; i < static_cast<int>(nest->size()); ++i) {
+        const NestLoop& l = (*nest)[i];
+        if (l.type == IterType::kReduce && l.extent >= 2 &&
+            (loop_index < 0 || l.extent > (*nest)[loop_index].extent)) {
+          loop_index = i;
+        }
+      }
+    }
+    const BlockAccesses accesses = AccessesOf(*node);
+    if (accesses.writes.empty()) loop_index = -1;
+    if (loop_index >= 0) factor_axis = static_cast<int64_t>(accesses.writes[0].buffer->shape.size());
+  }
+  if (loop_index < 0) {
+    result.push_back(std::move(schedule));
+    return result;
+  }
+  // 2. One branch per part of the split. Each is tried on a scratch copy of
+  //    the program first, drawing from the fork's own stream (so it samples
+  //    the same factors): a refused branch leaves nothing.
+  if (context.initial == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(Name(), ": the context has no initial program"));
+  }
+  for (int part : {0, 1}) {
+    LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> fork,
+                           ForkSchedule(*schedule, *context.initial));
+    ConcreteSchedule scratch(program, fork->rng().state());
+    if (!RFactorBranch(&scratch, block, loop_index, part, options_.max_innermost, factor_axis)
+             .ok()) {
+      continue;
+    }
+    absl::Status applied = RFactorBranch(fork.get(), block, loop_index, part,
+                                         options_.max_innermost, factor_axis);
+    if (!applied.ok()) {
+      return absl::InternalError(absl::StrCat(Name(), ": rfactor of block \"", block,
+                                              "\" worked on a copy, then failed: ",
+                                              applied.message()));
+    }
+    result.push_back(std::move(fork));
+  }
+  // 3. And the block as it is.
+  result.push_back(std::move(schedule));
+  return result;
+}
+
+}  // namespace lathe::tuner

@@ -1,0 +1,94 @@
+// InlineElementwise (auto_inline.h).
+// Tests: tests/tuner/space/auto_inline_test.cc.
+#include "tuner/space/auto_inline.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "compiler/ir/expr_functor.h"
+#include "compiler/schedule/primitive/compute_inline.h"
+#include "compiler/util/check.h"
+
+namespace lathe::tuner {
+namespace {
+
+bool HasLoad(const Expr& e) {
+  bool found = false;
+  VisitExpr(e, [&](const Expr& x) { found |= x.is(ExprKind::kLoad); });
+  return found;
+}
+
+// A value that costs more than its loads when recomputed: a select that loads
+// in a branch (the guarded load of a padding stage: a branch or a masked
+// load, and no plain vector load of the reader) or a math function call.
+bool CostlyToRecompute(const Expr& value) {
+  bool costly = false;
+  VisitExpr(value, [&](const Expr& x) {
+    if (x.is(ExprKind::kCall)) costly = true;
+    if (x.is(ExprKind::kSelect) && (HasLoad(x.operand(1)) || HasLoad(x.operand(2)))) {
+      costly = true;
+    }
+  });
+  return costly;
+}
+
+}  // namespace
+
+bool IsCostlyReusedStage(const Program& program, const BlockNode& block) {
+  const StoreNode* store = block.body ? block.body->as<StoreNode>() : nullptr;
+  if (store == nullptr || !CostlyToRecompute(store->value)) return false;
+  for (const BlockNode* reader : program.Blocks()) {
+    if (reader == &block) continue;
+    std::vector<Expr> indices;
+    for (const BufferAccess& read : AccessesOf(*reader).reads) {
+      if (read.buffer == store->buffer) {
+        indices.insert(indices.end(), read.indices.begin(), read.indices.end());
+      }
+    }
+    if (indices.empty()) continue;
+    for (const IterVar& iv : reader->iter_vars) {
+      if (iv.extent < 2) continue;  // a unit variable repeats nothing
+      if (std::none_of(indices.begin(), indices.end(),
+                       [&](const Expr& index) { return UsesVar(index, iv.var); })) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> InlineElementwise::Apply(
+    std::unique_ptr<TracedSchedule> schedule, const std::string& block,
+    const SpaceContext& /*context*/) const {
+  std::vector<std::unique_ptr<TracedSchedule>> result;
+  const Program& program = schedule->program();
+  const BlockNode* node = program.FindBlock(block);
+  if (node != nullptr && !node->IsReduction()) {
+    // 1. Into the readers; 2. else into the producer. Each is tried on a copy
+    // so that a refusal leaves no get_block in the trace.
+    bool forward = inline_reused_stages_ || !IsCostlyReusedStage(program, *node);
+    if (forward) {
+      Program copy = program;
+      forward = primitive::ComputeInline(&copy, block).ok();
+    }
+    bool reverse = false;
+    if (!forward) {
+      Program copy = program;
+      reverse = primitive::ReverseComputeInline(&copy, block).ok();
+    }
+    if (forward || reverse) {
+      LATHE_ASSIGN_OR_RETURN(BlockRV rv, schedule->GetBlock(block));
+      absl::Status applied =
+          forward ? schedule->ComputeInline(rv) : schedule->ReverseComputeInline(rv);
+      if (!applied.ok()) {
+        return absl::InternalError(absl::StrCat(Name(), ": block \"", block,
+                                                "\" was accepted on a copy, then refused: ",
+                                                applied.message()));
+      }
+    }
+  }
+  result.push_back(std::move(schedule));
+  return result;
+}
+
+}  // namespace lathe::tuner

@@ -1,0 +1,56 @@
+// InlineElementwise: the schedule rule that folds element-wise stages into
+// their neighbours, so the later rules see one block where the workload had
+// a chain (dense + bias + relu: one epilogue left for the tiling rule to fuse
+// into the output tile; pooling: the padding folded into the window sum).
+//
+// For a block that is not a reduction:
+//  1. compute_inline into its readers when the primitive accepts it (a single
+//     store of an intermediate at its own iteration variables), unless the
+//     block is a stage that a reader would recompute many times at a cost:
+//     its value has a guarded load (a padding select) or a math call, and a
+//     reader has an iteration variable that does not index its reads of the
+//     stage (conv2d's output channels over the padded input). Inlined, conv2d
+//     would run the padding's select and guarded load K times per element and
+//     its inner loop would not vectorize: the default schedule measured 7x
+//     slower on conv2d_nchw C=K=128 28x28 3x3 (compiler/schedule/
+//     default_schedule.h). Such a stage stays a block (RandomComputeLocation may move it under its
+//     consumer's tile). Pooling reads each padded element a few times with
+//     every reader variable indexing it: inlined.
+//  2. otherwise reverse_compute_inline into its producer when accepted (an
+//     element-wise consumer of an element-wise producer: relu after add).
+// The rule never branches; it does nothing to a block neither accepts. Both
+// primitives are tried on a copy first, so nothing is recorded for a block
+// that stays.
+// Tests: tests/tuner/space/auto_inline_test.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tuner/space/schedule_rule.h"
+
+namespace lathe::tuner {
+
+class InlineElementwise : public ScheduleRule {
+ public:
+  // inline_reused_stages: also inline the stages that step 1 keeps (for
+  // experiments and tests).
+  explicit InlineElementwise(bool inline_reused_stages = false)
+      : inline_reused_stages_(inline_reused_stages) {}
+
+  std::string Name() const override { return "inline_elementwise"; }
+  absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> Apply(
+      std::unique_ptr<TracedSchedule> schedule, const std::string& block,
+      const SpaceContext& context) const override;
+
+ private:
+  bool inline_reused_stages_;
+};
+
+// Whether inlining `block` would make some reader recompute a costly value
+// (a guarded load or a math call) once per value of a reader's iteration
+// variable that does not index the read (step 1 above).
+bool IsCostlyReusedStage(const Program& program, const BlockNode& block);
+
+}  // namespace lathe::tuner

@@ -1,0 +1,54 @@
+// What the schedule rules ask about a block's place in the program: whether
+// its loop nest is still the one of the initial program (no rule has tiled,
+// fused or moved it yet), and whether a tiling rule has claimed it.
+//
+// The rules use these to stay out of each other's way: a block that the
+// tiling rule tiled is marked with kTiledAnnotation (and its loops are no
+// longer its own), so the rfactor and parallel-vectorize-unroll rules leave
+// it alone, and a block nested with others is not moved again.
+// Tests: tests/tuner/space/block_nest_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "compiler/ir/program.h"
+
+namespace lathe::tuner {
+
+// The block annotation (value 1) with which a tiling rule marks the blocks it
+// has scheduled; annotations never change what a program computes and are
+// dropped by lowering.
+inline constexpr char kTiledAnnotation[] = "lathe.tiled";
+
+// One loop of a block's own nest.
+struct NestLoop {
+  const ForNode* loop = nullptr;
+  int iter_index = -1;  // the iteration variable it binds
+  IterType type = IterType::kSpatial;
+  int64_t extent = 1;
+};
+
+// The loops above `block`, outermost first, when the nest is the block's own:
+// the block sits at the root scope, alone in its top-level statement (no
+// other block shares any of its loops), every loop above it is serial and
+// binds exactly one iteration variable directly (iter_values[i] is the loop
+// variable), one loop per iteration variable. This is the shape of every
+// stage of an initial program and of the blocks rfactor and cache_write
+// create at the root; a split, fuse, reorder-free tiling or compute_at breaks
+// it. nullopt otherwise (also for a block with no loop).
+std::optional<std::vector<NestLoop>> OwnNest(const Program& program, const BlockNode& block);
+
+// Whether the block carries kTiledAnnotation.
+bool IsTiled(const BlockNode& block);
+
+// Whether the block is at the root scope and alone in its top-level
+// statement (the outermost loop above it, or the block itself when it has
+// no loop, contains no other block).
+bool AloneAtRoot(const Program& program, const BlockNode& block);
+
+// The product of the extents of the block's iteration variables of `type`.
+int64_t IterProduct(const BlockNode& block, IterType type);
+
+}  // namespace lathe::tuner
