@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "database/file_check.h"
 #include "database/record_codec.h"
 #include "database/schema.h"
@@ -86,7 +87,12 @@ absl::StatusOr<std::vector<proto::Record>> CollectRecords(Statement& statement,
     if (!row.ok()) return row.status();
     if (!*row) break;
     absl::StatusOr<proto::Record> record = RecordFromRow(statement, path);
-    if (!record.ok()) return record.status();
+    if (!record.ok()) {
+      // A cached statement left mid-way would hold its read snapshot, and
+      // the connection's next queries would see nothing committed since.
+      statement.Reset();
+      return record.status();
+    }
     records.push_back(*std::move(record));
   }
   statement.Reset();
@@ -97,6 +103,19 @@ int64_t NowUnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+absl::Status NewerSchemaError(const std::string& path, int64_t version) {
+  return absl::FailedPreconditionError(absl::StrCat(path, ": schema version ", version,
+                                                    " is newer than this Lathe's (",
+                                                    LatestSchemaVersion(), "); use a newer Lathe"));
+}
+
+absl::Status NotLatheError(const std::string& path, int64_t application_id,
+                           absl::string_view contents) {
+  return absl::FailedPreconditionError(
+      absl::StrCat(path, ": a SQLite file but not a Lathe database (application_id ",
+                   application_id, ", ", contents, "); refusing to touch it"));
 }
 
 int64_t FileBytes(const std::string& path) {
@@ -116,8 +135,25 @@ Database::~Database() = default;
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path,
                                                          const OpenOptions& options) {
   const bool writable = options.mode != OpenOptions::Mode::kReadOnly;
-  absl::StatusOr<FileState> state = InspectDatabaseFile(path);
+  DatabaseFileHeader header;
+  absl::StatusOr<FileState> state = InspectDatabaseFile(path, &header);
   if (!state.ok()) return state.status();
+  // Refuse what the file's own header shows is not ours before SQLite opens
+  // it: to read a WAL-mode file SQLite creates -wal and -shm beside it, and a
+  // read-only connection leaves them behind. (Without the header to go by,
+  // the same checks run on what SQLite reads below.)
+  if (*state == FileState::kSqlite && header.authoritative) {
+    if (header.application_id == static_cast<uint32_t>(kApplicationId)) {
+      if (header.user_version > static_cast<uint32_t>(LatestSchemaVersion())) {
+        return NewerSchemaError(path, header.user_version);
+      }
+    } else if (header.application_id != 0 || header.has_schema || header.user_version != 0) {
+      return NotLatheError(path, header.application_id,
+                           header.has_schema ? "with tables" : "no tables");
+    } else if (!writable) {
+      return absl::NotFoundError(absl::StrCat(path, ": empty, not a Lathe database"));
+    }
+  }
   bool is_new = false;
   if (*state == FileState::kAbsent || *state == FileState::kEmpty) {
     if (options.mode != OpenOptions::Mode::kCreate) {
@@ -150,9 +186,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
     absl::StatusOr<int64_t> objects = c.QueryInt("SELECT COUNT(*) FROM sqlite_master");
     if (!objects.ok()) return Prefixed(objects.status(), "not a Lathe database: ");
     if (*application_id != 0 || *objects != 0 || *version != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          path, ": a SQLite file but not a Lathe database (application_id ", *application_id,
-          ", ", *objects, " tables and indexes); refusing to touch it"));
+      return NotLatheError(path, *application_id, absl::StrCat(*objects, " tables and indexes"));
     }
     is_new = true;
   }
@@ -164,11 +198,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
         absl::StrCat(path, ": empty SQLite file, not a Lathe database"));
   }
   const int latest = LatestSchemaVersion();
-  if (*version > latest) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": schema version ", *version, " is newer than this Lathe's (", latest,
-        "); use a newer Lathe"));
-  }
+  if (*version > latest) return NewerSchemaError(path, *version);
   if (!is_new && *version < 1) {
     return absl::DataLossError(absl::StrCat(path, ": Lathe database without a schema version"));
   }
@@ -280,11 +310,9 @@ absl::Status Database::Insert(const proto::Record& record, CommitResult& result)
   proto::FloatList times;
   *times.mutable_values() = record.times_s();
   s.BindBlob(5, times.SerializeAsString());
-  if (record.status() == proto::MEASURE_OK) {
-    s.BindDouble(6, record.median_s());
-  } else {
-    s.BindNull(6);
-  }
+  // Stored for every status (a wrong result has a time too): reading back a
+  // NULL as 0 would change the record's content, and so its fingerprint.
+  s.BindDouble(6, record.median_s());
   s.BindDouble(7, record.spread());
   s.BindInt(8, record.status());
   s.BindText(9, record.error());
@@ -318,6 +346,17 @@ absl::StatusOr<CommitResult> Database::CommitFrom(const RecordSource& source) {
   int64_t index = 0;
   absl::Status produced = source([&](const proto::Record& record) -> absl::Status {
     absl::Status inserted = Insert(record, result);
+    if (inserted.code() == absl::StatusCode::kResourceExhausted) {
+      // A full disk or size limit: the batch as a whole did not fit, and
+      // the record it had reached is no more at fault than the others.
+      return absl::ResourceExhaustedError(absl::StrCat(
+          path_, ": batch not committed",
+          options_.max_size_bytes > 0
+              ? absl::StrCat(" (the database's size limit is ", options_.max_size_bytes,
+                             " bytes)")
+              : "",
+          ": ", absl::StripPrefix(inserted.message(), path_ + ": ")));
+    }
     if (!inserted.ok()) {
       // Store errors already name the file; validation errors do not.
       const bool names_file = absl::StartsWith(inserted.message(), path_);

@@ -18,7 +18,8 @@ uint32_t BigEndian32(const unsigned char* p) {
 
 }  // namespace
 
-absl::StatusOr<FileState> InspectDatabaseFile(const std::string& path) {
+absl::StatusOr<FileState> InspectDatabaseFile(const std::string& path,
+                                              DatabaseFileHeader* header_out) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0) {
     if (errno == ENOENT) return FileState::kAbsent;
@@ -29,12 +30,13 @@ absl::StatusOr<FileState> InspectDatabaseFile(const std::string& path) {
   }
   if (info.st_size == 0) return FileState::kEmpty;
 
-  unsigned char header[100] = {};
+  // The 100-byte file header and the start of page 1's b-tree header.
+  unsigned char header[108] = {};
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot be read"));
   in.read(reinterpret_cast<char*>(header), sizeof header);
   static const char kMagic[] = "SQLite format 3";  // and its NUL: 16 bytes
-  if (in.gcount() < static_cast<std::streamsize>(sizeof header) ||
+  if (in.gcount() < 100 ||
       std::memcmp(header, kMagic, sizeof kMagic) != 0) {
     return absl::DataLossError(
         absl::StrCat(path, ": not a Lathe database (not a SQLite file, or its header is damaged)"));
@@ -53,6 +55,16 @@ absl::StatusOr<FileState> InspectDatabaseFile(const std::string& path) {
   if (count_valid && !wal_has_frames && static_cast<uint64_t>(info.st_size) < expected) {
     return absl::DataLossError(absl::StrCat(path, ": truncated: its header says ", expected,
                                             " bytes, the file has ", info.st_size));
+  }
+  if (header_out != nullptr) {
+    // Header fields: user_version at 60, application_id at 68; page 1 is
+    // sqlite_master's root, a leaf (0x0d) with its cell count at 103 while
+    // the schema is small, an interior page once it is not.
+    header_out->authoritative = !wal_has_frames;
+    header_out->user_version = BigEndian32(header + 60);
+    header_out->application_id = BigEndian32(header + 68);
+    header_out->has_schema =
+        in.gcount() >= 105 && (header[100] != 0x0d || header[103] != 0 || header[104] != 0);
   }
   return FileState::kSqlite;
 }

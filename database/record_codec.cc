@@ -101,6 +101,15 @@ absl::Status ValidateRecord(const proto::Record& record) {
     if (!std::isfinite(record.median_s()) || record.median_s() <= 0) {
       return invalid(absl::StrCat("median_s = ", record.median_s(), " is not a positive time"));
     }
+    // Check() holds stored records to this; a commit must not store what
+    // Check() then reports as damage.
+    proto::Record summary;
+    *summary.mutable_times_s() = record.times_s();
+    SummarizeTimes(summary);
+    if (std::abs(summary.median_s() - record.median_s()) > 1e-9 * summary.median_s()) {
+      return invalid(absl::StrCat("median_s = ", record.median_s(),
+                                  " is not the median of times_s (", summary.median_s(), ")"));
+    }
   }
   return absl::OkStatus();
 }

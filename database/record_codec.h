@@ -22,7 +22,7 @@ std::string Fingerprint(const proto::Record& record);
 // InvalidArgument naming the field at fault when a record cannot be stored:
 // empty workload key or form, empty target, empty structural hash, no
 // status, or an OK record without times or with a median that is not a
-// positive finite number.
+// positive finite number or not the median of its times (SummarizeTimes).
 absl::Status ValidateRecord(const proto::Record& record);
 
 }  // namespace lathe::db

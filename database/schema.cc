@@ -32,7 +32,7 @@ CREATE TABLE records(
   structural_hash TEXT NOT NULL,
   trace BLOB NOT NULL,       -- serialized lathe.proto.Trace
   times BLOB NOT NULL,       -- serialized lathe.proto.FloatList, seconds
-  median_s REAL,             -- NULL unless status is OK
+  median_s REAL,             -- as measured; only OK records rank
   spread REAL,
   status INTEGER NOT NULL,   -- lathe.proto.MeasureStatus
   error TEXT NOT NULL,

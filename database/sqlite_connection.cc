@@ -171,11 +171,18 @@ absl::Status WriteTransaction::Commit() {
 }
 
 absl::StatusOr<std::unique_ptr<ReadTransaction>> ReadTransaction::Begin(Connection& connection) {
+  // BEGIN inside a transaction is an error, and a COMMIT here would end
+  // the enclosing one early.
+  if (!sqlite3_get_autocommit(connection.raw())) {
+    return std::unique_ptr<ReadTransaction>(new ReadTransaction(connection, /*owned=*/false));
+  }
   absl::Status begun = connection.Exec("BEGIN DEFERRED");
   if (!begun.ok()) return begun;
-  return std::unique_ptr<ReadTransaction>(new ReadTransaction(connection));
+  return std::unique_ptr<ReadTransaction>(new ReadTransaction(connection, /*owned=*/true));
 }
 
-ReadTransaction::~ReadTransaction() { connection_.Exec("COMMIT").IgnoreError(); }
+ReadTransaction::~ReadTransaction() {
+  if (owned_) connection_.Exec("COMMIT").IgnoreError();
+}
 
 }  // namespace lathe::db

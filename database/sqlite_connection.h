@@ -109,15 +109,19 @@ class WriteTransaction {
   bool done_ = false;
 };
 
-// A read transaction, so that a multi-query read sees one snapshot.
+// A read transaction, so that a multi-query read sees one snapshot. Inside
+// a transaction already open on the connection (a query run by a
+// ForEachRecord visitor or a commit's record source) it joins that one.
 class ReadTransaction {
  public:
   static absl::StatusOr<std::unique_ptr<ReadTransaction>> Begin(Connection& connection);
   ~ReadTransaction();
 
  private:
-  explicit ReadTransaction(Connection& connection) : connection_(connection) {}
+  ReadTransaction(Connection& connection, bool owned)
+      : connection_(connection), owned_(owned) {}
   Connection& connection_;
+  bool owned_;  // begun here, so ended here
 };
 
 }  // namespace lathe::db
