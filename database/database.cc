@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -227,6 +229,10 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
     }
     if (*version < latest) LATHE_DB_RETURN_IF_ERROR(Migrate(c, static_cast<int>(*version)));
   }
+  // 64 MiB of page cache (SQLite's default is 2 MiB), allocated as pages are
+  // read: repeated lookups and a large batch's index pages stay in memory.
+  // Set last: it reads the schema, which the checks above must do first.
+  LATHE_DB_RETURN_IF_ERROR(c.Exec("PRAGMA cache_size = -65536"));
   return std::unique_ptr<Database>(new Database(path, *std::move(connection), options));
 }
 
@@ -281,13 +287,36 @@ absl::StatusOr<int64_t> Database::TargetId(const proto::TargetInfo& target) {
   return id;
 }
 
-absl::Status Database::Insert(const proto::Record& record, CommitResult& result) {
+// A batch's records mostly share their workload, target and job: their rows
+// are looked up (or created) once per batch, not per record. For one
+// transaction only (CommitFrom).
+struct Database::BatchIds {
+  std::unordered_map<std::string, std::pair<int64_t, std::string>> workloads;  // key: id, form
+  std::unordered_map<std::string, int64_t> targets;                            // canonical: id
+  std::unordered_set<std::string> jobs;
+};
+
+absl::Status Database::Insert(const proto::Record& record, CommitResult& result, BatchIds& ids) {
   LATHE_DB_RETURN_IF_ERROR(ValidateRecord(record));
-  absl::StatusOr<int64_t> workload_id = WorkloadId(record);
-  if (!workload_id.ok()) return workload_id.status();
-  absl::StatusOr<int64_t> target_id = TargetId(record.target());
-  if (!target_id.ok()) return target_id.status();
-  if (!record.job().empty()) {
+  absl::StatusOr<int64_t> workload_id;
+  auto workload = ids.workloads.find(record.workload_key());
+  if (workload != ids.workloads.end() && workload->second.second == record.workload()) {
+    workload_id = workload->second.first;
+  } else {
+    workload_id = WorkloadId(record);  // another form for the key: its error
+    if (!workload_id.ok()) return workload_id.status();
+    ids.workloads[record.workload_key()] = {*workload_id, record.workload()};
+  }
+  absl::StatusOr<int64_t> target_id;
+  auto target = ids.targets.find(record.target().canonical());
+  if (target != ids.targets.end()) {
+    target_id = target->second;
+  } else {
+    target_id = TargetId(record.target());
+    if (!target_id.ok()) return target_id.status();
+    ids.targets.emplace(record.target().canonical(), *target_id);
+  }
+  if (!record.job().empty() && ids.jobs.count(record.job()) == 0) {
     absl::StatusOr<Statement*> job = connection_->Prepare(
         "INSERT INTO jobs(id, description, created_ms, state) VALUES(?1, '', ?2, 'unknown') "
         "ON CONFLICT(id) DO NOTHING");
@@ -295,6 +324,7 @@ absl::Status Database::Insert(const proto::Record& record, CommitResult& result)
     (*job)->BindText(1, record.job());
     (*job)->BindInt(2, record.measured_at_unix_ms());
     LATHE_DB_RETURN_IF_ERROR((*job)->Run());
+    ids.jobs.insert(record.job());
   }
   absl::StatusOr<Statement*> insert = connection_->Prepare(
       "INSERT INTO records(workload_id, target_id, structural_hash, trace, times, median_s, "
@@ -306,7 +336,8 @@ absl::Status Database::Insert(const proto::Record& record, CommitResult& result)
   s.BindInt(1, *workload_id);
   s.BindInt(2, *target_id);
   s.BindText(3, record.structural_hash());
-  s.BindBlob(4, record.trace().SerializeAsString());
+  const std::string trace_bytes = SerializeTrace(record.trace());
+  s.BindBlob(4, trace_bytes);
   proto::FloatList times;
   *times.mutable_values() = record.times_s();
   s.BindBlob(5, times.SerializeAsString());
@@ -324,7 +355,7 @@ absl::Status Database::Insert(const proto::Record& record, CommitResult& result)
   } else {
     s.BindText(13, record.job());
   }
-  s.BindText(14, Fingerprint(record));
+  s.BindText(14, Fingerprint(record, trace_bytes));
   LATHE_DB_RETURN_IF_ERROR(s.Run());
   if (sqlite3_changes(connection_->raw()) > 0) {
     ++result.added;
@@ -343,9 +374,10 @@ absl::StatusOr<CommitResult> Database::CommitFrom(const RecordSource& source) {
       WriteTransaction::Begin(*connection_);
   if (!transaction.ok()) return Prefixed(transaction.status(), "cannot start a batch: ");
   CommitResult result;
+  BatchIds ids;
   int64_t index = 0;
   absl::Status produced = source([&](const proto::Record& record) -> absl::Status {
-    absl::Status inserted = Insert(record, result);
+    absl::Status inserted = Insert(record, result, ids);
     if (inserted.code() == absl::StatusCode::kResourceExhausted) {
       // A full disk or size limit: the batch as a whole did not fit, and
       // the record it had reached is no more at fault than the others.
@@ -476,6 +508,11 @@ absl::StatusOr<std::vector<Match>> Database::Lookup(const std::string& workload_
   absl::StatusOr<Statement*> best = connection_->Prepare(absl::StrCat(
       "SELECT ", kRecordColumns,
       "WHERE r.workload_id = ?1 AND r.target_id = ?2 AND r.status = 1 "
+      // A program counts by its latest measurement: a re-measurement
+      // supersedes a lucky (or failed) earlier one. One probe of
+      // records_program per row walked.
+      "AND r.id = (SELECT MAX(l.id) FROM records l WHERE l.workload_id = r.workload_id "
+      "AND l.target_id = r.target_id AND l.structural_hash = r.structural_hash) "
       "ORDER BY r.median_s, r.id LIMIT ?3"));
   if (!best.ok()) return best.status();
   for (const Candidate& candidate : candidates) {
@@ -657,9 +694,11 @@ absl::StatusOr<int64_t> Database::Prune(int k) {
   if (!transaction.ok()) return transaction.status();
   absl::StatusOr<Statement*> prune = connection_->Prepare(
       "DELETE FROM records WHERE id NOT IN ("
-      "SELECT id FROM (SELECT id, ROW_NUMBER() OVER ("
-      "PARTITION BY workload_id, target_id ORDER BY median_s, id) AS rank "
-      "FROM records WHERE status = 1) WHERE rank <= ?1)");
+      "SELECT id FROM (SELECT r.id, ROW_NUMBER() OVER ("
+      "PARTITION BY r.workload_id, r.target_id ORDER BY r.median_s, r.id) AS rank "
+      "FROM records r WHERE r.status = 1 AND r.id = (SELECT MAX(l.id) FROM records l "
+      "WHERE l.workload_id = r.workload_id AND l.target_id = r.target_id "
+      "AND l.structural_hash = r.structural_hash)) WHERE rank <= ?1)");
   if (!prune.ok()) return prune.status();
   (*prune)->BindInt(1, k);
   LATHE_DB_RETURN_IF_ERROR((*prune)->Run());

@@ -129,11 +129,15 @@ class Database {
   absl::Status PutJob(const proto::Job& job);
   absl::StatusOr<std::vector<proto::Job>> Jobs();
 
-  // The fastest OK record of (workload, target); nullopt when there is none.
+  // The fastest program of (workload, target) and its record; nullopt when
+  // there is none. A program (structural hash) counts by its latest record:
+  // when the tuner measures a near-tie again, the new measurement decides,
+  // and a program whose latest measurement failed is not handed out.
   absl::StatusOr<std::optional<Match>> Best(
       const std::string& workload_key, const proto::TargetInfo& target,
       TargetMatching matching = TargetMatching::kExact);
-  // The k fastest OK records, fastest first (ties: earlier record first).
+  // The k fastest programs, by their latest records as in Best, fastest
+  // first (ties: earlier record first); each program once.
   absl::StatusOr<std::vector<Match>> Top(const std::string& workload_key,
                                          const proto::TargetInfo& target, int k,
                                          TargetMatching matching = TargetMatching::kExact);
@@ -158,8 +162,9 @@ class Database {
   // error it returns (export, merge, check).
   absl::Status ForEachRecord(const std::function<absl::Status(const proto::Record&)>& visit);
 
-  // Keeps the k fastest OK records of every task and deletes the rest (other
-  // statuses included); returns how many were deleted.
+  // Keeps the latest records of the k fastest programs of every task (as
+  // Top ranks them) and deletes the rest, other statuses and superseded
+  // measurements included; returns how many were deleted.
   absl::StatusOr<int64_t> Prune(int k);
 
   // The cost model named `name` saved for the target (tuner/), replacing
@@ -176,7 +181,9 @@ class Database {
 
  private:
   Database(std::string path, std::unique_ptr<Connection> connection, OpenOptions options);
-  absl::Status Insert(const proto::Record& record, CommitResult& result);
+  // The workloads, targets and jobs the batch being committed has met.
+  struct BatchIds;
+  absl::Status Insert(const proto::Record& record, CommitResult& result, BatchIds& ids);
   absl::StatusOr<int64_t> WorkloadId(const proto::Record& record);
   absl::StatusOr<int64_t> TargetId(const proto::TargetInfo& target);
   absl::StatusOr<std::vector<Match>> Lookup(const std::string& workload_key,

@@ -335,6 +335,25 @@ TEST_F(DatabaseTest, BestIsTheFastestOkRecordAndTopListsFastestFirst) {
   EXPECT_TRUE(top->empty());
 }
 
+TEST_F(DatabaseTest, AProgramCountsByItsLatestMeasurement) {
+  // "lucky" was measured fast once; measured again it is slower than
+  // "steady": the re-measurement decides, and each program is listed once.
+  MustCommit({OkRecord("w", DefaultTarget(), "lucky", 1e-3),
+              OkRecord("w", DefaultTarget(), "steady", 2e-3)});
+  MustCommit({OkRecord("w", DefaultTarget(), "lucky", 3e-3)});
+  absl::StatusOr<std::vector<Match>> top = db_->Top("w", DefaultTarget(), 10);
+  ASSERT_TRUE(top.ok()) << top.status();
+  ASSERT_EQ(top->size(), 2u);
+  EXPECT_EQ((*top)[0].record.structural_hash(), "steady");
+  EXPECT_EQ((*top)[1].record.structural_hash(), "lucky");
+  EXPECT_DOUBLE_EQ((*top)[1].record.median_s(), 3e-3);
+  // A latest measurement that failed withdraws the program.
+  MustCommit({MakeRecord("w", DefaultTarget(), "steady", {}, proto::MEASURE_RUN_ERROR)});
+  absl::StatusOr<std::optional<Match>> best = db_->Best("w", DefaultTarget());
+  ASSERT_TRUE(best.ok() && best->has_value());
+  EXPECT_EQ((*best)->record.structural_hash(), "lucky");
+}
+
 TEST_F(DatabaseTest, FailedRecordsAreNeverBestEvenWhenFaster) {
   MustCommit(
       {MakeRecord("w", DefaultTarget(), "wrong", {1e-6, 1e-6, 1e-6},
