@@ -47,7 +47,9 @@ class Fnv128 {
                              0x62b821756295c58dULL;
 };
 
-std::string SerializeDeterministic(const proto::Trace& trace) {
+}  // namespace
+
+std::string SerializeTrace(const proto::Trace& trace) {
   std::string bytes;
   google::protobuf::io::StringOutputStream stream(&bytes);
   google::protobuf::io::CodedOutputStream coded(&stream);
@@ -57,14 +59,16 @@ std::string SerializeDeterministic(const proto::Trace& trace) {
   return bytes;
 }
 
-}  // namespace
-
 std::string Fingerprint(const proto::Record& record) {
+  return Fingerprint(record, SerializeTrace(record.trace()));
+}
+
+std::string Fingerprint(const proto::Record& record, const std::string& trace_bytes) {
   Fnv128 hash;
   hash.String(record.workload_key());
   hash.String(record.workload());
   hash.String(record.target().canonical());
-  hash.String(SerializeDeterministic(record.trace()));
+  hash.String(trace_bytes);
   hash.String(record.structural_hash());
   hash.Int(record.times_s_size());
   for (double t : record.times_s()) hash.Double(t);

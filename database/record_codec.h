@@ -18,6 +18,12 @@ namespace lathe::db {
 
 // 32 lower-case hex digits.
 std::string Fingerprint(const proto::Record& record);
+// The same, given SerializeTrace(record.trace()) (a commit has it at hand).
+std::string Fingerprint(const proto::Record& record, const std::string& trace_bytes);
+
+// The trace's deterministic serialization: what Fingerprint hashes and the
+// database stores (for a trace, which has no maps, SerializeAsString's bytes).
+std::string SerializeTrace(const proto::Trace& trace);
 
 // InvalidArgument naming the field at fault when a record cannot be stored:
 // empty workload key or form, empty target, empty structural hash, no

@@ -176,13 +176,19 @@ absl::StatusOr<std::unique_ptr<ReadTransaction>> ReadTransaction::Begin(Connecti
   if (!sqlite3_get_autocommit(connection.raw())) {
     return std::unique_ptr<ReadTransaction>(new ReadTransaction(connection, /*owned=*/false));
   }
-  absl::Status begun = connection.Exec("BEGIN DEFERRED");
+  // Cached statements, not Exec: every lookup begins and ends one of these,
+  // and sqlite3_exec parses its SQL every time.
+  absl::StatusOr<Statement*> begin = connection.Prepare("BEGIN DEFERRED");
+  if (!begin.ok()) return begin.status();
+  absl::Status begun = (*begin)->Run();
   if (!begun.ok()) return begun;
   return std::unique_ptr<ReadTransaction>(new ReadTransaction(connection, /*owned=*/true));
 }
 
 ReadTransaction::~ReadTransaction() {
-  if (owned_) connection_.Exec("COMMIT").IgnoreError();
+  if (!owned_) return;
+  absl::StatusOr<Statement*> commit = connection_.Prepare("COMMIT");
+  if (commit.ok()) (*commit)->Run().IgnoreError();
 }
 
 }  // namespace lathe::db
