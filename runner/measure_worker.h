@@ -1,14 +1,54 @@
-// The worker side of local measurement: reads MeasureRequests from `in_fd`
-// and writes MeasureResults to `out_fd` (each message prefixed by its
-// length, 4 bytes little-endian) until `in_fd` closes. Builds with
-// MakeKernelProgram and Compile, checks with CheckAgainstReference, times
-// with TimeRepeatedly; threads pinned to the CPUs of the target's thread
-// count. Returns the process exit code.
-// Tests: tests/runner/measure_worker_test.cc.
+// The worker side of local measurement: a process that builds, checks and
+// times candidates for a LocalRunner (local_runner.h), one request at a
+// time, for as long as its input lasts (startup is expensive: LLVM).
+//
+// Per request (MeasureCandidate):
+//  1. Build: parse the workload and the target (which must run here), replay
+//     the trace (an absent trace: the default schedule), lower, and compile
+//     with the JIT. Any failure: MEASURE_BUILD_ERROR with the message.
+//  2. Check the kernel's output against the reference on random inputs from
+//     check_seed: a mismatch is MEASURE_WRONG_RESULT; the kernel's own error
+//     is MEASURE_RUN_ERROR.
+//  3. Time it: TimeRepeatedly (compiler/measure/timing.h), or one call per
+//     sample after a cache flush when flush_cache (cache_flush.h). Timing
+//     options come from the request: min_time_s (< 0 counts as 0),
+//     min_repeats (at least 1), max_repeats (<= 0: 100000; never below
+//     min_repeats). times_s holds every sample, in seconds per call.
+//  A std::bad_alloc anywhere (the process's memory limit, RLIMIT_AS, set by
+//  the runner) is MEASURE_RUN_ERROR "exceeded the memory limit of N MiB".
+//  structural_hash is set whenever the trace replayed.
+//
+// Threads: PrepareMeasurementProcess makes the runtime pin thread i of every
+// parallel loop to the i-th CPU this process may run on (the caller to the
+// first), and pins the calling thread there too, so a kernel of the target's
+// N threads runs on the first N allowed CPUs, always the same ones.
+// Tests: tests/runner/measure_worker_test.cc (in process), and through
+// processes in tests/runner/local_runner_test.cc.
 #pragma once
+
+#include "proto/measure.pb.h"
 
 namespace lathe::runner {
 
+// Builds, checks and times one candidate in this process, as described
+// above. No sandbox: the faults "crash" and "hang" do what they say to the
+// calling process (only a worker process should be asked for them).
+proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request);
+
+// Sets up this process for measurement (threads pinned, see above). Call
+// once, before any other use of the runtime (lathe_runtime.h) and before
+// other threads exist: it changes the environment.
+void PrepareMeasurementProcess();
+
+// The worker's main loop: PrepareMeasurementProcess, then writes the hello
+// frame (worker_protocol.h) to `out_fd`, then reads MeasureRequests from
+// `in_fd` and writes an acknowledgement and a MeasureResult for each until
+// `in_fd` ends. When
+// out_fd is stdout, the channel moves to a new descriptor and stdout is
+// pointed at stderr, so that nothing else printed can corrupt the channel.
+// Exits (_exit) when the process that started it is gone, so a hung
+// candidate cannot outlive its tuner. Returns the process exit code: 0 at
+// the end of the input, 2 on a broken channel.
 int RunMeasureWorker(int in_fd, int out_fd);
 
 }  // namespace lathe::runner

@@ -1,0 +1,315 @@
+#include "runner/measure_worker.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "compiler/codegen/kernel_header.h"
+#include "compiler/codegen/kernel_program.h"
+#include "compiler/codegen/llvm/jit.h"
+#include "compiler/codegen/target.h"
+#include "compiler/measure/reference_check.h"
+#include "compiler/measure/timing.h"
+#include "compiler/runtime/lathe_runtime.h"
+#include "compiler/schedule/trace.h"
+#include "compiler/workload/spec.h"
+#include "runner/cache_flush.h"
+#include "runner/worker_protocol.h"
+
+namespace lathe::runner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+proto::MeasureResult Failed(proto::MeasureStatus status, absl::string_view prefix,
+                            const absl::Status& error) {
+  proto::MeasureResult result;
+  result.set_status(status);
+  result.set_error(absl::StrCat(prefix, error.message()));
+  return result;
+}
+
+std::string MemoryLimitText() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    return absl::StrCat("exceeded the memory limit of ", limit.rlim_cur >> 20, " MiB");
+  }
+  return "ran out of memory";
+}
+
+// The buffers a kernel is timed on: every tensor, 64-byte aligned. Values
+// do not matter for time as long as they are ordinary finite numbers
+// (denormals and NaNs can be slow).
+class KernelBuffers {
+ public:
+  explicit KernelBuffers(const Workload& workload) {
+    for (const auto* list : {&workload.inputs(), &workload.outputs()}) {
+      for (const te::Tensor& t : *list) {
+        int64_t n = 1;
+        for (int64_t d : t.shape()) n *= d;
+        auto* p = static_cast<float*>(lathe_alloc(static_cast<uint64_t>(n) * sizeof(float), 64));
+        if (p == nullptr) throw std::bad_alloc();
+        std::fill(p, p + n, 0.5f);
+        storage_.emplace_back(p);
+        args_.push_back(p);
+      }
+    }
+  }
+  const std::vector<float*>& args() const { return args_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { lathe_free(p); }
+  };
+  std::vector<std::unique_ptr<float, Free>> storage_;
+  std::vector<float*> args_;
+};
+
+// Tests only: what inject_fault asks for, after the build.
+enum class Fault { kNone, kCrash, kHang, kWrongResult, kOom };
+
+absl::StatusOr<Fault> ParseFault(const std::string& name) {
+  if (name.empty()) return Fault::kNone;
+  if (name == "crash") return Fault::kCrash;
+  if (name == "hang") return Fault::kHang;
+  if (name == "wrong_result") return Fault::kWrongResult;
+  if (name == "oom") return Fault::kOom;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown inject_fault \"", name, "\" (accepted: crash, hang, wrong_result, oom)"));
+}
+
+// Allocates (and touches) memory until the allocator refuses: std::bad_alloc
+// under a memory limit. Without one it would take the machine's memory, so
+// it refuses instead.
+absl::Status ExhaustMemory() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return absl::FailedPreconditionError("inject_fault oom: this process has no memory limit");
+  }
+  constexpr size_t kChunk = size_t{64} << 20;
+  std::vector<std::unique_ptr<char[]>> chunks;
+  chunks.reserve(static_cast<size_t>(limit.rlim_cur / kChunk) + 1);
+  for (;;) {
+    chunks.emplace_back(new char[kChunk]);
+    std::memset(chunks.back().get(), 1, kChunk);
+  }
+}
+
+[[noreturn]] void Crash() {
+  // The default action, whatever handlers a library installed.
+  signal(SIGSEGV, SIG_DFL);
+  raise(SIGSEGV);
+  std::abort();
+}
+
+[[noreturn]] void Hang() {
+  for (;;) sleep(1);
+}
+
+proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request) {
+  proto::MeasureResult result;
+  absl::StatusOr<Fault> fault = ParseFault(request.inject_fault());
+  if (!fault.ok()) return Failed(proto::MEASURE_RUN_ERROR, "", fault.status());
+
+  // 1. Build.
+  Clock::time_point build_start = Clock::now();
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(request.workload());
+  if (!workload.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "workload: ", workload.status());
+  absl::StatusOr<Target> target = ParseTarget(request.target());
+  if (!target.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "target: ", target.status());
+  // Before compiling: code for features this machine lacks would die of an
+  // illegal instruction instead of failing cleanly.
+  if (absl::Status st = CheckRunnableHere(*target); !st.ok()) {
+    return Failed(proto::MEASURE_BUILD_ERROR, "target: ", st);
+  }
+  std::optional<Trace> trace;
+  if (request.has_trace()) {
+    absl::StatusOr<Trace> parsed = Trace::FromProto(request.trace());
+    if (!parsed.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "trace: ", parsed.status());
+    trace = *std::move(parsed);
+  }
+  absl::StatusOr<KernelProgram> kernel =
+      MakeKernelProgram(*workload, trace ? &*trace : nullptr, *target);
+  if (!kernel.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "", kernel.status());
+  result.set_structural_hash(kernel->structural_hash);
+  CodegenOptions codegen;
+  codegen.function_name = DefaultFunctionName(*workload);
+  absl::StatusOr<CompiledKernel> compiled = Compile(kernel->lowered, *target, codegen);
+  if (!compiled.ok()) {
+    proto::MeasureResult failed =
+        Failed(proto::MEASURE_BUILD_ERROR, "code generation: ", compiled.status());
+    failed.set_structural_hash(kernel->structural_hash);
+    return failed;
+  }
+  result.set_build_ms(MsSince(build_start));
+
+  Clock::time_point run_start = Clock::now();
+  switch (*fault) {
+    case Fault::kCrash:
+      Crash();
+    case Fault::kHang:
+      Hang();
+    case Fault::kOom:
+      if (absl::Status st = ExhaustMemory(); !st.ok()) {
+        proto::MeasureResult failed = Failed(proto::MEASURE_RUN_ERROR, "", st);
+        failed.set_structural_hash(kernel->structural_hash);
+        return failed;
+      }
+      break;
+    case Fault::kNone:
+    case Fault::kWrongResult:
+      break;
+  }
+
+  // 2. Check. The kernel's own failure is told apart from a wrong result.
+  absl::Status kernel_status;
+  KernelCall call = [&](const std::vector<float*>& args) {
+    kernel_status = compiled->Run(args);
+    if (kernel_status.ok() && *fault == Fault::kWrongResult) {
+      float* out = args.back();
+      out[0] = out[0] * 2 + 1000;
+    }
+    return kernel_status;
+  };
+  if (absl::Status st = CheckAgainstReference(*workload, call, request.check_seed()); !st.ok()) {
+    proto::MeasureStatus status = !kernel_status.ok()                        ? proto::MEASURE_RUN_ERROR
+                                  : st.code() == absl::StatusCode::kFailedPrecondition
+                                      ? proto::MEASURE_WRONG_RESULT
+                                      : proto::MEASURE_RUN_ERROR;
+    result.set_status(status);
+    result.set_error(absl::StrCat(status == proto::MEASURE_WRONG_RESULT ? "reference check: " : "",
+                                  st.message()));
+    result.set_run_ms(MsSince(run_start));
+    return result;
+  }
+
+  // 3. Time.
+  TimingOptions timing;
+  timing.min_time_s = std::max(0.0, request.min_time_s());
+  timing.min_samples = std::max(1, request.min_repeats());
+  timing.max_samples =
+      std::max(timing.min_samples, request.max_repeats() > 0 ? request.max_repeats() : 100000);
+  KernelBuffers buffers(*workload);
+  auto run = [&] { return compiled->Run(buffers.args()); };
+  absl::StatusOr<TimingStats> stats;
+  if (request.flush_cache()) {
+    // Made per request: 2x the cache is tens of MiB the worker need not keep.
+    CacheFlusher flusher = CacheFlusher::ForThisMachine();
+    stats = TimeWithCacheFlush(run, timing, flusher);
+  } else {
+    stats = TimeRepeatedly(run, timing);
+  }
+  result.set_run_ms(MsSince(run_start));
+  if (!stats.ok()) {
+    result.set_status(proto::MEASURE_RUN_ERROR);
+    result.set_error(absl::StrCat("timing: ", stats.status().message()));
+    return result;
+  }
+  for (double t : stats->samples_s) result.add_times_s(t);
+  result.set_status(proto::MEASURE_OK);
+  return result;
+}
+
+// Ends this process when the one that started it is gone: a worker stuck in
+// a hung kernel would otherwise outlive its tuner forever.
+void WatchParent() {
+  const pid_t parent = getppid();
+  std::thread([parent] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      if (getppid() != parent) _exit(3);
+    }
+  }).detach();
+}
+
+}  // namespace
+
+proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request) {
+  try {
+    return MeasureUnguarded(request);
+  } catch (const std::bad_alloc&) {
+    proto::MeasureResult result;
+    result.set_status(proto::MEASURE_RUN_ERROR);
+    result.set_error(MemoryLimitText());
+    return result;
+  } catch (const std::exception& e) {
+    proto::MeasureResult result;
+    result.set_status(proto::MEASURE_RUN_ERROR);
+    result.set_error(absl::StrCat("exception: ", e.what()));
+    return result;
+  }
+}
+
+void PrepareMeasurementProcess() {
+  // 1. The runtime reads these when its pool starts: pin every thread. The
+  //    thread count is each target's (CompiledKernel::Call sets it), never
+  //    the environment's.
+  setenv("LATHE_PIN_THREADS", "1", /*overwrite=*/1);
+  unsetenv("LATHE_NUM_THREADS");
+  // 2. Let the runtime see every allowed CPU before this thread is pinned
+  //    (it remembers them; the pool pins its workers to that list).
+  lathe_set_num_threads(0);
+  // 3. The calling thread on the first allowed CPU, where the pool would put
+  //    it too; also for one-thread kernels, which never start the pool.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &allowed)) continue;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      sched_setaffinity(0, sizeof one, &one);  // best effort: pinning is not correctness
+      break;
+    }
+  }
+}
+
+int RunMeasureWorker(int in_fd, int out_fd) {
+  // A runner that went away must not kill the worker mid-write with SIGPIPE;
+  // the write fails and the loop ends.
+  signal(SIGPIPE, SIG_IGN);
+  if (out_fd == STDOUT_FILENO) {
+    out_fd = dup(STDOUT_FILENO);
+    if (out_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 2;
+  }
+  PrepareMeasurementProcess();
+  WatchParent();
+  if (!WriteFrame(out_fd, kWorkerHello).ok()) return 2;
+  for (;;) {
+    absl::StatusOr<std::optional<std::string>> frame = ReadFrame(in_fd);
+    if (!frame.ok()) return 2;
+    if (!frame->has_value()) return 0;
+    if (!WriteFrame(out_fd, "").ok()) return 2;  // the acknowledgement
+    proto::MeasureRequest request;
+    proto::MeasureResult result;
+    if (!request.ParseFromString(**frame)) {
+      result.set_status(proto::MEASURE_RUN_ERROR);
+      result.set_error("worker: the request is not a MeasureRequest");
+    } else {
+      result = MeasureCandidate(request);
+    }
+    if (!WriteFrame(out_fd, result.SerializeAsString()).ok()) return 2;
+  }
+}
+
+}  // namespace lathe::runner
