@@ -55,6 +55,10 @@ std::optional<std::vector<NestLoop>> OwnNest(const Program& program, const Block
 
 bool IsTiled(const BlockNode& block) { return block.annotations.count(kTiledAnnotation) > 0; }
 
+bool IsPlaced(const BlockNode& block) {
+  return block.annotations.count(kPlacedAnnotation) > 0;
+}
+
 int64_t IterProduct(const BlockNode& block, IterType type) {
   int64_t product = 1;
   for (const IterVar& iv : block.iter_vars) {

@@ -5,7 +5,8 @@
 // The rules use these to stay out of each other's way: a block that the
 // tiling rule tiled is marked with kTiledAnnotation (and its loops are no
 // longer its own), so the rfactor and parallel-vectorize-unroll rules leave
-// it alone, and a block nested with others is not moved again.
+// it alone; a block placed on purpose (kPlacedAnnotation) or nested with
+// others is not moved again.
 // Tests: tests/tuner/space/block_nest_test.cc.
 #pragma once
 
@@ -21,6 +22,11 @@ namespace lathe::tuner {
 // has scheduled; annotations never change what a program computes and are
 // dropped by lowering.
 inline constexpr char kTiledAnnotation[] = "lathe.tiled";
+// The block annotation (value 1) with which a rule marks a block it placed on
+// purpose where it is, e.g. an operand packed once at the root because
+// packing it under the parallel loop would repeat the work in every
+// iteration: RandomComputeLocation does not move it.
+inline constexpr char kPlacedAnnotation[] = "lathe.placed";
 
 // One loop of a block's own nest.
 struct NestLoop {
@@ -40,8 +46,9 @@ struct NestLoop {
 // it. nullopt otherwise (also for a block with no loop).
 std::optional<std::vector<NestLoop>> OwnNest(const Program& program, const BlockNode& block);
 
-// Whether the block carries kTiledAnnotation.
+// Whether the block carries kTiledAnnotation / kPlacedAnnotation.
 bool IsTiled(const BlockNode& block);
+bool IsPlaced(const BlockNode& block);
 
 // Whether the block is at the root scope and alone in its top-level
 // statement (the outermost loop above it, or the block itself when it has

@@ -19,7 +19,7 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> RandomComputeLocati
   const BlockNode* node = program.FindBlock(block);
   // ComputeLocations tries compute_at at every loop above a consumer, so an
   // empty list also covers "no consumer" and "writes an output".
-  if (node != nullptr && !IsTiled(*node) && AloneAtRoot(program, *node) &&
+  if (node != nullptr && !IsTiled(*node) && !IsPlaced(*node) && AloneAtRoot(program, *node) &&
       !program.LoopsAbove(node).empty() &&
       !primitive::ComputeLocations(program, block).empty()) {
     LATHE_ASSIGN_OR_RETURN(BlockRV b, schedule->GetBlock(block));

@@ -8,7 +8,8 @@
 //   placed under another's loops, such as a write-back the tiling rule moved
 //   under its tile, is left where it is);
 // - carries no kTiledAnnotation (a tiled block's loops are the search's
-//   already);
+//   already) nor kPlacedAnnotation (another rule chose its place: a packed
+//   operand left at the root on purpose);
 // - has a consumer and at least one loop where compute_at accepts it
 //   (ComputeLocations: it writes one intermediate, not an output, and its
 //   readers allow it): a padding stage kept by InlineElementwise, the

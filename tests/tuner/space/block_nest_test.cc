@@ -63,6 +63,10 @@ TEST(IsTiled, ReadsTheAnnotation) {
   EXPECT_FALSE(IsTiled(*sch->program().FindBlock("C")));
   ASSERT_TRUE(sch->AnnotateBlock(sch->GetBlock("C").value(), kTiledAnnotation, int64_t{1}).ok());
   EXPECT_TRUE(IsTiled(*sch->program().FindBlock("C")));
+  EXPECT_FALSE(IsPlaced(*sch->program().FindBlock("C")));
+  ASSERT_TRUE(
+      sch->AnnotateBlock(sch->GetBlock("C").value(), kPlacedAnnotation, int64_t{1}).ok());
+  EXPECT_TRUE(IsPlaced(*sch->program().FindBlock("C")));
 }
 
 }  // namespace

@@ -68,6 +68,13 @@ TEST(RandomComputeLocation, LeavesTiledAndPlacedBlocksAlone) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(testing::CountInstructions(out->front()->trace(), "compute_at"), 0);
 
+  std::unique_ptr<TracedSchedule> marked = f.Fresh();
+  ASSERT_TRUE(
+      marked->AnnotateBlock(marked->GetBlock("pad").value(), kPlacedAnnotation, int64_t{1}).ok());
+  out = rule.Apply(std::move(marked), "pad", f.context);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(testing::CountInstructions(out->front()->trace(), "compute_at"), 0);
+
   std::unique_ptr<TracedSchedule> placed = f.Fresh();
   auto y_loops = placed->GetLoops(placed->GetBlock("Y").value()).value();
   ASSERT_TRUE(placed->ComputeAt(placed->GetBlock("pad").value(), y_loops[1]).ok());
