@@ -1,0 +1,344 @@
+// MultiLevelTiling (multi_level_tiling.h).
+// Tests: tests/tuner/space/multi_level_tiling_test.cc,
+// tests/tuner/space/multi_level_tiling_property_test.cc.
+#include "tuner/space/multi_level_tiling.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/ir/expr_functor.h"
+#include "compiler/util/check.h"
+#include "tuner/space/block_nest.h"
+#include "tuner/space/cache_write_output.h"
+#include "tuner/space/pack_operand.h"
+
+namespace lathe::tuner {
+namespace {
+
+// The index of the iteration variable `var` of `block`, or -1.
+int IterIndexOf(const BlockNode& block, const Expr& var) {
+  for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+    if (block.iter_vars[i].var.same_as(var)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool UsesIter(const BufferAccess& access, const BlockNode& block, int iter) {
+  const Expr& var = block.iter_vars[iter].var;
+  return std::any_of(access.indices.begin(), access.indices.end(),
+                     [&](const Expr& index) { return UsesVar(index, var); });
+}
+
+// The operands: reads of buffers that the block does not write.
+std::vector<BufferAccess> Operands(const BlockNode& block) {
+  BlockAccesses accesses = AccessesOf(block);
+  std::set<const Buffer*> written;
+  for (const BufferAccess& w : accesses.writes) written.insert(w.buffer.get());
+  std::vector<BufferAccess> operands;
+  for (const BufferAccess& r : accesses.reads) {
+    if (!written.count(r.buffer.get())) operands.push_back(r);
+  }
+  return operands;
+}
+
+// For each dimension of the block's only written buffer, the spatial
+// iteration variable that indexes it; nullopt when the block writes several
+// buffers or a dimension is not a plain spatial variable (cache_write would
+// refuse it).
+std::optional<std::vector<int>> OutputIters(const BlockNode& block) {
+  BlockAccesses accesses = AccessesOf(block);
+  if (accesses.writes.empty()) return std::nullopt;
+  const BufferAccess& out = accesses.writes.front();
+  for (const BufferAccess& w : accesses.writes) {
+    if (w.buffer != out.buffer) return std::nullopt;
+  }
+  std::vector<int> iters;
+  for (const Expr& index : out.indices) {
+    int iter = IterIndexOf(block, index);
+    if (iter < 0 || block.iter_vars[iter].type != IterType::kSpatial) return std::nullopt;
+    iters.push_back(iter);
+  }
+  return iters;
+}
+
+// Whether some operand is not indexed by some spatial variable of extent
+// >= 2: the values it reads are reused across that variable, which tiling
+// can keep in registers or cache.
+bool HasDataReuse(const BlockNode& block) {
+  for (const BufferAccess& read : Operands(block)) {
+    for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+      const IterVar& iv = block.iter_vars[i];
+      if (iv.type == IterType::kSpatial && iv.extent >= 2 &&
+          !UsesIter(read, block, static_cast<int>(i))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Whether every operand either does not use `iter` or uses it as a plain
+// index of exactly one dimension (packing can then make it unit-stride).
+bool PackableOrBroadcast(const BlockNode& block, int iter) {
+  const Expr& var = block.iter_vars[iter].var;
+  for (const BufferAccess& read : Operands(block)) {
+    int uses = 0;
+    for (const Expr& index : read.indices) {
+      if (!UsesVar(index, var)) continue;
+      ++uses;
+      if (!index.same_as(var)) return false;
+    }
+    if (uses > 1) return false;
+  }
+  return true;
+}
+
+int VectorRegisters(const Target& target) { return target.HasFeature("avx512f") ? 32 : 16; }
+
+// Converts sampled tile factors to split factors.
+std::vector<Factor> Factors(const std::vector<ExprRV>& sampled) {
+  return std::vector<Factor>(sampled.begin(), sampled.end());
+}
+
+}  // namespace
+
+std::vector<TilePlan> MultiLevelTiling::PlanTilings(const Program& program,
+                                                    const BlockNode& block,
+                                                    const Target& target) const {
+  if (!block.IsReduction() || IsTiled(block) || !HasDataReuse(block)) return {};
+  const std::optional<std::vector<NestLoop>> nest = OwnNest(program, block);
+  if (!nest.has_value()) return {};
+  std::optional<std::vector<int>> out = OutputIters(block);
+  if (!out.has_value()) return {};
+  auto extent = [&](int iter) { return block.iter_vars[iter].extent; };
+
+  TilePlan base;
+  base.lanes = options_.vector_lanes > 0 ? options_.vector_lanes : target.VectorLanesF32();
+  const int64_t vectors = std::max<int64_t>(1, options_.vector_tile_vectors);
+  base.vector_tile = base.lanes * vectors;
+  const int64_t accumulators = options_.accumulator_registers > 0
+                                   ? options_.accumulator_registers
+                                   : VectorRegisters(target) * 3 / 4;
+  base.row_tile = std::max<int64_t>(1, accumulators / vectors);
+
+  // 1. Vector variables: the last output dimension of extent >= 2, and the
+  //    transposed alternative when that one does not fill whole vectors.
+  std::vector<std::pair<int, bool>> vector_choices;  // (iter, transposed)
+  int contiguous_dim = -1;
+  for (int d = static_cast<int>(out->size()) - 1; d >= 0 && contiguous_dim < 0; --d) {
+    if (extent((*out)[d]) >= 2) contiguous_dim = d;
+  }
+  if (contiguous_dim < 0) return {};
+  const int contiguous = (*out)[contiguous_dim];
+  vector_choices.push_back({contiguous, false});
+  if (options_.transposed_vector_branch && extent(contiguous) % base.lanes != 0) {
+    for (int d = contiguous_dim - 1; d >= 0; --d) {
+      const int iter = (*out)[d];
+      if (extent(iter) >= base.lanes && extent(iter) % base.lanes == 0 &&
+          PackableOrBroadcast(block, iter)) {
+        vector_choices.push_back({iter, true});
+        break;
+      }
+    }
+  }
+
+  // 2. Outer variables: every spatial variable of extent >= 2, in loop order.
+  std::vector<int> outers;
+  for (const NestLoop& loop : *nest) {
+    if (loop.type == IterType::kSpatial && loop.extent >= 2) outers.push_back(loop.iter_index);
+  }
+
+  std::vector<TilePlan> plans;
+  for (const auto& [vector_iter, transposed] : vector_choices) {
+    TilePlan plan = base;
+    plan.vector_iter = vector_iter;
+    plan.transposed_output = transposed;
+    if (options_.pack_operands) {
+      plan.panel = PanelWidth(extent(vector_iter), plan);
+      const std::vector<BufferAccess> operands = Operands(block);
+      if (std::none_of(operands.begin(), operands.end(), [&](const BufferAccess& read) {
+            return PackLayoutFor(block, read, plan).has_value();
+          })) {
+        plan.panel = 0;
+      }
+    }
+    // The row variable: the innermost other output dimension of extent >= 2.
+    for (int d = static_cast<int>(out->size()) - 1; d >= 0 && plan.row_iter < 0; --d) {
+      if ((*out)[d] != vector_iter && extent((*out)[d]) >= 2) plan.row_iter = (*out)[d];
+    }
+    for (int outer : outers) {
+      plan.outer_iter = outer;
+      plans.push_back(plan);
+    }
+  }
+  return plans;
+}
+
+absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string& block,
+                                    const TilePlan& plan) {
+  const BlockNode* node = schedule->program().FindBlock(block);
+  if (node == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("multi_level_tiling: no block \"", block, "\""));
+  }
+  std::optional<std::vector<NestLoop>> own = OwnNest(schedule->program(), *node);
+  if (!own.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("multi_level_tiling: the loops of block \"", block, "\" are not its own"));
+  }
+  // Copied out: the program changes under the pointers as the nest is tiled.
+  struct LoopInfo {
+    int iter;
+    IterType type;
+    int64_t extent;
+  };
+  std::vector<LoopInfo> infos;
+  int split_reduction = -1;  // the first reduction loop of extent >= 2
+  for (const NestLoop& l : *own) {
+    if (split_reduction < 0 && l.type == IterType::kReduce && l.extent >= 2) {
+      split_reduction = static_cast<int>(infos.size());
+    }
+    infos.push_back({l.iter_index, l.type, l.extent});
+  }
+
+  TiledNest nest;
+  nest.block_name = block;
+  nest.plan = plan;
+  LATHE_ASSIGN_OR_RETURN(nest.block, schedule->GetBlock(block));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, schedule->GetLoops(nest.block));
+  LATHE_CHECK(loops.size() == infos.size(), "multi_level_tiling: get_loops of \"", block,
+              "\" gave ", loops.size(), " loops for a nest of ", infos.size());
+
+  std::vector<LoopRV> unit_spatial, outer_rest;
+  std::optional<LoopRV> outer_first, vector_loop, row_loop;
+  bool reduction_split = false;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const LoopInfo& info = infos[i];
+    if (info.type == IterType::kReduce) {
+      if (static_cast<int>(i) == split_reduction) {
+        LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> factors,
+                               schedule->SamplePerfectTile(loops[i], /*n=*/2,
+                                                           /*max_innermost=*/info.extent));
+        LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
+                               schedule->Split(loops[i], Factors(factors)));
+        nest.reduce_outer.push_back(parts[0]);
+        nest.reduce_inner.push_back(parts[1]);
+        reduction_split = true;
+      } else {
+        (reduction_split ? nest.reduce_inner : nest.reduce_outer).push_back(loops[i]);
+      }
+      continue;
+    }
+    if (info.extent < 2) {
+      unit_spatial.push_back(loops[i]);
+      continue;
+    }
+    const bool is_vector = info.iter == plan.vector_iter;
+    const bool is_row = info.iter == plan.row_iter;
+    if (is_vector && plan.panel > 0) {
+      // Across panels: outer, middle, inner; within one: inner, register.
+      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> halves,
+                             schedule->Split(loops[i], {Factor{}, Factor{plan.panel}}));
+      const int64_t panels = (info.extent + plan.panel - 1) / plan.panel;
+      LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> across,
+                             schedule->SamplePerfectTile(halves[0], /*n=*/3,
+                                                         /*max_innermost=*/panels));
+      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> outer_parts,
+                             schedule->Split(halves[0], Factors(across)));
+      LATHE_ASSIGN_OR_RETURN(
+          std::vector<ExprRV> within,
+          schedule->SamplePerfectTile(halves[1], /*n=*/2,
+                                      /*max_innermost=*/std::min(plan.vector_tile, plan.panel)));
+      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> inner_parts,
+                             schedule->Split(halves[1], Factors(within)));
+      if (info.iter == plan.outer_iter) {
+        outer_first = outer_parts[0];
+      } else {
+        outer_rest.push_back(outer_parts[0]);
+      }
+      nest.middle.push_back(outer_parts[1]);
+      nest.inner.push_back(outer_parts[2]);
+      nest.inner.push_back(inner_parts[0]);
+      vector_loop = inner_parts[1];
+      continue;
+    }
+    const int64_t levels = is_vector || is_row ? 4 : 3;
+    const int64_t max_innermost =
+        is_vector ? plan.vector_tile : is_row ? plan.row_tile : info.extent;
+    LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> factors,
+                           schedule->SamplePerfectTile(loops[i], levels, max_innermost));
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
+                           schedule->Split(loops[i], Factors(factors)));
+    if (info.iter == plan.outer_iter) {
+      outer_first = parts[0];
+    } else {
+      outer_rest.push_back(parts[0]);
+    }
+    nest.middle.push_back(parts[1]);
+    nest.inner.push_back(parts[2]);
+    if (is_vector) vector_loop = parts[3];
+    if (is_row) row_loop = parts[3];
+  }
+  if (!outer_first.has_value() || !vector_loop.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "multi_level_tiling: block \"", block, "\" lacks the planned outer or vector loop"));
+  }
+  nest.parallel_loop = *outer_first;
+  nest.vector_loop = *vector_loop;
+  nest.row_loop = row_loop;
+  nest.outer = unit_spatial;
+  nest.outer.push_back(*outer_first);
+  nest.outer.insert(nest.outer.end(), outer_rest.begin(), outer_rest.end());
+  if (row_loop.has_value()) nest.registers.push_back(*row_loop);
+  nest.registers.push_back(*vector_loop);
+
+  std::vector<LoopRV> order;
+  for (const std::vector<LoopRV>* level :
+       {&nest.outer, &nest.middle, &nest.reduce_outer, &nest.inner, &nest.reduce_inner,
+        &nest.registers}) {
+    order.insert(order.end(), level->begin(), level->end());
+  }
+  LATHE_RETURN_IF_ERROR(schedule->Reorder(order));
+  return nest;
+}
+
+namespace {
+
+// Steps 1-4 of one branch (multi_level_tiling.h) on `schedule`.
+absl::Status BuildBranch(TracedSchedule* schedule, const std::string& block,
+                         const TilePlan& plan, bool pack_operands) {
+  LATHE_ASSIGN_OR_RETURN(TiledNest nest, TileBlock(schedule, block, plan));
+  LATHE_RETURN_IF_ERROR(CacheWriteOutput(schedule, nest).status());
+  if (pack_operands) LATHE_RETURN_IF_ERROR(PackOperands(schedule, nest));
+  LATHE_RETURN_IF_ERROR(schedule->Parallel(nest.parallel_loop));
+  if (nest.row_loop.has_value()) LATHE_RETURN_IF_ERROR(schedule->Unroll(*nest.row_loop));
+  LATHE_RETURN_IF_ERROR(schedule->Vectorize(nest.vector_loop));
+  return schedule->AnnotateBlock(nest.block, kTiledAnnotation, int64_t{1});
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> MultiLevelTiling::Apply(
+    std::unique_ptr<TracedSchedule> schedule, const std::string& block,
+    const SpaceContext& context) const {
+  std::vector<std::unique_ptr<TracedSchedule>> result;
+  const BlockNode* node = schedule->program().FindBlock(block);
+  std::vector<TilePlan> plans;
+  if (node != nullptr) plans = PlanTilings(schedule->program(), *node, context.target);
+  for (const TilePlan& plan : plans) {
+    LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> branch,
+                           ForkSchedule(*schedule, *context.initial));
+    // A refusal drops the branch: the plan's checks are heuristics over the
+    // block, the primitives the authority on what applies.
+    if (BuildBranch(branch.get(), block, plan, options_.pack_operands).ok()) {
+      result.push_back(std::move(branch));
+    }
+  }
+  if (result.empty()) result.push_back(std::move(schedule));
+  return result;
+}
+
+}  // namespace lathe::tuner
