@@ -9,6 +9,7 @@
 #include "cli/db_command.h"
 #include "cli/demo_command.h"
 #include "cli/lower_command.h"
+#include "cli/tune_command.h"
 #include "cli/workloads_command.h"
 
 int main(int argc, char** argv) {
@@ -21,5 +22,7 @@ int main(int argc, char** argv) {
   lathe::cli::AddCompileCommand(app);
   lathe::cli::AddBenchCommand(app);
   lathe::cli::AddDbCommand(app);
+  lathe::cli::AddTuneCommand(app);
+  lathe::cli::AddRunnerWorkerCommand(app);
   return lathe::cli::RunApp(app, argc, argv);
 }

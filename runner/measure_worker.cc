@@ -190,7 +190,12 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request) {
     }
     return kernel_status;
   };
-  if (absl::Status st = CheckAgainstReference(*workload, call, request.check_seed()); !st.ok()) {
+  // Candidates of one workload share the check's seed: its reference
+  // outputs are computed once per worker.
+  static ReferenceCache* reference_cache = new ReferenceCache();
+  if (absl::Status st =
+          CheckAgainstReference(*workload, call, request.check_seed(), reference_cache);
+      !st.ok()) {
     proto::MeasureStatus status = !kernel_status.ok()                        ? proto::MEASURE_RUN_ERROR
                                   : st.code() == absl::StatusCode::kFailedPrecondition
                                       ? proto::MEASURE_WRONG_RESULT

@@ -69,6 +69,9 @@ void CloseIfOpen(int& fd) {
     (void)ignored;
     _exit(127);
   };
+  // Its own process group: a Ctrl-C at the terminal is the tuner's to
+  // handle (it stops cleanly, then ends the worker), not the worker's.
+  setpgid(0, 0);
   // Signals blocked by the forking thread would stay blocked in the worker.
   sigset_t none;
   sigemptyset(&none);

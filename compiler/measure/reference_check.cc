@@ -12,8 +12,28 @@
 
 namespace lathe {
 
+absl::StatusOr<const std::vector<TensorData>*> ReferenceCache::Get(
+    const Workload& workload, uint64_t seed, const std::vector<TensorData>& inputs) {
+  const std::pair<std::string, uint64_t> key{workload.CanonicalForm(), seed};
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    absl::StatusOr<std::vector<TensorData>> outputs = RunReference(workload, inputs);
+    if (!outputs.ok()) return outputs.status();
+    if (entries_.size() >= capacity_) {
+      auto oldest = entries_.begin();
+      for (auto e = entries_.begin(); e != entries_.end(); ++e) {
+        if (e->second.last_used < oldest->second.last_used) oldest = e;
+      }
+      entries_.erase(oldest);
+    }
+    it = entries_.emplace(key, Entry{*std::move(outputs), 0}).first;
+  }
+  it->second.last_used = ++clock_;
+  return &it->second.outputs;
+}
+
 absl::Status CheckAgainstReference(const Workload& workload, const KernelCall& kernel,
-                                   uint64_t seed) {
+                                   uint64_t seed, ReferenceCache* cache) {
   std::vector<TensorData> inputs;
   std::vector<std::vector<float>> storage;
   std::vector<float*> args;
@@ -43,8 +63,17 @@ absl::Status CheckAgainstReference(const Workload& workload, const KernelCall& k
   for (std::vector<float>& s : storage) args.push_back(s.data());
   if (absl::Status st = kernel(args); !st.ok()) return st;
 
-  absl::StatusOr<std::vector<TensorData>> expected = RunReference(workload, inputs);
-  if (!expected.ok()) return expected.status();
+  std::vector<TensorData> computed;
+  const std::vector<TensorData>* expected = &computed;
+  if (cache != nullptr) {
+    absl::StatusOr<const std::vector<TensorData>*> cached = cache->Get(workload, seed, inputs);
+    if (!cached.ok()) return cached.status();
+    expected = *cached;
+  } else {
+    absl::StatusOr<std::vector<TensorData>> outputs = RunReference(workload, inputs);
+    if (!outputs.ok()) return outputs.status();
+    computed = *std::move(outputs);
+  }
   // Rounding of a float32 sum of n terms grows about like n * eps; the float
   // work per output element stands in for n (2 per multiply-add).
   absl::StatusOr<int64_t> flops = FlopCount(workload);

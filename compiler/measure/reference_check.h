@@ -7,9 +7,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "compiler/interp/tensor_data.h"
 #include "compiler/workload/workload.h"
 
 namespace lathe {
@@ -23,7 +27,30 @@ using KernelCall = std::function<absl::Status(const std::vector<float*>& args)>;
 // Errors: FailedPrecondition naming the output, the first mismatching index
 // with both values (CheckAllClose); the kernel's own error; InvalidArgument
 // for a workload that is not all float32.
+class ReferenceCache;
 absl::Status CheckAgainstReference(const Workload& workload, const KernelCall& kernel,
-                                   uint64_t seed = 1);
+                                   uint64_t seed = 1, ReferenceCache* cache = nullptr);
+
+// The reference outputs of the last few (workload, seed) pairs checked. A
+// runner checks hundreds of candidates of one workload with one seed; the
+// reference of a 1024^3 matmul takes seconds, longer than building and
+// timing a candidate, so it is computed once.
+class ReferenceCache {
+ public:
+  explicit ReferenceCache(size_t capacity = 4) : capacity_(capacity) {}
+  // The outputs for (workload, seed), computing them from `inputs` (which
+  // must be the inputs that seed gives) when not cached.
+  absl::StatusOr<const std::vector<TensorData>*> Get(const Workload& workload, uint64_t seed,
+                                                     const std::vector<TensorData>& inputs);
+
+ private:
+  size_t capacity_;
+  uint64_t clock_ = 0;
+  struct Entry {
+    std::vector<TensorData> outputs;
+    uint64_t last_used = 0;
+  };
+  std::map<std::pair<std::string, uint64_t>, Entry> entries_;
+};
 
 }  // namespace lathe

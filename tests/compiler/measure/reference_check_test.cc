@@ -47,5 +47,27 @@ TEST(ReferenceCheck, AnUnwrittenOutputFails) {
   EXPECT_FALSE(st.ok());
 }
 
+TEST(ReferenceCheck, ACacheGivesTheSameVerdictsAndKeepsFewEntries) {
+  absl::StatusOr<Workload> w = ParseWorkloadSpec("matmul:M=5,N=7,K=3");
+  ASSERT_TRUE(w.ok());
+  ReferenceCache cache(/*capacity=*/2);
+  for (int round = 0; round < 2; ++round) {
+    // The second round is served from the cache: still right and wrong.
+    EXPECT_TRUE(CheckAgainstReference(*w, [](const auto& a) { return Matmul(a, false); }, 3, &cache)
+                    .ok());
+    EXPECT_EQ(CheckAgainstReference(*w, [](const auto& a) { return Matmul(a, true); }, 3, &cache)
+                  .code(),
+              absl::StatusCode::kFailedPrecondition);
+  }
+  // Other seeds are other inputs: their references are cached apart (the
+  // oldest dropped) and the verdicts stay right.
+  for (uint64_t seed : {4, 5, 6, 3}) {
+    EXPECT_TRUE(
+        CheckAgainstReference(*w, [](const auto& a) { return Matmul(a, false); }, seed, &cache)
+            .ok())
+        << seed;
+  }
+}
+
 }  // namespace
 }  // namespace lathe

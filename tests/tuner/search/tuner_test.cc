@@ -1,0 +1,201 @@
+#include "tuner/search/tuner.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <set>
+
+#include "compiler/codegen/target_info.h"
+#include "compiler/ir/structural_equal.h"
+#include "compiler/schedule/replay.h"
+#include "compiler/workload/spec.h"
+#include "runner/local_runner.h"
+
+namespace lathe::tuner {
+namespace {
+
+class TunerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/lathe_tuner_test_XXXXXX";
+    dir_ = mkdtemp(pattern);
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  std::unique_ptr<db::Database> OpenDb(const std::string& name) {
+    db::OpenOptions options;
+    options.mode = db::OpenOptions::Mode::kCreate;
+    options.durable = false;
+    return db::Database::Open(dir_ + "/" + name, options).value();
+  }
+
+  static Task SmallTask(const std::string& spec = "matmul:M=32,N=48,K=16") {
+    return MakeTask(ParseWorkloadSpec(spec).value(), HostTarget(1), 1).value();
+  }
+
+  static TuneOptions FastOptions() {
+    TuneOptions options;
+    options.max_trials = 24;
+    options.batch_size = 8;
+    options.search.population = 24;
+    options.search.generations = 2;
+    options.min_time_s = 0.005;
+    options.min_repeats = 3;
+    options.remeasure_top = 0;
+    options.lathe_version = "test";
+    return options;
+  }
+
+  std::string dir_;
+};
+
+// A deterministic stand-in for measurement: the time is a function of the
+// program (its structural hash, found by replaying the trace).
+absl::StatusOr<proto::MeasureResult> FakeMeasure(const proto::MeasureRequest& request) {
+  Workload workload = ParseWorkloadSpec(request.workload()).value();
+  Trace trace = Trace::FromProto(request.trace()).value();
+  auto scheduled = ReplayTrace(trace, workload.InitialProgram().value());
+  proto::MeasureResult result;
+  if (!scheduled.ok()) {
+    result.set_status(proto::MEASURE_BUILD_ERROR);
+    return result;
+  }
+  const uint64_t hash = StructuralHash((*scheduled)->program());
+  result.set_status(proto::MEASURE_OK);
+  result.set_structural_hash(StructuralHashHex((*scheduled)->program()));
+  const double t = 1e-4 * (1 + static_cast<double>(hash % 1000) / 100);
+  for (int i = 0; i < 3; ++i) result.add_times_s(t);
+  return result;
+}
+
+std::vector<std::string> Hashes(const TuneReport& report) {
+  std::vector<std::string> hashes;
+  for (const TuneReport::Trial& t : report.history) hashes.push_back(t.structural_hash);
+  return hashes;
+}
+
+TEST_F(TunerTest, SameSeedSameMeasurementsSameSearch) {
+  for (bool overlap : {false, true}) {
+    std::vector<std::vector<std::string>> runs;
+    for (int run = 0; run < 2; ++run) {
+      std::vector<Task> tasks = {SmallTask()};
+      auto db = OpenDb(absl::StrCat("same_", overlap, "_", run, ".db"));
+      TuneOptions options = FastOptions();
+      options.overlap = overlap;
+      absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, options);
+      ASSERT_TRUE(report.ok()) << report.status();
+      EXPECT_EQ(report->trials, 24);
+      runs.push_back(Hashes(*report));
+    }
+    EXPECT_EQ(runs[0], runs[1]) << "overlap " << overlap;
+    // And another seed searches differently.
+    std::vector<Task> tasks = {SmallTask()};
+    auto db = OpenDb(absl::StrCat("other_", overlap, ".db"));
+    TuneOptions options = FastOptions();
+    options.overlap = overlap;
+    options.seed = 99;
+    EXPECT_NE(Hashes(Tune(tasks, *db, FakeMeasure, options).value()), runs[0]);
+  }
+}
+
+TEST_F(TunerTest, NeverMeasuresAProgramTwiceAcrossRuns) {
+  auto db = OpenDb("twice.db");
+  std::set<std::string> seen;
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Task> tasks = {SmallTask()};
+    TuneOptions options = FastOptions();
+    options.seed = 7;  // the same seed: only the database keeps them apart
+    absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, options);
+    ASSERT_TRUE(report.ok()) << report.status();
+    for (const std::string& hash : Hashes(*report)) {
+      EXPECT_TRUE(seen.insert(hash).second) << "measured twice: " << hash;
+    }
+  }
+  EXPECT_EQ(seen.size(), 48u);
+  // Every trial is a record, and the cost model was saved for the target.
+  EXPECT_EQ(db->GetStats().value().records, 48);
+  EXPECT_TRUE(db->GetCostModel(HostTarget(1).ToString(), CostModelName()).value().has_value());
+}
+
+TEST_F(TunerTest, StopFlagEndsWithEverythingCommitted) {
+  auto db = OpenDb("stop.db");
+  std::vector<Task> tasks = {SmallTask()};
+  std::atomic<bool> stop{false};
+  TuneOptions options = FastOptions();
+  options.max_trials = 1000;
+  options.stop = &stop;
+  int measured = 0;
+  MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    if (++measured == 13) stop.store(true);  // as a SIGINT handler would
+    return FakeMeasure(request);
+  };
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->interrupted);
+  EXPECT_EQ(report->trials, 13);
+  EXPECT_EQ(db->GetStats().value().records, 13);
+}
+
+TEST_F(TunerTest, SeveralTasksAllGetTrials) {
+  auto db = OpenDb("tasks.db");
+  std::vector<Task> tasks = {SmallTask("matmul:M=32,N=48,K=16"),
+                             SmallTask("matmul:M=16,N=16,K=64")};
+  TuneOptions options = FastOptions();
+  options.max_trials = 40;
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->tasks.size(), 2u);
+  EXPECT_GT(report->tasks[0].trials, 0);
+  EXPECT_GT(report->tasks[1].trials, 0);
+  EXPECT_EQ(report->tasks[0].trials + report->tasks[1].trials, 40);
+  EXPECT_EQ(db->GetStats().value().tasks, 2);
+}
+
+// The real local runner: faults of candidates are recorded, never fatal.
+TEST_F(TunerTest, CrashingHangingAndWrongCandidatesAreRecordedAndTuningGoesOn) {
+  runner::LocalRunnerOptions runner_options;
+  runner_options.worker_argv = {LATHE_RUNNER_WORKER};
+  runner_options.timeout_s = 3;
+  auto runner = runner::LocalRunner::Start(runner_options).value();
+  MeasureFn measure = [&](const proto::MeasureRequest& r) { return runner->Measure(r); };
+  auto db = OpenDb("faults.db");
+  std::vector<Task> tasks = {SmallTask()};
+  TuneOptions options = FastOptions();
+  options.max_trials = 12;
+  options.batch_size = 6;
+  options.inject_fault = [](int64_t trial) -> std::string {
+    if (trial == 1) return "crash";
+    if (trial == 4) return "hang";
+    if (trial == 7) return "wrong_result";
+    return "";
+  };
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->trials, 12);
+  ASSERT_EQ(report->history.size(), 12u);
+  EXPECT_EQ(report->history[1].status, proto::MEASURE_RUN_ERROR);
+  EXPECT_EQ(report->history[4].status, proto::MEASURE_TIMEOUT);
+  EXPECT_EQ(report->history[7].status, proto::MEASURE_WRONG_RESULT);
+  int ok = 0;
+  for (const TuneReport::Trial& t : report->history) ok += t.status == proto::MEASURE_OK;
+  EXPECT_EQ(ok, 9);
+  const db::Stats stats = db->GetStats().value();
+  EXPECT_EQ(stats.records, 12);
+  EXPECT_EQ(stats.records_by_status[proto::MEASURE_RUN_ERROR], 1);
+  EXPECT_EQ(stats.records_by_status[proto::MEASURE_TIMEOUT], 1);
+  EXPECT_EQ(stats.records_by_status[proto::MEASURE_WRONG_RESULT], 1);
+  // The wrong one is never the best, whatever its speed.
+  const std::string wrong = report->history[7].structural_hash;
+  const std::vector<db::Match> top =
+      db->Top(tasks[0].key, TargetInfoOf(tasks[0].target), 100).value();
+  EXPECT_EQ(top.size(), 9u);
+  for (const db::Match& m : top) {
+    EXPECT_NE(m.record.structural_hash(), wrong);
+    EXPECT_EQ(m.record.status(), proto::MEASURE_OK);
+  }
+}
+
+}  // namespace
+}  // namespace lathe::tuner
