@@ -11,6 +11,7 @@
 #include "compiler/util/check.h"
 #include "tuner/space/add_rfactor.h"
 #include "tuner/space/auto_inline.h"
+#include "tuner/space/multi_level_tiling.h"
 #include "tuner/space/parallel_vectorize_unroll.h"
 #include "tuner/space/random_compute_location.h"
 
@@ -25,11 +26,11 @@ std::vector<std::unique_ptr<ScheduleRule>> DefaultCpuRules() {
   //    reduction with a tiny output that the tiling rule would also take
   //    keeps its unchanged branch for tiling (add_rfactor.h).
   rules.push_back(std::make_unique<AddRFactor>());
-  // 3. TILING RULES GO HERE (issue 5, the tiling engineer's part): multi-level
-  //    tiling of GEMM/conv-like blocks with the output tile's cache write and
-  //    operand packing. They must mark the blocks they tile with
-  //    kTiledAnnotation (block_nest.h) or leave their loops split, so that
-  //    rules 4 and 5 leave them alone.
+  // 3. Multi-level tiling of GEMM- and convolution-like blocks, with the
+  //    output tile's cache write and operand packing (multi_level_tiling.h).
+  //    It marks what it tiles with kTiledAnnotation (block_nest.h), which
+  //    rules 4 and 5 leave alone.
+  rules.push_back(std::make_unique<MultiLevelTiling>());
   // 4. Threads, lanes and unrolling for every block the tiling left.
   rules.push_back(std::make_unique<ParallelVectorizeUnroll>());
   // 5. Where producers are computed, last: it moves blocks under the loops

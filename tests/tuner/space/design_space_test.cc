@@ -1,11 +1,13 @@
 // Tests of design space generation (tuner/space/design_space.h).
 //
 // 1. The generator: blocks visited last to first, rule after rule, every
-//    branch continuing, identical spaces merged, errors naming the rule.
+//    branch continuing, identical spaces merged, errors naming the rule; and
+//    DefaultCpuRules: the rules keep out of each other's way.
 // 2. The property that makes the spaces usable by a search: for every
 //    operator (small and odd shapes), every sampled point of every design
 //    space of DefaultCpuRules replays, lowers, compiles and computes what the
-//    reference computes (at 2 threads, so parallel loops run in the pool).
+//    reference computes (at 2 threads, so parallel loops run in the pool);
+//    at the shapes of real layers, every sampled point replays and lowers.
 #include "tuner/space/design_space.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +19,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
 #include "tests/tuner/space/space_test_util.h"
+#include "tuner/space/block_nest.h"
 
 namespace lathe::tuner {
 namespace {
@@ -146,6 +149,52 @@ TEST(GenerateDesignSpaces, IsDeterministic) {
   for (size_t i = 0; i < a->size(); ++i) EXPECT_EQ((*a)[i], (*b)[i]);
 }
 
+TEST(DefaultCpuRules, TiledBlocksAreLeftToTheTilingRule) {
+  // The tiling rule runs the outer tile in parallel; the rules after it must
+  // not add a second parallel loop (refused: one level of parallelism) nor
+  // re-tile the block.
+  Workload w = ParseWorkloadSpec("matmul:M=64,N=64,K=64").value();
+  auto spaces = GenerateDesignSpaces(w, HostTarget(2), DefaultCpuRules());
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  const Program initial = w.InitialProgram().value();
+  for (const Trace& space : *spaces) {
+    EXPECT_EQ(CountInstructions(space, "parallel"), 1) << space.ToText();
+    EXPECT_EQ(CountInstructions(space, "rfactor"), 0);
+    auto sampled = ReplayTrace(space, initial, Decisions{}, 3).value();
+    EXPECT_TRUE(IsTiled(*sampled->program().FindBlock("C")));
+    EXPECT_EQ(testing::LoopsOfKind(sampled->program(), ForKind::kParallel).size(), 1u);
+  }
+}
+
+TEST(DefaultCpuRules, ConvKeepsItsPaddingAndSearchesWhereItGoes) {
+  Workload w = ParseWorkloadSpec("conv2d_nchw:N=1,C=3,H=9,W=9,K=4,R=3,S=3,pad=1").value();
+  auto spaces = GenerateDesignSpaces(w, HostTarget(2), DefaultCpuRules());
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  for (const Trace& space : *spaces) {
+    EXPECT_EQ(CountInstructions(space, "compute_inline"), 0) << space.ToText();
+    EXPECT_EQ(CountInstructions(space, "sample_compute_location"), 1) << space.ToText();
+  }
+}
+
+TEST(DefaultCpuRules, SoftmaxGetsRFactorSpacesAndEveryBlockUsesTheThreads) {
+  Workload w = ParseWorkloadSpec("softmax:M=3,N=100").value();
+  auto spaces = GenerateDesignSpaces(w, HostTarget(2), DefaultCpuRules());
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  int with_rfactor = 0;
+  for (const Trace& space : *spaces) with_rfactor += CountInstructions(space, "rfactor") > 0;
+  EXPECT_GE(with_rfactor, 1);
+  EXPECT_LT(with_rfactor, static_cast<int>(spaces->size()));  // the unchanged branch too
+  // The element-wise output block: parallel rows, vectorized columns.
+  const Program initial = w.InitialProgram().value();
+  auto sampled = ReplayTrace(spaces->back(), initial, Decisions{}, 5).value();
+  bool parallel = false, vector = false;
+  for (const ForNode* loop : sampled->program().LoopsAbove(sampled->program().FindBlock("Y"))) {
+    parallel |= loop->for_kind == ForKind::kParallel;
+    vector |= loop->for_kind == ForKind::kVectorized;
+  }
+  EXPECT_TRUE(parallel && vector) << PrintProgram(sampled->program());
+}
+
 // ---- The property ---------------------------------------------------------
 
 constexpr int kPointsPerWorkload = 20;
@@ -212,6 +261,49 @@ TEST_P(DesignSpaceProperty, EverySampledPointBuildsAndMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOperators, DesignSpaceProperty, ::testing::ValuesIn(kSpecs),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name;
+                           for (const char* c = info.param; *c && name.size() < 60; ++c) {
+                             name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+                           }
+                           return absl::StrCat(info.index, "_", name);
+                         });
+
+// Shapes of real layers: too slow to compile and run by the dozen here, but
+// every sampled point must still replay and lower (sample sizes, divisors
+// and packing panels behave differently at these extents).
+constexpr int kReplayPointsPerWorkload = 6;
+
+const char* const kRealShapeSpecs[] = {
+    "matmul:M=512,N=512,K=512",
+    "dense:M=128,N=256,K=512,bias=1,relu=1",
+    "conv2d_nchw:N=1,C=64,H=28,W=28,K=64,R=3,S=3,pad=1",
+    "softmax:M=64,N=1000",
+    "avg_pool2d:N=1,C=64,H=7,W=7,R=7,S=7",
+};
+
+class DesignSpaceReplayProperty : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DesignSpaceReplayProperty, EverySampledPointReplaysAndLowers) {
+  const std::string spec = GetParam();
+  const Workload workload = ParseWorkloadSpec(spec).value();
+  absl::StatusOr<std::vector<Trace>> spaces =
+      GenerateDesignSpaces(workload, HostTarget(2), DefaultCpuRules());
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  const Program initial = workload.InitialProgram().value();
+  for (int i = 0; i < kReplayPointsPerWorkload; ++i) {
+    const Trace& space = (*spaces)[i % spaces->size()];
+    const uint64_t seed = StableHash64(spec) + i;
+    auto sampled = ReplayTrace(space, initial, Decisions{}, seed);
+    ASSERT_TRUE(sampled.ok()) << spec << ", space " << i % spaces->size() << ", seed " << seed
+                              << ": " << sampled.status() << "\nspace:\n" << space.ToText();
+    absl::StatusOr<Program> lowered = LowerProgram((*sampled)->program());
+    ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n" << (*sampled)->trace().ToText();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RealShapes, DesignSpaceReplayProperty,
+                         ::testing::ValuesIn(kRealShapeSpecs),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name;
                            for (const char* c = info.param; *c && name.size() < 60; ++c) {
