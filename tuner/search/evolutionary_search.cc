@@ -4,6 +4,9 @@
 #include <cmath>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/ir/structural_equal.h"
 #include "compiler/util/check.h"
 #include "tuner/search/mutate_categorical.h"
 #include "tuner/search/mutate_compute_location.h"
@@ -44,6 +47,22 @@ void SortByPrediction(std::vector<Candidate>& candidates) {
 }
 
 }  // namespace
+
+std::string EvolutionarySearch::PointKey(const Candidate& parent, const Decisions& decisions) const {
+  std::string key;
+  if (parent.space >= 0) {
+    key = absl::StrCat("s", parent.space);
+  } else {
+    // A record's trace: its instructions name the space.
+    Trace instructions = parent.trace;
+    instructions.decisions.clear();
+    key = absl::StrCat("t", StableHash64(instructions.ToText()));
+  }
+  for (const auto& [index, values] : decisions) {
+    absl::StrAppend(&key, ";", index, ":", absl::StrJoin(values, ","));
+  }
+  return key;
+}
 
 uint64_t StreamSeed(uint64_t seed, uint64_t stage, uint64_t index) {
   return SplitMix(SplitMix(SplitMix(seed) ^ stage) ^ index);
@@ -128,8 +147,22 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
           *mutators_[static_cast<size_t>(rng.UniformInt(static_cast<int64_t>(mutators_.size())))];
       std::optional<Decisions> decisions = mutator.Apply(parent.trace, parent.trace.decisions, rng);
       if (!decisions) continue;
+      const uint64_t build_seed = rng.Next();
+      const std::string key = PointKey(parent, *decisions);
+      if (auto known = known_points_.find(key); known != known_points_.end()) {
+        // Known invalid, or a program already found: nothing new.
+        if (known->second.empty()) {
+          ++stats.invalid;
+        } else if (seen.contains(known->second) || measured.contains(known->second)) {
+          ++stats.duplicates;
+        } else {
+          known = known_points_.end();  // found in an earlier batch: build it
+        }
+        if (known != known_points_.end()) continue;
+      }
       absl::StatusOr<Candidate> child =
-          BuildCandidate(task_, parent.space, parent.trace, *decisions, rng.Next());
+          BuildCandidate(task_, parent.space, parent.trace, *decisions, build_seed);
+      known_points_[key] = child.ok() ? child->structural_hash : "";
       if (!child.ok()) {
         ++stats.invalid;
         continue;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "tuner/cost_model/cost_model.h"
@@ -68,9 +69,16 @@ class EvolutionarySearch {
   // A fresh sample of space `space`; nullopt when invalid.
   std::optional<Candidate> Sample(int space, uint64_t seed, SearchStats& stats);
 
+  // The key of a point: its space (or instructions) and its decisions.
+  std::string PointKey(const Candidate& parent, const Decisions& decisions) const;
+
   const Task& task_;
   SearchOptions options_;
   std::vector<std::unique_ptr<Mutator>> mutators_;
+  // Points built before, in any batch: their structural hash, or "" when
+  // invalid. Mutations often land on known points; building one again costs
+  // a replay and a lowering for nothing.
+  absl::flat_hash_map<std::string, std::string> known_points_;
 };
 
 // The RNG stream of item `index` of stage `stage` of a search seeded `seed`.
