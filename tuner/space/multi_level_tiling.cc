@@ -121,7 +121,7 @@ std::vector<TilePlan> MultiLevelTiling::PlanTilings(const Program& program,
   base.vector_tile = base.lanes * vectors;
   const int64_t accumulators = options_.accumulator_registers > 0
                                    ? options_.accumulator_registers
-                                   : VectorRegisters(target) * 3 / 4;
+                                   : VectorRegisters(target) - 4;
   base.row_tile = std::max<int64_t>(1, accumulators / vectors);
 
   // 1. Vector variables: the last output dimension of extent >= 2, and the

@@ -34,14 +34,19 @@
 //  1. Tile: each spatial loop of extent >= 2 split by sample_perfect_tile
 //     into 4 levels (vector and row variables: innermost at most
 //     plan.vector_tile / plan.row_tile) or 3 (the others: no register
-//     level); the first reduction loop of extent >= 2 into 2; reorder as in
+//     level); when an operand is packed, the vector loop is first split by
+//     the panel width (a constant of the plan), its outer part sampled into
+//     3 levels and its inner part into 2, so tiles never straddle panels;
+//     the first reduction loop of extent >= 2 into 2; reorder as in
 //     tiled_nest.h.
 //  2. Accumulate the output tile in a local cache (cache_write_output.h).
 //  3. Pack the operands where it pays (pack_operand.h).
 //  4. Parallel outer loop; unroll the row loop, vectorize the vector loop;
 //     mark the block tiled (block_nest.h: kTiledAnnotation).
-// Every decision is a sampling instruction (sample_perfect_tile), so the
-// search mutates tile sizes by decisions alone; every structural choice is
+// The location of a packed operand is fixed per branch, not sampled
+// (pack_operand.h says why). Every decision is a sampling instruction
+// (sample_perfect_tile), so the search mutates tile sizes by decisions
+// alone; every structural choice is
 // fixed per branch and valid whatever the decisions (loops of extent 1 are
 // kept: compute_at and reverse_compute_at preserve unit loops so that the
 // number of loops, which get_loops records, never depends on a decision).
@@ -72,9 +77,10 @@ class MultiLevelTiling : public ScheduleRule {
     // The vector loop's innermost tile is at most this many vectors (2: a
     // 32-float row of the register tile on AVX-512, as in KERNELS.md).
     int64_t vector_tile_vectors = 2;
-    // Vector registers the accumulator may use; 0: 3/4 of the target's (24
-    // of 32 zmm, 12 of 16 ymm), leaving room for the operand vectors and
-    // the broadcast. The row tile is at most this / vector_tile_vectors.
+    // Vector registers the accumulator may use; 0: all of the target's but
+    // 4 (28 of 32 zmm: tiles up to 14 x 32 floats as in KERNELS.md; 12 of 16
+    // ymm: 6 x 16), leaving room for the operand vectors and the broadcast.
+    // The row tile is at most this / vector_tile_vectors.
     int64_t accumulator_registers = 0;
     // Also branch on vectorizing a non-contiguous output dimension through a
     // transposed accumulator (see above).
