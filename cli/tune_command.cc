@@ -51,6 +51,8 @@ struct TuneCommandOptions {
   std::string job;
   double min_time_s = 0.1;
   double timeout_s = 30;
+  int population = 0;   // 0: the search's default
+  int generations = -1; // -1: the search's default
   bool json = false;
   bool no_default = false;
 };
@@ -164,6 +166,7 @@ absl::Status RunTune(const TuneCommandOptions& options) {
   if (options.trials < 1) return absl::InvalidArgumentError("--trials must be at least 1");
   if (options.time_budget_s < 0) return absl::InvalidArgumentError("--time-budget must be >= 0");
   if (options.batch_size < 1) return absl::InvalidArgumentError("--batch must be at least 1");
+  if (options.population < 0) return absl::InvalidArgumentError("--population must be at least 1");
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
   if (options.threads < 0) return absl::InvalidArgumentError("--threads must be >= 1");
@@ -239,6 +242,8 @@ absl::Status RunTune(const TuneCommandOptions& options) {
   tune.batch_size = options.batch_size;
   tune.seed = options.seed;
   tune.min_time_s = options.min_time_s;
+  if (options.population > 0) tune.search.population = options.population;
+  if (options.generations >= 0) tune.search.generations = options.generations;
   tune.job = job;
   tune.runner_name = absl::StrCat("local@", host);
   tune.lathe_version = LATHE_VERSION;
@@ -343,6 +348,10 @@ void AddTuneCommand(CLI::App& app) {
                       "time each candidate at least this long, seconds (default 0.1)");
   command->add_option("--timeout", options->timeout_s,
                       "per candidate: build, check and timing, seconds (default 30)");
+  command->add_option("--population", options->population,
+                      "candidates per generation of the evolutionary search (default 128)");
+  command->add_option("--generations", options->generations,
+                      "generations of mutation per batch (default 3)");
   command->add_flag("--no-default", options->no_default,
                     "do not measure the default schedule for comparison");
   command->add_flag("--json", options->json, "print a JSON summary");

@@ -88,8 +88,10 @@ std::optional<Candidate> EvolutionarySearch::Sample(int space, uint64_t seed, Se
 
 absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     int size, const CostModel& model, const std::vector<Elite>& elites,
-    const absl::flat_hash_set<std::string>& measured, uint64_t seed, SearchStats* stats_out) {
+    const absl::flat_hash_set<std::string>& measured, uint64_t seed, SearchStats* stats_out,
+    const std::function<bool()>& stop) {
   SearchStats stats;
+  auto stopping = [&] { return stop && stop(); };
   const int num_spaces = static_cast<int>(task_.spaces.size());
   absl::flat_hash_set<std::string> seen;  // every hash built in this call
 
@@ -115,6 +117,7 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
   for (int i = 0; static_cast<int>(population.size()) < options_.population &&
                   attempts < max_attempts;
        ++i, ++attempts) {
+    if (stopping()) return std::vector<Candidate>{};
     std::optional<Candidate> c = Sample(i % num_spaces, StreamSeed(seed, kInitial, 1000000 + i), stats);
     if (!c) continue;
     if (!seen.insert(c->structural_hash).second) {
@@ -141,6 +144,7 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     for (size_t r = 0; r < population.size(); ++r) weights[r] = 1.0 / static_cast<double>(r + 1);
     std::vector<Candidate> children;
     for (int i = 0; i < options_.population; ++i) {
+      if (stopping()) return std::vector<Candidate>{};
       Rng rng(StreamSeed(seed, kMutation, static_cast<uint64_t>(g) * 1000003 + i));
       const Candidate& parent = population[static_cast<size_t>(rng.Categorical(weights))];
       const Mutator& mutator =

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,11 +60,13 @@ class EvolutionarySearch {
   EvolutionarySearch(const Task& task, SearchOptions options);
 
   // At most `size` candidates, none of whose structural hashes is in
-  // `measured`, best predicted first.
+  // `measured`, best predicted first. When `stop` (may be empty) turns true
+  // the search ends early with an empty batch.
   absl::StatusOr<std::vector<Candidate>> NextBatch(int size, const CostModel& model,
                                                    const std::vector<Elite>& elites,
                                                    const absl::flat_hash_set<std::string>& measured,
-                                                   uint64_t seed, SearchStats* stats = nullptr);
+                                                   uint64_t seed, SearchStats* stats = nullptr,
+                                                   const std::function<bool()>& stop = {});
 
  private:
   // A fresh sample of space `space`; nullopt when invalid.

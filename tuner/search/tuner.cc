@@ -164,8 +164,10 @@ absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
     absl::StatusOr<std::vector<Candidate>> candidates = state.search->NextBatch(
         size, *model_, state.elites, state.measured,
         StreamSeed(options_.seed, 100 + static_cast<uint64_t>(task),
-                   static_cast<uint64_t>(batch_index)));
+                   static_cast<uint64_t>(batch_index)),
+        /*stats=*/nullptr, [this] { return Stopping(); });
     if (!candidates.ok()) return candidates.status();
+    if (Stopping()) return std::optional<Batch>();
     if (candidates->empty()) {
       // Nothing unmeasured is left in the task's space.
       scheduler_.MarkDone(task);
@@ -362,6 +364,8 @@ absl::Status Loop::RemeasureNearTies() {
         if (!result.ok()) return result.status();
         if (round == 0) {
           records.push_back(MakeRecord(task, c, *result));
+          // Provenance: this measurement is a second look, not a new trial.
+          records.back().set_runner(absl::StrCat(options_.runner_name, " (re-measure)"));
         } else {
           // The second round's samples join the first's: one record per
           // program with all its samples.

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `lathe tune` end to end (issue: step 4): a tuning run through the real
+# local worker, continued by a second run, and stopped by SIGINT with
+# everything measured committed. Usage: tune_commands_test.sh LATHE_BIN CASE
+set -euo pipefail
+lathe=$1
+case_name=$2
+d=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$d"' EXIT
+cd "$d"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+W=matmul:M=32,N=48,K=16
+# A small search: the test is about the command, not the search.
+tune() {
+  "$lathe" tune "$W" --threads 1 --min-time 0.005 --batch 4 --seed 3 --population 16 \
+    --generations 1 "$@"
+}
+json_number() { sed -E "s/.*\"$1\": ([0-9.]+).*/\1/" | head -1; }
+
+case $case_name in
+runs_and_continues)
+  tune --trials 8 --json > first.json
+  grep -q '"trials": 8,' first.json || fail "first run: $(cat first.json)"
+  # The default schedule is measured once, for comparison, and recorded.
+  [ "$("$lathe" db stats --json | json_number records)" = 9 ] || fail "records after the first run"
+  "$lathe" db best "$W" --target "host -num-threads=1" > best.txt
+  grep -q '^replay    ok' best.txt || fail "best: $(cat best.txt)"
+  # A second run with the same seed continues: nothing measured twice.
+  tune --trials 8 --json > second.json
+  grep -q '"trials": 8,' second.json || fail "second run: $(cat second.json)"
+  "$lathe" db export -o all.jsonl
+  # Trials, not the re-measurements of near-ties at the end of each run.
+  grep -v '(re-measure)' all.jsonl | tail -n +2 > trials.jsonl
+  records=$(wc -l < trials.jsonl)
+  programs=$(grep -o '"structural_hash":"[0-9a-f]*"' trials.jsonl | sort -u | wc -l)
+  [ "$records" = 17 ] || fail "$records records after two runs"
+  [ "$programs" = 17 ] || fail "only $programs distinct programs in $records records"
+  # Plain progress lines when stderr is not a terminal, and a summary.
+  tune --trials 4 > summary.txt 2> progress.txt
+  grep -q 'tuned: 4 trials' summary.txt || fail "summary: $(cat summary.txt)"
+  grep -q 'default .* GFLOP/s' summary.txt || fail "no default comparison: $(cat summary.txt)"
+  grep -q '^\[.* trials' progress.txt || fail "no progress: $(cat progress.txt)"
+  "$lathe" db check > /dev/null
+  ;;
+sigint)
+  # Not through tune(): $! must be lathe's pid, not a subshell's.
+  "$lathe" tune "$W" --threads 1 --min-time 0.005 --batch 4 --seed 3 --population 16 \
+    --generations 1 --trials 100000 --no-default > out.txt 2> err.txt &
+  pid=$!
+  # Wait (bounded) until some batches are committed, then interrupt.
+  for _ in $(seq 1 600); do
+    n=$("$lathe" db stats --json 2>/dev/null | json_number records || echo 0)
+    [ "${n:-0}" -ge 8 ] && break
+    sleep 0.1
+  done
+  [ "${n:-0}" -ge 8 ] || fail "no records after 60 s"
+  kill -INT "$pid"
+  wait "$pid" || fail "exit code $? after SIGINT: $(cat err.txt)"
+  pid=""
+  grep -q 'stopped after [0-9]* trials' out.txt || fail "output: $(cat out.txt)"
+  trials=$(sed -E 's/stopped after ([0-9]+) trials.*/\1/' out.txt | head -1)
+  [ "$("$lathe" db stats --json | json_number records)" = "$trials" ] \
+    || fail "$trials trials reported, $("$lathe" db stats --json | json_number records) records"
+  "$lathe" db check > /dev/null || fail "check after SIGINT"
+  "$lathe" db export -o all.jsonl > /dev/null
+  grep -q '"job":"tune-' all.jsonl || fail "job"
+  ;;
+errors)
+  out=$("$lathe" tune 2>&1) && fail "no workload accepted"
+  out=$("$lathe" tune nosuchop:M=1 2>&1) && fail "bad spec accepted"
+  [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q '^lathe: error: .*nosuchop' \
+    || fail "bad spec: $out"
+  out=$("$lathe" tune "$W" --trials 0 2>&1) && fail "0 trials accepted"
+  echo "$out" | grep -q 'at least 1' || fail "0 trials: $out"
+  out=$("$lathe" tune "$W" "$W" --weights 1 2>&1) && fail "bad weights accepted"
+  echo "$out" | grep -q 'weights has 1 values for 2 workloads' || fail "weights: $out"
+  ;;
+*)
+  fail "unknown case $case_name"
+  ;;
+esac
+echo ok
