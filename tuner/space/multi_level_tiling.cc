@@ -98,6 +98,26 @@ bool PackableOrBroadcast(const BlockNode& block, int iter) {
 
 int VectorRegisters(const Target& target) { return target.HasFeature("avx512f") ? 32 : 16; }
 
+// Fewest rows of a register tile worth sampling: with two FMA pipes of
+// latency 4, 8 accumulators must be in flight (KERNELS.md); 4 rows of two
+// vectors do it.
+constexpr int64_t kMinRegisterRows = 4;
+
+// The sizes a register tile of a loop of `extent` may take: its divisors in
+// [least, most]; when none is, the largest divisor up to `most` (a prime
+// extent gets a thin tile rather than a tail).
+std::vector<int64_t> RegisterTileSizes(int64_t extent, int64_t least, int64_t most) {
+  std::vector<int64_t> sizes;
+  int64_t largest = 1;
+  for (int64_t d = 1; d <= std::min(extent, most); ++d) {
+    if (extent % d != 0) continue;
+    largest = d;
+    if (d >= least) sizes.push_back(d);
+  }
+  if (sizes.empty()) sizes.push_back(largest);
+  return sizes;
+}
+
 // Converts sampled tile factors to split factors.
 std::vector<Factor> Factors(const std::vector<ExprRV>& sampled) {
   return std::vector<Factor>(sampled.begin(), sampled.end());
@@ -238,40 +258,45 @@ absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string&
     }
     const bool is_vector = info.iter == plan.vector_iter;
     const bool is_row = info.iter == plan.row_iter;
+    LoopRV loop = loops[i];
+    std::optional<LoopRV> within_panel, register_part;
     if (is_vector && plan.panel > 0) {
-      // Across panels: outer, middle, inner; within one: inner, register.
+      // Panels first: the tiles across panels are whole panels.
       LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> halves,
-                             schedule->Split(loops[i], {Factor{}, Factor{plan.panel}}));
-      const int64_t panels = (info.extent + plan.panel - 1) / plan.panel;
-      LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> across,
-                             schedule->SamplePerfectTile(halves[0], /*n=*/3,
-                                                         /*max_innermost=*/panels));
-      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> outer_parts,
-                             schedule->Split(halves[0], Factors(across)));
-      LATHE_ASSIGN_OR_RETURN(
-          std::vector<ExprRV> within,
-          schedule->SamplePerfectTile(halves[1], /*n=*/2,
-                                      /*max_innermost=*/std::min(plan.vector_tile, plan.panel)));
-      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> inner_parts,
-                             schedule->Split(halves[1], Factors(within)));
-      if (info.iter == plan.outer_iter) {
-        outer_first = outer_parts[0];
-      } else {
-        outer_rest.push_back(outer_parts[0]);
-      }
-      nest.middle.push_back(outer_parts[1]);
-      nest.inner.push_back(outer_parts[2]);
-      nest.inner.push_back(inner_parts[0]);
-      vector_loop = inner_parts[1];
-      continue;
+                             schedule->Split(loop, {Factor{}, Factor{plan.panel}}));
+      loop = halves[0];
+      within_panel = halves[1];
     }
-    const int64_t levels = is_vector || is_row ? 4 : 3;
-    const int64_t max_innermost =
-        is_vector ? plan.vector_tile : is_row ? plan.row_tile : info.extent;
+    if (is_vector || is_row) {
+      // The register tile: a sampled choice among the sizes that keep the
+      // accumulator in registers (whole vectors, or at least 4 rows).
+      const int64_t extent_below = within_panel.has_value() ? plan.panel : info.extent;
+      const std::vector<int64_t> sizes =
+          is_vector ? RegisterTileSizes(extent_below, plan.lanes, plan.vector_tile)
+                    : RegisterTileSizes(extent_below, kMinRegisterRows, plan.row_tile);
+      Factor size = Factor{sizes.front()};
+      if (sizes.size() > 1) {
+        LATHE_ASSIGN_OR_RETURN(
+            ExprRV sampled,
+            schedule->SampleCategorical(sizes, std::vector<double>(sizes.size(), 1.0)));
+        size = sampled;
+      }
+      LATHE_ASSIGN_OR_RETURN(
+          std::vector<LoopRV> parts,
+          schedule->Split(within_panel.value_or(loop), {Factor{}, size}));
+      if (within_panel.has_value()) {
+        within_panel = parts[0];
+      } else {
+        loop = parts[0];
+      }
+      register_part = parts[1];
+    }
+    // Outer, middle and inner levels (across panels for a packed vector
+    // variable).
     LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> factors,
-                           schedule->SamplePerfectTile(loops[i], levels, max_innermost));
-    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
-                           schedule->Split(loops[i], Factors(factors)));
+                           schedule->SamplePerfectTile(loop, /*n=*/3,
+                                                       /*max_innermost=*/info.extent));
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, schedule->Split(loop, Factors(factors)));
     if (info.iter == plan.outer_iter) {
       outer_first = parts[0];
     } else {
@@ -279,8 +304,9 @@ absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string&
     }
     nest.middle.push_back(parts[1]);
     nest.inner.push_back(parts[2]);
-    if (is_vector) vector_loop = parts[3];
-    if (is_row) row_loop = parts[3];
+    if (within_panel.has_value()) nest.inner.push_back(*within_panel);
+    if (is_vector) vector_loop = register_part;
+    if (is_row) row_loop = register_part;
   }
   if (!outer_first.has_value() || !vector_loop.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -6,11 +6,12 @@
 // The structure (KERNELS.md, MetaSchedule's "SSRSRS" for CPUs):
 //   outer   S: a loop per spatial variable, the plan's outer variable first
 //               (the loop made parallel), unit loops left unsplit before it
-//   middle  S: a loop per spatial variable of extent >= 2
-//               (the vector variable split by a panel width first, when an
-//               operand is packed: its part across panels has the outer,
-//               middle and inner levels, its part within a panel the inner
-//               and register levels)
+//   middle  S: a loop per spatial variable of extent >= 2 (the vector
+//               variable split by a panel width first when an operand is
+//               packed: its part across panels has the outer, middle and
+//               inner levels, its part within a panel the inner and
+//               register levels; the vector and row variables give their
+//               register tile before the three levels)
 //   reduce_outer R: the outer part of the first reduction variable of extent
 //               >= 2 (unit reduction loops before it stay in front)
 //   inner   S: a loop per spatial variable of extent >= 2
@@ -43,8 +44,8 @@ struct TilePlan {
   // accumulator is laid out with that dimension last (conv2d_nchw
   // vectorized over output channels).
   bool transposed_output = false;
-  // Largest innermost tile of the vector and row loops (sample_perfect_tile's
-  // max_innermost): the accumulator must fit in the vector registers.
+  // Largest register tile of the vector and row loops: the accumulator must
+  // fit in the vector registers.
   int64_t vector_tile = 1;
   int64_t row_tile = 1;
   // Floats per vector register of the target.

@@ -63,13 +63,25 @@ int PlanIndex(const std::vector<TilePlan>& plans, int outer, int vector) {
   return 0;
 }
 
-// Indices of the sample_perfect_tile instructions, in trace order.
-std::vector<int64_t> TileSamples(const Trace& trace) {
+// Indices of the sampling instructions (sample_perfect_tile and
+// sample_categorical), in trace order.
+std::vector<int64_t> Samples(const Trace& trace) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < trace.instructions.size(); ++i) {
-    if (trace.instructions[i].kind == "sample_perfect_tile") out.push_back(i);
+    const std::string& kind = trace.instructions[i].kind;
+    if (kind == "sample_perfect_tile" || kind == "sample_categorical") out.push_back(i);
   }
   return out;
+}
+
+// The decision of sample_categorical instruction `index` that picks `value`.
+std::vector<int64_t> Pick(const Trace& trace, int64_t index, int64_t value) {
+  std::vector<int64_t> candidates = trace.instructions[index].IntsAttr("candidates").value();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i] == value) return {static_cast<int64_t>(i)};
+  }
+  ADD_FAILURE() << "no candidate " << value << " at instruction " << index;
+  return {0};
 }
 
 TEST(MultiLevelTiling, PlansMatmulOneBranchPerOuterVariable) {
@@ -168,16 +180,19 @@ TEST(MultiLevelTiling, MatmulNestHasTheSSRSRSStructure) {
   ASSERT_EQ(a.branches.size(), 2u);
   const TracedSchedule& sch = *a.branches[1];  // outer j
   const Trace& trace = sch.trace();
-  // Tiles: i in 4 levels (rows at most 14); j split by the panel width
-  // (32), then 3 levels across panels and 2 within one (at most 32); k in 2.
-  std::vector<int64_t> samples = TileSamples(trace);
-  ASSERT_EQ(samples.size(), 4u);
-  EXPECT_EQ(trace.instructions[samples[0]].IntAttr("n").value(), 4);
-  EXPECT_EQ(trace.instructions[samples[0]].IntAttr("max_innermost").value(), 14);
-  EXPECT_EQ(trace.instructions[samples[1]].IntAttr("n").value(), 3);
-  EXPECT_EQ(trace.instructions[samples[2]].IntAttr("n").value(), 2);
-  EXPECT_EQ(trace.instructions[samples[2]].IntAttr("max_innermost").value(), 32);
-  EXPECT_EQ(trace.instructions[samples[3]].IntAttr("n").value(), 2);
+  // The register tile of i: 4 or 8 rows (divisors of 64 in [4, 14]), then
+  // 3 levels; j split by the panel width (32), 3 levels across panels, a
+  // register tile of 16 or 32 within one; k in 2 levels.
+  std::vector<int64_t> samples = Samples(trace);
+  ASSERT_EQ(samples.size(), 5u);
+  const std::vector<Instruction>& inst = trace.instructions;
+  EXPECT_EQ(inst[samples[0]].kind, "sample_categorical");
+  EXPECT_EQ(inst[samples[0]].IntsAttr("candidates").value(), (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(inst[samples[1]].IntAttr("n").value(), 3);
+  EXPECT_EQ(inst[samples[2]].kind, "sample_categorical");
+  EXPECT_EQ(inst[samples[2]].IntsAttr("candidates").value(), (std::vector<int64_t>{16, 32}));
+  EXPECT_EQ(inst[samples[3]].IntAttr("n").value(), 3);
+  EXPECT_EQ(inst[samples[4]].IntAttr("n").value(), 2);
   EXPECT_EQ(a.plans[1].panel, 32);
   EXPECT_EQ(CountInstructions(trace, "cache_write"), 1);
   EXPECT_EQ(CountInstructions(trace, "reverse_compute_at"), 1);
@@ -185,18 +200,19 @@ TEST(MultiLevelTiling, MatmulNestHasTheSSRSRSStructure) {
   EXPECT_EQ(CountInstructions(trace, "cache_read"), 1);  // B, not A
   EXPECT_EQ(CountInstructions(trace, "compute_at"), 1);  // B's panel at j's outer loop
 
-  // The loops above the update, j split by the panel width first (j_0 across
-  // panels, j_1 within one): j0 i0 | i1 j1 | k0 | i2 j2 j2' | k1 | i3 j3.
+  // The loops above the update, i split by its register tile first (i_0
+  // above it, i_1 the rows), j by the panel width (j_0 across panels, j_1
+  // within one): j0 i0 | i1 j1 | k0 | i2 j2 j2' | k1 | i3 j3.
   const Program& p = sch.program();
   std::vector<std::string> names;
   for (const ForNode* l : p.LoopsAbove(p.FindBlock("C"))) names.push_back(l->var->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"j_0_0", "i_0", "i_1", "j_0_1", "k_0", "i_2",
-                                             "j_0_2", "j_1_0", "k_1", "i_3", "j_1_1"}))
+  EXPECT_EQ(names, (std::vector<std::string>{"j_0_0", "i_0_0", "i_0_1", "j_0_1", "k_0", "i_0_2",
+                                             "j_0_2", "j_1_0", "k_1", "i_1", "j_1_1"}))
       << PrintProgram(p);
   std::vector<const ForNode*> parallel = LoopsOfKind(p, ForKind::kParallel);
   ASSERT_EQ(parallel.size(), 1u);
   EXPECT_EQ(parallel[0]->var->name, "j_0_0");
-  EXPECT_EQ(p.FindLoop("i_3")->for_kind, ForKind::kUnrolled);
+  EXPECT_EQ(p.FindLoop("i_1")->for_kind, ForKind::kUnrolled);
   EXPECT_EQ(p.FindLoop("j_1_1")->for_kind, ForKind::kVectorized);
   // The packed panels of B are copied under j's outer loop, before the i
   // blocks.
@@ -214,7 +230,7 @@ TEST(MultiLevelTiling, MatmulNestHasTheSSRSRSStructure) {
   // Outer i: B is packed once, at the root.
   const Program& q = a.branches[0]->program();
   ASSERT_NE(q.FindBlock("B_global"), nullptr);
-  EXPECT_EQ(LoopsOfKind(q, ForKind::kParallel)[0]->var->name, "i_0");
+  EXPECT_EQ(LoopsOfKind(q, ForKind::kParallel)[0]->var->name, "i_0_0");
   EXPECT_EQ(q.LoopsAbove(q.FindBlock("B_global")).size(), 2u);
 }
 
@@ -270,9 +286,9 @@ std::unique_ptr<TracedSchedule> ReplayHand(const std::string& file, const Progra
 
 // bench/traces/matmul_1024.json: j_o (parallel) > B panel > i_o > k > i_i (8,
 // unrolled) > j_i (32, vectorized), accumulator written back under i_o. In
-// the space: outer j; tiles i = [128, 1, 1, 8] (the i blocks in the outer
-// level, after j), j split by the panel width 32 then [32, 1, 1] across
-// panels and [1, 32] within one, k = [1024, 1]; the unit loops vanish in
+// the space: outer j; i: 8 rows, [128, 1, 1] (the i blocks in the outer
+// level, after j); j: split by the panel width 32, a register tile of 32,
+// [32, 1, 1] across panels; k = [1024, 1]; the unit loops vanish in
 // lowering.
 TEST(MultiLevelTiling, HandWrittenMatmulIsAPointOfTheSpace) {
   RuleFixture f("matmul:M=1024,N=1024,K=1024", Znver4());
@@ -280,13 +296,15 @@ TEST(MultiLevelTiling, HandWrittenMatmulIsAPointOfTheSpace) {
   ASSERT_EQ(a.branches.size(), a.plans.size());
   const int j = Iter(f.initial, "C", "vj");
   const Trace& space = a.branches[PlanIndex(a.plans, j, j)]->trace();
-  // i; j across panels of 32, j within one; k.
-  std::vector<int64_t> samples = TileSamples(space);
-  ASSERT_EQ(samples.size(), 4u);
-  Decisions decisions = {{samples[0], {128, 1, 1, 8}},
-                         {samples[1], {32, 1, 1}},
-                         {samples[2], {1, 32}},
-                         {samples[3], {1024, 1}}};
+  // i: rows, then 3 levels; j: 3 levels across panels of 32, the register
+  // tile within one; k.
+  std::vector<int64_t> samples = Samples(space);
+  ASSERT_EQ(samples.size(), 5u);
+  Decisions decisions = {{samples[0], Pick(space, samples[0], 8)},
+                         {samples[1], {128, 1, 1}},
+                         {samples[2], Pick(space, samples[2], 32)},
+                         {samples[3], {32, 1, 1}},
+                         {samples[4], {1024, 1}}};
   absl::StatusOr<std::unique_ptr<TracedSchedule>> point = ReplayTrace(space, f.initial, decisions);
   ASSERT_TRUE(point.ok()) << point.status();
   std::unique_ptr<TracedSchedule> hand = ReplayHand("matmul_1024.json", f.initial);
@@ -298,8 +316,8 @@ TEST(MultiLevelTiling, HandWrittenMatmulIsAPointOfTheSpace) {
 // s > q_i (7, unrolled) > k_i (32, vectorized), accumulator laid out
 // [n][p][q][k], weights packed [K/32][C][R][S][32] at the root, the padding
 // stage's channel loop parallel. In the space: vector k (transposed), outer
-// p; tiles k = [1, 4, 1] x [1, 32] (across and within panels of 32),
-// p = [28, 1, 1], q = [1, 4, 1, 7], c = [128, 1].
+// p; k: a register tile of 32 (a whole panel), [1, 4, 1] across panels;
+// p = [28, 1, 1]; q: 7 rows, [1, 4, 1]; c = [128, 1].
 // The padding stage is not this rule's (ParallelVectorizeUnroll's): its one
 // instruction is applied here as the hand trace does.
 TEST(MultiLevelTiling, HandWrittenConvIsAPointOfTheSpace) {
@@ -308,14 +326,16 @@ TEST(MultiLevelTiling, HandWrittenConvIsAPointOfTheSpace) {
   ASSERT_EQ(a.branches.size(), a.plans.size());
   const int k = Iter(f.initial, "Y", "vk"), p = Iter(f.initial, "Y", "vp");
   const Trace& space = a.branches[PlanIndex(a.plans, p, k)]->trace();
-  // k across panels of 32, k within one; p; q; c (n = 1 is not split).
-  std::vector<int64_t> samples = TileSamples(space);
-  ASSERT_EQ(samples.size(), 5u);
-  Decisions decisions = {{samples[0], {1, 4, 1}},
-                         {samples[1], {1, 32}},
+  // k: the register tile within a panel of 32, then 3 levels across panels;
+  // p; q: rows, then 3 levels; c (n = 1 is not split).
+  std::vector<int64_t> samples = Samples(space);
+  ASSERT_EQ(samples.size(), 6u);
+  Decisions decisions = {{samples[0], Pick(space, samples[0], 32)},
+                         {samples[1], {1, 4, 1}},
                          {samples[2], {28, 1, 1}},
-                         {samples[3], {1, 4, 1, 7}},
-                         {samples[4], {128, 1}}};
+                         {samples[3], Pick(space, samples[3], 7)},
+                         {samples[4], {1, 4, 1}},
+                         {samples[5], {128, 1}}};
   absl::StatusOr<std::unique_ptr<TracedSchedule>> point = ReplayTrace(space, f.initial, decisions);
   ASSERT_TRUE(point.ok()) << point.status();
   TracedSchedule& sch = **point;
