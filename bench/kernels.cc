@@ -11,25 +11,20 @@
 //
 // Run it with OpenBLAS free to pick its own kernel (bench/README.md):
 //   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/bench_kernels
-#include <cblas.h>
-#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "bench/peers.h"
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/object_emitter.h"
 #include "compiler/codegen/target.h"
@@ -38,10 +33,6 @@
 #include "compiler/schedule/trace.h"
 #include "compiler/util/check.h"
 #include "compiler/workload/spec.h"
-#include "oneapi/dnnl/dnnl.hpp"
-
-extern "C" char* openblas_get_corename(void);
-extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace lathe {
 namespace {
@@ -60,78 +51,14 @@ struct Options {
   std::string matmul_trace;  // under traces_dir; default matmul_N.json  // write DUMP.ll / DUMP.o of each kernel instead of timing
 };
 
-// A 64-byte aligned float array.
-struct Floats {
-  explicit Floats(size_t n) : size(n), data(static_cast<float*>(std::aligned_alloc(64, (n * 4 + 63) / 64 * 64))) {
-    std::memset(data, 0, n * 4);
-  }
-  ~Floats() { std::free(data); }
-  Floats(const Floats&) = delete;
-  Floats& operator=(const Floats&) = delete;
-  size_t size;
-  float* data;
-};
-
-void FillUniform(Floats* f, uint64_t seed) {
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (size_t i = 0; i < f->size; ++i) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    f->data[i] = static_cast<float>((s >> 40) * (1.0 / (1ull << 24)) * 2.0 - 1.0);
-  }
-}
-
-double NowSec() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Max abs error and max error relative to the largest |expected|.
-struct Error {
-  double abs = 0, rel = 0;
-};
-Error Compare(const float* got, const float* want, size_t n) {
-  double max_ref = 0, max_abs = 0;
-  for (size_t i = 0; i < n; ++i) {
-    max_ref = std::max(max_ref, std::fabs(static_cast<double>(want[i])));
-    double d = std::fabs(static_cast<double>(got[i]) - want[i]);
-    if (!(d <= max_abs)) max_abs = d;  // NaN propagates
-  }
-  return {max_abs, max_ref > 0 ? max_abs / max_ref : max_abs};
-}
-
-// Lets the worker threads of the side that just ran go idle. Lathe's pool
-// and OpenMP (oneDNN) / OpenBLAS's threads spin for a while after a
-// parallel region (libgomp: up to ~5 ms by default); on a 2-core machine a
-// spinning pool steals a core from the other side's next call. Not timed.
-void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
-
-// Interleaves calls of a and b (after warm-up) and returns their median times.
-std::pair<double, double> TimeInterleaved(const std::function<void()>& a, const std::function<void()>& b,
-                                          int rounds) {
-  for (int w = 0; w < 2; ++w) {
-    a();
-    b();
-  }
-  std::vector<double> ta, tb;
-  for (int r = 0; r < rounds; ++r) {
-    Settle();
-    double t0 = NowSec();
-    a();
-    double t1 = NowSec();
-    Settle();
-    double t2 = NowSec();
-    b();
-    double t3 = NowSec();
-    ta.push_back(t1 - t0);
-    tb.push_back(t3 - t2);
-  }
-  return {Median(ta), Median(tb)};
-}
+using bench::Compare;
+using bench::Error;
+using bench::FillUniform;
+using bench::Floats;
+using bench::Median;
+using bench::NowSec;
+using bench::SetPeerThreads;
+using bench::TimeInterleaved;
 
 // Replays a trace file on its workload and lowers the result.
 absl::StatusOr<Program> LoadScheduled(const std::string& spec, const std::string& path) {
@@ -140,11 +67,6 @@ absl::StatusOr<Program> LoadScheduled(const std::string& spec, const std::string
   LATHE_ASSIGN_OR_RETURN(Trace trace, Trace::Load(path));
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> sch, ReplayTrace(trace, initial));
   return LowerProgram(sch->program());
-}
-
-void SetPeerThreads(int n) {
-  openblas_set_num_threads(n);
-  omp_set_num_threads(n);
 }
 
 void PrintRow(const std::string& what, int threads, double flops, double t_lathe, double t_peer,
@@ -184,10 +106,7 @@ absl::Status BenchMatmul(const Options& opt, int64_t n, const std::string& trace
     LATHE_ASSIGN_OR_RETURN(CompiledKernel kernel, Compile(lowered, HostTarget(threads)));
     SetPeerThreads(threads);
     auto run_lathe = [&] { kernel.Call({a.data, b.data, c_lathe.data}); };
-    auto run_peer = [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data, n, b.data, n, 0.0f,
-                  c_peer.data, n);
-    };
+    auto run_peer = [&] { bench::Sgemm(n, n, n, a.data, b.data, c_peer.data); };
     // 1. Correctness first: the same inputs through both.
     std::memset(c_lathe.data, 0xff, n * n * 4);  // NaNs: unwritten elements show
     LATHE_RETURN_IF_ERROR(kernel.Run({a.data, b.data, c_lathe.data}));
@@ -206,11 +125,8 @@ absl::Status BenchMatmul(const Options& opt, int64_t n, const std::string& trace
 // ---- (b) conv2d against oneDNN -----------------------------------------------
 
 absl::Status BenchConv(const Options& opt, const std::string& trace_file) {
-  // conv2d_nchw: X[N,C,H,W], W[K,C,R,S] -> Y[N,K,P,Q], stride 1, pad 1.
-  const int64_t N = 1, C = 128, H = 28, W = 28, K = 128, R = 3, S = 3, pad = 1;
-  const int64_t P = H + 2 * pad - R + 1, Q = W + 2 * pad - S + 1;
-  const std::string spec = absl::StrCat("conv2d_nchw:N=", N, ",C=", C, ",H=", H, ",W=", W, ",K=", K, ",R=", R,
-                                        ",S=", S, ",pad=", pad);
+  const bench::ConvShape shape{/*n=*/1, /*c=*/128, /*h=*/28, /*w=*/28, /*k=*/128, /*r=*/3, /*s=*/3, /*pad=*/1};
+  const std::string spec = shape.Spec();
   const std::string path = opt.traces_dir + "/" + trace_file;
   if (!std::ifstream(path).good()) {
     std::printf("%s: no trace %s, skipped\n", spec.c_str(), path.c_str());
@@ -221,49 +137,22 @@ absl::Status BenchConv(const Options& opt, const std::string& trace_file) {
     for (int threads : opt.threads) LATHE_RETURN_IF_ERROR(Dump(lowered, "conv2d", opt, threads));
     return absl::OkStatus();
   }
-  Floats x(N * C * H * W), w(K * C * R * S), y_lathe(N * K * P * Q), y_peer(N * K * P * Q);
+  Floats x(shape.n * shape.c * shape.h * shape.w), w(shape.k * shape.c * shape.r * shape.s),
+      y_lathe(shape.n * shape.k * shape.p() * shape.q()), y_peer(shape.n * shape.k * shape.p() * shape.q());
   FillUniform(&x, 3);
   FillUniform(&w, 4);
-  const double flops = 2.0 * N * K * P * Q * C * R * S;  // nominal, padding taps included
-
-  using dt = dnnl::memory::data_type;
-  using tag = dnnl::memory::format_tag;
-  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  dnnl::stream strm(eng);
-  dnnl::memory::dims src_dims = {N, C, H, W}, wei_dims = {K, C, R, S}, dst_dims = {N, K, P, Q};
-  dnnl::memory::desc src_any(src_dims, dt::f32, tag::any), wei_any(wei_dims, dt::f32, tag::any),
-      dst_any(dst_dims, dt::f32, tag::any);
+  const double flops = shape.Flops();  // nominal, padding taps included
   for (int threads : opt.threads) {
     LATHE_ASSIGN_OR_RETURN(CompiledKernel kernel, Compile(lowered, HostTarget(threads)));
-    SetPeerThreads(threads);
-    // oneDNN sizes its work split by the thread count at creation: create
-    // the primitive after setting it.
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                         src_any, wei_any, dst_any, {1, 1}, {pad, pad}, {pad, pad});
-    dnnl::convolution_forward::primitive_desc pd(desc, eng);
-    std::printf("oneDNN %d.%d.%d conv impl (%d threads): %s\n", dnnl_version()->major, dnnl_version()->minor,
-                dnnl_version()->patch, threads, pd.impl_info_str());
-    // The user's NCHW / OIHW tensors, reordered once into oneDNN's layouts
-    // (outside the timed region: weights are constants at deployment, and the
-    // activations arrive in whatever layout the previous layer left).
-    dnnl::memory x_user({src_dims, dt::f32, tag::nchw}, eng, x.data);
-    dnnl::memory w_user({wei_dims, dt::f32, tag::oihw}, eng, w.data);
-    dnnl::memory y_user({dst_dims, dt::f32, tag::nchw}, eng, y_peer.data);
-    dnnl::memory x_mem(pd.src_desc(), eng), w_mem(pd.weights_desc(), eng), y_mem(pd.dst_desc(), eng);
-    dnnl::reorder(x_user, x_mem).execute(strm, x_user, x_mem);
-    dnnl::reorder(w_user, w_mem).execute(strm, w_user, w_mem);
-    dnnl::convolution_forward conv(pd);
-    strm.wait();
+    std::unique_ptr<bench::OneDnnConv> conv = bench::OneDnnConv::Create(shape, threads, x.data, w.data);
+    std::printf("oneDNN %s conv impl (%d threads): %s\n", bench::OneDnnConv::Version().c_str(), threads,
+                conv->Impl().c_str());
     auto run_lathe = [&] { kernel.Call({x.data, w.data, y_lathe.data}); };
-    auto run_peer = [&] {
-      conv.execute(strm, {{DNNL_ARG_SRC, x_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, y_mem}});
-      strm.wait();
-    };
+    auto run_peer = [&] { conv->Run(); };
     std::memset(y_lathe.data, 0xff, y_lathe.size * 4);
     LATHE_RETURN_IF_ERROR(kernel.Run({x.data, w.data, y_lathe.data}));
     run_peer();
-    dnnl::reorder(y_mem, y_user).execute(strm, y_mem, y_user);
-    strm.wait();
+    conv->CopyOutput(y_peer.data);
     Error e = Compare(y_lathe.data, y_peer.data, y_peer.size);
     std::printf("%-34s %d thr  check vs oneDNN: max abs err %.3g, max rel err %.3g\n", "conv2d_nchw 128x28x28 3x3",
                 threads, e.abs, e.rel);
@@ -309,15 +198,6 @@ absl::Status BenchCompile(const Options& opt, const std::string& trace_file) {
   return absl::OkStatus();
 }
 
-std::string CpuModel() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown";
-}
-
 int Main(int argc, char** argv) {
   Options opt;
   for (int i = 1; i < argc; ++i) {
@@ -353,13 +233,9 @@ int Main(int argc, char** argv) {
     }
   }
   Target host = HostTarget(1);
-  std::printf("machine: %s, %ld cpus; target %s\n", CpuModel().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
+  std::printf("machine: %s, %ld cpus; target %s\n", bench::CpuModel().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
               host.ToString().c_str());
-  std::printf("OpenBLAS core: %s (OPENBLAS_CORETYPE=%s)\n", openblas_get_corename(),
-              std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset");
-  if (std::getenv("OPENBLAS_CORETYPE")) {
-    std::printf("warning: OPENBLAS_CORETYPE pins OpenBLAS's kernel; run under env -u OPENBLAS_CORETYPE\n");
-  }
+  bench::PrintOpenBlasCore();
   std::printf("ratio = lathe GFLOP/s / peer GFLOP/s; medians of interleaved runs\n");
   absl::Status st;
   if (st.ok() && opt.compile) st = BenchCompile(opt, "matmul_1024.json");

@@ -1,0 +1,710 @@
+// bench_tune: the tuning benchmark of issue 5. For fp32 matmul 1024^3 (on 1
+// and 2 threads) and conv2d_nchw N=1 C=K=128 28x28 3x3 pad 1 (on 1 thread),
+// each configuration:
+//  1. tunes the workload from an empty database, as `lathe tune` does (the
+//     default CPU design spaces, the XGBoost model, local measurement in a
+//     sandboxed worker -- this program, re-executed as "runner-worker");
+//  2. prints the tuning curve (best GFLOP/s so far, as the runner measured
+//     it) at trial checkpoints with the wall time at each, the best measured
+//     by the worker once more after tuning, the search overhead (the share
+//     of wall time spent outside measurement) and the cost model's pairwise
+//     accuracy on batches it had not trained on;
+//  3. after tuning, in this process: replays the best record's trace,
+//     compiles it, checks it against the peer (OpenBLAS sgemm, oneDNN's
+//     convolution) and times the two interleaved on the same thread count
+//     (peers.h; bench/README.md), and prints the ratio.
+// The issue's targets are printed beside the figures.
+//
+// Run it with OpenBLAS free to pick its own kernel (bench/README.md,
+// "Tuning"):
+//   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/bench_tune
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/peers.h"
+#include "bench/tuning_curve.h"
+#include "compiler/codegen/kernel_program.h"
+#include "compiler/codegen/llvm/jit.h"
+#include "compiler/codegen/target.h"
+#include "compiler/codegen/target_info.h"
+#include "compiler/schedule/trace.h"
+#include "compiler/util/check.h"
+#include "compiler/workload/spec.h"
+#include "database/database.h"
+#include "database/record_codec.h"
+#include "runner/local_runner.h"
+#include "runner/measure_worker.h"
+#include "tuner/search/task.h"
+#include "tuner/search/tuner.h"
+
+namespace lathe {
+namespace {
+
+// The trial counts the curve is printed at (those reached, then the end).
+const std::vector<int64_t> kCheckpoints = {16, 32, 64, 128, 256, 500, 1000};
+// The issue asks for the model's accuracy "after 500 records".
+constexpr int64_t kAccuracyRows = 500;
+// The conv2d layer of the issue (a ResNet-50 layer).
+const bench::ConvShape kConv{/*n=*/1,   /*c=*/128, /*h=*/28, /*w=*/28,
+                             /*k=*/128, /*r=*/3,   /*s=*/3,  /*pad=*/1};
+
+struct Options {
+  bool matmul = true, conv = true;
+  std::vector<int> threads;  // empty: matmul on 1 and 2, conv on 1
+  int64_t trials = 0;        // 0: 500 for matmul, 1000 for conv
+  double time_budget_s = 0;  // per configuration; 0: none
+  uint64_t seed = 1;
+  int rounds = 15;  // interleaved samples per side (conv: 4x)
+  std::string db;   // empty: a temporary database per configuration
+  std::string json;
+};
+
+// One workload on one thread count, and the issue's target for it.
+struct Config {
+  std::string name;  // "matmul1024" or "conv"
+  std::string spec;
+  int threads;
+  int64_t trials;
+  const char* peer;  // "openblas" or "onednn"
+  double target;     // tuned / peer
+  int64_t within;    // ... within this many trials
+};
+
+// Everything printed about one configuration, also written as JSON.
+struct Result {
+  Config config;
+  double flops = 0;  // per call (conv: nominal, padding taps counted)
+  std::string target_string;
+  int64_t trials = 0;
+  int64_t errors = 0;
+  bool interrupted = false;
+  std::vector<bench::CurvePoint> checkpoints;
+  std::vector<bench::CurvePoint> curve;
+  double wall_s = 0;
+  double measure_s = 0;      // the tuner's: its batches' measurements
+  double measure_all_s = 0;  // every measurement, near-tie re-measuring too
+  double build_s = 0, run_s = 0;  // the worker's build and check+timing
+  double failed_s = 0;  // measurement time of the candidates that failed
+  std::map<std::string, int64_t> failures;  // by status
+  std::vector<double> accuracy;
+  std::vector<int64_t> trained_on;
+  std::optional<double> final_best_gflops;  // the database's best after tuning
+  std::optional<double> remeasured_gflops;  // it, through the worker again
+  std::string best_hash;
+  double lathe_s = 0, peer_s = 0;  // in-process, interleaved medians
+  double max_rel_err = 0;
+  std::string peer_impl;
+  double load_average = 0;  // 1-minute, when the comparison began
+};
+
+// Set by SIGINT: tuning stops after the candidate in flight; the comparison
+// with the peer still runs on what was found.
+std::atomic<bool> g_stop{false};
+extern "C" void OnInterrupt(int) { g_stop.store(true); }
+
+// A database file that goes away with this object (and its WAL files).
+class TempDatabase {
+ public:
+  static absl::StatusOr<TempDatabase> Make() {
+    std::string dir =
+        (std::filesystem::temp_directory_path() / "lathe-bench-tune-XXXXXX")
+            .string();
+    if (mkdtemp(dir.data()) == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("cannot create a temporary folder ", dir, ": ",
+                       std::strerror(errno)));
+    }
+    return TempDatabase(dir);
+  }
+  TempDatabase(TempDatabase&& other) noexcept : dir_(std::move(other.dir_)) {
+    other.dir_.clear();
+  }
+  ~TempDatabase() {
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+  std::string path() const { return dir_ + "/tune.db"; }
+
+ private:
+  explicit TempDatabase(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
+// A line per 32 trials on stderr while tuning.
+void PrintProgress(const tuner::TuneProgress& p, int64_t* next) {
+  if (p.trials_done < *next) return;
+  *next = p.trials_done + 32;
+  std::string best = "-";
+  if (!p.tasks.empty() && p.tasks[0].best_s) {
+    best = absl::StrFormat("%.1f GFLOP/s", p.tasks[0].best_gflops);
+  }
+  std::fprintf(stderr, "  [%lld/%lld trials, %.0f s] best %s",
+               static_cast<long long>(p.trials_done),
+               static_cast<long long>(p.trials_total), p.elapsed_s,
+               best.c_str());
+  if (p.last_accuracy) {
+    std::fprintf(stderr, ", model accuracy %.2f", *p.last_accuracy);
+  }
+  std::fprintf(stderr, "\n");
+}
+
+// 1. Tunes the configuration's workload into `db`.
+absl::Status TuneConfig(const Options& opt, const Config& config,
+                        const tuner::Task& task_in, db::Database& db,
+                        Result& result) {
+  std::vector<tuner::Task> tasks = {task_in};
+  runner::LocalRunnerOptions runner_options;
+  runner_options.worker_argv = {"/proc/self/exe", "runner-worker"};
+  runner_options.timeout_s = 30;  // as `lathe tune`
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<runner::LocalRunner> runner,
+                         runner::LocalRunner::Start(runner_options));
+
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  tuner::TuneOptions tune;
+  tune.max_trials = config.trials;
+  tune.time_budget_s = opt.time_budget_s;
+  tune.seed = opt.seed;
+  tune.job = absl::StrCat("bench-tune-", config.name, "-t", config.threads, "-",
+                          getpid());
+  tune.runner_name = absl::StrCat("local@", host);
+  tune.lathe_version = "bench_tune";
+  tune.device = HostDeviceDescription();
+  tune.stop = &g_stop;
+  // As `lathe tune`: a search running beside a measurement that uses every
+  // core would disturb its timings, so then it waits.
+  tune.overlap =
+      config.threads < static_cast<int>(std::thread::hardware_concurrency());
+  int64_t next_progress = 32;
+  tune.on_progress = [&](const tuner::TuneProgress& p) {
+    PrintProgress(p, &next_progress);
+  };
+  // Every measurement, timed here too: the tuner's measure_s leaves out the
+  // re-measuring of near-ties at the end.
+  tuner::MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    const double t0 = bench::NowSec();
+    absl::StatusOr<proto::MeasureResult> r = runner->Measure(request);
+    const double busy = bench::NowSec() - t0;
+    result.measure_all_s += busy;
+    if (r.ok()) {
+      result.build_s += r->build_ms() * 1e-3;
+      result.run_s += r->run_ms() * 1e-3;
+      if (r->status() != proto::MEASURE_OK) {
+        result.failed_s += busy;
+        ++result.failures[proto::MeasureStatus_Name(r->status())];
+      }
+    }
+    return r;
+  };
+
+  struct sigaction action = {}, previous = {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &previous);
+  absl::StatusOr<tuner::TuneReport> report =
+      tuner::Tune(tasks, db, measure, tune);
+  sigaction(SIGINT, &previous, nullptr);
+  if (!report.ok()) return report.status();
+
+  result.trials = report->trials;
+  result.errors = report->tasks.empty() ? 0 : report->tasks[0].errors;
+  result.interrupted = report->interrupted;
+  result.curve = bench::TuningCurve(report->history, 0, task_in.flops);
+  result.checkpoints = bench::AtCheckpoints(result.curve, kCheckpoints);
+  result.wall_s = report->wall_s;
+  result.measure_s = report->measure_s;
+  result.accuracy = report->batch_accuracy;
+  result.trained_on = report->batch_accuracy_trained_on;
+  if (!report->tasks.empty() && report->tasks[0].best_s) {
+    result.final_best_gflops = report->tasks[0].best_gflops;
+  }
+
+  // The best once more through the worker, now that the search is over and
+  // just before this process times it: the two readings side by side show
+  // what the sandbox (a pinned worker, back-to-back calls) changes.
+  LATHE_ASSIGN_OR_RETURN(
+      std::optional<db::Match> best,
+      db.Best(task_in.key, TargetInfoOf(task_in.target, tune.device)));
+  if (best) {
+    proto::MeasureRequest request;
+    request.set_workload(task_in.workload.CanonicalForm());
+    *request.mutable_trace() = best->record.trace();
+    request.set_target(task_in.target.ToString());
+    request.set_min_time_s(tune.min_time_s * 2);
+    request.set_min_repeats(tune.min_repeats);
+    request.set_max_repeats(tune.max_repeats);
+    request.set_check_seed(1);
+    // Not through `measure`: this is not part of the tuning run's time.
+    LATHE_ASSIGN_OR_RETURN(proto::MeasureResult again,
+                           runner->Measure(request));
+    if (again.status() == proto::MEASURE_OK) {
+      proto::Record summary;
+      *summary.mutable_times_s() = again.times_s();
+      db::SummarizeTimes(summary);
+      result.remeasured_gflops =
+          static_cast<double>(task_in.flops) / summary.median_s() * 1e-9;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// 3. The database's best, rebuilt here and timed against the peer.
+absl::Status CompareWithPeer(const Options& opt, const Config& config,
+                             const tuner::Task& task, db::Database& db,
+                             Result& result) {
+  LATHE_ASSIGN_OR_RETURN(
+      std::optional<db::Match> best,
+      db.Best(task.key, TargetInfoOf(task.target, HostDeviceDescription())));
+  if (!best) {
+    return absl::NotFoundError(
+        absl::StrCat(config.spec, ": no successful candidate to compare"));
+  }
+  result.best_hash = best->record.structural_hash();
+  LATHE_ASSIGN_OR_RETURN(Trace trace, Trace::FromProto(best->record.trace()));
+  LATHE_ASSIGN_OR_RETURN(KernelProgram program,
+                         MakeKernelProgram(task.workload, &trace, task.target));
+  // The database stores the hash the worker computed; the program timed here
+  // must be the one it measured.
+  if (program.structural_hash != result.best_hash) {
+    return absl::InternalError(absl::StrCat(
+        config.spec, ": the best record's trace replays to program ",
+        program.structural_hash, " here, not to the measured ",
+        result.best_hash));
+  }
+  LATHE_ASSIGN_OR_RETURN(CompiledKernel kernel,
+                         Compile(program.lowered, task.target));
+
+  std::unique_ptr<bench::Floats> in0, in1, out_lathe, out_peer;
+  std::unique_ptr<bench::OneDnnConv> conv;
+  std::function<void()> run_peer;
+  if (config.name == "matmul1024") {
+    const int64_t n = 1024;
+    in0 = std::make_unique<bench::Floats>(n * n);
+    in1 = std::make_unique<bench::Floats>(n * n);
+    out_peer = std::make_unique<bench::Floats>(n * n);
+    bench::FillUniform(in0.get(), 1);
+    bench::FillUniform(in1.get(), 2);
+    bench::SetPeerThreads(config.threads);
+    run_peer = [&, n] {
+      bench::Sgemm(n, n, n, in0->data, in1->data, out_peer->data);
+    };
+    result.peer_impl = "cblas_sgemm";
+  } else {
+    const bench::ConvShape& s = kConv;
+    in0 = std::make_unique<bench::Floats>(s.n * s.c * s.h * s.w);
+    in1 = std::make_unique<bench::Floats>(s.k * s.c * s.r * s.s);
+    out_peer = std::make_unique<bench::Floats>(s.n * s.k * s.p() * s.q());
+    bench::FillUniform(in0.get(), 3);
+    bench::FillUniform(in1.get(), 4);
+    conv = bench::OneDnnConv::Create(s, config.threads, in0->data, in1->data);
+    run_peer = [&] { conv->Run(); };
+    result.peer_impl = conv->Impl();
+  }
+  out_lathe = std::make_unique<bench::Floats>(out_peer->size);
+  auto run_lathe = [&] {
+    kernel.Call({in0->data, in1->data, out_lathe->data});
+  };
+
+  // Correctness first: the same inputs through both; NaNs in Lathe's output
+  // show elements it did not write.
+  std::memset(out_lathe->data, 0xff, out_lathe->size * 4);
+  LATHE_RETURN_IF_ERROR(kernel.Run({in0->data, in1->data, out_lathe->data}));
+  run_peer();
+  if (conv) conv->CopyOutput(out_peer->data);
+  const bench::Error e =
+      bench::Compare(out_lathe->data, out_peer->data, out_peer->size);
+  result.max_rel_err = e.rel;
+  if (!(e.rel < 1e-4)) {
+    return absl::InternalError(absl::StrCat(
+        config.spec, ": the tuned kernel ", result.best_hash,
+        " disagrees with ", config.peer, " (max rel err ", e.rel, ")"));
+  }
+  double load[1] = {0};
+  if (getloadavg(load, 1) == 1) result.load_average = load[0];
+  const int rounds = conv ? opt.rounds * 4 : opt.rounds;
+  auto [tl, tp] = bench::TimeInterleaved(run_lathe, run_peer, rounds);
+  result.lathe_s = tl;
+  result.peer_s = tp;
+  return absl::OkStatus();
+}
+
+std::string AccuracyText(const bench::AccuracySummary& a) {
+  if (a.batches == 0) return "n/a (no batch)";
+  return absl::StrFormat("%.3f (%d batch%s)", a.mean, a.batches,
+                         a.batches == 1 ? "" : "es");
+}
+
+// 2. and 3. in words.
+void Print(const Result& r) {
+  const Config& c = r.config;
+  const double flops = r.flops;
+  std::printf("\ntuning curve (best so far, as the runner measured it):\n");
+  std::printf("  %7s  %9s  %12s\n", "trials", "wall s", "best GFLOP/s");
+  for (const bench::CurvePoint& p : r.checkpoints) {
+    std::printf("  %7lld  %9.1f  %12.1f\n", static_cast<long long>(p.trials),
+                p.at_s, p.best_gflops);
+  }
+  if (r.final_best_gflops) {
+    std::printf("  %7s  %9.1f  %12.1f   (after re-measuring near-ties)\n",
+                "end", r.wall_s, *r.final_best_gflops);
+  }
+  if (r.remeasured_gflops) {
+    std::printf(
+        "  the best measured by the worker once more after tuning: "
+        "%.1f GFLOP/s\n",
+        *r.remeasured_gflops);
+  }
+  std::vector<std::string> failures;
+  for (const auto& [status, n] : r.failures) {
+    failures.push_back(absl::StrCat(status, " ", n));
+  }
+  std::printf(
+      "  %lld of %lld candidates failed%s%s%s, %.1f s of measurement%s\n",
+      static_cast<long long>(r.errors), static_cast<long long>(r.trials),
+      failures.empty() ? "" : " (", absl::StrJoin(failures, ", ").c_str(),
+      failures.empty() ? "" : ")", r.failed_s,
+      r.interrupted ? "; interrupted" : "");
+
+  const double overhead = bench::SearchOverhead(r.measure_all_s, r.wall_s);
+  std::printf(
+      "search overhead: %.1f%% of %.1f s wall outside measurement "
+      "(measurement %.1f s: worker build %.1f s, check+timing %.1f s, "
+      "the rest process and pipe round trips)\n",
+      overhead * 100, r.wall_s, r.measure_all_s, r.build_s, r.run_s);
+  std::printf(
+      "  by the tuner's measure_s (%.1f s, without the final near-tie "
+      "re-measuring): %.1f%%\n",
+      r.measure_s, bench::SearchOverhead(r.measure_s, r.wall_s) * 100);
+
+  std::printf(
+      "cost model pairwise accuracy on each batch before training on it:\n");
+  std::printf(
+      "  trained on >= %lld rows: %s\n", static_cast<long long>(kAccuracyRows),
+      AccuracyText(bench::MeanAccuracy(r.accuracy, r.trained_on, kAccuracyRows))
+          .c_str());
+  std::printf(
+      "  every trained batch:   %s\n",
+      AccuracyText(bench::MeanAccuracy(r.accuracy, r.trained_on, 1)).c_str());
+  const int64_t bands[] = {1, 128, 256, 500, 0};
+  for (int i = 0; i + 1 < 5; ++i) {
+    const std::string rows = bands[i + 1] > 0
+                                 ? absl::StrCat(bands[i], "-", bands[i + 1] - 1)
+                                 : absl::StrCat(bands[i], "+");
+    std::printf("  trained on %s rows: %s\n", rows.c_str(),
+                AccuracyText(bench::MeanAccuracy(r.accuracy, r.trained_on,
+                                                 bands[i], bands[i + 1]))
+                    .c_str());
+  }
+
+  if (r.lathe_s > 0) {
+    const double ratio = r.peer_s / r.lathe_s;
+    std::printf(
+        "after tuning, in this process, interleaved (%s %s, %d thread%s):\n",
+        c.peer, r.peer_impl.c_str(), c.threads, c.threads == 1 ? "" : "s");
+    std::printf("  tuned %s  %7.1f GFLOP/s (%.3f ms)   max rel err %.2g\n",
+                r.best_hash.substr(0, 12).c_str(), flops / r.lathe_s * 1e-9,
+                r.lathe_s * 1e3, r.max_rel_err);
+    std::printf("  %-18s  %7.1f GFLOP/s (%.3f ms)\n", c.peer,
+                flops / r.peer_s * 1e-9, r.peer_s * 1e3);
+    std::printf("  ratio tuned/%s: %.2f\n", c.peer, ratio);
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    std::printf("  load average %.2f on %ld cpus%s\n", r.load_average, cpus,
+                r.load_average >= cpus
+                    ? ": the machine is busy, the figures say little"
+                    : "");
+    std::printf(
+        "target: tuned >= %.1fx %s within %lld trials: %s (%.2fx after %lld "
+        "trials)\n",
+        c.target, c.peer, static_cast<long long>(c.within),
+        r.trials > c.within   ? "not judged (the best may be of a later trial)"
+        : ratio >= c.target   ? "met"
+        : r.trials < c.within ? "not met yet (fewer trials than that)"
+                              : "not met",
+        ratio, static_cast<long long>(r.trials));
+  }
+  std::printf("target: search overhead <= 15%%: %s (%.1f%%)\n",
+              overhead <= 0.15 ? "met" : "not met", overhead * 100);
+  const bench::AccuracySummary a =
+      bench::MeanAccuracy(r.accuracy, r.trained_on, kAccuracyRows);
+  std::printf("target: pairwise accuracy >= 0.75 after 500 records: %s\n",
+              a.batches == 0   ? "not judged (no batch after 500 records)"
+              : a.mean >= 0.75 ? "met"
+                               : "not met");
+  std::fflush(stdout);
+}
+
+std::string JsonNumber(double v) { return absl::StrFormat("%.6g", v); }
+
+std::string ToJson(const Result& r) {
+  const double flops = r.flops;
+  std::vector<std::string> points, curve, batches;
+  for (const bench::CurvePoint& p : r.checkpoints) {
+    points.push_back(absl::StrCat("[", p.trials, ", ", JsonNumber(p.at_s), ", ",
+                                  JsonNumber(p.best_gflops), "]"));
+  }
+  for (const bench::CurvePoint& p : r.curve) {
+    curve.push_back(absl::StrCat("[", p.trials, ", ", JsonNumber(p.at_s), ", ",
+                                 JsonNumber(p.best_gflops), "]"));
+  }
+  for (size_t i = 0; i < r.accuracy.size() && i < r.trained_on.size(); ++i) {
+    batches.push_back(absl::StrCat("[", r.trained_on[i], ", ",
+                                   JsonNumber(r.accuracy[i]), "]"));
+  }
+  const bench::AccuracySummary a500 =
+      bench::MeanAccuracy(r.accuracy, r.trained_on, kAccuracyRows);
+  const bench::AccuracySummary all =
+      bench::MeanAccuracy(r.accuracy, r.trained_on, 1);
+  auto or_null = [](bool present, double v) {
+    return present ? JsonNumber(v) : std::string("null");
+  };
+  return absl::StrCat(
+      "{\"workload\": \"", r.config.spec, "\", \"threads\": ", r.config.threads,
+      ", \"target\": \"", r.target_string, "\", \"trials\": ", r.trials,
+      ", \"errors\": ", r.errors,
+      ", \"interrupted\": ", r.interrupted ? "true" : "false",
+      ",\n   \"wall_s\": ", JsonNumber(r.wall_s),
+      ", \"measure_s\": ", JsonNumber(r.measure_s),
+      ", \"measure_all_s\": ", JsonNumber(r.measure_all_s),
+      ", \"build_s\": ", JsonNumber(r.build_s),
+      ", \"failed_s\": ", JsonNumber(r.failed_s),
+      ", \"run_s\": ", JsonNumber(r.run_s), ", \"search_overhead\": ",
+      JsonNumber(bench::SearchOverhead(r.measure_all_s, r.wall_s)),
+      ",\n   \"checkpoints\": [", absl::StrJoin(points, ", "),
+      "], \"final_best_gflops\": ",
+      or_null(r.final_best_gflops.has_value(), r.final_best_gflops.value_or(0)),
+      ", \"remeasured_gflops\": ",
+      or_null(r.remeasured_gflops.has_value(), r.remeasured_gflops.value_or(0)),
+      ",\n   \"accuracy_trained_500\": ", or_null(a500.batches > 0, a500.mean),
+      ", \"accuracy_all\": ", or_null(all.batches > 0, all.mean),
+      ", \"batches\": [", absl::StrJoin(batches, ", "), "]",
+      ",\n   \"peer\": \"", r.config.peer, "\", \"peer_impl\": \"", r.peer_impl,
+      "\", \"best_hash\": \"", r.best_hash, "\", \"tuned_gflops\": ",
+      or_null(r.lathe_s > 0, flops / r.lathe_s * 1e-9),
+      ", \"peer_gflops\": ", or_null(r.peer_s > 0, flops / r.peer_s * 1e-9),
+      ", \"ratio\": ", or_null(r.lathe_s > 0, r.peer_s / r.lathe_s),
+      ", \"load_average\": ", JsonNumber(r.load_average), ",\n   \"curve\": [",
+      absl::StrJoin(curve, ", "), "]}");
+}
+
+absl::StatusOr<Result> RunConfig(const Options& opt, const Config& config) {
+  Result result;
+  result.config = config;
+  LATHE_ASSIGN_OR_RETURN(Workload workload, ParseWorkloadSpec(config.spec));
+  const Target target = HostTarget(config.threads);
+  result.target_string = target.ToString();
+  LATHE_ASSIGN_OR_RETURN(tuner::Task task,
+                         tuner::MakeTask(workload, target, /*weight=*/1));
+  result.flops = static_cast<double>(task.flops);
+  std::printf("\n== %s, %d thread%s, %lld trials (target %s) ==\n",
+              config.spec.c_str(), config.threads,
+              config.threads == 1 ? "" : "s",
+              static_cast<long long>(config.trials), target.ToString().c_str());
+  std::fflush(stdout);
+
+  std::optional<TempDatabase> temp;
+  std::string db_path = opt.db;
+  if (db_path.empty()) {
+    LATHE_ASSIGN_OR_RETURN(TempDatabase made, TempDatabase::Make());
+    temp.emplace(std::move(made));
+    db_path = temp->path();
+  }
+  db::OpenOptions open;
+  open.mode = db::OpenOptions::Mode::kCreate;
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<db::Database> db,
+                         db::Database::Open(db_path, open));
+  LATHE_ASSIGN_OR_RETURN(std::vector<proto::Record> earlier,
+                         db->RecordsOfTask(task.key, target.ToString()));
+  if (!earlier.empty()) {
+    std::printf(
+        "note: %s already holds %zu records of this task: the run continues "
+        "from them (the curve is not a tuning from scratch)\n",
+        db_path.c_str(), earlier.size());
+  }
+  LATHE_RETURN_IF_ERROR(TuneConfig(opt, config, task, *db, result));
+  LATHE_RETURN_IF_ERROR(CompareWithPeer(opt, config, task, *db, result));
+  Print(result);
+  return result;
+}
+
+absl::StatusOr<std::vector<int>> ParseThreads(const std::string& text) {
+  std::vector<int> threads;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int n = 0;
+    if (!absl::SimpleAtoi(part, &n) || n < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--threads: \"", part, "\" is not a thread count"));
+    }
+    threads.push_back(n);
+  }
+  return threads;
+}
+
+absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
+    }
+    const std::string value = argv[++i];
+    if (flag == "--workload") {
+      if (value != "matmul1024" && value != "conv" && value != "all") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--workload: \"", value, "\"; one of matmul1024, conv, all"));
+      }
+      opt.matmul = value != "conv";
+      opt.conv = value != "matmul1024";
+    } else if (flag == "--threads") {
+      LATHE_ASSIGN_OR_RETURN(opt.threads, ParseThreads(value));
+    } else if (flag == "--trials") {
+      if (!absl::SimpleAtoi(value, &opt.trials) || opt.trials < 1) {
+        return absl::InvalidArgumentError("--trials must be at least 1");
+      }
+    } else if (flag == "--time-budget") {
+      if (!absl::SimpleAtod(value, &opt.time_budget_s) ||
+          opt.time_budget_s < 0) {
+        return absl::InvalidArgumentError("--time-budget must be >= 0");
+      }
+    } else if (flag == "--seed") {
+      if (!absl::SimpleAtoi(value, &opt.seed)) {
+        return absl::InvalidArgumentError("--seed must be a number");
+      }
+    } else if (flag == "--rounds") {
+      if (!absl::SimpleAtoi(value, &opt.rounds) || opt.rounds < 1) {
+        return absl::InvalidArgumentError("--rounds must be at least 1");
+      }
+    } else if (flag == "--db") {
+      opt.db = value;
+    } else if (flag == "--json") {
+      opt.json = value;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag));
+    }
+  }
+  return opt;
+}
+
+int Main(int argc, char** argv) {
+  absl::StatusOr<Options> parsed = ParseOptions(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr,
+                 "bench_tune: %s\nusage: %s [--workload matmul1024|conv|all] "
+                 "[--threads 1,2] [--trials N] [--time-budget S] [--seed N] "
+                 "[--rounds N] [--db PATH] [--json FILE|-]\n",
+                 std::string(parsed.status().message()).c_str(), argv[0]);
+    return 2;
+  }
+  const Options& opt = *parsed;
+  std::vector<Config> configs;
+  if (opt.matmul) {
+    for (int t : opt.threads.empty() ? std::vector<int>{1, 2} : opt.threads) {
+      configs.push_back({"matmul1024", "matmul:M=1024,N=1024,K=1024", t,
+                         opt.trials > 0 ? opt.trials : 500, "openblas", 1.0,
+                         500});
+    }
+  }
+  if (opt.conv) {
+    for (int t : opt.threads.empty() ? std::vector<int>{1} : opt.threads) {
+      configs.push_back({"conv", kConv.Spec(), t,
+                         opt.trials > 0 ? opt.trials : 1000, "onednn", 0.8,
+                         1000});
+    }
+  }
+
+  std::printf("machine: %s, %ld cpus, load average %s\n",
+              bench::CpuModel().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
+              [] {
+                double load[3] = {0, 0, 0};
+                getloadavg(load, 3);
+                return absl::StrFormat("%.2f %.2f %.2f", load[0], load[1],
+                                       load[2]);
+              }()
+                  .c_str());
+  bench::PrintOpenBlasCore();
+  std::printf("oneDNN %s; seed %llu; each configuration tunes from %s\n",
+              bench::OneDnnConv::Version().c_str(),
+              static_cast<unsigned long long>(opt.seed),
+              opt.db.empty() ? "an empty temporary database" : opt.db.c_str());
+  std::fflush(stdout);
+
+  std::vector<std::string> json;
+  std::vector<Result> results;
+  for (const Config& config : configs) {
+    absl::StatusOr<Result> result = RunConfig(opt, config);
+    if (!result.ok()) {
+      std::fprintf(stderr, "bench_tune: %s\n",
+                   result.status().ToString().c_str());
+      return 1;
+    }
+    json.push_back(ToJson(*result));
+    results.push_back(*std::move(result));
+    if (g_stop.load()) break;
+  }
+
+  std::printf("\nsummary\n");
+  std::printf("  %-12s %3s %7s %8s %13s %13s %6s %9s %9s\n", "workload", "thr",
+              "trials", "wall s", "tuned GFLOP/s", "peer GFLOP/s", "ratio",
+              "overhead", "acc>=500");
+  for (const Result& r : results) {
+    const double flops = r.flops;
+    const bench::AccuracySummary a =
+        bench::MeanAccuracy(r.accuracy, r.trained_on, kAccuracyRows);
+    std::printf("  %-12s %3d %7lld %8.1f %13.1f %13.1f %6.2f %8.1f%% %9s\n",
+                r.config.name.c_str(), r.config.threads,
+                static_cast<long long>(r.trials), r.wall_s,
+                flops / r.lathe_s * 1e-9, flops / r.peer_s * 1e-9,
+                r.peer_s / r.lathe_s,
+                bench::SearchOverhead(r.measure_all_s, r.wall_s) * 100,
+                a.batches ? absl::StrFormat("%.3f", a.mean).c_str() : "n/a");
+  }
+  if (!opt.json.empty()) {
+    const std::string text = absl::StrCat(
+        "{\"configurations\": [\n  ", absl::StrJoin(json, ",\n  "), "\n]}\n");
+    if (opt.json == "-") {
+      std::fputs(text.c_str(), stdout);
+    } else {
+      FILE* out = std::fopen(opt.json.c_str(), "w");
+      if (out == nullptr) {
+        std::fprintf(stderr, "bench_tune: cannot write %s: %s\n",
+                     opt.json.c_str(), std::strerror(errno));
+        return 1;
+      }
+      std::fputs(text.c_str(), out);
+      std::fclose(out);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace lathe
+
+int main(int argc, char** argv) {
+  // The measurement worker of the tuner's LocalRunner is this program.
+  if (argc > 1 && std::strcmp(argv[1], "runner-worker") == 0) {
+    return lathe::runner::RunMeasureWorker(STDIN_FILENO, STDOUT_FILENO);
+  }
+  return lathe::Main(argc, argv);
+}

@@ -1,0 +1,52 @@
+// The figures bench_tune (tune.cc) draws from a tuning run's report
+// (tuner/search/tuner.h): the tuning curve -- the best throughput found so
+// far against trials and against wall time --, its points at checkpoints,
+// the search overhead, and the cost model's mean pairwise accuracy on
+// batches it had not trained on, by how many rows it had trained on.
+// Tests: tests/bench/tuning_curve_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tuner/search/tuner.h"
+
+namespace lathe::bench {
+
+struct CurvePoint {
+  int64_t trials = 0;      // trials of the task measured so far
+  double at_s = 0;         // seconds since the start when the last finished
+  double best_gflops = 0;  // fastest OK candidate so far; 0 while none is
+};
+
+// One point per trial of `task` in `history`, in order; trials of other
+// tasks are skipped. A trial counts toward the best only when its status is
+// MEASURE_OK and its median is positive. `flops`: the task's work per call.
+std::vector<CurvePoint> TuningCurve(
+    const std::vector<tuner::TuneReport::Trial>& history, int task,
+    int64_t flops);
+
+// The curve's points at the given trial counts (those it reaches, in the
+// order given), then its last point when that is not among them.
+std::vector<CurvePoint> AtCheckpoints(const std::vector<CurvePoint>& curve,
+                                      const std::vector<int64_t>& checkpoints);
+
+// The share of wall time spent outside measurement: 1 - measure_s / wall_s,
+// clamped to [0, 1]; 0 when wall_s <= 0.
+double SearchOverhead(double measure_s, double wall_s);
+
+struct AccuracySummary {
+  int batches = 0;  // batches counted
+  double mean = 0;  // their mean pairwise accuracy; 0 when batches == 0
+};
+
+// The mean of accuracy[i] over the batches whose model had trained on at
+// least `min_rows` rows and fewer than `max_rows` (trained_on[i]; the two
+// vectors are TuneReport's batch_accuracy and batch_accuracy_trained_on, of
+// equal length; extra entries of either are ignored). max_rows <= 0: no
+// upper bound.
+AccuracySummary MeanAccuracy(const std::vector<double>& accuracy,
+                             const std::vector<int64_t>& trained_on,
+                             int64_t min_rows, int64_t max_rows = 0);
+
+}  // namespace lathe::bench
