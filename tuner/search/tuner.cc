@@ -359,8 +359,10 @@ absl::Status Loop::RemeasureNearTies() {
     for (int round = 0; round < 2; ++round) {
       for (const Candidate& c : batch.candidates) {
         if (options_.stop != nullptr && options_.stop->load()) break;
+        const auto measure_start = Clock::now();
         absl::StatusOr<proto::MeasureResult> result =
             measure_(MakeRequest(task, c, options_.min_time_s * 2, -1));
+        report_.measure_s += Seconds(measure_start);
         if (!result.ok()) return result.status();
         if (round == 0) {
           records.push_back(MakeRecord(task, c, *result));
