@@ -338,10 +338,20 @@ absl::StatusOr<ExprRV> ConcreteSchedule::SampleCategorical(
 absl::StatusOr<LoopRV> ConcreteSchedule::SampleComputeLocation(
     BlockRV block, std::optional<int64_t> decision) {
   LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
-  std::vector<std::string> locations = primitive::ComputeLocations(program_, name);
+  // "Stay" needs no location; the location at index d only the first d + 1
+  // (the list is long to compute, and replays with a decision are the
+  // search's inner loop). Sampling needs them all.
+  std::vector<std::string> locations;
+  if (!decision.has_value() || *decision < -1) {
+    locations = primitive::ComputeLocations(program_, name);
+  } else if (*decision >= 0) {
+    locations = primitive::ComputeLocations(program_, name,
+                                            static_cast<size_t>(*decision) + 1);
+  }
   int64_t index;
   if (decision.has_value()) {
     index = *decision;
+    // Fewer than d + 1 locations is the whole list, for the message.
     if (index < -1 || index >= static_cast<int64_t>(locations.size())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "sample_compute_location: decision ", index, " for block \"", name,

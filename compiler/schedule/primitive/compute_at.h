@@ -34,10 +34,12 @@
 //   at least one producer is under the loop; all producers give the block's
 //   variables the same region.
 // Tests: tests/compiler/schedule/primitive/{compute_at,reverse_compute_at,
-// block_motion_property}_test.cc.
+// block_motion_property,compute_locations}_test.cc.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,10 +54,20 @@ absl::Status ComputeAt(Program* program, const std::string& block,
 absl::Status ReverseComputeAt(Program* program, const std::string& block,
                               const std::string& loop,
                               bool preserve_unit_loops);
-// The loops under which compute_at(block, loop) is valid, in program order
-// (outer loops before inner ones): each loop above a consumer of the block
-// is tried on a copy of the program. Empty for an unknown block.
-std::vector<std::string> ComputeLocations(const Program& program,
-                                          const std::string& block);
+// The loops under which compute_at(block, loop, preserve_unit_loops=true) is
+// valid, in program order (outer loops before inner ones), among the loops
+// above a consumer of the block; only the first max_count of them (the list
+// stops early, so a caller that needs the location at index d asks for
+// d + 1). Empty for an unknown block.
+// It gives what trying ComputeAt on a copy of the program at each candidate
+// gives, faster: the checks that do not depend on the loop run once, the
+// others per candidate on one index of the program, and the data-parallel
+// check of concurrent loops (the only step that needs the moved block in
+// place) on one working copy, only for candidates under such a loop.
+// compute_locations_test.cc compares it with those trials
+// (tests/compiler/schedule/compute_locations_reference.h).
+std::vector<std::string> ComputeLocations(
+    const Program& program, const std::string& block,
+    size_t max_count = std::numeric_limits<size_t>::max());
 
 }  // namespace lathe::primitive

@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
+#include "compiler/schedule/primitive/compute_at.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/schedule/traced_schedule.h"
 #include "tests/compiler/schedule/test_programs.h"
@@ -102,6 +107,56 @@ TEST(Replay, EmptyDecisionsSampleTheSpace) {
     EXPECT_TRUE(StructuralEqual((*sampled)->program(), (*again)->program()));
   }
   EXPECT_GT(distinct, 0);
+}
+
+// C's loops as (i_0, i_1, j): B's candidates are i_0 (refused: the row
+// max(i_0 * 2 + i_1 - 1, 0) that C reads has no region while i_1 varies),
+// i_1 and j.
+void ScheduleShiftedRead(TracedSchedule& sch) {
+  std::vector<LoopRV> c = sch.GetLoops(sch.GetBlock("C").value()).value();
+  ASSERT_TRUE(sch.Split(c[0], {Factor(), Factor(int64_t{2})}).ok());
+}
+
+TEST(SampleComputeLocation, DecisionIndexesEveryLocationInOrder) {
+  // A decision d is the d-th valid location of the whole list, however early
+  // the list stops; past the end, the error names the full count.
+  TracedSchedule sch(testing::ShiftedReadProgram(6, 8));
+  ScheduleShiftedRead(sch);
+  std::vector<std::string> all = primitive::ComputeLocations(sch.program(), "B");
+  ASSERT_EQ(all.size(), 2u) << PrintProgram(sch.program());
+  BlockRV b = sch.GetBlock("B").value();
+  for (int64_t d = -1; d < static_cast<int64_t>(all.size()); ++d) {
+    LoopRV where = sch.SampleComputeLocation(b, d).value();
+    if (d < 0) {
+      EXPECT_TRUE(sch.IsStayLocation(where));
+    } else {
+      EXPECT_EQ(sch.LoopName(where).value(), all[d]);
+    }
+  }
+  for (int64_t bad : {int64_t{2}, int64_t{7}, int64_t{-2}}) {
+    auto refused = sch.SampleComputeLocation(b, bad);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(refused.status().message(),
+              absl::StrCat("sample_compute_location: decision ", bad,
+                           " for block \"B\" is not -1 or an index into its 2 locations"));
+  }
+  // Sampled decisions (drawn over all the locations) replay to the same
+  // program, and every choice comes up.
+  std::set<std::string> chosen;
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    Program initial = testing::ShiftedReadProgram(6, 8);
+    TracedSchedule sampled(initial, seed);
+    ScheduleShiftedRead(sampled);
+    BlockRV block = sampled.GetBlock("B").value();
+    LoopRV where = sampled.SampleComputeLocation(block).value();
+    chosen.insert(sampled.IsStayLocation(where) ? "stay" : sampled.LoopName(where).value());
+    if (!sampled.IsStayLocation(where)) ASSERT_TRUE(sampled.ComputeAt(block, where).ok());
+    auto again = ReplayTrace(sampled.trace(), initial);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_TRUE(StructuralEqual((*again)->program(), sampled.program()));
+  }
+  EXPECT_EQ(chosen, (std::set<std::string>{"stay", all[0], all[1]}));
 }
 
 }  // namespace

@@ -108,6 +108,22 @@ inline Program ElementwiseChainProgram(int64_t m, int64_t n) {
   return te::CreateProgram("elementwise_chain", {a}, {d}).value();
 }
 
+// B[i, j] = A[i, j] * 2; C[i, j] = B[max(i - 1, 0), j] + B[i, j]: the
+// consumer reads its producer at a row inside a max. With C's i split, the
+// max mixes the outer (fixed) and inner (varying) part under the outer loop,
+// which has no region: compute_at(B) is refused there and accepted under the
+// inner part.
+inline Program ShiftedReadProgram(int64_t m, int64_t n) {
+  te::Tensor a = te::Placeholder("A", {m, n});
+  te::Tensor b = te::Compute("B", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+    return a({ax[0], ax[1]}) * 2.0;
+  });
+  te::Tensor c = te::Compute("C", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+    return b({Max(ax[0] - 1, IntImm(0)), ax[1]}) + b({ax[0], ax[1]});
+  });
+  return te::CreateProgram("shifted_read", {a}, {c}).value();
+}
+
 }  // namespace lathe::testing
 
 namespace lathe::testing {

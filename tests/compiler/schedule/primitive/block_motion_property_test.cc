@@ -18,6 +18,7 @@
 #include "compiler/schedule/primitive/fuse.h"
 #include "compiler/schedule/primitive/reorder.h"
 #include "compiler/schedule/primitive/split.h"
+#include "tests/compiler/schedule/compute_locations_reference.h"
 #include "tests/compiler/schedule/same_result.h"
 #include "tests/compiler/schedule/test_programs.h"
 
@@ -136,6 +137,9 @@ TEST(BlockMotionProperty, AcceptedMovesKeepResults) {
           break;
         case 4: {
           std::vector<std::string> at = primitive::ComputeLocations(p, block);
+          // The fast list is the list of trials of compute_at.
+          EXPECT_EQ(at, testing::ComputeLocationsReference(p, block))
+              << block << " after" << history << "\n" << PrintProgram(p);
           if (at.empty()) continue;
           loop = at[rng() % at.size()];
           op = absl::StrCat("compute_at(", block, ", ", loop, ") [sampled]");
