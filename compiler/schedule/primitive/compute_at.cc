@@ -10,13 +10,11 @@
 
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <optional>
 #include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_motion.h"
@@ -454,15 +452,14 @@ std::vector<std::string> ComputeLocations(const Program& program,
   }
   const StmtIndex index(program);
   // Candidates: the loops above the block's consumers, in program order.
-  std::set<const ForNode*> candidates;
+  std::set<ForNode*> candidates;
   for (const BufferPtr& written : BuffersWritten(*block)) {
     for (BlockNode* reader : index.ReadersOf(written.get())) {
       if (reader == block) continue;
       for (ForNode* l : index.LoopsAbove(reader)) candidates.insert(l);
     }
   }
-  std::vector<ForNode*> ordered;
-  for (const ForNode* l : candidates) ordered.push_back(const_cast<ForNode*>(l));
+  std::vector<ForNode*> ordered(candidates.begin(), candidates.end());
   std::sort(ordered.begin(), ordered.end(),
             [&](const ForNode* a, const ForNode* b) {
               return index.ComesBefore(a, b);
