@@ -1,8 +1,32 @@
 #include "tuner/search/mutate_categorical.h"
 
+#include <set>
 #include <vector>
 
 namespace lathe::tuner {
+namespace {
+
+// The decisions of later sampling instructions that depend on the value
+// drawn at `index` (through the loops a split by it made, for instance) no
+// longer fit: a perfect tile of a loop whose extent changed. They are
+// dropped, so replay samples them afresh, instead of making every such
+// mutation invalid.
+void DropDependentDecisions(const Trace& space, int64_t index, Decisions& decisions) {
+  std::set<int64_t> tainted(space.instructions[index].outputs.begin(),
+                            space.instructions[index].outputs.end());
+  for (size_t i = static_cast<size_t>(index) + 1; i < space.instructions.size(); ++i) {
+    const Instruction& inst = space.instructions[i];
+    bool depends = false;
+    for (const TraceInput& input : inst.inputs) {
+      if (input.kind == TraceInput::Kind::kRV && tainted.count(input.value)) depends = true;
+    }
+    if (!depends) continue;
+    tainted.insert(inst.outputs.begin(), inst.outputs.end());
+    decisions.erase(static_cast<int64_t>(i));
+  }
+}
+
+}  // namespace
 
 std::optional<Decisions> MutateCategorical::Apply(const Trace& space, const Decisions& decisions,
                                                   Rng& rng) const {
@@ -26,6 +50,7 @@ std::optional<Decisions> MutateCategorical::Apply(const Trace& space, const Deci
     if (total <= 0) continue;
     Decisions result = decisions;
     result[index] = {rng.Categorical(weights)};
+    DropDependentDecisions(space, index, result);
     return result;
   }
   return std::nullopt;

@@ -1,6 +1,8 @@
 // Redraws one sampled categorical (an unroll depth, a parallel extent, a loop
 // order, a branch choice) among the candidates other than the current one,
-// by the instruction's probabilities.
+// by the instruction's probabilities. Later sampling decisions that depend
+// on the redrawn value (a tile of a loop split by it) are dropped, to be
+// sampled afresh when the point is built.
 // Tests: tests/tuner/search/mutate_categorical_test.cc.
 #pragma once
 

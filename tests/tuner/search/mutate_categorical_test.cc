@@ -39,6 +39,28 @@ TEST(MutateCategorical, DrawsAnotherCandidate) {
   EXPECT_EQ(drawn.size(), 3u);  // every other candidate
 }
 
+TEST(MutateCategorical, DropsTheDecisionsThatDependOnTheRedrawnValue) {
+  // A row tile drawn from {4, 8} splits i; the perfect tile of the outer
+  // part depends on it, the tile of j does not.
+  TracedSchedule sch(testing::MatmulProgram(), 1);
+  std::vector<LoopRV> loops = sch.GetLoops(sch.GetBlock("C").value()).value();
+  ExprRV rows = sch.SampleCategorical({4, 8}, {0.5, 0.5}).value();
+  std::vector<LoopRV> i = sch.Split(loops[0], {std::monostate{}, rows}).value();
+  sch.SamplePerfectTile(i[0], 2, 1000).value();
+  sch.SamplePerfectTile(loops[1], 2, 1000).value();
+  const Trace space = sch.trace();
+  ASSERT_EQ(space.decisions.size(), 3u);
+  MutateCategorical mutator;
+  Rng rng(1);
+  std::optional<Decisions> mutated = mutator.Apply(space, space.decisions, rng);
+  ASSERT_TRUE(mutated.has_value());
+  EXPECT_NE(mutated->at(2), space.decisions.at(2));
+  EXPECT_EQ(mutated->count(4), 0u);  // the tile of i's outer part: re-sampled
+  EXPECT_EQ(mutated->at(5), space.decisions.at(5));  // j's tile: kept
+  // And the point builds: the dropped decision is sampled afresh.
+  EXPECT_TRUE(ReplayTrace(space, testing::MatmulProgram(), *mutated, 7).ok());
+}
+
 TEST(MutateCategorical, ZeroProbabilityIsNeverDrawn) {
   TracedSchedule sch(testing::MatmulProgram(), 1);
   sch.SampleCategorical({10, 20, 30}, {0.5, 0.5, 0.0}, 0).value();
