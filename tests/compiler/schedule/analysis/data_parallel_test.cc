@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <random>
 
 #include "absl/strings/str_join.h"
@@ -13,6 +15,7 @@
 #include "compiler/schedule/primitive/loop_kind.h"
 #include "compiler/schedule/primitive/reorder.h"
 #include "compiler/schedule/primitive/split.h"
+#include "tests/compiler/schedule/analysis/data_parallel_plain.h"
 #include "tests/compiler/schedule/same_result.h"
 #include "tests/compiler/schedule/test_programs.h"
 
@@ -245,84 +248,90 @@ Program Reversed(const Program& program, const std::string& loop) {
   return copy;
 }
 
+// Applies a random primitive (split, fuse, reorder, parallel, vectorize,
+// unroll or bind) to a random loop of p, saying which in `what`; nothing
+// (and no status) when the draw does not fit the program.
+std::optional<absl::Status> RandomStep(Program* program, std::mt19937_64& rng,
+                                       std::string* what) {
+  Program& p = *program;
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  std::vector<BlockNode*> blocks = p.Blocks();
+  std::vector<ForNode*> loops = p.LoopsAbove(blocks[pick(blocks.size())]);
+  if (loops.empty()) return std::nullopt;
+  std::vector<std::string> names;
+  for (ForNode* l : loops) names.push_back(l->var->name);
+  std::string loop = names[pick(names.size())];
+  switch (pick(7)) {
+    case 0: {
+      int64_t extent = p.FindLoop(loop)->extent;
+      int64_t factor =
+          1 + static_cast<int64_t>(pick(static_cast<size_t>(extent) + 1));
+      *what = absl::StrCat("split ", loop, " by ", factor);
+      return primitive::Split(&p, loop, {std::nullopt, factor}).status();
+    }
+    case 1: {
+      size_t at = pick(names.size());
+      size_t len = 2 + pick(2);
+      if (at + len > names.size()) return std::nullopt;
+      std::vector<std::string> group(names.begin() + at,
+                                     names.begin() + at + len);
+      *what = absl::StrCat("fuse ", absl::StrJoin(group, ","));
+      return primitive::Fuse(&p, group).status();
+    }
+    case 2: {
+      std::vector<std::string> order = names;
+      std::shuffle(order.begin(), order.end(), rng);
+      order.resize(std::min<size_t>(order.size(), 2 + pick(3)));
+      *what = absl::StrCat("reorder ", absl::StrJoin(order, ","));
+      return primitive::Reorder(&p, order);
+    }
+    case 3:
+      *what = "parallel " + loop;
+      return primitive::Parallel(&p, loop);
+    case 4:
+      *what = "vectorize " + loop;
+      return primitive::Vectorize(&p, loop);
+    case 5:
+      *what = "unroll " + loop;
+      return primitive::Unroll(&p, loop);
+    default:
+      *what = "bind " + loop;
+      return primitive::Bind(&p, loop, pick(2) ? "threadIdx.x" : "blockIdx.x");
+  }
+}
+
+std::vector<Program> SoundnessPrograms() {
+  return {testing::MatmulProgram(5, 7, 3),
+          testing::DenseBiasReluProgram(4, 6, 5),
+          testing::TiledStagesProgram(3, 4, 0),
+          testing::TiledStagesProgram(3, 4, 1),
+          testing::NeighborReadProgram(7),
+          testing::ScratchProgram(5, false),
+          testing::ScratchProgram(5, true),
+          testing::WavefrontProgram(4, 5),
+          testing::PadStencilProgram(9),
+          testing::ElementwiseChainProgram(5, 6),
+          testing::RowMaxProgram(5, 7),
+          testing::VectorSumProgram(9)};
+}
+
 // Soundness, checked against the interpreter: on random schedules of many
 // programs, every loop the analysis calls data-parallel computes the same
 // result with its iterations reversed, and every accepted primitive keeps the
 // result.
 TEST(DataParallel, RandomSchedulesAreSound) {
-  std::vector<Program> programs = {testing::MatmulProgram(5, 7, 3),
-                                   testing::DenseBiasReluProgram(4, 6, 5),
-                                   testing::TiledStagesProgram(3, 4, 0),
-                                   testing::TiledStagesProgram(3, 4, 1),
-                                   testing::NeighborReadProgram(7),
-                                   testing::ScratchProgram(5, false),
-                                   testing::ScratchProgram(5, true),
-                                   testing::WavefrontProgram(4, 5),
-                                   testing::PadStencilProgram(9),
-                                   testing::ElementwiseChainProgram(5, 6),
-                                   testing::RowMaxProgram(5, 7),
-                                   testing::VectorSumProgram(9)};
+  std::vector<Program> programs = SoundnessPrograms();
   std::mt19937_64 rng(7);
-  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   int accepted = 0, parallel_loops = 0, refused_loops = 0;
   for (const Program& initial : programs) {
     for (int trial = 0; trial < 12; ++trial) {
       Program p = initial;
       for (int step = 0; step < 8; ++step) {
-        std::vector<BlockNode*> blocks = p.Blocks();
-        std::vector<ForNode*> loops = p.LoopsAbove(blocks[pick(blocks.size())]);
-        if (loops.empty()) continue;
-        std::vector<std::string> names;
-        for (ForNode* l : loops) names.push_back(l->var->name);
-        std::string loop = names[pick(names.size())];
         Program before = p;
-        absl::Status s;
         std::string what;
-        switch (pick(7)) {
-          case 0: {
-            int64_t extent = p.FindLoop(loop)->extent;
-            int64_t factor =
-                1 + static_cast<int64_t>(pick(static_cast<size_t>(extent) + 1));
-            s = primitive::Split(&p, loop, {std::nullopt, factor}).status();
-            what = absl::StrCat("split ", loop, " by ", factor);
-            break;
-          }
-          case 1: {
-            size_t at = pick(names.size());
-            size_t len = 2 + pick(2);
-            if (at + len > names.size()) continue;
-            std::vector<std::string> group(names.begin() + at,
-                                           names.begin() + at + len);
-            s = primitive::Fuse(&p, group).status();
-            what = absl::StrCat("fuse ", absl::StrJoin(group, ","));
-            break;
-          }
-          case 2: {
-            std::vector<std::string> order = names;
-            std::shuffle(order.begin(), order.end(), rng);
-            order.resize(std::min<size_t>(order.size(), 2 + pick(3)));
-            s = primitive::Reorder(&p, order);
-            what = absl::StrCat("reorder ", absl::StrJoin(order, ","));
-            break;
-          }
-          case 3:
-            s = primitive::Parallel(&p, loop);
-            what = "parallel " + loop;
-            break;
-          case 4:
-            s = primitive::Vectorize(&p, loop);
-            what = "vectorize " + loop;
-            break;
-          case 5:
-            s = primitive::Unroll(&p, loop);
-            what = "unroll " + loop;
-            break;
-          default:
-            s = primitive::Bind(&p, loop,
-                                pick(2) ? "threadIdx.x" : "blockIdx.x");
-            what = "bind " + loop;
-            break;
-        }
+        std::optional<absl::Status> applied = RandomStep(&p, rng, &what);
+        if (!applied.has_value()) continue;
+        const absl::Status& s = *applied;
         if (!s.ok()) {
           ASSERT_NE(s.code(), absl::StatusCode::kInternal) << s;
           p = std::move(before);
@@ -359,6 +368,229 @@ TEST(DataParallel, RandomSchedulesAreSound) {
   EXPECT_GT(accepted, 200);
   EXPECT_GT(parallel_loops, 100);
   EXPECT_GT(refused_loops, 50);
+}
+
+// for o in range(outer):
+//   for i in range(n):
+//     block C(vc = index(i)): C[vc] = A[i] + 1
+// with C of `size` elements: the loops are data-parallel when distinct
+// iterations write distinct elements.
+Program IndexedStoreProgram(int64_t outer, int64_t n, int64_t size,
+                            const std::function<Expr(const Expr&)>& index) {
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {n});
+  BufferPtr c = MakeBuffer("C", DType::Float32(), {size});
+  Expr o = Var("o"), i = Var("i"), vc = Var("vc");
+  auto block =
+      testing::MakeTestBlock("C", {{vc, size, IterType::kSpatial, index(i)}},
+                             MakeStore(c, {vc}, Load(a, {i}) + Expr(1.0)));
+  return testing::MakeTestProgram(
+      "indexed_store", {a}, {c}, {},
+      MakeFor(o, outer, MakeFor(i, n, std::move(block))));
+}
+
+TEST(DataParallel, ALoopThatWritesAnElementTwiceIsRefused) {
+  Program folded = IndexedStoreProgram(
+      2, 8, 4, [](const Expr& i) { return FloorMod(i, 4); });
+  absl::Status s = CheckDataParallel(folded, *folded.FindLoop("i"), "parallel");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(),
+            "parallel: loop \"i\" is not data-parallel: block \"C\" writes "
+            "C[i % 4] and block \"C\" writes C[i % 4], which may be the same "
+            "element in two iterations");
+  // o does not reach the index: both of its iterations write all of C.
+  EXPECT_FALSE(
+      CheckDataParallel(folded, *folded.FindLoop("o"), "parallel").ok());
+  Program halves = IndexedStoreProgram(
+      1, 8, 4, [](const Expr& i) { return FloorDiv(i, 2); });
+  EXPECT_FALSE(
+      CheckDataParallel(halves, *halves.FindLoop("i"), "parallel").ok());
+  // Every other element: distinct ones.
+  Program strided =
+      IndexedStoreProgram(1, 8, 17, [](const Expr& i) { return i * 2 + 1; });
+  EXPECT_TRUE(
+      CheckDataParallel(strided, *strided.FindLoop("i"), "parallel").ok());
+  Program plain = IndexedStoreProgram(2, 8, 8, [](const Expr& i) { return i; });
+  EXPECT_TRUE(CheckDataParallel(plain, *plain.FindLoop("i"), "parallel").ok());
+}
+
+TEST(DataParallel, ALoopOfOneIterationIsDataParallel) {
+  // One iteration of o: nothing can run at once, whatever i writes.
+  Program folded = IndexedStoreProgram(
+      1, 8, 4, [](const Expr& i) { return FloorMod(i, 4); });
+  EXPECT_TRUE(
+      CheckDataParallel(folded, *folded.FindLoop("o"), "vectorize").ok());
+  EXPECT_FALSE(
+      CheckDataParallel(folded, *folded.FindLoop("i"), "vectorize").ok());
+  // Except where the analysis cannot even pair the indices: one buffer
+  // accessed with two numbers of indices is never proven.
+  Fixture f;
+  Expr u = f.Loop("u", 1), i = f.Loop("i", 4);
+  LoopAccess w = f.Write({i, Expr(0)});
+  LoopAccess flat = {nullptr, f.buf2, {i}, false};
+  EXPECT_TRUE(SameElementImpliesSameValue(w, w, u, {u, i}, f.ranges));
+  EXPECT_FALSE(SameElementImpliesSameValue(flat, w, u, {u, i}, f.ranges));
+}
+
+TEST(DataParallel, ReductionsAreRefused) {
+  // A reduction loop of a reduce block: by its binding.
+  Program matmul = testing::MatmulProgram(4, 5, 6);
+  EXPECT_FALSE(
+      CheckDataParallel(matmul, *matmul.FindLoop("k"), "parallel").ok());
+  // for k in range(8): block S(vk = k): S[0] = S[0] + A[vk]. The binding is
+  // spatial, but every iteration updates the same element.
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {8});
+  BufferPtr sum = MakeBuffer("S", DType::Float32(), {1});
+  Expr k = Var("k"), vk = Var("vk");
+  Program p = testing::MakeTestProgram(
+      "sum", {a}, {sum}, {},
+      MakeFor(k, 8,
+              testing::MakeTestBlock(
+                  "S", {{vk, 8, IterType::kSpatial, k}},
+                  MakeStore(sum, {Expr(0)},
+                            Load(sum, {Expr(0)}) + Load(a, {vk})))));
+  absl::Status s = CheckDataParallel(p, *p.FindLoop("k"), "parallel");
+  EXPECT_EQ(s.message(),
+            "parallel: loop \"k\" is not data-parallel: block \"S\" reads "
+            "S[0] and block \"S\" writes S[0], which may be the same element "
+            "in two iterations");
+}
+
+TEST(DataParallel, LoopsProvenOutsideTheIndicesDoNotStopTheProof) {
+  // Between j_0 and j_1 in the nest: u (one iteration) and k, which the
+  // index does not mention; j_0 is proven first, then j_1.
+  Fixture f;
+  Expr j0 = f.Loop("j_0", 3), u = f.Loop("u", 1), k = f.Loop("k", 5),
+       j1 = f.Loop("j_1", 2);
+  LoopAccess w = f.Write({j0 * 2 + j1, Expr(0)});
+  std::vector<Expr> varying = {u, k, j1, j0};
+  EXPECT_TRUE(SameElementImpliesSameValue(w, w, j1, varying, f.ranges));
+  EXPECT_TRUE(SameElementImpliesSameValue(w, w, j0, varying, f.ranges));
+  EXPECT_FALSE(SameElementImpliesSameValue(w, w, k, varying, f.ranges));
+  // A loop of one iteration in the index takes part in the renaming.
+  LoopAccess with_u = f.Write({j0 * 2 + j1 + u, Expr(0)});
+  EXPECT_TRUE(
+      SameElementImpliesSameValue(with_u, with_u, j1, varying, f.ranges));
+}
+
+// The loops at or below `root`, in pre-order.
+std::vector<const ForNode*> LoopsBelow(const StmtNode* root) {
+  std::vector<const ForNode*> loops;
+  VisitStmts(root, [&](const StmtNode* s) {
+    if (const auto* l = s->as<ForNode>()) loops.push_back(l);
+    return true;
+  });
+  return loops;
+}
+
+// A random index over `vars`: sums of scaled variables and constants, and
+// digits (floordiv, floormod) of such sums.
+Expr RandomIndex(const std::vector<Expr>& vars, std::mt19937_64& rng,
+                 int depth = 0) {
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  auto term = [&]() -> Expr {
+    Expr v = vars[pick(vars.size())];
+    static const int64_t kScales[] = {1, 1, 2, 3, 4, 8};
+    return v * Expr(kScales[pick(6)]);
+  };
+  switch (depth < 2 ? pick(5) : pick(2)) {
+    case 0:
+      return term();
+    case 1:
+      return term() + term() + Expr(static_cast<int64_t>(pick(3)));
+    case 2:
+      return FloorDiv(RandomIndex(vars, rng, depth + 1),
+                      Expr(static_cast<int64_t>(1 + pick(8))));
+    case 3:
+      return FloorMod(RandomIndex(vars, rng, depth + 1),
+                      Expr(static_cast<int64_t>(1 + pick(8))));
+    default:
+      return RandomIndex(vars, rng, depth + 1) * Expr(int64_t{4}) +
+             RandomIndex(vars, rng, depth + 1);
+  }
+}
+
+// Making the analysis fast must not change a verdict: it gives the answers
+// of the plain fixpoint (data_parallel_plain.h) on random index
+// pairs, and on every pair of accesses and every reorder of random
+// schedules.
+TEST(DataParallel, MatchesThePlainFixpoint) {
+  std::mt19937_64 rng(11);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  int proven = 0, unproven = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Fixture f;
+    std::vector<Expr> vars;
+    static const int64_t kExtents[] = {1, 2, 3, 4, 8};
+    for (int v = 0; v < 4; ++v) {
+      vars.push_back(f.Loop(absl::StrCat("v", v), kExtents[pick(5)]));
+    }
+    std::vector<Expr> varying(vars.begin(), vars.begin() + 1 + pick(4));
+    std::shuffle(varying.begin(), varying.end(), rng);
+    LoopAccess a = f.Write({RandomIndex(vars, rng), RandomIndex(vars, rng)});
+    LoopAccess b =
+        pick(3) == 0 ? a
+                     : f.Read({RandomIndex(vars, rng), RandomIndex(vars, rng)});
+    std::set<const ExprNode*> expected =
+        testing::plain::DeterminedVars(b, a, varying, f.ranges);
+    for (const Expr& v : varying) {
+      bool fast = SameElementImpliesSameValue(b, a, v, varying, f.ranges);
+      EXPECT_EQ(fast, expected.count(v.get()) > 0)
+          << v->name << " in " << testing::plain::AccessText(b) << " and "
+          << testing::plain::AccessText(a);
+      ++(fast ? proven : unproven);
+    }
+  }
+  EXPECT_GT(proven, 200);
+  EXPECT_GT(unproven, 200);
+
+  int pairs = 0, reorders = 0;
+  for (const Program& initial : SoundnessPrograms()) {
+    for (int trial = 0; trial < 6; ++trial) {
+      Program p = initial;
+      for (int step = 0; step < 8; ++step) {
+        Program before = p;
+        std::string what;
+        std::optional<absl::Status> applied = RandomStep(&p, rng, &what);
+        if (applied.has_value() && !applied->ok()) p = std::move(before);
+      }
+      VarRanges ranges = AllLoopRanges(p);
+      for (const ForNode* l : LoopsBelow(p.root.get())) {
+        std::vector<Expr> varying;
+        for (const ForNode* inner : LoopsBelow(l))
+          varying.push_back(inner->var);
+        std::vector<LoopAccess> accesses = CollectLoopAccesses(p, *l);
+        for (const LoopAccess& x : accesses) {
+          for (const LoopAccess& w : accesses) {
+            if (x.buffer != w.buffer || !w.is_write) continue;
+            std::set<const ExprNode*> expected =
+                testing::plain::DeterminedVars(x, w, varying, ranges);
+            for (const Expr& v : varying) {
+              EXPECT_EQ(SameElementImpliesSameValue(x, w, v, varying, ranges),
+                        expected.count(v.get()) > 0)
+                  << v->name << " in " << testing::plain::AccessText(x)
+                  << " and " << testing::plain::AccessText(w) << "\n"
+                  << PrintProgram(p);
+            }
+            ++pairs;
+          }
+        }
+        // Rotations of the perfect nest below l (two and three loops).
+        std::vector<const ForNode*> span = {l};
+        while (span.size() < 3 && span.back()->body->kind == StmtKind::kFor) {
+          span.push_back(span.back()->body->as<ForNode>());
+          std::vector<const ForNode*> rotated(span.begin() + 1, span.end());
+          rotated.push_back(l);
+          absl::Status fast = CheckReorderKeepsDependences(p, span, rotated);
+          absl::Status expected =
+              testing::plain::CheckReorderKeepsDependences(p, span, rotated);
+          EXPECT_EQ(fast, expected) << PrintProgram(p);
+          ++reorders;
+        }
+      }
+    }
+  }
+  EXPECT_GT(pairs, 500);
+  EXPECT_GT(reorders, 100);
 }
 
 }  // namespace
