@@ -61,7 +61,7 @@ class TwinRule : public ScheduleRule {
  public:
   std::string Name() const override { return "twin"; }
   absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> Apply(
-      std::unique_ptr<TracedSchedule> schedule, const std::string& block,
+      std::unique_ptr<TracedSchedule> schedule, const std::string& /*block*/,
       const SpaceContext& context) const override {
     std::vector<std::unique_ptr<TracedSchedule>> out;
     out.push_back(ForkSchedule(*schedule, *context.initial).value());
