@@ -33,7 +33,9 @@ TEST(MutateCategorical, DrawsAnotherCandidate) {
     EXPECT_LT(value, 4);
     drawn.insert(value);
     for (const auto& [index, values] : space.decisions) {
-      if (index != site) EXPECT_EQ(mutated->at(index), values);
+      if (index != site) {
+        EXPECT_EQ(mutated->at(index), values);
+      }
     }
   }
   EXPECT_EQ(drawn.size(), 3u);  // every other candidate
