@@ -253,32 +253,35 @@ bool UnderConcurrentLoop(const StmtIndex& index, const ForNode* loop) {
   return false;
 }
 
-// A program that holds only the names `program` uses (of loops, blocks,
-// iteration variables and buffers) that begin with `prefix`: its FreshName
-// answers as the program's does for names that begin with `prefix`, without
-// a walk of the program and a set of all its names per call.
-Program NamesWithPrefix(const Program& program, const std::string& prefix) {
-  Program names;
-  names.root = std::make_unique<BlockNode>();
+// Every name `program` uses (FreshName's set): parameters, loops, blocks,
+// iteration variables, allocated buffers.
+std::set<std::string> UsedNames(const Program& program) {
   std::set<std::string> used;
-  auto add = [&](const std::string& name) {
-    if (name.compare(0, prefix.size(), prefix) == 0) used.insert(name);
-  };
-  add(program.root->name);
-  for (const BufferPtr& b : program.Params()) add(b->name);
+  for (const BufferPtr& b : program.Params()) used.insert(b->name);
   VisitStmts(static_cast<const StmtNode*>(program.root.get()),
              [&](const StmtNode* s) {
-               if (const auto* f = s->as<ForNode>()) add(f->var->name);
+               if (const auto* f = s->as<ForNode>()) used.insert(f->var->name);
                if (const auto* b = s->as<BlockNode>()) {
-                 add(b->name);
-                 for (const IterVar& iv : b->iter_vars) add(iv.var->name);
-                 for (const BufferPtr& buf : b->alloc_buffers) add(buf->name);
+                 used.insert(b->name);
+                 for (const IterVar& iv : b->iter_vars) used.insert(iv.var->name);
+                 for (const BufferPtr& buf : b->alloc_buffers) used.insert(buf->name);
                }
                return true;
              });
-  // FreshName counts the root's name too: an empty one is never asked for.
-  for (const std::string& name : used) {
-    names.root->iter_vars.push_back(IterVar{Var(name), 1, IterType::kSpatial});
+  return used;
+}
+
+// A program that uses exactly the names in `used` that begin with `prefix`
+// (as iteration variables of its root): its FreshName answers as that of a
+// program using all of `used` for names that begin with `prefix`, without a
+// walk of a whole program per call.
+Program NamesWithPrefix(const std::set<std::string>& used,
+                        const std::string& prefix) {
+  Program names;
+  names.root = std::make_unique<BlockNode>();  // its name "" is never asked for
+  for (auto it = used.lower_bound(prefix);
+       it != used.end() && it->compare(0, prefix.size(), prefix) == 0; ++it) {
+    names.root->iter_vars.push_back(IterVar{Var(*it), 1, IterType::kSpatial});
   }
   return names;
 }
@@ -315,16 +318,19 @@ class TrialProgram {
     SimplifyBindings(&work_);
     ranges_ = AllLoopRanges(work_);
     index_.emplace(work_);
+    used_ = UsedNames(work_);
+    ax_names_ = NamesWithPrefix(used_, "ax");
   }
 
-  // BuildBlockNest(work_, the block, plan): the new loops are named by
-  // FreshName, which collects every name of the copy per call. They are the
-  // same in every trial: with every loop kept, BuildBlockNest asks for the
-  // same names (ax0, ax0_1, ..., ax1, ...) whatever the plan, and the copy's
-  // names do not change. A program holding only the copy's names that begin
-  // with "ax" answers those questions alike, much faster; the first trial
-  // checks that it does (the same loop names as with the copy), and
-  // otherwise every trial asks the copy.
+  // BuildBlockNest(work_, the block, plan). It names the new loops by
+  // asking FreshName, which collects every name of the copy per call,
+  // whether ax0, ax0_1, ..., ax1, ... are used; a program that holds only
+  // the copy's names beginning with "ax" gives the same answers, as long as
+  // those are the names asked. They are: a name accepted (answered "not
+  // used") is checked against all the copy's names, and a name refused is
+  // used in the copy too. Should the check fail (BuildBlockNest naming loops
+  // otherwise), the copy itself is asked. With every loop kept, the names
+  // asked do not depend on the plan, so one check serves every trial.
   StmtPtr Nest(const Placement& plan) {
     auto build = [&](const Program& names) {
       return BuildBlockNest(names, CloneBlock(*moved_), plan.iter_ranges,
@@ -332,11 +338,12 @@ class TrialProgram {
     };
     if (!names_checked_) {
       names_checked_ = true;
-      ax_names_ = NamesWithPrefix(work_, "ax");
-      StmtPtr nest = build(work_);
-      use_ax_names_ =
-          NestLoopNames(nest.get()) == NestLoopNames(build(ax_names_).get());
-      return nest;
+      StmtPtr nest = build(ax_names_);
+      use_ax_names_ = true;
+      for (const std::string& name : NestLoopNames(nest.get())) {
+        if (used_.count(name)) use_ax_names_ = false;
+      }
+      if (use_ax_names_) return nest;
     }
     return build(use_ax_names_ ? ax_names_ : work_);
   }
@@ -391,7 +398,8 @@ class TrialProgram {
   Program work_;
   std::unique_ptr<BlockNode> moved_;
   VarRanges ranges_;
-  Program ax_names_;
+  std::set<std::string> used_;  // UsedNames(work_)
+  Program ax_names_;            // NamesWithPrefix(used_, "ax")
   bool names_checked_ = false;
   bool use_ax_names_ = false;
   std::optional<StmtIndex> index_;  // of work_ without a nest
