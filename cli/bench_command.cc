@@ -9,15 +9,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "cli/command.h"
 #include "cli/json_text.h"
 #include "cli/workload_args.h"
 #include "compiler/codegen/target_info.h"
 #include "compiler/util/check.h"
 #include "database/database.h"
-#include "database/record_codec.h"
+#include "tuner/search/measurement_record.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/llvm/jit.h"
@@ -48,22 +46,16 @@ absl::Status RecordMeasurement(const BenchOptions& options, const Workload& work
                                const Target& target, const KernelProgram& kernel,
                                const std::vector<double>& times_s, proto::MeasureStatus status,
                                const std::string& error) {
-  proto::Record record;
-  record.set_workload_key(workload.Key());
-  record.set_workload(workload.CanonicalForm());
-  *record.mutable_target() = TargetInfoOf(target, HostDeviceDescription());
-  kernel.trace.ToProto(record.mutable_trace());
-  record.set_structural_hash(kernel.structural_hash);
-  for (double t : times_s) record.add_times_s(t);
-  db::SummarizeTimes(record);
-  record.set_status(status);
-  record.set_error(error);
+  proto::MeasureResult result;
+  for (double t : times_s) result.add_times_s(t);
+  result.set_status(status);
+  result.set_error(error);
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
-  record.set_runner(absl::StrCat("lathe bench@", host));
-  record.set_lathe_version(LATHE_VERSION);
-  record.set_measured_at_unix_ms(absl::ToUnixMillis(absl::Now()));
-  record.set_job(options.job);
+  const proto::Record record = tuner::MeasurementRecord(
+      workload, TargetInfoOf(target, HostDeviceDescription()), kernel.trace,
+      kernel.structural_hash, result,
+      {absl::StrCat("lathe bench@", host), LATHE_VERSION, options.job});
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kCreate;
   absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(options.db_path, open);

@@ -25,9 +25,9 @@
 #include "compiler/codegen/target_info.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
-#include "database/record_codec.h"
 #include "runner/local_runner.h"
 #include "runner/measure_worker.h"
+#include "tuner/search/measurement_record.h"
 #include "tuner/search/task.h"
 #include "tuner/search/tuner.h"
 
@@ -138,21 +138,9 @@ absl::StatusOr<std::optional<double>> DefaultScheduleMedian(
   request.set_check_seed(1);
   absl::StatusOr<proto::MeasureResult> result = runner.Measure(request);
   if (!result.ok()) return result.status();
-  proto::Record record;
-  record.set_workload_key(workload.Key());
-  record.set_workload(workload.CanonicalForm());
-  *record.mutable_target() = TargetInfoOf(target, HostDeviceDescription());
-  kernel->trace.ToProto(record.mutable_trace());
-  record.set_structural_hash(result->structural_hash().empty() ? kernel->structural_hash
-                                                               : result->structural_hash());
-  *record.mutable_times_s() = result->times_s();
-  db::SummarizeTimes(record);
-  record.set_status(result->status());
-  record.set_error(result->error());
-  record.set_runner("local (default schedule)");
-  record.set_lathe_version(LATHE_VERSION);
-  record.set_measured_at_unix_ms(absl::ToUnixMillis(absl::Now()));
-  record.set_job(job);
+  const proto::Record record = tuner::MeasurementRecord(
+      workload, TargetInfoOf(target, HostDeviceDescription()), kernel->trace,
+      kernel->structural_hash, *result, {"local (default schedule)", LATHE_VERSION, job});
   absl::StatusOr<db::CommitResult> committed = db.Commit({record});
   if (!committed.ok()) return committed.status();
   if (record.status() != proto::MEASURE_OK) return std::optional<double>();

@@ -17,6 +17,9 @@ namespace lathe::tuner {
 
 struct Candidate {
   int space = -1;      // index into Task::spaces; -1: from a record
+  // Names the instructions the decisions belong to ("s<space>", or
+  // "t<hash>" for a record's trace); children inherit it (the search's memo).
+  std::string space_key;
   Trace trace;         // with every decision: what is measured and stored
   std::string structural_hash;  // of the scheduled program
   std::vector<float> features;

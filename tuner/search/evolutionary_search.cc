@@ -49,20 +49,25 @@ void SortByPrediction(std::vector<Candidate>& candidates) {
 }  // namespace
 
 std::string EvolutionarySearch::PointKey(const Candidate& parent, const Decisions& decisions) const {
-  std::string key;
-  if (parent.space >= 0) {
-    key = absl::StrCat("s", parent.space);
-  } else {
-    // A record's trace: its instructions name the space.
-    Trace instructions = parent.trace;
-    instructions.decisions.clear();
-    key = absl::StrCat("t", StableHash64(instructions.ToText()));
-  }
+  std::string key = parent.space_key;
   for (const auto& [index, values] : decisions) {
     absl::StrAppend(&key, ";", index, ":", absl::StrJoin(values, ","));
   }
   return key;
 }
+
+namespace {
+
+// The space key of a candidate built from a space or from a record's trace:
+// a record's instructions are hashed once here, not at every mutation.
+std::string SpaceKey(int space, const Trace& trace) {
+  if (space >= 0) return absl::StrCat("s", space);
+  Trace instructions = trace;
+  instructions.decisions.clear();
+  return absl::StrCat("t", StableHash64(instructions.ToText()));
+}
+
+}  // namespace
 
 uint64_t StreamSeed(uint64_t seed, uint64_t stage, uint64_t index) {
   return SplitMix(SplitMix(SplitMix(seed) ^ stage) ^ index);
@@ -83,6 +88,7 @@ std::optional<Candidate> EvolutionarySearch::Sample(int space, uint64_t seed, Se
     return std::nullopt;
   }
   ++stats.built;
+  candidate->space_key = SpaceKey(space, task_.spaces[space]);
   return *std::move(candidate);
 }
 
@@ -108,6 +114,7 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
       continue;
     }
     ++stats.built;
+    c->space_key = SpaceKey(-1, elites[i].trace);
     if (seen.insert(c->structural_hash).second) population.push_back(*std::move(c));
   }
   std::vector<Candidate> fresh;  // unmeasured fresh samples: exploration picks
@@ -172,6 +179,7 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
         continue;
       }
       ++stats.built;
+      child->space_key = parent.space_key;
       if (!seen.insert(child->structural_hash).second) {
         ++stats.duplicates;
         continue;

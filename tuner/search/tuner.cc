@@ -18,6 +18,7 @@
 #include "database/record_codec.h"
 #include "tuner/cost_model/xgb_cost_model.h"
 #include "tuner/features/program_features.h"
+#include "tuner/search/measurement_record.h"
 #include "tuner/search/task_scheduler.h"
 
 namespace lathe::tuner {
@@ -260,25 +261,9 @@ void Loop::ReportProgress() {
 
 proto::Record Loop::MakeRecord(const Task& task, const Candidate& candidate,
                                const proto::MeasureResult& result) const {
-  proto::Record record;
-  record.set_workload_key(task.key);
-  record.set_workload(task.workload.CanonicalForm());
-  *record.mutable_target() = target_info_;
-  candidate.trace.ToProto(record.mutable_trace());
-  // The runner's hash names the program it measured; the search's when the
-  // build failed before there was a program.
-  record.set_structural_hash(result.structural_hash().empty() ? candidate.structural_hash
-                                                              : result.structural_hash());
-  *record.mutable_times_s() = result.times_s();
-  db::SummarizeTimes(record);
-  record.set_status(result.status() == proto::MEASURE_STATUS_UNSPECIFIED ? proto::MEASURE_RUN_ERROR
-                                                                         : result.status());
-  record.set_error(result.error());
-  record.set_runner(options_.runner_name);
-  record.set_lathe_version(options_.lathe_version);
-  record.set_measured_at_unix_ms(absl::ToUnixMillis(absl::Now()));
-  record.set_job(options_.job);
-  return record;
+  return MeasurementRecord(task.workload, target_info_, candidate.trace,
+                           candidate.structural_hash, result,
+                           {options_.runner_name, options_.lathe_version, options_.job});
 }
 
 absl::Status Loop::Process(Batch& batch) {
