@@ -1,9 +1,11 @@
 #include "tuner/search/tuner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -205,42 +207,81 @@ proto::MeasureRequest Loop::MakeRequest(const Task& task, const Candidate& candi
 
 void Loop::Measure(Batch& batch) {
   const Task& task = tasks_[batch.task];
-  for (size_t i = 0; i < batch.candidates.size(); ++i) {
-    if (options_.stop != nullptr && options_.stop->load()) return;
-    if (options_.time_budget_s > 0 && Seconds(start_) >= options_.time_budget_s) return;
-    const auto measure_start = Clock::now();
-    absl::StatusOr<proto::MeasureResult> result = measure_(
-        MakeRequest(task, batch.candidates[i], options_.min_time_s,
-                    batch.first_trial + static_cast<int64_t>(i)));
-    const double busy = Seconds(measure_start);
-    if (!result.ok()) {
-      batch.error = result.status();
-      return;
-    }
-    batch.results.push_back(*std::move(result));
-    std::lock_guard<std::mutex> lock(progress_mutex_);
-    report_.measure_s += busy;
-    TaskProgress& progress = states_[batch.task].progress;
-    ++progress.trials;
-    ++report_.trials;
-    const proto::MeasureResult& r = batch.results.back();
-    double median = 0;
-    if (r.status() == proto::MEASURE_OK) {
-      proto::Record summary;
-      *summary.mutable_times_s() = r.times_s();
-      db::SummarizeTimes(summary);
-      median = summary.median_s();
-      if (!progress.best_s || median < *progress.best_s) {
-        progress.best_s = median;
-        progress.best_gflops = Throughput(task, median);
+  const size_t n = batch.candidates.size();
+  // results[i] belongs to candidates[i]; with measure_parallelism > 1 they
+  // finish in any order.
+  std::vector<std::optional<proto::MeasureResult>> results(n);
+  std::atomic<size_t> next{0};
+  std::mutex error_mutex;
+  absl::Status error;
+  auto work = [&] {
+    while (true) {
+      if (options_.stop != nullptr && options_.stop->load()) return;
+      if (options_.time_budget_s > 0 && Seconds(start_) >= options_.time_budget_s) return;
+      {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error.ok()) return;
       }
-    } else {
-      ++progress.errors;
+      const size_t i = next++;
+      if (i >= n) return;
+      const auto measure_start = Clock::now();
+      absl::StatusOr<proto::MeasureResult> result = measure_(
+          MakeRequest(task, batch.candidates[i], options_.min_time_s,
+                      batch.first_trial + static_cast<int64_t>(i)));
+      const double busy = Seconds(measure_start);
+      if (!result.ok()) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (error.ok()) error = result.status();
+        return;
+      }
+      results[i] = *std::move(result);
+      std::lock_guard<std::mutex> lock(progress_mutex_);
+      report_.measure_s += busy;
+      TaskProgress& progress = states_[batch.task].progress;
+      ++progress.trials;
+      ++report_.trials;
+      const proto::MeasureResult& r = *results[i];
+      double median = 0;
+      if (r.status() == proto::MEASURE_OK) {
+        proto::Record summary;
+        *summary.mutable_times_s() = r.times_s();
+        db::SummarizeTimes(summary);
+        median = summary.median_s();
+        if (!progress.best_s || median < *progress.best_s) {
+          progress.best_s = median;
+          progress.best_gflops = Throughput(task, median);
+        }
+      } else {
+        ++progress.errors;
+      }
+      report_.history.push_back({batch.task, batch.candidates[i].structural_hash, r.status(),
+                                 median, Seconds(start_)});
+      if (options_.on_progress) ReportProgress();
     }
-    report_.history.push_back({batch.task, batch.candidates[i].structural_hash, r.status(), median,
-                               Seconds(start_)});
-    if (options_.on_progress) ReportProgress();
+  };
+  const size_t workers =
+      std::min(n, static_cast<size_t>(std::max(1, options_.measure_parallelism)));
+  if (workers <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t w = 0; w < workers; ++w) threads.emplace_back(work);
+    for (std::thread& t : threads) t.join();
   }
+  // Measured candidates first, each with its result (Process pairs
+  // results[i] with candidates[i] and frees the rest).
+  std::vector<Candidate> measured, unmeasured;
+  for (size_t i = 0; i < n; ++i) {
+    if (results[i]) {
+      measured.push_back(std::move(batch.candidates[i]));
+      batch.results.push_back(*std::move(results[i]));
+    } else {
+      unmeasured.push_back(std::move(batch.candidates[i]));
+    }
+  }
+  for (Candidate& c : unmeasured) measured.push_back(std::move(c));
+  batch.candidates = std::move(measured);
+  batch.error = error;
 }
 
 void Loop::ReportProgress() {
@@ -261,9 +302,11 @@ void Loop::ReportProgress() {
 
 proto::Record Loop::MakeRecord(const Task& task, const Candidate& candidate,
                                const proto::MeasureResult& result) const {
+  // A remote runner names itself in its result.
   return MeasurementRecord(task.workload, target_info_, candidate.trace,
                            candidate.structural_hash, result,
-                           {options_.runner_name, options_.lathe_version, options_.job});
+                           {result.runner().empty() ? options_.runner_name : result.runner(),
+                            options_.lathe_version, options_.job});
 }
 
 absl::Status Loop::Process(Batch& batch) {
@@ -352,7 +395,7 @@ absl::Status Loop::RemeasureNearTies() {
         if (round == 0) {
           records.push_back(MakeRecord(task, c, *result));
           // Provenance: this measurement is a second look, not a new trial.
-          records.back().set_runner(absl::StrCat(options_.runner_name, " (re-measure)"));
+          records.back().set_runner(absl::StrCat(records.back().runner(), " (re-measure)"));
         } else {
           // The second round's samples join the first's: one record per
           // program with all its samples.

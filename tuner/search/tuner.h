@@ -69,6 +69,10 @@ struct TuneOptions {
   uint64_t seed = 1;
   SearchOptions search;
   bool overlap = true;
+  // Candidates of a batch measured at once (calls of the MeasureFn from
+  // that many threads; the tuning service's runners measure side by side).
+  // Results are recorded as with 1.
+  int measure_parallelism = 1;
   // Measurement settings of every candidate.
   double min_time_s = 0.1;
   int min_repeats = 5;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <set>
@@ -118,6 +119,50 @@ TEST_F(TunerTest, NeverMeasuresAProgramTwiceAcrossRuns) {
   // Every trial is a record, and the cost model was saved for the target.
   EXPECT_EQ(db->GetStats().value().records, 48);
   EXPECT_TRUE(db->GetCostModel(HostTarget(1).ToString(), CostModelName()).value().has_value());
+}
+
+// Measuring a batch's candidates side by side (the tuning service's
+// runners) records each measured candidate once, with the runner it names,
+// and searches as measuring one at a time does.
+TEST_F(TunerTest, ParallelMeasurementRecordsEveryTrialOnce) {
+  std::vector<std::vector<std::string>> runs;
+  for (int parallelism : {1, 4}) {
+    std::vector<Task> tasks = {SmallTask()};
+    auto db = OpenDb(absl::StrCat("parallel_", parallelism, ".db"));
+    TuneOptions options = FastOptions();
+    options.measure_parallelism = parallelism;
+    std::atomic<int> in_flight{0}, most_in_flight{0};
+    MeasureFn measure = [&](const proto::MeasureRequest& request) {
+      const int now = ++in_flight;
+      int seen = most_in_flight.load();
+      while (now > seen && !most_in_flight.compare_exchange_weak(seen, now)) {
+      }
+      usleep(2000);
+      absl::StatusOr<proto::MeasureResult> result = FakeMeasure(request);
+      if (result.ok()) result->set_runner("remote-test");
+      --in_flight;
+      return result;
+    };
+    absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_EQ(report->trials, 24);
+    if (parallelism > 1) {
+      EXPECT_GT(most_in_flight.load(), 1);
+    }
+    std::vector<proto::Record> records =
+        db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
+    ASSERT_EQ(records.size(), 24u);
+    std::set<std::string> hashes;
+    for (const proto::Record& r : records) {
+      hashes.insert(r.structural_hash());
+      EXPECT_EQ(r.runner(), "remote-test");
+    }
+    EXPECT_EQ(hashes.size(), 24u);
+    std::vector<std::string> sorted = Hashes(*report);
+    std::sort(sorted.begin(), sorted.end());
+    runs.push_back(sorted);
+  }
+  EXPECT_EQ(runs[0], runs[1]);
 }
 
 TEST_F(TunerTest, StopFlagEndsWithEverythingCommitted) {
