@@ -1,43 +1,187 @@
+// `lathe compile`: kernels to an object, a static or a shared library and a
+// C header. One workload with --trace (or the default schedule) is the
+// single-kernel command of step 2; with --db, every workload's schedule
+// comes from the tuning database through api/kernel_plan.h (the path the
+// C++ API and the CMake function share), and all kernels go into one
+// library and one header (issue 7).
 #include "cli/compile_command.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "api/kernel_plan.h"
 #include "cli/command.h"
+#include "cli/json_text.h"
 #include "cli/workload_args.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_library.h"
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/target.h"
 #include "compiler/schedule/trace.h"
+#include "compiler/workload/custom_workload.h"
+#include "compiler/workload/spec.h"
+#include "database/database.h"
 
 namespace lathe::cli {
 namespace {
 
 struct CompileOptions {
-  WorkloadArgs workload;
+  std::vector<std::string> specs;
+  std::string expr;
+  std::string dims;
   std::string trace_path;
+  std::string db_path;
   std::string target = "host";
   std::string output;
   std::string header;
   std::string function;
+  std::string prefix;
+  std::string misses;
+  std::string manifest;
+  bool require_tuned = false;
+  bool compatible = false;
 };
+
+// One kernel of the output: the spec as given and its plan.
+struct Entry {
+  std::string spec;
+  std::string function;
+  std::optional<api::KernelPlan> plan;
+  bool from_trace = false;
+};
+
+absl::StatusOr<std::vector<std::pair<std::string, Workload>>> ResolveWorkloads(
+    const CompileOptions& options) {
+  std::vector<std::pair<std::string, Workload>> workloads;
+  for (const std::string& spec : options.specs) {
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+    if (!workload.ok()) return workload.status();
+    workloads.emplace_back(spec, *std::move(workload));
+  }
+  if (!options.expr.empty() || !options.dims.empty()) {
+    if (options.expr.empty() || options.dims.empty()) {
+      return absl::InvalidArgumentError("--expr and --dims go together");
+    }
+    absl::StatusOr<Workload> workload = ParseCustomWorkload(options.expr, options.dims);
+    if (!workload.ok()) return workload.status();
+    workloads.emplace_back(workload->CanonicalForm(), *std::move(workload));
+  }
+  if (workloads.empty()) {
+    return absl::InvalidArgumentError(
+        "no workload: give one or more specs such as matmul:M=64,N=64,K=64, or --expr/--dims");
+  }
+  return workloads;
+}
+
+std::string ManifestKernel(const Entry& e) {
+  const api::KernelPlan& plan = *e.plan;
+  const api::KernelOrigin& o = plan.origin;
+  std::string source;
+  if (o.tuned()) {
+    source = absl::StrCat(
+        "\"source\": \"database\", \"record\": {\"id\": ", o.record_id, ", \"job\": ",
+        JsonString(o.job), ", \"median_s\": ", absl::StrFormat("%.9g", o.median_s),
+        ", \"structural_hash\": ", JsonString(o.structural_hash), ", \"target\": ",
+        JsonString(o.record_target), ", \"exact_target\": ", o.exact_target ? "true" : "false",
+        "}");
+  } else {
+    source = absl::StrCat("\"source\": ", e.from_trace ? "\"trace\"" : "\"default\"");
+    if (!o.fallback_reason.empty()) {
+      absl::StrAppend(&source, ", \"fallback_reason\": ", JsonString(o.fallback_reason));
+    }
+  }
+  return absl::StrCat("{\"spec\": ", JsonString(e.spec), ", \"workload\": ",
+                      JsonString(plan.workload.CanonicalForm()), ", \"workload_key\": ",
+                      JsonString(plan.workload.Key()), ", \"function\": ", JsonString(e.function),
+                      ", \"target\": ", JsonString(plan.target.ToString()), ", ", source,
+                      ", \"structural_hash\": ", JsonString(plan.program.structural_hash), "}");
+}
+
+absl::Status WriteManifest(const CompileOptions& options, const Target& target,
+                           const std::vector<Entry>& entries) {
+  std::vector<std::string> kernels;
+  for (const Entry& e : entries) kernels.push_back(ManifestKernel(e));
+  std::string text = absl::StrCat(
+      "{\"lathe_compile_manifest\": 1,\n \"target\": ", JsonString(target.ToString()),
+      ",\n \"database\": ", options.db_path.empty() ? "null" : JsonString(options.db_path),
+      ",\n \"compatible\": ", options.compatible ? "true" : "false",
+      ",\n \"output\": ", JsonString(options.output),
+      ",\n \"header\": ", options.header.empty() ? "null" : JsonString(options.header),
+      ",\n \"kernels\": [\n  ", absl::StrJoin(kernels, ",\n  "), "\n]}\n");
+  return WriteFileBytes(options.manifest, text);
+}
+
+absl::Status WriteMisses(const CompileOptions& options, const Target& target,
+                         const std::vector<const Entry*>& untuned) {
+  std::string text = absl::StrCat(
+      "# lathe compile: workloads without a usable record for ", target.ToString(), " in ",
+      options.db_path, "\n# tune them: lathe tune --workloads-file ", options.misses,
+      " --db ", options.db_path, " --target '", target.ToString(), "'\n");
+  for (const Entry* e : untuned) absl::StrAppend(&text, e->plan->workload.CanonicalForm(), "\n");
+  return WriteFileBytes(options.misses, text);
+}
 
 absl::Status RunCompile(const CompileOptions& options) {
   // Cheap checks of the command line first, before any compilation.
   absl::StatusOr<LibraryKind> kind = LibraryKindForPath(options.output);
   if (!kind.ok()) return kind.status();
-  absl::StatusOr<Workload> workload = options.workload.Resolve();
-  if (!workload.ok()) return workload.status();
-  std::string function =
-      options.function.empty() ? DefaultFunctionName(*workload) : options.function;
-  if (!IsCIdentifier(function)) {
+  absl::StatusOr<std::vector<std::pair<std::string, Workload>>> workloads =
+      ResolveWorkloads(options);
+  if (!workloads.ok()) return workloads.status();
+  const bool single = workloads->size() == 1;
+  if (!options.trace_path.empty() && (!single || !options.db_path.empty())) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--function ", function, ": not a C identifier"));
+        "--trace schedules one workload and does not go with --db (the database gives the "
+        "schedules)");
   }
+  if (!options.function.empty() && !single) {
+    return absl::InvalidArgumentError(
+        "--function names one kernel; with several workloads use --prefix");
+  }
+  if (options.db_path.empty() && (options.require_tuned || !options.misses.empty() ||
+                                  options.compatible)) {
+    return absl::InvalidArgumentError(
+        "--require-tuned, --misses and --compatible need --db (the tuning database)");
+  }
+
+  // Function names: one per workload, and one workload per name.
+  std::vector<Entry> entries;
+  std::map<std::string, size_t> by_key;
+  std::map<std::string, size_t> by_function;
+  for (size_t i = 0; i < workloads->size(); ++i) {
+    const auto& [spec, workload] = (*workloads)[i];
+    Entry entry;
+    entry.spec = spec;
+    entry.function = !options.function.empty()
+                         ? options.function
+                         : options.prefix + DefaultFunctionName(workload);
+    if (!IsCIdentifier(entry.function)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.function.empty() ? "--prefix " : "--function ", entry.function,
+          ": not a C identifier"));
+    }
+    if (auto [it, fresh] = by_key.emplace(workload.Key(), i); !fresh) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "specs ", (*workloads)[it->second].first, " and ", spec, " are the same workload (",
+          workload.CanonicalForm(), "): give it once"));
+    }
+    if (auto [it, fresh] = by_function.emplace(entry.function, i); !fresh) {
+      return absl::InvalidArgumentError(absl::StrCat("specs ", (*workloads)[it->second].first,
+                                                     " and ", spec, " both get function name ",
+                                                     entry.function));
+    }
+    entries.push_back(std::move(entry));
+  }
+
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
   if (absl::Status runnable = CheckRunnableHere(*target); !runnable.ok()) {
@@ -45,25 +189,94 @@ absl::Status RunCompile(const CompileOptions& options) {
                  std::string(runnable.message()).c_str());
   }
 
-  std::unique_ptr<Trace> trace;
-  if (!options.trace_path.empty()) {
-    absl::StatusOr<Trace> loaded = Trace::Load(options.trace_path);
-    if (!loaded.ok()) return loaded.status();
-    trace = std::make_unique<Trace>(*std::move(loaded));
+  std::unique_ptr<db::Database> db;
+  if (!options.db_path.empty()) {
+    db::OpenOptions open;
+    open.mode = db::OpenOptions::Mode::kReadOnly;
+    absl::StatusOr<std::unique_ptr<db::Database>> opened = db::Database::Open(options.db_path, open);
+    if (!opened.ok()) return opened.status();
+    db = *std::move(opened);
   }
-  absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(*workload, trace.get(), *target);
-  if (!kernel.ok()) {
-    if (trace == nullptr) return kernel.status();
-    return absl::Status(kernel.status().code(), absl::StrCat("trace ", options.trace_path, ": ",
-                                                             kernel.status().message()));
+
+  // Plans: a trace, or the database's best record, or the default schedule.
+  std::vector<const Entry*> untuned;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Entry& entry = entries[i];
+    const Workload& workload = (*workloads)[i].second;
+    if (!options.trace_path.empty()) {
+      absl::StatusOr<Trace> trace = Trace::Load(options.trace_path);
+      if (!trace.ok()) return trace.status();
+      absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(workload, &*trace, *target);
+      if (!kernel.ok()) {
+        return absl::Status(kernel.status().code(), absl::StrCat("trace ", options.trace_path,
+                                                                 ": ", kernel.status().message()));
+      }
+      api::KernelOrigin origin;
+      origin.structural_hash = kernel->structural_hash;
+      entry.plan = api::KernelPlan{workload, *target, *std::move(kernel), origin};
+      entry.from_trace = true;
+      continue;
+    }
+    absl::StatusOr<api::KernelPlan> plan = api::PlanKernel(
+        db.get(), workload, *target,
+        options.compatible ? db::TargetMatching::kCompatible : db::TargetMatching::kExact);
+    if (!plan.ok()) return plan.status();
+    entry.plan = *std::move(plan);
+    if (db != nullptr && !entry.plan->origin.tuned()) untuned.push_back(&entry);
   }
-  if (absl::Status st = WriteKernelLibrary(*kernel, *target, function, options.output); !st.ok()) {
-    return st;
+
+  if (!options.misses.empty()) {
+    if (absl::Status st = WriteMisses(options, *target, untuned); !st.ok()) return st;
   }
-  if (!options.header.empty()) {
-    absl::Status st = WriteFileBytes(
-        options.header, KernelHeader(*workload, *kernel, *target, function, *kind));
-    if (!st.ok()) return st;
+  if (options.require_tuned && !untuned.empty()) {
+    std::vector<std::string> names;
+    for (const Entry* e : untuned) names.push_back(e->spec);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--require-tuned: ", untuned.size(), " of ", entries.size(),
+        " workloads have no usable record for ", target->ToString(), " in ", options.db_path,
+        ": ", absl::StrJoin(names, ", "),
+        options.misses.empty() ? " (--misses FILE lists them for lathe tune --workloads-file)"
+                               : absl::StrCat(" (listed in ", options.misses, ")")));
+  }
+  for (const Entry* e : untuned) {
+    std::fprintf(stderr, "lathe: warning: %s: not tuned, using the default schedule (%s)\n",
+                 e->spec.c_str(), e->plan->origin.fallback_reason.c_str());
+  }
+
+  if (single && db == nullptr) {
+    // The single-kernel library and header of step 2, unchanged.
+    const Entry& e = entries.front();
+    if (absl::Status st = WriteKernelLibrary(e.plan->program, *target, e.function, options.output);
+        !st.ok()) {
+      return st;
+    }
+    if (!options.header.empty()) {
+      absl::Status st = WriteFileBytes(
+          options.header, KernelHeader(e.plan->workload, e.plan->program, *target, e.function, *kind));
+      if (!st.ok()) return st;
+    }
+  } else {
+    std::vector<LibraryKernel> kernels;
+    for (const Entry& e : entries) {
+      LibraryKernel k;
+      k.workload = &e.plan->workload;
+      k.kernel = &e.plan->program;
+      k.function_name = e.function;
+      k.origin = e.plan->origin.tuned()
+                     ? absl::StrCat("database record ", e.plan->origin.record_id)
+                     : (e.from_trace ? "trace" : "default");
+      kernels.push_back(std::move(k));
+    }
+    if (absl::Status st = WriteKernelLibrary(kernels, *target, options.output); !st.ok()) return st;
+    if (!options.header.empty()) {
+      const std::string stem = std::filesystem::path(options.header).stem().string();
+      absl::Status st =
+          WriteFileBytes(options.header, KernelLibraryHeader(kernels, *target, *kind, stem));
+      if (!st.ok()) return st;
+    }
+  }
+  if (!options.manifest.empty()) {
+    if (absl::Status st = WriteManifest(options, *target, entries); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
@@ -73,18 +286,41 @@ absl::Status RunCompile(const CompileOptions& options) {
 void AddCompileCommand(CLI::App& app) {
   auto options = std::make_shared<CompileOptions>();
   CLI::App* command = app.add_subcommand(
-      "compile", "compile a workload's kernel to an object, static or shared library and a C header");
-  options->workload.AddTo(command, /*spec_required=*/true);
+      "compile",
+      "compile workloads' kernels (from the tuning database with --db) to one object, static or "
+      "shared library and a C header");
+  command->add_option("specs", options->specs,
+                      "workload specs, e.g. matmul:M=512,N=512,K=512 (see `lathe workloads`)");
+  command->add_option("--expr", options->expr,
+                      "custom workload expression, e.g. \"C[i,j] += A[i,k] * B[k,j]\"");
+  command->add_option("--dims", options->dims,
+                      "extents of the --expr index variables, e.g. i=64,j=64,k=64");
   command->add_option("--trace", options->trace_path,
-                      "a trace file (JSON) to schedule with; default: the default schedule");
+                      "a trace file (JSON) to schedule one workload with; default: the default "
+                      "schedule, or the database's with --db");
+  command->add_option("--db", options->db_path,
+                      "the tuning database: each workload's best record (read only)");
   command->add_option("--target", options->target,
                       "target, e.g. host, \"llvm -mcpu=znver4 -num-threads=8\" (default: host)");
   command->add_option("-o,--output", options->output,
-                      "output file: .o (kernel only), .a (kernel + runtime) or .so (needs cc)")
+                      "output file: .o (kernels only), .a (kernels + runtime) or .so (needs cc)")
       ->required();
   command->add_option("--header", options->header, "where to write the C header");
   command->add_option("--function", options->function,
-                      "the kernel's C symbol (default: from the workload, e.g. matmul_64x64x64)");
+                      "the kernel's C symbol, one workload only (default: from the workload, "
+                      "e.g. matmul_64x64x64)");
+  command->add_option("--prefix", options->prefix,
+                      "prefix of every default function name, e.g. tuned_");
+  command->add_flag("--require-tuned", options->require_tuned,
+                    "fail, listing them, when workloads have no usable record in --db");
+  command->add_option("--misses", options->misses,
+                    "write the untuned workloads there, one per line (lathe tune --workloads-file)");
+  command->add_flag("--compatible", options->compatible,
+                    "let records of a compatible target answer (other thread count, fewer "
+                    "features)");
+  command->add_option("--manifest", options->manifest,
+                      "write a JSON manifest: each kernel's function and where its schedule "
+                      "came from");
   SetAction(command, [options] { return RunCompile(*options); });
 }
 

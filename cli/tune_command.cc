@@ -5,11 +5,13 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -40,6 +42,7 @@ namespace {
 
 struct TuneCommandOptions {
   std::vector<std::string> specs;
+  std::string workloads_file;
   std::string target = "host";
   int threads = 0;
   int64_t trials = 200;
@@ -147,7 +150,34 @@ absl::StatusOr<std::optional<double>> DefaultScheduleMedian(
   return std::optional<double>(record.median_s());
 }
 
-absl::Status RunTune(const TuneCommandOptions& options) {
+// The specs of a --workloads-file: one per line, blank lines and '#'
+// comments skipped (what `lathe compile --misses` writes).
+absl::StatusOr<std::vector<std::string>> ReadWorkloadsFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("--workloads-file ", path, ": cannot read"));
+  std::vector<std::string> specs;
+  std::string line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    absl::string_view spec = absl::StripAsciiWhitespace(line);
+    if (!spec.empty()) specs.emplace_back(spec);
+  }
+  if (in.bad()) return absl::DataLossError(absl::StrCat("--workloads-file ", path, ": read error"));
+  return specs;
+}
+
+absl::Status RunTune(TuneCommandOptions options) {
+  if (!options.workloads_file.empty()) {
+    absl::StatusOr<std::vector<std::string>> specs = ReadWorkloadsFile(options.workloads_file);
+    if (!specs.ok()) return specs.status();
+    if (specs->empty() && options.specs.empty()) {
+      // Nothing untuned: a CI step that tunes the misses of a build has
+      // nothing to do, which is success.
+      std::printf("nothing to tune: %s lists no workload\n", options.workloads_file.c_str());
+      return absl::OkStatus();
+    }
+    options.specs.insert(options.specs.end(), specs->begin(), specs->end());
+  }
   if (options.specs.empty()) {
     return absl::InvalidArgumentError("no workload: give one or more specs, e.g. matmul:M=512,N=512,K=512");
   }
@@ -316,8 +346,10 @@ void AddTuneCommand(CLI::App& app) {
   auto options = std::make_shared<TuneCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "tune", "search for the fastest schedules of workloads; results go to the database");
-  command->add_option("specs", options->specs, "workload specs, e.g. matmul:M=512,N=512,K=512")
-      ->required();
+  command->add_option("specs", options->specs, "workload specs, e.g. matmul:M=512,N=512,K=512");
+  command->add_option("--workloads-file", options->workloads_file,
+                      "more specs from a file, one per line, '#' comments (e.g. what lathe "
+                      "compile --misses wrote)");
   command->add_option("--target", options->target,
                       "target, e.g. host or \"llvm -mcpu=haswell -num-threads=1\" (default: "
                       "host); it must run here");

@@ -4,11 +4,13 @@
 // and what the kernel was built from (workload canonical form, target,
 // schedule hash), plus the runtime's thread control. Valid C89/C99 and C++
 // (extern "C" guards). The text depends only on its inputs: compiling twice
-// gives the same bytes.
+// gives the same bytes. A library of several kernels gets one header with a
+// prototype per kernel (KernelLibraryHeader).
 // Tests: tests/compiler/codegen/kernel_library_test.cc, tests/cli.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/target.h"
@@ -21,6 +23,17 @@ enum class LibraryKind {
   kObject,  // .o: the user links the runtime (or uses the .a)
   kStatic,  // .a: kernel + runtime
   kShared,  // .so: kernel + a private copy of the runtime
+};
+
+// One kernel of a library (kernel_library.h): what it computes, its
+// program and its C symbol. Pointers to the caller's objects.
+struct LibraryKernel {
+  const Workload* workload = nullptr;
+  const KernelProgram* kernel = nullptr;
+  std::string function_name;
+  // Where the schedule came from, for the header's comment, e.g. "database
+  // record 42"; empty: "default" or "trace" by the kernel.
+  std::string origin;
 };
 
 // The default C symbol of a workload's kernel: the operator name and its
@@ -42,5 +55,11 @@ std::string SharedSetNumThreadsName(const std::string& function_name);
 std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
                          const Target& target, const std::string& function_name,
                          LibraryKind kind);
+
+// One header for every kernel of a library, in the given order. The include
+// guard is LATHE_<GUARD_STEM>_H_ (guard_stem made an identifier, upper
+// case), e.g. the header file's stem.
+std::string KernelLibraryHeader(const std::vector<LibraryKernel>& kernels, const Target& target,
+                                LibraryKind kind, const std::string& guard_stem);
 
 }  // namespace lathe

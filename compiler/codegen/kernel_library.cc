@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -135,7 +136,34 @@ absl::StatusOr<std::string> KernelStaticLibrary(const std::string& object,
   return WriteArchive(members);
 }
 
+absl::StatusOr<std::string> KernelObject(const std::vector<LibraryKernel>& kernels,
+                                         const Target& target) {
+  std::set<std::string> names;
+  std::vector<ObjectKernel> objects;
+  for (const LibraryKernel& k : kernels) {
+    if (!IsCIdentifier(k.function_name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel library: function ", k.function_name, " is not a C identifier"));
+    }
+    if (!names.insert(k.function_name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel library: two kernels are named ", k.function_name));
+    }
+    ObjectKernel object;
+    object.lowered = &k.kernel->lowered;
+    object.options.function_name = k.function_name;
+    objects.push_back(std::move(object));
+  }
+  return EmitObject(objects, target, "lathe_kernels");
+}
+
 absl::Status LinkSharedLibrary(const std::string& object, const std::string& function_name,
+                               const std::string& path) {
+  return LinkSharedLibrary(object, std::vector<std::string>{function_name}, path);
+}
+
+absl::Status LinkSharedLibrary(const std::string& object,
+                               const std::vector<std::string>& function_names,
                                const std::string& path) {
   absl::StatusOr<std::string> cc = FindCCompiler();
   if (!cc.ok()) return cc.status();
@@ -152,10 +180,12 @@ absl::Status LinkSharedLibrary(const std::string& object, const std::string& fun
   absl::Status st = WriteFileBytes(kernel_o, object);
   if (st.ok()) st = WriteFileBytes(runtime_a, *runtime);
   if (st.ok()) {
-    st = WriteFileBytes(setter_c, absl::StrCat("void lathe_set_num_threads(int n);\n",
-                                               "__attribute__((visibility(\"default\"))) void ",
-                                               SharedSetNumThreadsName(function_name),
-                                               "(int n) { lathe_set_num_threads(n); }\n"));
+    std::string setters = "void lathe_set_num_threads(int n);\n";
+    for (const std::string& name : function_names) {
+      absl::StrAppend(&setters, "__attribute__((visibility(\"default\"))) void ",
+                      SharedSetNumThreadsName(name), "(int n) { lathe_set_num_threads(n); }\n");
+    }
+    st = WriteFileBytes(setter_c, setters);
   }
   if (!st.ok()) return absl::InternalError(absl::StrCat("shared library: ", st.message()));
   std::vector<std::string> argv = {*cc,       "-shared", "-fPIC",     "-o",
@@ -191,6 +221,29 @@ absl::Status WriteKernelLibrary(const KernelProgram& kernel, const Target& targe
     }
     case LibraryKind::kShared:
       return LinkSharedLibrary(*object, function_name, path);
+  }
+  return absl::InternalError("unreachable library kind");
+}
+
+absl::Status WriteKernelLibrary(const std::vector<LibraryKernel>& kernels, const Target& target,
+                                const std::string& path) {
+  absl::StatusOr<LibraryKind> kind = LibraryKindForPath(path);
+  if (!kind.ok()) return kind.status();
+  absl::StatusOr<std::string> object = KernelObject(kernels, target);
+  if (!object.ok()) return object.status();
+  switch (*kind) {
+    case LibraryKind::kObject:
+      return WriteFileBytes(path, *object);
+    case LibraryKind::kStatic: {
+      absl::StatusOr<std::string> archive = KernelStaticLibrary(*object, "lathe_kernels");
+      if (!archive.ok()) return archive.status();
+      return WriteFileBytes(path, *archive);
+    }
+    case LibraryKind::kShared: {
+      std::vector<std::string> names;
+      for (const LibraryKernel& k : kernels) names.push_back(k.function_name);
+      return LinkSharedLibrary(*object, names, path);
+    }
   }
   return absl::InternalError("unreachable library kind");
 }

@@ -12,12 +12,16 @@
 //        private to the library, so two Lathe libraries in one process keep
 //        their own thread pools). It exports the kernel and
 //        NAME_set_num_threads. A C toolchain is required for .so only.
+// A library may hold several kernels (one C symbol each, one object): the
+// vector overloads below; the single-kernel functions are the case of one.
 // The .o and .a are reproducible: the same inputs give the same bytes
-// (archive timestamps, owners and modes are zeroed).
+// (archive timestamps, owners and modes are zeroed); so is the .so when the
+// system linker is (GNU ld and its build ids are).
 // Tests: tests/compiler/codegen/kernel_library_test.cc, tests/cli.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -51,6 +55,23 @@ absl::Status LinkSharedLibrary(const std::string& object, const std::string& fun
 // Errors: those above, and InvalidArgument when the path cannot be written.
 absl::Status WriteKernelLibrary(const KernelProgram& kernel, const Target& target,
                                 const std::string& function_name, const std::string& path);
+
+// One object file with every kernel, in order. Errors: InvalidArgument
+// naming the symbol when two kernels share a function name or a name is
+// not a C identifier; those of EmitObject.
+absl::StatusOr<std::string> KernelObject(const std::vector<LibraryKernel>& kernels,
+                                         const Target& target);
+
+// Links the object of several kernels into a shared library exporting each
+// kernel and its NAME_set_num_threads (one shared runtime inside).
+absl::Status LinkSharedLibrary(const std::string& object,
+                               const std::vector<std::string>& function_names,
+                               const std::string& path);
+
+// Builds the library of several kernels that `path`'s extension asks for
+// (the archive's kernel member is lathe_kernels.o) and writes it there.
+absl::Status WriteKernelLibrary(const std::vector<LibraryKernel>& kernels, const Target& target,
+                                const std::string& path);
 
 // Writes bytes to a file; InvalidArgument naming the path on failure.
 absl::Status WriteFileBytes(const std::string& path, const std::string& bytes);

@@ -1053,24 +1053,51 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> BuildModule(const Program& lowered
                                                           const CodegenOptions& options,
                                                           llvm::TargetMachine* tm,
                                                           llvm::LLVMContext* ctx) {
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                         NewModule(SanitizeIdentifier(lowered.name), tm, ctx));
+  LATHE_RETURN_IF_ERROR(AddKernelToModule(lowered, target, options, module.get()));
+  return module;
+}
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> NewModule(const std::string& name,
+                                                        llvm::TargetMachine* tm,
+                                                        llvm::LLVMContext* ctx) {
   // Remarks and warnings ("loop not vectorized") would go to stderr; a tuner
   // compiling thousands of kernels must stay quiet. Errors still surface as
   // failed passes.
   ctx->setDiagnosticHandlerCallBack(
       [](const llvm::DiagnosticInfo&, void*) {}, nullptr);
-  auto module = std::make_unique<llvm::Module>(SanitizeIdentifier(lowered.name), *ctx);
+  auto module = std::make_unique<llvm::Module>(name, *ctx);
   module->setTargetTriple(tm->getTargetTriple().str());
   module->setDataLayout(tm->createDataLayout());
-  KernelEmitter emitter(lowered, target, module.get());
-  LATHE_RETURN_IF_ERROR(
-      emitter.Emit(KernelFunctionName(lowered, options), options.emit_packed_wrapper));
+  return module;
+}
+
+absl::Status AddKernelToModule(const Program& lowered, const Target& target,
+                               const CodegenOptions& options, llvm::Module* module) {
+  const std::string name = KernelFunctionName(lowered, options);
+  // LLVM renames a new function whose name is taken instead of failing; a
+  // library with two kernels of one name (or a kernel named like another's
+  // outlined loop) would silently export the wrong symbol.
+  if (module->getNamedValue(name) != nullptr ||
+      (options.emit_packed_wrapper && module->getNamedValue(name + "_packed") != nullptr)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("codegen of ", lowered.name, ": symbol ", name,
+                     " is already defined in module ", module->getName().str()));
+  }
+  KernelEmitter emitter(lowered, target, module);
+  LATHE_RETURN_IF_ERROR(emitter.Emit(name, options.emit_packed_wrapper));
+  if (llvm::Function* fn = module->getFunction(name); fn == nullptr || fn->getName() != name) {
+    return absl::InvalidArgumentError(absl::StrCat("codegen of ", lowered.name, ": symbol ", name,
+                                                   " clashes with a symbol of another kernel"));
+  }
   std::string errors;
   llvm::raw_string_ostream os(errors);
   if (llvm::verifyModule(*module, &os)) {
     return absl::InternalError(absl::StrCat("codegen of ", lowered.name,
                                             ": the generated LLVM IR is invalid: ", os.str()));
   }
-  return module;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> GenerateLLVMIR(const Program& lowered, const Target& target,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
@@ -28,6 +29,19 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> BuildModule(const Program& lowered
                                                           const CodegenOptions& options,
                                                           llvm::TargetMachine* tm,
                                                           llvm::LLVMContext* ctx);
+
+// An empty module named `name` with tm's triple and data layout, its
+// context's diagnostics silenced (a tuner must stay quiet).
+absl::StatusOr<std::unique_ptr<llvm::Module>> NewModule(const std::string& name,
+                                                        llvm::TargetMachine* tm,
+                                                        llvm::LLVMContext* ctx);
+
+// Adds the kernel of `lowered` (and its outlined loops) to `module`, which
+// may hold other kernels already (libraries of several kernels). Errors:
+// those of BuildModule, and InvalidArgument when the kernel's symbol is
+// taken in the module.
+absl::Status AddKernelToModule(const Program& lowered, const Target& target,
+                               const CodegenOptions& options, llvm::Module* module);
 
 // The new pass manager's O3 pipeline for tm (optimizer.cc).
 void OptimizeModule(llvm::Module* module, llvm::TargetMachine* tm);

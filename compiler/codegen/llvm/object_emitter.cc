@@ -38,6 +38,21 @@ absl::StatusOr<std::string> EmitObject(const Program& lowered, const Target& tar
   return EmitObjectToMemory(module.get(), tm.get());
 }
 
+absl::StatusOr<std::string> EmitObject(const std::vector<ObjectKernel>& kernels,
+                                       const Target& target, const std::string& module_name) {
+  if (kernels.empty()) return absl::InvalidArgumentError("object " + module_name + ": no kernels");
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, CreateTargetMachine(target));
+  llvm::LLVMContext ctx;
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                         NewModule(module_name, tm.get(), &ctx));
+  for (const ObjectKernel& kernel : kernels) {
+    LATHE_CHECK(kernel.lowered != nullptr, "EmitObject: a kernel without a program");
+    LATHE_RETURN_IF_ERROR(AddKernelToModule(*kernel.lowered, target, kernel.options, module.get()));
+  }
+  OptimizeModule(module.get(), tm.get());
+  return EmitObjectToMemory(module.get(), tm.get());
+}
+
 absl::Status EmitObjectFile(const Program& lowered, const Target& target, const std::string& path,
                             const CodegenOptions& options) {
   LATHE_ASSIGN_OR_RETURN(std::string bytes, EmitObject(lowered, target, options));

@@ -3,6 +3,7 @@
 #include "compiler/codegen/kernel_library.h"
 
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/runtime_objects.h"
 #include "compiler/workload/spec.h"
@@ -79,6 +80,77 @@ TEST(KernelHeader, DocumentsShapesWorkloadTargetAndThreads) {
   EXPECT_NE(h.find("void lathe_set_num_threads(int n);"), std::string::npos);
   std::string so = KernelHeader(w, *k, target, "mm", LibraryKind::kShared);
   EXPECT_NE(so.find("void mm_set_num_threads(int n);"), std::string::npos) << so;
+}
+
+// Libraries of several kernels: one object, one header.
+struct TwoKernels {
+  Workload mm = Spec("matmul:M=8,N=12,K=5");
+  Workload dense = Spec("dense:M=4,N=16,K=8,bias=1,relu=1");
+  Target target = HostTarget(2);
+  KernelProgram mm_kernel = *MakeKernelProgram(mm, nullptr, target);
+  KernelProgram dense_kernel = *MakeKernelProgram(dense, nullptr, target);
+  std::vector<LibraryKernel> Kernels(const std::string& a, const std::string& b) const {
+    return {{&mm, &mm_kernel, a, ""}, {&dense, &dense_kernel, b, "database record 7"}};
+  }
+};
+
+TEST(KernelLibrary, SeveralKernelsShareOneReproducibleObject) {
+  TwoKernels k;
+  absl::StatusOr<std::string> o1 = KernelObject(k.Kernels("mm", "dense"), k.target);
+  absl::StatusOr<std::string> o2 = KernelObject(k.Kernels("mm", "dense"), k.target);
+  ASSERT_TRUE(o1.ok() && o2.ok()) << o1.status();
+  EXPECT_EQ(*o1, *o2);
+  EXPECT_EQ(o1->substr(0, 4), "\x7f" "ELF");
+  // Both symbols in the string table, and the parallel loops of each kernel
+  // outlined under its own name.
+  EXPECT_NE(o1->find(std::string("mm\0", 3)), std::string::npos);
+  EXPECT_NE(o1->find(std::string("dense\0", 6)), std::string::npos);
+  absl::StatusOr<std::string> a = KernelStaticLibrary(*o1, "lathe_kernels");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_NE(a->find("lathe_kernels.o/"), std::string::npos);
+}
+
+TEST(KernelLibrary, TwoKernelsOfOneNameAreRefused) {
+  TwoKernels k;
+  absl::StatusOr<std::string> o = KernelObject(k.Kernels("same", "same"), k.target);
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(o.status().message()).find("two kernels are named same"),
+            std::string::npos)
+      << o.status();
+  absl::StatusOr<std::string> bad = KernelObject(k.Kernels("mm", "no-c"), k.target);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("no-c"), std::string::npos);
+}
+
+TEST(KernelHeader, LibraryHeaderDeclaresEveryKernel) {
+  TwoKernels k;
+  std::string h = KernelLibraryHeader(k.Kernels("mm", "dense"), k.target, LibraryKind::kStatic,
+                                      "mlp-tuned");
+  EXPECT_NE(h.find("#ifndef LATHE_MLP_TUNED_H_"), std::string::npos) << h;
+  EXPECT_NE(h.find("int mm(\n    /* A: float32[8, 5] (row-major) */ const float* A,"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("int dense(\n"), std::string::npos) << h;
+  EXPECT_NE(h.find("/* bias: float32[16] (row-major) */ const float* bias"), std::string::npos) << h;
+  EXPECT_NE(h.find(k.dense.CanonicalForm()), std::string::npos);
+  EXPECT_NE(h.find("schedule: database record 7, structural hash " +
+                   k.dense_kernel.structural_hash),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("schedule: default, structural hash " + k.mm_kernel.structural_hash),
+            std::string::npos)
+      << h;
+  // Once, however many kernels.
+  size_t first = h.find("void lathe_set_num_threads(int n);");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(h.find("void lathe_set_num_threads(int n);", first + 1), std::string::npos);
+  std::string so = KernelLibraryHeader(k.Kernels("mm", "dense"), k.target, LibraryKind::kShared,
+                                       "k");
+  EXPECT_NE(so.find("void mm_set_num_threads(int n);"), std::string::npos) << so;
+  EXPECT_NE(so.find("void dense_set_num_threads(int n);"), std::string::npos) << so;
+  EXPECT_EQ(h, KernelLibraryHeader(k.Kernels("mm", "dense"), k.target, LibraryKind::kStatic,
+                                   "mlp-tuned"));
 }
 
 }  // namespace

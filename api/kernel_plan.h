@@ -1,0 +1,66 @@
+// How a build gets a kernel's program (issue 7): the best record of
+// (workload, target) in the tuning database, its trace replayed and checked
+// to build the program that was measured, else the default schedule.
+//
+// The one code path of `lathe compile --db`, the C++ API (lathe.h) and so
+// of the CMake function: each asks PlanKernel, then compiles the program
+// (JIT or object). A record whose trace no longer replays, or replays to
+// another program than the one measured (the compiler changed since), is
+// never used: the plan falls back to the default schedule and says why, as
+// for a workload the database does not know.
+// Tests: tests/api/kernel_plan_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compiler/codegen/kernel_program.h"
+#include "compiler/codegen/target.h"
+#include "compiler/workload/workload.h"
+#include "database/database.h"
+
+namespace lathe::api {
+
+enum class KernelSource {
+  kDatabase,  // a record's trace, replayed
+  kDefault,   // the default schedule
+};
+
+// Where a kernel's schedule came from.
+struct KernelOrigin {
+  KernelSource source = KernelSource::kDefault;
+  // The program compiled (StructuralHashHex of the scheduled program); for a
+  // database kernel, also the program the record measured.
+  std::string structural_hash;
+  // kDatabase only: the record and its measurement.
+  int64_t record_id = 0;
+  std::string job;
+  double median_s = 0;
+  std::string record_target;  // the target it was measured on
+  bool exact_target = true;   // false: a compatible match (difference says how)
+  std::string difference;
+  // kDefault after a database was consulted: why no record was used, e.g.
+  // "no record of matmul:... for llvm ... in tuned.db". Empty otherwise.
+  std::string fallback_reason;
+
+  bool tuned() const { return source == KernelSource::kDatabase; }
+};
+
+struct KernelPlan {
+  Workload workload;
+  Target target;
+  KernelProgram program;
+  KernelOrigin origin;
+};
+
+// The program to compile for (workload, target): from the best record in
+// `db` (nullptr: no database, the default schedule without a reason) under
+// `matching`, else the default schedule with origin.fallback_reason set.
+// Errors: a database that fails to answer (naming its file and the
+// workload), and the default schedule's own errors (naming the workload).
+absl::StatusOr<KernelPlan> PlanKernel(db::Database* db, const Workload& workload,
+                                      const Target& target,
+                                      db::TargetMatching matching = db::TargetMatching::kExact);
+
+}  // namespace lathe::api

@@ -1,0 +1,118 @@
+// The C++ API of Lathe for programs that compile kernels at run time.
+//
+//   absl::StatusOr<std::unique_ptr<lathe::api::Database>> db =
+//       lathe::api::Database::Open("tuned.db");
+//   absl::StatusOr<lathe::api::Kernel> mm = (*db)->GetKernel("matmul:M=64,N=64,K=64");
+//   int rc = (*mm)(a, b, c);            // or (*mm)(args) with float* const* args
+//   if (!mm->origin().tuned()) ...      // the default schedule answered
+//
+// A kernel comes from the best record of (workload, target) in the
+// database, its trace replayed and checked to build the program that was
+// measured, else from the default schedule (api/kernel_plan.h says when and
+// why). GetKernel compiles it in this process (LLVM's ORC JIT, through
+// compiler/codegen/llvm/jit.h): JIT-compiled code stays loaded for the life
+// of the process, so a Kernel stays callable after its Database is gone, and
+// asking twice for one program compiles it once. GetObject gives an object
+// file's bytes to link or ship instead (`lathe compile` writes them).
+// Errors are absl::Status naming the spec and the database.
+// Tests: tests/api/lathe_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/kernel_plan.h"
+
+namespace lathe {
+class CompiledKernel;
+namespace db {
+class Database;
+}  // namespace db
+}  // namespace lathe
+
+namespace lathe::api {
+
+struct Options {
+  // Let a record measured on a compatible target answer (same kind, the
+  // asked-for target has all its features, any thread count).
+  bool compatible = false;
+};
+
+// A JIT-compiled kernel with the C ABI of DESIGN.md: one pointer per tensor,
+// inputs in definition order then outputs, row-major; returns 0 on success.
+class Kernel {
+ public:
+  // args[0..num_args()) as above.
+  int operator()(float* const* args) const;
+  // Typed pointers: kernel(x, w, bias, y). Exactly num_args() of them (a
+  // wrong count returns -1 without calling the kernel).
+  template <typename... T>
+  int operator()(T*... args) const {
+    float* pointers[] = {const_cast<float*>(static_cast<const float*>(args))...};
+    if (static_cast<int>(sizeof...(T)) != num_args()) return -1;
+    return (*this)(static_cast<float* const*>(pointers));
+  }
+
+  int num_args() const;
+  // The workload's canonical form and the target the kernel was built for.
+  const std::string& workload() const { return workload_; }
+  const std::string& target() const { return target_; }
+  const KernelOrigin& origin() const { return origin_; }
+
+ private:
+  friend class Database;
+  std::shared_ptr<const CompiledKernel> compiled_;
+  std::string workload_;
+  std::string target_;
+  KernelOrigin origin_;
+};
+
+// A kernel as an object file (ELF, position-independent) defining
+// `function_name`; link it with the Lathe runtime when it calls it
+// (kernel_library.h), or ask `lathe compile` for a self-contained .a.
+struct ObjectFile {
+  std::string bytes;
+  std::string function_name;
+  std::string header;  // the C header declaring it
+  KernelOrigin origin;
+};
+
+class Database {
+ public:
+  // Opens the tuning database read-only (a build never writes to it). An
+  // empty path opens none: every kernel gets the default schedule.
+  // Errors: those of db::Database::Open, naming the file.
+  static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& path,
+                                                        Options options = {});
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // What GetKernel and GetObject compile: the plan of kernel_plan.h.
+  // Errors: a bad spec or target (InvalidArgument naming it), a database
+  // that fails to answer.
+  absl::StatusOr<KernelPlan> Plan(const std::string& spec, const std::string& target = "host");
+
+  // The kernel of `spec` for `target`, compiled in this process. Errors:
+  // those of Plan; FailedPrecondition when the target cannot run here.
+  absl::StatusOr<Kernel> GetKernel(const std::string& spec, const std::string& target = "host");
+
+  // The kernel as an object file; function_name empty: the default name
+  // (e.g. matmul_64x64x64).
+  absl::StatusOr<ObjectFile> GetObject(const std::string& spec, const std::string& target = "host",
+                                       const std::string& function_name = "");
+
+ private:
+  Database(std::string path, std::unique_ptr<db::Database> db, Options options);
+  std::string path_;
+  std::unique_ptr<db::Database> db_;
+  Options options_;
+};
+
+}  // namespace lathe::api

@@ -1,0 +1,103 @@
+// Tests of api/kernel_plan.h: which program a build gets from the database.
+#include "api/kernel_plan.h"
+
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/api/test_database.h"
+
+namespace lathe::api {
+namespace {
+
+constexpr char kSpec[] = "matmul:M=16,N=24,K=8";
+
+std::unique_ptr<db::Database> OpenReadOnly(const std::string& path) {
+  db::OpenOptions open;
+  open.mode = db::OpenOptions::Mode::kReadOnly;
+  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(path, open);
+  EXPECT_TRUE(db.ok()) << db.status();
+  return db.ok() ? *std::move(db) : nullptr;
+}
+
+Workload Spec(const std::string& spec) { return *ParseWorkloadSpec(spec); }
+
+TEST(PlanKernel, UsesTheFastestRecordThatReplays) {
+  TempFolder dir;
+  const Target target = HostTarget(1);
+  const std::string path = dir.path() + "/t.db";
+  CreateDatabase(path, {RecordOf(kSpec, target, 2e-3), RecordOf(kSpec, target, 1e-3)});
+  std::unique_ptr<db::Database> db = OpenReadOnly(path);
+  ASSERT_NE(db, nullptr);
+  absl::StatusOr<KernelPlan> plan = PlanKernel(db.get(), Spec(kSpec), target);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->origin.source, KernelSource::kDatabase);
+  EXPECT_TRUE(plan->origin.tuned());
+  EXPECT_EQ(plan->origin.median_s, 1e-3);
+  EXPECT_GT(plan->origin.record_id, 0);
+  EXPECT_EQ(plan->origin.job, "job-a");
+  EXPECT_TRUE(plan->origin.exact_target);
+  EXPECT_EQ(plan->origin.structural_hash, plan->program.structural_hash);
+  EXPECT_FALSE(plan->program.default_schedule);  // replayed from the record's trace
+  EXPECT_TRUE(plan->origin.fallback_reason.empty());
+}
+
+TEST(PlanKernel, FallsBackToTheDefaultNamingTheWorkloadAndDatabase) {
+  TempFolder dir;
+  const Target target = HostTarget(1);
+  const std::string path = dir.path() + "/t.db";
+  CreateDatabase(path, {RecordOf(kSpec, target, 1e-3)});
+  std::unique_ptr<db::Database> db = OpenReadOnly(path);
+  ASSERT_NE(db, nullptr);
+  absl::StatusOr<KernelPlan> plan = PlanKernel(db.get(), Spec("matmul:M=8,N=8,K=8"), target);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->origin.source, KernelSource::kDefault);
+  EXPECT_TRUE(plan->program.default_schedule);
+  EXPECT_NE(plan->origin.fallback_reason.find("no record of matmul:"), std::string::npos)
+      << plan->origin.fallback_reason;
+  EXPECT_NE(plan->origin.fallback_reason.find(path), std::string::npos);
+}
+
+TEST(PlanKernel, ExactTargetsUnlessCompatibleAsked) {
+  TempFolder dir;
+  const std::string path = dir.path() + "/t.db";
+  CreateDatabase(path, {RecordOf(kSpec, HostTarget(1), 1e-3)});
+  std::unique_ptr<db::Database> db = OpenReadOnly(path);
+  ASSERT_NE(db, nullptr);
+  absl::StatusOr<KernelPlan> exact = PlanKernel(db.get(), Spec(kSpec), HostTarget(2));
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_FALSE(exact->origin.tuned());
+  absl::StatusOr<KernelPlan> compatible =
+      PlanKernel(db.get(), Spec(kSpec), HostTarget(2), db::TargetMatching::kCompatible);
+  ASSERT_TRUE(compatible.ok()) << compatible.status();
+  EXPECT_TRUE(compatible->origin.tuned());
+  EXPECT_FALSE(compatible->origin.exact_target);
+  EXPECT_FALSE(compatible->origin.difference.empty());
+  EXPECT_EQ(compatible->target.num_threads, 2);  // built for what was asked
+}
+
+TEST(PlanKernel, ARecordThatReplaysToAnotherProgramIsAMiss) {
+  TempFolder dir;
+  const Target target = HostTarget(1);
+  const std::string path = dir.path() + "/t.db";
+  CreateDatabase(path, {RecordOf(kSpec, target, 1e-3, /*hash=*/"00000000deadbeef")});
+  std::unique_ptr<db::Database> db = OpenReadOnly(path);
+  ASSERT_NE(db, nullptr);
+  absl::StatusOr<KernelPlan> plan = PlanKernel(db.get(), Spec(kSpec), target);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->origin.tuned());
+  EXPECT_TRUE(plan->program.default_schedule);
+  EXPECT_NE(plan->origin.fallback_reason.find("measured as 00000000deadbeef"), std::string::npos)
+      << plan->origin.fallback_reason;
+}
+
+TEST(PlanKernel, WithoutADatabaseTheDefaultAndNoReason) {
+  absl::StatusOr<KernelPlan> plan = PlanKernel(nullptr, Spec(kSpec), HostTarget(1));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->origin.tuned());
+  EXPECT_TRUE(plan->origin.fallback_reason.empty());
+  EXPECT_EQ(plan->origin.structural_hash, plan->program.structural_hash);
+}
+
+}  // namespace
+}  // namespace lathe::api

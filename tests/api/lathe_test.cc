@@ -1,0 +1,100 @@
+// Tests of api/lathe.h: kernels at run time, JIT-compiled or as objects,
+// checked against the workload's reference.
+#include "api/lathe.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/measure/reference_check.h"
+#include "gtest/gtest.h"
+#include "tests/api/test_database.h"
+
+namespace lathe::api {
+namespace {
+
+constexpr char kDense[] = "dense:M=8,N=24,K=16,bias=1,relu=1";
+
+TEST(Api, KernelFromTheDatabaseMatchesTheReference) {
+  TempFolder dir;
+  const std::string path = dir.path() + "/t.db";
+  CreateDatabase(path, {RecordOf(kDense, HostTarget(1), 1e-4)});
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<Kernel> kernel = (*db)->GetKernel(kDense, "host -num-threads=1");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(kernel->origin().tuned());
+  EXPECT_EQ(kernel->num_args(), 4);  // X, W, bias, Y
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(kDense);
+  ASSERT_TRUE(workload.ok());
+  EXPECT_EQ(kernel->workload(), workload->CanonicalForm());
+  absl::Status check = CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+    if (int rc = (*kernel)(args.data()); rc != 0) return absl::InternalError("kernel failed");
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(check.ok()) << check;
+}
+
+TEST(Api, TypedCallAndTheDefaultScheduleWithoutADatabase) {
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open("");
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<Kernel> mm = (*db)->GetKernel("matmul:M=3,N=5,K=2", "host -num-threads=1");
+  ASSERT_TRUE(mm.ok()) << mm.status();
+  EXPECT_EQ(mm->origin().source, KernelSource::kDefault);
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6};                     // 3x2
+  const std::vector<float> b = {1, 0, 2, 0, 1, 0, 1, 0, 3, 1};         // 2x5
+  std::vector<float> c(15, -1);
+  ASSERT_EQ((*mm)(a.data(), b.data(), c.data()), 0);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 5; ++j) {
+      const float want = a[i * 2] * b[j] + a[i * 2 + 1] * b[5 + j];
+      EXPECT_FLOAT_EQ(c[i * 5 + j], want) << i << "," << j;
+    }
+  }
+  // A wrong number of pointers never reaches the kernel.
+  EXPECT_EQ((*mm)(a.data(), c.data()), -1);
+}
+
+TEST(Api, ObjectFileWithItsHeaderAndOrigin) {
+  TempFolder dir;
+  const std::string path = dir.path() + "/t.db";
+  CreateDatabase(path, {RecordOf(kDense, HostTarget(1), 1e-4)});
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<ObjectFile> object = (*db)->GetObject(kDense, "host -num-threads=1", "my_dense");
+  ASSERT_TRUE(object.ok()) << object.status();
+  EXPECT_EQ(object->bytes.substr(0, 4), "\x7f" "ELF");
+  EXPECT_NE(object->bytes.find("my_dense"), std::string::npos);
+  EXPECT_NE(object->header.find("int my_dense("), std::string::npos);
+  EXPECT_TRUE(object->origin.tuned());
+  absl::StatusOr<ObjectFile> again = (*db)->GetObject(kDense, "host -num-threads=1", "my_dense");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(object->bytes, again->bytes);
+}
+
+TEST(Api, ErrorsNameTheDatabaseAndTheSpec) {
+  TempFolder dir;
+  const std::string missing = dir.path() + "/missing.db";
+  absl::StatusOr<std::unique_ptr<Database>> none = Database::Open(missing);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(std::string(none.status().message()).find(missing), std::string::npos)
+      << none.status();
+
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open("");
+  ASSERT_TRUE(db.ok());
+  absl::StatusOr<Kernel> bad = (*db)->GetKernel("matmul:M=3,N=5");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(bad.status().message()).find("K"), std::string::npos) << bad.status();
+  absl::StatusOr<Kernel> bad_target = (*db)->GetKernel("matmul:M=3,N=5,K=2", "gpu -x");
+  ASSERT_FALSE(bad_target.ok());
+  EXPECT_NE(std::string(bad_target.status().message()).find("matmul:M=3,N=5,K=2"),
+            std::string::npos)
+      << bad_target.status();
+  absl::StatusOr<ObjectFile> bad_name = (*db)->GetObject("matmul:M=3,N=5,K=2", "host", "a-b");
+  ASSERT_FALSE(bad_name.ok());
+  EXPECT_NE(std::string(bad_name.status().message()).find("a-b"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lathe::api

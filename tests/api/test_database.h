@@ -1,0 +1,68 @@
+// Test helper: a temporary tuning database holding records made from real
+// traces, for the tests of api/ (kernel_plan_test.cc, lathe_test.cc).
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/kernel_program.h"
+#include "compiler/codegen/target.h"
+#include "compiler/codegen/target_info.h"
+#include "compiler/workload/spec.h"
+#include "database/database.h"
+#include "gtest/gtest.h"
+#include "tuner/search/measurement_record.h"
+
+namespace lathe::api {
+
+// A folder removed at the end of the test.
+class TempFolder {
+ public:
+  TempFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "lathe_api_XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A record of `spec` on `target` measured at `median_s`, scheduled by the
+// default schedule's trace; `hash` overrides the program it claims.
+inline proto::Record RecordOf(const std::string& spec, const Target& target, double median_s,
+                              const std::string& hash = "") {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  EXPECT_TRUE(workload.ok()) << workload.status();
+  absl::StatusOr<KernelProgram> program = MakeKernelProgram(*workload, nullptr, target);
+  EXPECT_TRUE(program.ok()) << program.status();
+  proto::MeasureResult result;
+  result.set_status(proto::MEASURE_OK);
+  for (int i = 0; i < 3; ++i) result.add_times_s(median_s);
+  result.set_structural_hash(hash.empty() ? program->structural_hash : hash);
+  return tuner::MeasurementRecord(*workload, TargetInfoOf(target), program->trace,
+                                  hash.empty() ? program->structural_hash : hash, result,
+                                  {"test", "test", "job-a"});
+}
+
+// Creates `path` with the records.
+inline void CreateDatabase(const std::string& path, const std::vector<proto::Record>& records) {
+  db::OpenOptions open;
+  open.mode = db::OpenOptions::Mode::kCreate;
+  open.durable = false;
+  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(path, open);
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<db::CommitResult> committed = (*db)->Commit(records);
+  ASSERT_TRUE(committed.ok()) << committed.status();
+}
+
+}  // namespace lathe::api
