@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -129,8 +131,12 @@ int64_t FileBytes(const std::string& path) {
 
 int Database::CurrentSchemaVersion() { return LatestSchemaVersion(); }
 
-Database::Database(std::string path, std::unique_ptr<Connection> connection, OpenOptions options)
-    : path_(std::move(path)), connection_(std::move(connection)), options_(options) {}
+Database::Database(std::string path, std::unique_ptr<Connection> connection, OpenOptions options,
+                   int schema_version)
+    : path_(std::move(path)),
+      connection_(std::move(connection)),
+      options_(options),
+      schema_version_(schema_version) {}
 
 Database::~Database() = default;
 
@@ -238,7 +244,9 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   // read: repeated lookups and a large batch's index pages stay in memory.
   // Set last: it reads the schema, which the checks above must do first.
   LATHE_DB_RETURN_IF_ERROR(c.Exec("PRAGMA cache_size = -65536"));
-  return std::unique_ptr<Database>(new Database(path, *std::move(connection), options));
+  const int schema_version = writable ? latest : static_cast<int>(*version);
+  return std::unique_ptr<Database>(
+      new Database(path, *std::move(connection), options, schema_version));
 }
 
 absl::StatusOr<int64_t> Database::WorkloadId(const proto::Record& record) {
@@ -299,6 +307,7 @@ struct Database::BatchIds {
   std::unordered_map<std::string, std::pair<int64_t, std::string>> workloads;  // key: id, form
   std::unordered_map<std::string, int64_t> targets;                            // canonical: id
   std::unordered_set<std::string> jobs;
+  std::set<std::pair<int64_t, int64_t>> tasks;  // (workload id, target id) given records
 };
 
 absl::Status Database::Insert(const proto::Record& record, CommitResult& result, BatchIds& ids) {
@@ -364,6 +373,7 @@ absl::Status Database::Insert(const proto::Record& record, CommitResult& result,
   LATHE_DB_RETURN_IF_ERROR(s.Run());
   if (sqlite3_changes(connection_->raw()) > 0) {
     ++result.added;
+    ids.tasks.emplace(*workload_id, *target_id);
   } else {
     ++result.duplicates;
   }
@@ -405,6 +415,12 @@ absl::StatusOr<CommitResult> Database::CommitFrom(const RecordSource& source) {
     return absl::OkStatus();
   });
   if (!produced.ok()) return produced;  // the transaction rolls back
+  if (schema_version_ >= 3) {
+    for (const auto& [workload_id, target_id] : ids.tasks) {
+      absl::Status refreshed = RefreshBest(workload_id, target_id);
+      if (!refreshed.ok()) return Prefixed(refreshed, "batch not committed: ");
+    }
+  }
   absl::Status committed = (*transaction)->Commit();
   if (!committed.ok()) return Prefixed(committed, "batch not committed: ");
   return result;
@@ -510,21 +526,24 @@ absl::StatusOr<std::vector<Match>> Database::Lookup(const std::string& workload_
                      return Closeness(target, a.info) < Closeness(target, b.info);
                    });
 
-  absl::StatusOr<Statement*> best = connection_->Prepare(absl::StrCat(
-      "SELECT ", kRecordColumns,
-      "WHERE r.workload_id = ?1 AND r.target_id = ?2 AND r.status = 1 "
-      // A program counts by its latest measurement: a re-measurement
-      // supersedes a lucky (or failed) earlier one. One probe of
-      // records_program per row walked.
-      "AND r.id = (SELECT MAX(l.id) FROM records l WHERE l.workload_id = r.workload_id "
-      "AND l.target_id = r.target_id AND l.structural_hash = r.structural_hash) "
-      "ORDER BY r.median_s, r.id LIMIT ?3"));
-  if (!best.ok()) return best.status();
+  // The winner alone is table best's row (schema version 3 on); more walk
+  // the ranking of records.
+  absl::StatusOr<Statement*> ranked = connection_->Prepare(
+      k == 1 && schema_version_ >= 3
+          ? "SELECT " LATHE_DB_RECORD_COLUMNS
+            "FROM best r JOIN workloads w ON w.id = r.workload_id "
+            "JOIN targets t ON t.id = r.target_id "
+            "WHERE r.workload_id = ?1 AND r.target_id = ?2 AND ?3 = 1"
+          : "SELECT " LATHE_DB_RECORD_COLUMNS LATHE_DB_RECORD_FROM
+            "WHERE r.workload_id = ?1 AND r.target_id = ?2 AND " LATHE_DB_COUNTING_RECORD
+            " ORDER BY r.median_s, r.id LIMIT ?3");
+  if (!ranked.ok()) return ranked.status();
+  Statement& query = **ranked;
   for (const Candidate& candidate : candidates) {
-    (*best)->BindInt(1, workload_id);
-    (*best)->BindInt(2, candidate.id);
-    (*best)->BindInt(3, k);
-    absl::StatusOr<std::vector<proto::Record>> records = CollectRecords(**best, path_);
+    query.BindInt(1, workload_id);
+    query.BindInt(2, candidate.id);
+    query.BindInt(3, k);
+    absl::StatusOr<std::vector<proto::Record>> records = CollectRecords(query, path_);
     if (!records.ok()) return records.status();
     if (records->empty()) continue;
     std::vector<Match> matches;
@@ -701,9 +720,7 @@ absl::StatusOr<int64_t> Database::Prune(int k) {
       "DELETE FROM records WHERE id NOT IN ("
       "SELECT id FROM (SELECT r.id, ROW_NUMBER() OVER ("
       "PARTITION BY r.workload_id, r.target_id ORDER BY r.median_s, r.id) AS rank "
-      "FROM records r WHERE r.status = 1 AND r.id = (SELECT MAX(l.id) FROM records l "
-      "WHERE l.workload_id = r.workload_id AND l.target_id = r.target_id "
-      "AND l.structural_hash = r.structural_hash)) WHERE rank <= ?1)");
+      "FROM records r WHERE " LATHE_DB_COUNTING_RECORD ") WHERE rank <= ?1)");
   if (!prune.ok()) return prune.status();
   (*prune)->BindInt(1, k);
   LATHE_DB_RETURN_IF_ERROR((*prune)->Run());
@@ -711,6 +728,9 @@ absl::StatusOr<int64_t> Database::Prune(int k) {
   LATHE_DB_RETURN_IF_ERROR(
       connection_->Exec("DELETE FROM jobs WHERE id NOT IN (SELECT DISTINCT job_id FROM records "
                         "WHERE job_id IS NOT NULL) AND state != 'running'"));
+  // The winners survive a prune (k >= 1), but rebuilding is what keeps
+  // table best right without that argument.
+  if (schema_version_ >= 3) LATHE_DB_RETURN_IF_ERROR(connection_->Exec(kRebuildBestSql));
   LATHE_DB_RETURN_IF_ERROR((*transaction)->Commit());
   return deleted;
 }
@@ -749,6 +769,86 @@ absl::StatusOr<std::optional<std::string>> Database::GetCostModel(const std::str
   if (*row) model = (*get)->ColumnBlob(0);
   (*get)->Reset();
   return model;
+}
+
+absl::Status Database::RefreshBest(int64_t workload_id, int64_t target_id) {
+  // Which record wins, and which one table best holds: usually the same, and
+  // then nothing is written.
+  auto single_id = [&](const char* sql) -> absl::StatusOr<std::optional<int64_t>> {
+    absl::StatusOr<Statement*> select = connection_->Prepare(sql);
+    if (!select.ok()) return select.status();
+    (*select)->BindInt(1, workload_id);
+    (*select)->BindInt(2, target_id);
+    absl::StatusOr<bool> row = (*select)->Step();
+    if (!row.ok()) return row.status();
+    std::optional<int64_t> id;
+    if (*row) id = (*select)->ColumnInt(0);
+    (*select)->Reset();
+    return id;
+  };
+  absl::StatusOr<std::optional<int64_t>> winner = single_id(
+      "SELECT r.id FROM records r WHERE r.workload_id = ?1 AND r.target_id = ?2 AND "
+      LATHE_DB_COUNTING_RECORD " ORDER BY r.median_s, r.id LIMIT 1");
+  if (!winner.ok()) return winner.status();
+  absl::StatusOr<std::optional<int64_t>> held =
+      single_id("SELECT id FROM best WHERE workload_id = ?1 AND target_id = ?2");
+  if (!held.ok()) return held.status();
+  if (*winner == *held) return absl::OkStatus();
+  absl::StatusOr<Statement*> remove =
+      connection_->Prepare("DELETE FROM best WHERE workload_id = ?1 AND target_id = ?2");
+  if (!remove.ok()) return remove.status();
+  (*remove)->BindInt(1, workload_id);
+  (*remove)->BindInt(2, target_id);
+  LATHE_DB_RETURN_IF_ERROR((*remove)->Run());
+  if (!winner->has_value()) return absl::OkStatus();
+  absl::StatusOr<Statement*> copy = connection_->Prepare(
+      "INSERT INTO best(" LATHE_DB_BEST_COLUMNS ") SELECT " LATHE_DB_BEST_COLUMNS
+      " FROM records WHERE id = ?1");
+  if (!copy.ok()) return copy.status();
+  (*copy)->BindInt(1, **winner);
+  return (*copy)->Run();
+}
+
+void Database::CheckBest(CheckReport& report) {
+  auto problems = [&](const char* sql) {
+    absl::StatusOr<Statement*> select = connection_->Prepare(sql);
+    if (!select.ok()) {
+      report.problems.push_back(std::string(select.status().message()));
+      return;
+    }
+    while (true) {
+      absl::StatusOr<bool> row = (*select)->Step();
+      if (!row.ok()) {
+        report.problems.push_back(std::string(row.status().message()));
+        break;
+      }
+      if (!*row) break;
+      report.problems.push_back((*select)->ColumnText(0));
+    }
+    (*select)->Reset();
+  };
+  // Each task's winner by the ranking of records, beside table best's row.
+  problems(
+      "SELECT 'best of workload ' || w.key || ' on target ' || t.canonical || ' is record ' || "
+      "IFNULL(b.id, 'none') || ', but the records rank ' || IFNULL(x.id, 'none') || ' first' "
+      "FROM (SELECT workload_id, target_id FROM records UNION SELECT workload_id, target_id "
+      "FROM best) task "
+      "JOIN workloads w ON w.id = task.workload_id JOIN targets t ON t.id = task.target_id "
+      "LEFT JOIN best b ON b.workload_id = task.workload_id AND b.target_id = task.target_id "
+      "LEFT JOIN (SELECT r.workload_id, r.target_id, r.id, ROW_NUMBER() OVER (PARTITION BY "
+      "r.workload_id, r.target_id ORDER BY r.median_s, r.id) AS rank FROM records r WHERE "
+      LATHE_DB_COUNTING_RECORD ") x ON x.workload_id = task.workload_id "
+      "AND x.target_id = task.target_id AND x.rank = 1 "
+      "WHERE b.id IS NOT x.id");
+  // And its copy of the record is the record.
+  problems(
+      "SELECT 'best row of record ' || b.id || ' differs from the record' FROM best b "
+      "JOIN records r ON r.id = b.id WHERE b.workload_id != r.workload_id "
+      "OR b.target_id != r.target_id OR b.structural_hash != r.structural_hash "
+      "OR b.trace != r.trace OR b.times != r.times OR b.median_s IS NOT r.median_s "
+      "OR b.spread IS NOT r.spread OR b.status != r.status OR b.error != r.error "
+      "OR b.runner != r.runner OR b.lathe_version != r.lathe_version "
+      "OR b.measured_ms != r.measured_ms OR b.job_id IS NOT r.job_id");
 }
 
 absl::StatusOr<CheckReport> Database::Check() {
@@ -812,6 +912,7 @@ absl::StatusOr<CheckReport> Database::Check() {
       }
     }
   }
+  if (schema_version_ >= 3) CheckBest(report);
   return report;
 }
 

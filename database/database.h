@@ -176,11 +176,12 @@ class Database {
 
   // SQLite's integrity and foreign-key checks, then Lathe's: every record
   // parses, its fingerprint matches its content, an OK record has times and
-  // its median is theirs.
+  // its median is theirs, and table best holds each task's winner.
   absl::StatusOr<CheckReport> Check();
 
  private:
-  Database(std::string path, std::unique_ptr<Connection> connection, OpenOptions options);
+  Database(std::string path, std::unique_ptr<Connection> connection, OpenOptions options,
+           int schema_version);
   // The workloads, targets and jobs the batch being committed has met.
   struct BatchIds;
   absl::Status Insert(const proto::Record& record, CommitResult& result, BatchIds& ids);
@@ -189,10 +190,18 @@ class Database {
   absl::StatusOr<std::vector<Match>> Lookup(const std::string& workload_key,
                                             const proto::TargetInfo& target, int k,
                                             TargetMatching matching);
+  // Makes table best's row of the task its fastest counting record (or
+  // removes it when none counts). Inside the committing transaction.
+  absl::Status RefreshBest(int64_t workload_id, int64_t target_id);
+  // Check's part for table best: every task's row is its ranking's winner.
+  void CheckBest(CheckReport& report);
 
   std::string path_;
   std::unique_ptr<Connection> connection_;
   OpenOptions options_;
+  // The file's schema version: an older file opened read-only is not
+  // migrated, and has no table best to look in.
+  int schema_version_;
 };
 
 }  // namespace lathe::db

@@ -56,6 +56,34 @@ CREATE TABLE cost_models(
   saved_ms INTEGER NOT NULL,
   PRIMARY KEY(target_id, name));
 )sql",
+      // Version 3: the winner of each (workload, target), copied out of
+      // records. A build's lookup then reads a few pages of a table the size
+      // of the task count (~1 KB per task) instead of walking an index of a
+      // table the size of the whole tuning history and reading a random page
+      // of it: with 10^6 records, that page was often not in memory.
+      // Kept by Database::CommitFrom and Prune in the same transaction as
+      // the records; Check compares it with the ranking of records. No
+      // foreign key to records(id): deleting records would then scan this
+      // table for every row deleted.
+      absl::StrCat(R"sql(
+CREATE TABLE best(
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  target_id INTEGER NOT NULL REFERENCES targets(id),
+  id INTEGER NOT NULL,        -- the record's id in records
+  structural_hash TEXT NOT NULL,
+  trace BLOB NOT NULL,
+  times BLOB NOT NULL,
+  median_s REAL,
+  spread REAL,
+  status INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  runner TEXT NOT NULL,
+  lathe_version TEXT NOT NULL,
+  measured_ms INTEGER NOT NULL,
+  job_id TEXT,
+  PRIMARY KEY(workload_id, target_id));
+)sql",
+                   kRebuildBestSql),
   };
   return *migrations;
 }

@@ -3,6 +3,7 @@
 #include "database/database.h"
 
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -677,7 +678,74 @@ TEST_F(DatabaseTest, PruneKeepsTheKFastestOkRecordsOfEveryTask) {
   EXPECT_EQ(db_->Prune(0).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Best answers from table best, which commits keep equal to the ranking of
+// records (Top walks that ranking): random batches of re-measurements,
+// failures and new programs over a few tasks, compared after every batch.
+TEST_F(DatabaseTest, BestFollowsTheRankingThroughRandomBatchesAndPrune) {
+  std::mt19937 rng(7);
+  const std::vector<proto::TargetInfo> targets = {DefaultTarget(),
+                                                  MakeTarget("znver4", {"avx2"}, 1)};
+  const std::vector<proto::MeasureStatus> failures = {
+      proto::MEASURE_BUILD_ERROR, proto::MEASURE_RUN_ERROR, proto::MEASURE_TIMEOUT,
+      proto::MEASURE_WRONG_RESULT};
+  auto expect_best_is_top = [&](const std::string& when) {
+    for (const char* key : {"a", "b", "c"}) {
+      for (const proto::TargetInfo& target : targets) {
+        absl::StatusOr<std::optional<Match>> best = db_->Best(key, target);
+        absl::StatusOr<std::vector<Match>> top = db_->Top(key, target, 2);
+        ASSERT_TRUE(best.ok() && top.ok()) << best.status() << top.status();
+        ASSERT_EQ(best->has_value(), !top->empty()) << when << " " << key;
+        if (top->empty()) continue;
+        EXPECT_EQ(Bytes((*best)->record), Bytes((*top)[0].record)) << when << " " << key;
+      }
+    }
+    EXPECT_TRUE(Problems().empty()) << when << ": " << absl::StrJoin(Problems(), "\n");
+  };
+  for (int batch = 0; batch < 40; ++batch) {
+    std::vector<proto::Record> records;
+    const int size = std::uniform_int_distribution<int>(1, 6)(rng);
+    for (int i = 0; i < size; ++i) {
+      const std::string key(1, static_cast<char>('a' + rng() % 3));
+      const proto::TargetInfo& target = targets[rng() % targets.size()];
+      // Few programs per task, so re-measurements of the winner are common.
+      const std::string hash = absl::StrCat("p", rng() % 4);
+      if (rng() % 4 == 0) {
+        records.push_back(MakeRecord(key, target, hash, {1e-4}, failures[rng() % 4]));
+      } else {
+        const double median = 1e-3 * std::uniform_int_distribution<int>(1, 9)(rng);
+        records.push_back(OkRecord(key, target, hash, median));
+        records.back().set_measured_at_unix_ms(batch * 100 + i);  // no exact duplicates
+      }
+    }
+    MustCommit(records);
+    expect_best_is_top(absl::StrCat("after batch ", batch));
+  }
+  ASSERT_TRUE(db_->Prune(1).ok());
+  expect_best_is_top("after prune");
+}
+
 // Check
+
+TEST_F(DatabaseTest, CheckReportsATableBestThatDisagreesWithTheRecords) {
+  MustCommit({OkRecord("w", DefaultTarget(), "fast", 1e-3),
+              OkRecord("w", DefaultTarget(), "slow", 2e-3)});
+  const std::vector<proto::Record> stored = Task("w", DefaultTarget());
+  db_.reset();
+  RawSql(path_, absl::StrCat("UPDATE best SET id = ", stored[1].id(),
+                             ", trace = x'00'"));
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path_, ReadOnlyMode());
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<CheckReport> report = (*db)->Check();
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::string problems = absl::StrJoin(report->problems, "\n");
+  EXPECT_NE(problems.find(absl::StrCat("is record ", stored[1].id(), ", but the records rank ",
+                                       stored[0].id(), " first")),
+            std::string::npos)
+      << problems;
+  EXPECT_NE(problems.find(absl::StrCat("best row of record ", stored[1].id(), " differs")),
+            std::string::npos)
+      << problems;
+}
 
 TEST_F(DatabaseTest, CheckPassesASoundDatabase) {
   proto::Record with_job = OkRecord("w", DefaultTarget(), "h1", 1e-3);

@@ -208,6 +208,8 @@ TEST(Schema, ReadWriteOpenMigratesAVersion1FileAndKeepsItsRecords) {
   }
   RawDb raw(path);
   EXPECT_EQ(raw.Int("PRAGMA user_version"), LatestSchemaVersion());
+  // Version 3's table best was filled from the records already there.
+  EXPECT_EQ(raw.Int("SELECT COUNT(*) FROM best"), 1);
 }
 
 TEST(Schema, ReadOnlyOpenNeverMigrates) {
