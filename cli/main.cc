@@ -9,6 +9,9 @@
 #include "cli/db_command.h"
 #include "cli/demo_command.h"
 #include "cli/lower_command.h"
+#include "cli/runner_command.h"
+#include "cli/serve_command.h"
+#include "cli/service_client_commands.h"
 #include "cli/tune_command.h"
 #include "cli/workloads_command.h"
 
@@ -24,5 +27,8 @@ int main(int argc, char** argv) {
   lathe::cli::AddDbCommand(app);
   lathe::cli::AddTuneCommand(app);
   lathe::cli::AddRunnerWorkerCommand(app);
+  lathe::cli::AddServeCommand(app);
+  lathe::cli::AddRunnerCommand(app);
+  lathe::cli::AddServiceClientCommands(app);
   return lathe::cli::RunApp(app, argc, argv);
 }

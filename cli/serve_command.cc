@@ -1,0 +1,136 @@
+#include "cli/serve_command.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "cli/command.h"
+#include "runner/remote/channel.h"
+#include "tuner/service/daemon.h"
+#include "tuner/service/server.h"
+
+#ifndef LATHE_VERSION
+#define LATHE_VERSION "unknown"
+#endif
+
+namespace lathe::cli {
+namespace {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:7770";
+  std::string db_path;
+  std::string token_file;
+  std::string tls_cert, tls_key, tls_client_ca;
+  double lease_s = 30;
+  int64_t max_trials_per_job = 10000;
+  int max_workloads_per_job = 16;
+  int quarantine_after = 5;
+  int parallelism = 16;
+  std::string port_file;
+  int max_message_bytes = runner::kMaxServiceMessageBytes;
+};
+
+absl::Status RunServe(const ServeOptions& options) {
+  absl::StatusOr<std::string> token = runner::ReadTokenFile(options.token_file);
+  if (!token.ok()) return token.status();
+  if (options.db_path.empty()) return absl::InvalidArgumentError("--db is required");
+  if (!(options.lease_s > 0)) return absl::InvalidArgumentError("--lease-seconds must be positive");
+  if (options.max_message_bytes < 1024) {
+    return absl::InvalidArgumentError("--max-message-bytes must be at least 1024");
+  }
+  if (options.parallelism < 1) return absl::InvalidArgumentError("--parallelism must be at least 1");
+  if (options.max_workloads_per_job < 1) {
+    return absl::InvalidArgumentError("--max-workloads-per-job must be at least 1");
+  }
+
+  // SIGINT and SIGTERM are taken by sigwait below; every thread started
+  // from here on inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  service::DaemonOptions daemon_options;
+  daemon_options.db_path = options.db_path;
+  daemon_options.lease_time = absl::Seconds(options.lease_s);
+  daemon_options.max_trials_per_job = options.max_trials_per_job;
+  daemon_options.max_workloads_per_job = options.max_workloads_per_job;
+  daemon_options.quarantine_after = options.quarantine_after;
+  daemon_options.measure_parallelism = options.parallelism;
+  daemon_options.lathe_version = LATHE_VERSION;
+  absl::StatusOr<std::unique_ptr<service::Daemon>> daemon = service::Daemon::Start(daemon_options);
+  if (!daemon.ok()) return daemon.status();
+
+  service::ServerSecurity security;
+  security.token = *token;
+  security.tls_cert_file = options.tls_cert;
+  security.tls_key_file = options.tls_key;
+  security.tls_client_ca_file = options.tls_client_ca;
+  absl::StatusOr<std::unique_ptr<service::Server>> server =
+      service::Server::Start(**daemon, options.listen, security, options.max_message_bytes);
+  if (!server.ok()) return server.status();
+  const std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  std::fprintf(stderr, "lathe serve: listening on %s:%d (%s), database %s\n", host.c_str(),
+               (*server)->port(), options.tls_cert.empty() ? "token, no TLS" : "token and TLS",
+               options.db_path.c_str());
+  std::fflush(stderr);
+  if (!options.port_file.empty()) {
+    // Written whole, then renamed: a reader never sees half a number.
+    const std::string partial = options.port_file + ".partial";
+    std::ofstream(partial) << (*server)->port() << "\n";
+    std::rename(partial.c_str(), options.port_file.c_str());
+  }
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  std::fprintf(stderr, "lathe serve: stopping (signal %d); unfinished jobs resume on restart\n",
+               signal_number);
+  (*daemon)->Shutdown();
+  (*server)->Shutdown();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* command = app.add_subcommand(
+      "serve", "run the tuner daemon: jobs measured by remote runners (lathe runner)");
+  command->add_option("--listen", options->listen,
+                      "address to listen on, e.g. 0.0.0.0:7770; port 0 picks a free one "
+                      "(default 127.0.0.1:7770)");
+  command->add_option("--db", options->db_path, "the database of jobs and results")->required();
+  command->add_option("--token-file", options->token_file,
+                      "file holding the shared token every call must carry")
+      ->required();
+  command->add_option("--tls-cert", options->tls_cert, "serve TLS with this certificate (PEM)");
+  command->add_option("--tls-key", options->tls_key, "the certificate's private key (PEM)");
+  command->add_option("--tls-client-ca", options->tls_client_ca,
+                      "mutual TLS: clients must present a certificate signed by this CA (PEM)");
+  command->add_option("--lease-seconds", options->lease_s,
+                      "a runner's lease expires this long after its last heartbeat; the "
+                      "candidate goes to another runner (default 30)");
+  command->add_option("--max-trials-per-job", options->max_trials_per_job,
+                      "refuse jobs asking for more trials (default 10000)");
+  command->add_option("--max-workloads-per-job", options->max_workloads_per_job,
+                      "refuse jobs with more workloads (default 16)");
+  command->add_option("--quarantine-after", options->quarantine_after,
+                      "consecutive failures after which a runner gets no more work; 0: never "
+                      "(default 5)");
+  command->add_option("--parallelism", options->parallelism,
+                      "candidates of one job out for measurement at once (default 16)");
+  command->add_option("--max-message-bytes", options->max_message_bytes,
+                      "refuse requests larger than this (default 4 MiB)");
+  command->add_option("--port-file", options->port_file,
+                      "write the port listened on to this file once serving");
+  SetAction(command, [options] { return RunServe(*options); });
+}
+
+}  // namespace lathe::cli

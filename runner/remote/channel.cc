@@ -1,0 +1,104 @@
+#include "runner/remote/channel.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
+
+namespace lathe::runner {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(what, " ", path, ": cannot read the file"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("no token file: give --token-file");
+  absl::StatusOr<std::string> text = ReadFile(path, "token file");
+  if (!text.ok()) return text.status();
+  std::string token(absl::StripAsciiWhitespace(*text));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("token file ", path, " holds no token"));
+  }
+  for (char c : token) {
+    // The token travels as a metadata value: printable ASCII, no spaces.
+    if (c <= ' ' || c > '~') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "token file ", path, ": the token must be printable ASCII without spaces"));
+    }
+  }
+  return token;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options) {
+  if (options.address.empty()) return absl::InvalidArgumentError("no tuner address (--tuner)");
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (options.tls_ca_file.empty()) {
+    if (!options.tls_cert_file.empty()) {
+      return absl::InvalidArgumentError("a client certificate needs TLS: give --tls-ca too");
+    }
+    credentials = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions ssl;
+    absl::StatusOr<std::string> ca = ReadFile(options.tls_ca_file, "TLS CA");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+      return absl::InvalidArgumentError("mutual TLS needs both --tls-cert and --tls-key");
+    }
+    if (!options.tls_cert_file.empty()) {
+      absl::StatusOr<std::string> cert = ReadFile(options.tls_cert_file, "TLS certificate");
+      if (!cert.ok()) return cert.status();
+      absl::StatusOr<std::string> key = ReadFile(options.tls_key_file, "TLS key");
+      if (!key.ok()) return key.status();
+      ssl.pem_cert_chain = *cert;
+      ssl.pem_private_key = *key;
+    }
+    credentials = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxServiceMessageBytes);
+  args.SetMaxSendMessageSize(kMaxServiceMessageBytes);
+  // Reconnect quickly after the tuner restarts.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return grpc::CreateCustomChannel(options.address, credentials, args);
+}
+
+void PrepareContext(grpc::ClientContext& context, const std::string& token, double deadline_s) {
+  context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+  if (deadline_s > 0) {
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(static_cast<int64_t>(deadline_s * 1000)));
+  }
+}
+
+absl::Status FromGrpc(const grpc::Status& status, const std::string& address) {
+  if (status.ok()) return absl::OkStatus();
+  const auto code = static_cast<absl::StatusCode>(status.error_code());
+  const std::string& message = status.error_message();
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return absl::Status(code, absl::StrCat("tuner at ", address, " is not reachable: ", message));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::Status(code, absl::StrCat("tuner at ", address, " did not answer in time"));
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return absl::Status(code,
+                          absl::StrCat("tuner at ", address, " refused the credentials: ", message));
+    default:
+      return absl::Status(code, absl::StrCat("tuner at ", address, ": ", message));
+  }
+}
+
+}  // namespace lathe::runner

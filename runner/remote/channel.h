@@ -1,0 +1,52 @@
+// The client side of the tuning service's connection, shared by remote
+// runners (runner/remote/remote_runner.h) and the client commands (`lathe
+// submit`, `jobs`, `watch`, `runners`, `cancel`): the token read from its
+// file, a channel (plain or TLS, optionally with a client certificate for
+// mutual TLS), the token attached to every call, and gRPC errors turned
+// into one line that names the tuner.
+// Tests: tests/runner/remote/channel_test.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace grpc {
+class Channel;
+class ClientContext;
+class Status;
+}  // namespace grpc
+
+namespace lathe::runner {
+
+// Largest message either side accepts (a job's spec, a trace, a result).
+inline constexpr int kMaxServiceMessageBytes = 4 << 20;
+
+// The token: the file's content less surrounding whitespace. NotFound when
+// the file cannot be read; InvalidArgument when it holds no token.
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
+
+struct ChannelOptions {
+  std::string address;  // host:port
+  std::string token;
+  // TLS when set: the CA that signed the tuner's certificate (PEM).
+  std::string tls_ca_file;
+  // Mutual TLS: this client's certificate and key (PEM).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+};
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options);
+
+// Adds the token to a call and sets its deadline (seconds from now; <= 0:
+// none).
+void PrepareContext(grpc::ClientContext& context, const std::string& token, double deadline_s);
+
+// An error of a call to the tuner at `address` as an absl::Status with the
+// same code: "tuner at 127.0.0.1:5000 is not reachable: ...", "tuner at ...
+// refused the credentials: ...", or the daemon's own message.
+absl::Status FromGrpc(const grpc::Status& status, const std::string& address);
+
+}  // namespace lathe::runner

@@ -1,0 +1,495 @@
+#include "tuner/service/daemon.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "compiler/codegen/target.h"
+#include "compiler/util/check.h"
+#include "compiler/workload/spec.h"
+#include "tuner/search/task.h"
+#include "tuner/search/tuner.h"
+
+namespace lathe::service {
+namespace {
+
+constexpr int kMaxBatchSize = 1024;
+constexpr double kMaxMinTimeS = 60;
+constexpr absl::string_view kRemeasureMark = "(re-measure)";
+
+absl::Status FieldError(const std::string& field, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
+}
+
+const char* StateWord(proto::JobState state) {
+  switch (state) {
+    case proto::JOB_DONE:
+      return "done";
+    case proto::JOB_FAILED:
+      return "failed";
+    case proto::JOB_CANCELLED:
+      return "cancelled";
+    default:
+      return "running";
+  }
+}
+
+std::string NewJobId() {
+  std::random_device device;
+  return absl::StrFormat("job-%s-%04x",
+                         absl::FormatTime("%Y%m%dT%H%M%S", absl::Now(), absl::UTCTimeZone()),
+                         device() & 0xffff);
+}
+
+absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
+  absl::StatusOr<Target> target = ParseTarget(spec.target());
+  if (!target.ok()) return FieldError("spec.target", target.status().message());
+  std::vector<tuner::Task> tasks;
+  for (int i = 0; i < spec.workloads_size(); ++i) {
+    const std::string field = absl::StrCat("spec.workloads[", i, "]");
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec.workloads(i));
+    if (!workload.ok()) return FieldError(field, workload.status().message());
+    absl::StatusOr<tuner::Task> task =
+        tuner::MakeTask(*workload, *target, spec.weights_size() > 0 ? spec.weights(i) : 1.0);
+    if (!task.ok()) return FieldError(field, task.status().message());
+    tasks.push_back(*std::move(task));
+  }
+  return tasks;
+}
+
+}  // namespace
+
+Daemon::Daemon(const DaemonOptions& options)
+    : options_(options),
+      leases_(options.lease_time),
+      runners_(options.quarantine_after, options.lease_time * 2) {}
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options) {
+  if (options.db_path.empty()) return absl::InvalidArgumentError("no database (--db)");
+  if (options.lease_time <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--lease-seconds must be positive");
+  }
+  if (options.max_trials_per_job < 1) {
+    return absl::InvalidArgumentError("--max-trials-per-job must be at least 1");
+  }
+  std::unique_ptr<Daemon> daemon(new Daemon(options));
+  db::OpenOptions open;
+  open.mode = db::OpenOptions::Mode::kCreate;
+  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(options.db_path, open);
+  if (!db.ok()) return db.status();
+  daemon->db_ = *std::move(db);
+  if (absl::Status st = daemon->Resume(); !st.ok()) return st;
+  Daemon* self = daemon.get();
+  daemon->expiry_ = std::thread([self] {
+    const auto tick = std::min<std::chrono::nanoseconds>(
+        std::chrono::milliseconds(200), absl::ToChronoNanoseconds(self->options_.lease_time / 4));
+    while (!self->stopping_.load()) {
+      std::this_thread::sleep_for(tick);
+      for (const std::string& runner : self->leases_.ExpireLeases()) {
+        self->Log(absl::StrCat("a lease of runner ", runner,
+                               " expired (no heartbeat); its candidate is queued again"));
+      }
+    }
+  });
+  return daemon;
+}
+
+Daemon::~Daemon() { Shutdown(); }
+
+void Daemon::Log(const std::string& line) const {
+  if (!options_.log) return;
+  std::fprintf(stderr, "%s lathe serve: %s\n",
+               absl::FormatTime("%H:%M:%S", absl::Now(), absl::UTCTimeZone()).c_str(),
+               line.c_str());
+  std::fflush(stderr);
+}
+
+absl::Status Daemon::Resume() {
+  absl::StatusOr<std::vector<proto::Job>> rows = db_->Jobs();
+  if (!rows.ok()) return rows.status();
+  for (const proto::Job& row : *rows) {
+    absl::StatusOr<std::optional<proto::JobSpec>> spec = SpecOfRow(row);
+    if (!spec.ok()) {
+      Log(std::string(spec.status().message()));
+      continue;
+    }
+    if (!*spec) continue;  // not a service job
+    proto::JobStatus job;
+    job.set_id(row.id());
+    *job.mutable_spec() = **spec;
+    job.set_state(StateOfRow(row));
+    job.set_created_at_unix_ms(row.created_at_unix_ms());
+    job.set_trials_total(job.spec().max_trials());
+    absl::StatusOr<std::vector<proto::Record>> records = db_->RecordsOfJob(row.id());
+    if (!records.ok()) return records.status();
+    int64_t trials = 0;
+    for (const proto::Record& r : *records) {
+      if (!absl::StrContains(r.runner(), kRemeasureMark)) ++trials;
+    }
+    job.set_trials_done(trials);
+    const bool unfinished = !IsFinal(job.state());
+    if (unfinished) job.set_resumed(1);
+    LATHE_RETURN_IF_ERROR(jobs_.Add(job));
+    if (unfinished) {
+      Log(absl::StrCat("resuming job ", job.id(), " (", trials, " of ",
+                       job.spec().max_trials(), " trials recorded)"));
+      StartRun(job);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<proto::JobSpec> Daemon::Validate(const proto::JobSpec& given) const {
+  proto::JobSpec spec = given;
+  const int n = spec.workloads_size();
+  if (n == 0) return FieldError("spec.workloads", "empty; give at least one workload spec");
+  if (n > options_.max_workloads_per_job) {
+    return FieldError("spec.workloads", absl::StrCat(n, " workloads; the limit is ",
+                                                     options_.max_workloads_per_job, " per job"));
+  }
+  for (int i = 0; i < n; ++i) {
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec.workloads(i));
+    if (!workload.ok()) {
+      return FieldError(absl::StrCat("spec.workloads[", i, "]"), workload.status().message());
+    }
+    spec.set_workloads(i, workload->CanonicalForm());
+  }
+  if (spec.weights_size() != 0 && spec.weights_size() != n) {
+    return FieldError("spec.weights",
+                      absl::StrCat(spec.weights_size(), " weights for ", n, " workloads"));
+  }
+  for (int i = 0; i < spec.weights_size(); ++i) {
+    if (!(spec.weights(i) > 0)) {
+      return FieldError(absl::StrCat("spec.weights[", i, "]"), "must be positive");
+    }
+  }
+  if (spec.target().empty()) return FieldError("spec.target", "empty");
+  absl::StatusOr<Target> target = ParseTarget(spec.target());
+  if (!target.ok()) return FieldError("spec.target", target.status().message());
+  spec.set_target(target->ToString());
+  if (spec.max_trials() < 1) return FieldError("spec.max_trials", "must be at least 1");
+  if (spec.max_trials() > options_.max_trials_per_job) {
+    return FieldError("spec.max_trials",
+                      absl::StrCat(spec.max_trials(), " exceeds the limit of ",
+                                   options_.max_trials_per_job, " trials per job"));
+  }
+  if (spec.batch_size() == 0) spec.set_batch_size(32);
+  if (spec.batch_size() < 0 || spec.batch_size() > kMaxBatchSize) {
+    return FieldError("spec.batch_size", absl::StrCat("must be in [1, ", kMaxBatchSize, "]"));
+  }
+  if (spec.seed() == 0) spec.set_seed(1);
+  if (spec.min_time_s() == 0) spec.set_min_time_s(0.1);
+  if (!(spec.min_time_s() > 0 && spec.min_time_s() <= kMaxMinTimeS)) {
+    return FieldError("spec.min_time_s", absl::StrCat("must be in (0, ", kMaxMinTimeS, "]"));
+  }
+  if (spec.remeasure_top() == 0) spec.set_remeasure_top(3);
+  if (spec.remeasure_top() < -1 || spec.remeasure_top() > 16) {
+    return FieldError("spec.remeasure_top", "must be in [-1, 16]");
+  }
+  return spec;
+}
+
+absl::Status Daemon::PersistJob(const std::string& id) {
+  absl::StatusOr<proto::JobStatus> job = jobs_.Get(id);
+  if (!job.ok()) return job.status();
+  if (job->spec().simulated()) return absl::OkStatus();  // never in the real database
+  std::lock_guard<std::mutex> lock(db_mutex_);
+  return db_->PutJob(JobRow(*job));
+}
+
+absl::StatusOr<proto::JobStatus> Daemon::Submit(const proto::JobSpec& given) {
+  if (stopping_.load()) return absl::UnavailableError("the daemon is stopping");
+  absl::StatusOr<proto::JobSpec> spec = Validate(given);
+  if (!spec.ok()) return spec.status();
+  // Design spaces of every workload on the target: a workload the search
+  // cannot handle is refused now, not found failed later.
+  absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(*spec);
+  if (!tasks.ok()) return tasks.status();
+  proto::JobStatus job;
+  job.set_id(NewJobId());
+  while (jobs_.Get(job.id()).ok()) job.set_id(NewJobId());
+  *job.mutable_spec() = *spec;
+  job.set_state(proto::JOB_RUNNING);
+  job.set_trials_total(spec->max_trials());
+  job.set_created_at_unix_ms(absl::ToUnixMillis(absl::Now()));
+  for (const std::string& w : spec->workloads()) job.add_tasks()->set_workload(w);
+  if (absl::Status st = jobs_.Add(job); !st.ok()) return st;
+  if (absl::Status st = PersistJob(job.id()); !st.ok()) {
+    jobs_.Update(job.id(), [&](proto::JobStatus& j) {
+      j.set_state(proto::JOB_FAILED);
+      j.set_error(std::string(st.message()));
+    });
+    return st;
+  }
+  Log(absl::StrCat("job ", job.id(), " submitted: ", spec->workloads_size(), " workload(s), ",
+                   spec->max_trials(), " trials on \"", spec->target(), "\"",
+                   spec->simulated() ? " (simulated)" : ""));
+  StartRun(job);
+  return job;
+}
+
+void Daemon::StartRun(const proto::JobStatus& job) {
+  std::lock_guard<std::mutex> lock(runs_mutex_);
+  if (stopping_.load()) return;  // stays "running" in the database
+  auto run = std::make_unique<Run>();
+  Run* raw = run.get();
+  const std::string id = job.id();
+  run->thread = std::thread([this, id, raw] { RunJob(id, *raw); });
+  runs_[id] = std::move(run);
+}
+
+void Daemon::RunJob(const std::string& id, Run& run) {
+  absl::StatusOr<proto::JobStatus> job = jobs_.Get(id);
+  if (!job.ok()) return;
+  const proto::JobSpec spec = job->spec();
+  const int64_t before = job->trials_done();
+  auto finish = [&](proto::JobState state, const std::string& error) {
+    jobs_.Update(
+        id,
+        [&](proto::JobStatus& j) {
+          j.set_state(state);
+          j.set_error(error);
+        },
+        absl::StrCat("job ", StateWord(state), error.empty() ? "" : ": ", error));
+    if (absl::Status st = PersistJob(id); !st.ok()) Log(std::string(st.message()));
+    Log(absl::StrCat("job ", id, " ", StateWord(state),
+                     error.empty() ? "" : ": ", error));
+  };
+
+  absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(spec);
+  if (!tasks.ok()) {
+    finish(proto::JOB_FAILED, std::string(tasks.status().message()));
+    return;
+  }
+  // Each job its own connection: a db::Database is used by one thread.
+  const std::string path = spec.simulated()
+                               ? absl::StrCat(options_.scratch_dir, "/lathe-simulated-", id, "-",
+                                              getpid(), ".db")
+                               : options_.db_path;
+  db::OpenOptions open;
+  open.mode = spec.simulated() ? db::OpenOptions::Mode::kCreate : db::OpenOptions::Mode::kReadWrite;
+  open.durable = !spec.simulated();
+  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(path, open);
+  if (!db.ok()) {
+    finish(proto::JOB_FAILED, std::string(db.status().message()));
+    return;
+  }
+
+  tuner::TuneOptions tune;
+  tune.max_trials = std::max<int64_t>(0, spec.max_trials() - before);
+  tune.batch_size = spec.batch_size();
+  tune.seed = spec.seed();
+  tune.min_time_s = spec.min_time_s();
+  tune.remeasure_top = spec.remeasure_top() < 0 ? 0 : spec.remeasure_top();
+  tune.measure_parallelism = options_.measure_parallelism;
+  tune.job = id;
+  tune.runner_name = "remote";
+  tune.lathe_version = options_.lathe_version;
+  tune.stop = &run.stop;
+  tune.on_progress = [&](const tuner::TuneProgress& p) {
+    std::string best;
+    jobs_.Update(
+        id,
+        [&](proto::JobStatus& j) {
+          j.set_trials_done(before + p.trials_done);
+          j.clear_tasks();
+          for (const tuner::TaskProgress& t : p.tasks) {
+            proto::TaskStatus& task = *j.add_tasks();
+            task.set_workload(t.workload);
+            task.set_trials(t.trials);
+            task.set_errors(t.errors);
+            task.set_best_s(t.best_s.value_or(0));
+            task.set_best_gflops(t.best_gflops);
+            if (t.best_s) {
+              absl::StrAppendFormat(&best, "%s%.4f ms", best.empty() ? "" : ", ", *t.best_s * 1e3);
+            }
+          }
+        },
+        absl::StrCat(before + p.trials_done, "/", spec.max_trials(), " trials",
+                     best.empty() ? "" : ", best ", best));
+  };
+  const bool simulated = spec.simulated();
+  tuner::MeasureFn measure = [this, id, simulated,
+                              &run](const proto::MeasureRequest& request)
+      -> absl::StatusOr<proto::MeasureResult> {
+    const int64_t item = leases_.Enqueue(WorkItem{id, simulated, request});
+    // Cancelled or stopping after the check in Tune: this item must not
+    // wait for a runner forever.
+    if (run.stop.load()) {
+      leases_.CancelJob(id, run.cancelled.load() ? absl::CancelledError("job cancelled")
+                                                 : absl::UnavailableError("daemon stopping"));
+    }
+    return leases_.Wait(item);
+  };
+
+  absl::StatusOr<tuner::TuneReport> report = tuner::Tune(*tasks, **db, measure, tune);
+  db->reset();
+  if (simulated) {
+    for (const char* suffix : {"", "-wal", "-shm"}) unlink(absl::StrCat(path, suffix).c_str());
+  }
+  if (run.cancelled.load()) {
+    finish(proto::JOB_CANCELLED, "");
+  } else if (stopping_.load()) {
+    // Left "running" in the database: the next daemon resumes it.
+    Log(absl::StrCat("job ", id, " stopped with the daemon; it resumes on restart"));
+  } else if (!report.ok()) {
+    finish(proto::JOB_FAILED, std::string(report.status().message()));
+  } else {
+    finish(proto::JOB_DONE, "");
+  }
+}
+
+absl::StatusOr<proto::JobStatus> Daemon::GetJob(const std::string& id) {
+  if (id.empty()) return FieldError("id", "empty");
+  absl::StatusOr<proto::JobStatus> job = jobs_.Get(id);
+  if (!job.ok()) return job.status();
+  const auto [queued, leased] = leases_.JobCounts(id);
+  job->set_work_queued(queued);
+  job->set_work_leased(leased);
+  return job;
+}
+
+std::vector<proto::JobStatus> Daemon::ListJobs() {
+  std::vector<proto::JobStatus> jobs = jobs_.List();
+  for (proto::JobStatus& job : jobs) {
+    const auto [queued, leased] = leases_.JobCounts(job.id());
+    job.set_work_queued(queued);
+    job.set_work_leased(leased);
+  }
+  return jobs;
+}
+
+absl::StatusOr<proto::JobStatus> Daemon::CancelJob(const std::string& id) {
+  absl::StatusOr<proto::JobStatus> job = GetJob(id);
+  if (!job.ok()) return job.status();
+  if (IsFinal(job->state())) return job;
+  {
+    std::lock_guard<std::mutex> lock(runs_mutex_);
+    auto it = runs_.find(id);
+    if (it != runs_.end()) {
+      it->second->cancelled.store(true);
+      it->second->stop.store(true);
+    }
+  }
+  leases_.CancelJob(id, absl::CancelledError("job cancelled"));
+  Log(absl::StrCat("job ", id, " cancelled"));
+  return GetJob(id);
+}
+
+std::vector<proto::RunnerInfo> Daemon::ListRunners() {
+  return runners_.List(leases_.LeasesByRunner());
+}
+
+absl::StatusOr<proto::RegisterRunnerResponse> Daemon::RegisterRunner(
+    const proto::RegisterRunnerRequest& given, const std::string& peer) {
+  proto::RegisterRunnerRequest request = given;
+  if (request.name().empty()) return FieldError("name", "empty");
+  if (request.target().empty()) return FieldError("target", "empty");
+  absl::StatusOr<Target> target = ParseTarget(request.target());
+  if (!target.ok()) return FieldError("target", target.status().message());
+  request.set_target(target->ToString());
+  const std::string id = runners_.Register(request, peer);
+  Log(absl::StrCat("runner ", id, " (", request.name(), ", ", peer, ") registered for \"",
+                   request.target(), "\"", request.simulated() ? " (simulated)" : ""));
+  proto::RegisterRunnerResponse response;
+  response.set_runner_id(id);
+  response.set_lease_s(absl::ToDoubleSeconds(options_.lease_time));
+  return response;
+}
+
+absl::StatusOr<proto::AcquireWorkResponse> Daemon::AcquireWork(
+    const proto::AcquireWorkRequest& request) {
+  if (request.runner_id().empty()) return FieldError("runner_id", "empty");
+  if (absl::Status st = runners_.CheckActive(request.runner_id()); !st.ok()) return st;
+  absl::StatusOr<proto::RunnerInfo> info = runners_.Get(request.runner_id());
+  if (!info.ok()) return info.status();
+  proto::AcquireWorkResponse response;
+  response.set_lease_s(absl::ToDoubleSeconds(options_.lease_time));
+  if (stopping_.load()) return response;
+  const absl::Duration wait =
+      std::min(absl::Seconds(std::max(0.0, request.wait_s())), options_.max_acquire_wait);
+  std::optional<Lease> lease =
+      leases_.Acquire(request.runner_id(), info->target(), info->simulated(), wait);
+  if (!lease) return response;
+  response.set_lease_id(lease->id);
+  *response.mutable_request() = lease->work.request;
+  response.set_job(lease->work.job);
+  return response;
+}
+
+absl::StatusOr<proto::HeartbeatResponse> Daemon::Heartbeat(const proto::HeartbeatRequest& request) {
+  if (request.runner_id().empty()) return FieldError("runner_id", "empty");
+  if (absl::Status st = runners_.CheckActive(request.runner_id()); !st.ok()) return st;
+  proto::HeartbeatResponse response;
+  for (const std::string& id : leases_.Heartbeat(
+           request.runner_id(),
+           std::vector<std::string>(request.lease_ids().begin(), request.lease_ids().end()))) {
+    response.add_expired_lease_ids(id);
+  }
+  return response;
+}
+
+absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
+    const proto::ReportResultRequest& request) {
+  if (request.runner_id().empty()) return FieldError("runner_id", "empty");
+  if (request.lease_id().empty()) return FieldError("lease_id", "empty");
+  absl::StatusOr<proto::RunnerInfo> info = runners_.Get(request.runner_id());
+  if (!info.ok()) return info.status();
+  proto::ReportResultResponse response;
+  bool failure = false;
+  if (!request.infrastructure_error().empty()) {
+    if (leases_.Return(request.runner_id(), request.lease_id()) == ReportOutcome::kDropped) {
+      return response;
+    }
+    Log(absl::StrCat("runner ", info->id(), " could not measure: ", request.infrastructure_error(),
+                     "; the candidate is queued again"));
+    failure = true;
+  } else {
+    if (request.result().status() == proto::MEASURE_STATUS_UNSPECIFIED) {
+      return FieldError("result.status", "unset");
+    }
+    proto::MeasureResult result = request.result();
+    // Provenance is the daemon's word, not the runner's.
+    result.set_runner(absl::StrCat(info->name(), info->simulated() ? " (simulated)" : ""));
+    if (leases_.Report(request.runner_id(), request.lease_id(), result) ==
+        ReportOutcome::kDropped) {
+      Log(absl::StrCat("dropped a result of runner ", info->id(),
+                       ": its lease expired or is unknown"));
+      return response;
+    }
+    response.set_accepted(true);
+    failure = result.status() == proto::MEASURE_BUILD_ERROR ||
+              result.status() == proto::MEASURE_RUN_ERROR;
+  }
+  if (runners_.RecordResult(request.runner_id(), failure)) {
+    Log(absl::StrCat("runner ", info->id(), " (", info->name(),
+                     ") quarantined after repeated failures; it gets no more work"));
+    leases_.ReleaseRunner(request.runner_id());
+  }
+  return response;
+}
+
+void Daemon::Shutdown() {
+  if (stopping_.exchange(true)) return;
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(runs_mutex_);
+    for (auto& [id, run] : runs_) run->stop.store(true);
+  }
+  leases_.CancelAll(absl::UnavailableError("daemon stopping"));
+  {
+    std::lock_guard<std::mutex> lock(runs_mutex_);
+    for (auto& [id, run] : runs_) {
+      if (run->thread.joinable()) run->thread.join();
+    }
+  }
+  jobs_.WakeAll();
+  if (expiry_.joinable()) expiry_.join();
+}
+
+}  // namespace lathe::service

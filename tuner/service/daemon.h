@@ -1,0 +1,108 @@
+// The tuner daemon (`lathe serve`): jobs, each a tuner::Tune on its own
+// thread, whose candidates are measured by remote runners through the
+// lease manager; the runner registry; persistence of jobs in the database
+// and their resumption after a restart. The gRPC services
+// (tuner/service/tuner_service.h, runner_service.h) are thin layers over
+// this class, which is tested without gRPC.
+//
+// Guarantees (docs/service.md): every measured candidate of a job is
+// committed by the job's Tune loop, batch by batch, exactly once (a result
+// reaches Tune only through a live lease); a job whose daemon is killed
+// stays "running" in the database and the next daemon on that database
+// resumes it with the trials it still owes (the search never re-measures a
+// program the database holds). Simulated runners (`lathe runner
+// --simulate-ms`) only take work of simulated jobs, whose records go to a
+// scratch database that is deleted at the job's end: fake times never reach
+// the daemon's database.
+// Tests: tests/tuner/service/daemon_test.cc.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "database/database.h"
+#include "proto/service.pb.h"
+#include "tuner/service/job_table.h"
+#include "tuner/service/lease_manager.h"
+#include "tuner/service/runner_registry.h"
+
+namespace lathe::service {
+
+struct DaemonOptions {
+  std::string db_path;
+  absl::Duration lease_time = absl::Seconds(30);
+  int64_t max_trials_per_job = 10000;
+  int max_workloads_per_job = 16;
+  int quarantine_after = 5;   // consecutive failures; 0: never
+  int measure_parallelism = 16;  // candidates of one job out at once
+  absl::Duration max_acquire_wait = absl::Seconds(5);
+  std::string lathe_version;
+  std::string scratch_dir = "/tmp";  // simulated jobs' databases
+  bool log = true;                   // one line per event on stderr
+};
+
+class Daemon {
+ public:
+  // Opens (or creates) the database and resumes its unfinished jobs.
+  static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
+  ~Daemon();
+  // Stops every job after the candidates in flight; unfinished jobs stay
+  // "running" in the database for the next daemon. Idempotent.
+  void Shutdown();
+
+  // The tuner service. Submit: InvalidArgument naming the field of the spec
+  // at fault ("spec.workloads[1]: ..."), also for work over the limits.
+  absl::StatusOr<proto::JobStatus> Submit(const proto::JobSpec& spec);
+  absl::StatusOr<proto::JobStatus> GetJob(const std::string& id);
+  std::vector<proto::JobStatus> ListJobs();
+  absl::StatusOr<proto::JobStatus> CancelJob(const std::string& id);
+  JobTable& jobs() { return jobs_; }
+  std::vector<proto::RunnerInfo> ListRunners();
+  bool stopping() const { return stopping_.load(); }
+
+  // The runner protocol. NotFound for an unknown runner id (register
+  // again), FailedPrecondition for a quarantined runner.
+  absl::StatusOr<proto::RegisterRunnerResponse> RegisterRunner(
+      const proto::RegisterRunnerRequest& request, const std::string& peer);
+  absl::StatusOr<proto::AcquireWorkResponse> AcquireWork(const proto::AcquireWorkRequest& request);
+  absl::StatusOr<proto::HeartbeatResponse> Heartbeat(const proto::HeartbeatRequest& request);
+  absl::StatusOr<proto::ReportResultResponse> ReportResult(
+      const proto::ReportResultRequest& request);
+
+  LeaseManager& leases() { return leases_; }
+
+ private:
+  struct Run {
+    std::thread thread;
+    std::atomic<bool> stop{false};
+    std::atomic<bool> cancelled{false};
+  };
+
+  explicit Daemon(const DaemonOptions& options);
+  absl::Status Resume();
+  absl::StatusOr<proto::JobSpec> Validate(const proto::JobSpec& spec) const;
+  void StartRun(const proto::JobStatus& job);
+  void RunJob(const std::string& id, Run& run);
+  absl::Status PersistJob(const std::string& id);
+  void Log(const std::string& line) const;
+
+  const DaemonOptions options_;
+  std::unique_ptr<db::Database> db_;  // jobs table; guarded by db_mutex_
+  std::mutex db_mutex_;
+  JobTable jobs_;
+  LeaseManager leases_;
+  RunnerRegistry runners_;
+  std::mutex runs_mutex_;
+  std::map<std::string, std::unique_ptr<Run>> runs_;
+  std::atomic<bool> stopping_{false};
+  std::thread expiry_;
+};
+
+}  // namespace lathe::service

@@ -1,0 +1,208 @@
+#include "tuner/service/lease_manager.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "absl/strings/str_format.h"
+
+namespace lathe::service {
+
+LeaseManager::LeaseManager(absl::Duration lease_time, Clock now)
+    : lease_time_(lease_time), now_(std::move(now)) {
+  std::random_device device;
+  rng_state_ = (static_cast<uint64_t>(device()) << 32) ^ device() ^
+               static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+}
+
+std::string LeaseManager::NewLeaseId() {
+  // splitmix64 over a random seed: 128 bits per id, so ids of an earlier
+  // daemon (or a guess) never name a live lease.
+  auto next = [this] {
+    uint64_t z = (rng_state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  const uint64_t a = next(), b = next();
+  return absl::StrFormat("%016x%016x", a, b);
+}
+
+int64_t LeaseManager::Enqueue(WorkItem work) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int64_t id = next_item_++;
+  items_[id].work = std::move(work);
+  queue_.push_back(id);
+  changed_.notify_all();
+  return id;
+}
+
+void LeaseManager::Finish(int64_t item, absl::StatusOr<proto::MeasureResult> outcome) {
+  auto it = items_.find(item);
+  if (it == items_.end() || it->second.outcome) return;
+  it->second.outcome = std::move(outcome);
+  if (!it->second.lease.empty()) leases_.erase(it->second.lease);
+  it->second.lease.clear();
+  queue_.erase(std::remove(queue_.begin(), queue_.end(), item), queue_.end());
+  changed_.notify_all();
+}
+
+absl::StatusOr<proto::MeasureResult> LeaseManager::Wait(int64_t item) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto it = items_.find(item);
+  if (it == items_.end()) return absl::NotFoundError(absl::StrCat("work item ", item, " is unknown"));
+  changed_.wait(lock, [&] { return it->second.outcome.has_value(); });
+  absl::StatusOr<proto::MeasureResult> outcome = *std::move(it->second.outcome);
+  items_.erase(it);
+  return outcome;
+}
+
+std::optional<Lease> LeaseManager::Acquire(const std::string& runner, const std::string& target,
+                                           bool simulated, absl::Duration wait) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto give_up = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(wait);
+  while (true) {
+    ExpireLocked();
+    for (auto q = queue_.begin(); q != queue_.end(); ++q) {
+      Item& item = items_[*q];
+      if (item.work.simulated != simulated || item.work.request.target() != target) continue;
+      Lease lease;
+      lease.id = NewLeaseId();
+      lease.item = *q;
+      lease.work = item.work;
+      item.lease = lease.id;
+      leases_[lease.id] = LiveLease{*q, runner, now_() + lease_time_};
+      queue_.erase(q);
+      return lease;
+    }
+    if (changed_.wait_until(lock, give_up) == std::cv_status::timeout) {
+      if (std::chrono::steady_clock::now() >= give_up) return std::nullopt;
+    }
+  }
+}
+
+std::vector<std::string> LeaseManager::Heartbeat(const std::string& runner,
+                                                 const std::vector<std::string>& lease_ids) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ExpireLocked();
+  std::vector<std::string> gone;
+  for (const std::string& id : lease_ids) {
+    auto it = leases_.find(id);
+    if (it == leases_.end() || it->second.runner != runner) {
+      gone.push_back(id);
+      continue;
+    }
+    it->second.deadline = now_() + lease_time_;
+  }
+  return gone;
+}
+
+ReportOutcome LeaseManager::Report(const std::string& runner, const std::string& lease_id,
+                                   const proto::MeasureResult& result) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ExpireLocked();
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end() || it->second.runner != runner) {
+    ++stats_.dropped_results;
+    return ReportOutcome::kDropped;
+  }
+  Finish(it->second.item, result);
+  return ReportOutcome::kAccepted;
+}
+
+ReportOutcome LeaseManager::Return(const std::string& runner, const std::string& lease_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end() || it->second.runner != runner) return ReportOutcome::kDropped;
+  const int64_t item = it->second.item;
+  leases_.erase(it);
+  items_[item].lease.clear();
+  queue_.push_front(item);
+  changed_.notify_all();
+  return ReportOutcome::kAccepted;
+}
+
+void LeaseManager::ReleaseRunner(const std::string& runner) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    if (it->second.runner != runner) {
+      ++it;
+      continue;
+    }
+    items_[it->second.item].lease.clear();
+    queue_.push_front(it->second.item);
+    it = leases_.erase(it);
+  }
+  changed_.notify_all();
+}
+
+std::vector<std::string> LeaseManager::ExpireLocked() {
+  std::vector<std::string> runners;
+  const absl::Time now = now_();
+  std::vector<int64_t> requeue;
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    if (it->second.deadline > now) {
+      ++it;
+      continue;
+    }
+    runners.push_back(it->second.runner);
+    requeue.push_back(it->second.item);
+    items_[it->second.item].lease.clear();
+    ++stats_.expired;
+    it = leases_.erase(it);
+  }
+  if (requeue.empty()) return runners;
+  // Oldest first, ahead of items never tried: they have waited longest.
+  std::sort(requeue.begin(), requeue.end());
+  queue_.insert(queue_.begin(), requeue.begin(), requeue.end());
+  changed_.notify_all();
+  return runners;
+}
+
+std::vector<std::string> LeaseManager::ExpireLeases() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ExpireLocked();
+}
+
+void LeaseManager::CancelJob(const std::string& job, const absl::Status& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<int64_t> ids;
+  for (const auto& [id, item] : items_) {
+    if (item.work.job == job && !item.outcome) ids.push_back(id);
+  }
+  for (int64_t id : ids) Finish(id, why);
+}
+
+void LeaseManager::CancelAll(const absl::Status& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<int64_t> ids;
+  for (const auto& [id, item] : items_) {
+    if (!item.outcome) ids.push_back(id);
+  }
+  for (int64_t id : ids) Finish(id, why);
+}
+
+LeaseStats LeaseManager::Stats() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LeaseStats stats = stats_;
+  stats.queued = static_cast<int64_t>(queue_.size());
+  stats.leased = static_cast<int64_t>(leases_.size());
+  return stats;
+}
+
+std::pair<int, int> LeaseManager::JobCounts(const std::string& job) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int queued = 0, leased = 0;
+  for (int64_t id : queue_) queued += items_[id].work.job == job ? 1 : 0;
+  for (const auto& [id, lease] : leases_) leased += items_[lease.item].work.job == job ? 1 : 0;
+  return {queued, leased};
+}
+
+std::map<std::string, int> LeaseManager::LeasesByRunner() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::map<std::string, int> counts;
+  for (const auto& [id, lease] : leases_) ++counts[lease.runner];
+  return counts;
+}
+
+}  // namespace lathe::service

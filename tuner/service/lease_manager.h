@@ -1,0 +1,129 @@
+// The daemon's work queue and its leases (DESIGN.md, "Trust and failure";
+// docs/service.md, "Leases").
+//
+// A job's measure function enqueues each candidate as a work item and waits
+// for its result. A runner acquires the oldest queued item whose target
+// string equals its own (and whose kind, simulated or real, is its own)
+// under a lease; its heartbeats renew the lease. A lease not renewed within
+// the lease time expires and its item goes back to the front of the queue
+// for another runner. A result is accepted only for a live lease: a late
+// result of an expired lease, a result for an unknown lease or a second
+// result of a lease is dropped and counted. So each item gets exactly one
+// result, whatever runners die or come back.
+//
+// Thread-safe. The clock is injectable for tests; the daemon calls
+// ExpireLeases periodically (every call also expires what is due).
+// Tests: tests/tuner/service/lease_manager_test.cc.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "proto/measure.pb.h"
+
+namespace lathe::service {
+
+struct WorkItem {
+  std::string job;
+  bool simulated = false;  // only simulated runners take it
+  proto::MeasureRequest request;
+};
+
+struct Lease {
+  std::string id;  // random: never reused, not even across daemon restarts
+  int64_t item = 0;
+  WorkItem work;
+};
+
+enum class ReportOutcome {
+  kAccepted,
+  kDropped,  // expired, unknown or already reported lease
+};
+
+struct LeaseStats {
+  int64_t queued = 0;
+  int64_t leased = 0;
+  int64_t expired = 0;          // leases that expired (items re-queued)
+  int64_t dropped_results = 0;  // late or unknown results
+};
+
+class LeaseManager {
+ public:
+  using Clock = std::function<absl::Time()>;
+  explicit LeaseManager(absl::Duration lease_time, Clock now = [] { return absl::Now(); });
+
+  absl::Duration lease_time() const { return lease_time_; }
+
+  // Queues an item; its result comes through Wait.
+  int64_t Enqueue(WorkItem work);
+  // Blocks until the item has a result (then forgets the item), or the
+  // item is cancelled (CancelJob, CancelAll: the status given there).
+  absl::StatusOr<proto::MeasureResult> Wait(int64_t item);
+
+  // The oldest queued item for (target, simulated), leased to `runner`;
+  // waits up to `wait` for one to be queued; nullopt when none came.
+  std::optional<Lease> Acquire(const std::string& runner, const std::string& target,
+                               bool simulated, absl::Duration wait);
+  // Renews the runner's leases; returns those it no longer holds.
+  std::vector<std::string> Heartbeat(const std::string& runner,
+                                     const std::vector<std::string>& lease_ids);
+  // The result of a lease. Only the runner holding a live lease is heard.
+  ReportOutcome Report(const std::string& runner, const std::string& lease_id,
+                       const proto::MeasureResult& result);
+  // The runner could not measure: the item goes back to the front of the
+  // queue. kDropped when the lease was not live.
+  ReportOutcome Return(const std::string& runner, const std::string& lease_id);
+  // Leases of a runner that is gone (quarantined): re-queued now.
+  void ReleaseRunner(const std::string& runner);
+
+  // Re-queues the items of leases past their deadline; returns the runners
+  // whose leases expired (once per lease).
+  std::vector<std::string> ExpireLeases();
+
+  // Fails the job's queued and leased items (Wait returns `why`).
+  void CancelJob(const std::string& job, const absl::Status& why);
+  void CancelAll(const absl::Status& why);
+
+  LeaseStats Stats();
+  // Queued and leased items of one job.
+  std::pair<int, int> JobCounts(const std::string& job);
+  // Leases held by each runner.
+  std::map<std::string, int> LeasesByRunner();
+
+ private:
+  struct Item {
+    WorkItem work;
+    std::optional<absl::StatusOr<proto::MeasureResult>> outcome;
+    std::string lease;  // the live lease, if any
+  };
+  struct LiveLease {
+    int64_t item;
+    std::string runner;
+    absl::Time deadline;
+  };
+  std::vector<std::string> ExpireLocked();
+  void Finish(int64_t item, absl::StatusOr<proto::MeasureResult> outcome);
+  std::string NewLeaseId();
+
+  const absl::Duration lease_time_;
+  const Clock now_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int64_t next_item_ = 1;
+  std::map<int64_t, Item> items_;
+  std::deque<int64_t> queue_;  // queued items, oldest first
+  std::map<std::string, LiveLease> leases_;
+  LeaseStats stats_;
+  uint64_t rng_state_;
+};
+
+}  // namespace lathe::service

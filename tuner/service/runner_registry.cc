@@ -1,0 +1,98 @@
+#include "tuner/service/runner_registry.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace lathe::service {
+
+RunnerRegistry::RunnerRegistry(int quarantine_after, absl::Duration lost_after, Clock now)
+    : quarantine_after_(quarantine_after), lost_after_(lost_after), now_(std::move(now)) {}
+
+std::string RunnerRegistry::Register(const proto::RegisterRunnerRequest& request,
+                                     const std::string& peer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // A random part: an id of an earlier daemon never names a runner of this
+  // one (the runner registers again instead).
+  std::random_device device;
+  const std::string id = absl::StrFormat("r%d-%08x", next_++, device());
+  proto::RunnerInfo& info = runners_[id];
+  info.set_id(id);
+  info.set_name(request.name());
+  info.set_target(request.target());
+  info.set_device(request.device());
+  info.set_lathe_version(request.lathe_version());
+  info.set_simulated(request.simulated());
+  info.set_state(proto::RUNNER_IDLE);
+  info.set_peer(peer);
+  info.set_last_seen_unix_ms(absl::ToUnixMillis(now_()));
+  order_.push_back(id);
+  return id;
+}
+
+absl::Status RunnerRegistry::CheckActive(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = runners_.find(id);
+  if (it == runners_.end()) {
+    return absl::NotFoundError(absl::StrCat("runner \"", id, "\" is not registered"));
+  }
+  it->second.set_last_seen_unix_ms(absl::ToUnixMillis(now_()));
+  if (it->second.state() == proto::RUNNER_QUARANTINED) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "runner \"", id, "\" is quarantined after ", it->second.consecutive_failures(),
+        " consecutive failures"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<proto::RunnerInfo> RunnerRegistry::Get(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = runners_.find(id);
+  if (it == runners_.end()) {
+    return absl::NotFoundError(absl::StrCat("runner \"", id, "\" is not registered"));
+  }
+  return it->second;
+}
+
+bool RunnerRegistry::RecordResult(const std::string& id, bool failure) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = runners_.find(id);
+  if (it == runners_.end()) return false;
+  proto::RunnerInfo& info = it->second;
+  info.set_results(info.results() + 1);
+  if (!failure) {
+    info.set_consecutive_failures(0);
+    return false;
+  }
+  info.set_failures(info.failures() + 1);
+  info.set_consecutive_failures(info.consecutive_failures() + 1);
+  if (info.state() != proto::RUNNER_QUARANTINED && quarantine_after_ > 0 &&
+      info.consecutive_failures() >= quarantine_after_) {
+    info.set_state(proto::RUNNER_QUARANTINED);
+    return true;
+  }
+  return false;
+}
+
+std::vector<proto::RunnerInfo> RunnerRegistry::List(const std::map<std::string, int>& leases) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<proto::RunnerInfo> list;
+  const int64_t now_ms = absl::ToUnixMillis(now_());
+  for (const std::string& id : order_) {
+    proto::RunnerInfo info = runners_[id];
+    auto held = leases.find(id);
+    info.set_leases(held == leases.end() ? 0 : held->second);
+    if (info.state() != proto::RUNNER_QUARANTINED) {
+      if (now_ms - info.last_seen_unix_ms() > absl::ToInt64Milliseconds(lost_after_)) {
+        info.set_state(proto::RUNNER_LOST);
+      } else {
+        info.set_state(info.leases() > 0 ? proto::RUNNER_BUSY : proto::RUNNER_IDLE);
+      }
+    }
+    list.push_back(info);
+  }
+  return list;
+}
+
+}  // namespace lathe::service

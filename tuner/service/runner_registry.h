@@ -1,0 +1,60 @@
+// The runners the daemon knows: who they are (name, target, device), how
+// they fare, and which are quarantined.
+//
+// A runner registers and gets an id; every later call names it. Each result
+// it reports counts toward its record: an infrastructure failure (it could
+// not measure at all) or a build or run error is a failure, anything else
+// (an OK time, a wrong result or a timeout: verdicts on the candidate)
+// resets the count. After `quarantine_after` consecutive failures the runner
+// is quarantined: it gets no more work until it registers again as a new
+// runner (e.g. after its operator fixed it). A runner not heard from for
+// `lost_after` is listed as lost (its leases expire on their own).
+// Thread-safe. Tests: tests/tuner/service/runner_registry_test.cc.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "proto/service.pb.h"
+
+namespace lathe::service {
+
+class RunnerRegistry {
+ public:
+  using Clock = std::function<absl::Time()>;
+  RunnerRegistry(int quarantine_after, absl::Duration lost_after,
+                 Clock now = [] { return absl::Now(); });
+
+  // A new runner id for the registration (name, target, device, version,
+  // simulated) from `peer`.
+  std::string Register(const proto::RegisterRunnerRequest& request, const std::string& peer);
+
+  // The runner may take work: NotFound for an unknown id (e.g. one given by
+  // an earlier daemon: register again), FailedPrecondition when
+  // quarantined. Marks it seen.
+  absl::Status CheckActive(const std::string& id);
+  absl::StatusOr<proto::RunnerInfo> Get(const std::string& id);
+
+  // Counts a result; true when this result put the runner in quarantine.
+  bool RecordResult(const std::string& id, bool failure);
+
+  // Every runner, in registration order, with the leases each holds.
+  std::vector<proto::RunnerInfo> List(const std::map<std::string, int>& leases);
+
+ private:
+  const int quarantine_after_;
+  const absl::Duration lost_after_;
+  const Clock now_;
+  std::mutex mutex_;
+  int64_t next_ = 1;
+  std::map<std::string, proto::RunnerInfo> runners_;
+  std::vector<std::string> order_;
+};
+
+}  // namespace lathe::service
