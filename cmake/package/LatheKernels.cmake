@@ -1,0 +1,87 @@
+# lathe_add_kernels: kernels tuned by Lathe, built into a CMake target.
+#
+#   lathe_add_kernels(<target>
+#     [DB <tuned.db>]          the tuning database (none: default schedules)
+#     [DEVICE <target>]        Lathe target string (default: host)
+#     WORKLOADS <spec>...      e.g. dense:M=64,N=256,K=256,bias=1,relu=1
+#     [NAME <name>]            library and header name (default: <target>_kernels)
+#     [PREFIX <prefix>]        prefix of every function name (two sets in one program)
+#     [REQUIRE_TUNED]          fail the build when a workload has no usable record
+#     [COMPATIBLE]             let records of a compatible target answer
+#     [OUTPUT_VARIABLE <var>]  set to the folder of <name>.a, <name>.h, <name>.json)
+#
+# At build time `lathe compile` writes <name>.a (every kernel and the Lathe
+# runtime), <name>.h (one C function per workload) and <name>.json (which
+# database record each kernel came from) under
+# ${CMAKE_CURRENT_BINARY_DIR}/lathe/<name>/; <target> links the archive and
+# includes the folder, so its sources `#include "<name>.h"`. The step runs
+# again when the database (or the lathe command) changes. Workloads without
+# a record fall back to the default schedule with a warning in the build log,
+# unless REQUIRE_TUNED.
+include_guard(GLOBAL)
+find_package(Threads REQUIRED)
+
+function(lathe_add_kernels target)
+  cmake_parse_arguments(ARG "REQUIRE_TUNED;COMPATIBLE" "DB;DEVICE;NAME;PREFIX;OUTPUT_VARIABLE"
+                        "WORKLOADS" ${ARGN})
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "lathe_add_kernels(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_WORKLOADS)
+    message(FATAL_ERROR "lathe_add_kernels(${target}): WORKLOADS is required")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "lathe_add_kernels(${target}): no such target")
+  endif()
+  if(NOT ARG_DEVICE)
+    set(ARG_DEVICE host)
+  endif()
+  if(NOT ARG_NAME)
+    set(ARG_NAME ${target}_kernels)
+  endif()
+  if(NOT ARG_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "lathe_add_kernels(${target}): NAME ${ARG_NAME} is not an identifier")
+  endif()
+
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/lathe/${ARG_NAME})
+  set(lib ${dir}/${ARG_NAME}.a)
+  set(header ${dir}/${ARG_NAME}.h)
+  set(manifest ${dir}/${ARG_NAME}.json)
+  set(args compile ${ARG_WORKLOADS} --target ${ARG_DEVICE} -o ${lib} --header ${header}
+           --manifest ${manifest})
+  set(depends Lathe::lathe)
+  if(ARG_DB)
+    get_filename_component(db ${ARG_DB} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    list(APPEND args --db ${db})
+    # The database's mtime: a finished `lathe tune` (or `lathe db merge`)
+    # leaves its commits in the main file (the WAL is checkpointed on close).
+    list(APPEND depends ${db})
+  elseif(ARG_REQUIRE_TUNED OR ARG_COMPATIBLE)
+    message(FATAL_ERROR "lathe_add_kernels(${target}): REQUIRE_TUNED and COMPATIBLE need DB")
+  endif()
+  if(ARG_PREFIX)
+    list(APPEND args --prefix ${ARG_PREFIX})
+  endif()
+  if(ARG_REQUIRE_TUNED)
+    list(APPEND args --require-tuned)
+  endif()
+  if(ARG_COMPATIBLE)
+    list(APPEND args --compatible)
+  endif()
+
+  file(MAKE_DIRECTORY ${dir})
+  add_custom_command(
+    OUTPUT ${lib} ${header} ${manifest}
+    COMMAND Lathe::lathe ${args}
+    DEPENDS ${depends}
+    COMMENT "Lathe: kernels ${ARG_NAME} (${ARG_DEVICE})"
+    VERBATIM)
+  add_custom_target(${ARG_NAME}_generate DEPENDS ${lib} ${header} ${manifest})
+  add_dependencies(${target} ${ARG_NAME}_generate)
+  # A full path: the link step depends on the archive and relinks when it changes.
+  target_link_libraries(${target} PRIVATE ${lib} Threads::Threads m)
+  target_include_directories(${target} PRIVATE ${dir})
+  if(ARG_OUTPUT_VARIABLE)
+    set(${ARG_OUTPUT_VARIABLE} ${dir} PARENT_SCOPE)
+  endif()
+endfunction()

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# examples/mlp end to end (issue 7): install Lathe from the build tree into
+# a temporary prefix, tune a tiny database with the installed `lathe`, then
+# configure, build and run the example against it as a user project would
+# (find_package(Lathe), lathe_add_kernels): both MLPs must match the C++
+# reference, every layer must come from the database, and a database that
+# changes must regenerate the kernels on the next build.
+# Usage: mlp_example_test.sh BUILD_DIR SOURCE_DIR CMAKE GENERATOR
+set -euo pipefail
+build_dir=$1
+source_dir=$2
+cmake=$3
+generator=$4
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+cd "$d"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$cmake" --install "$build_dir" --prefix "$d/prefix" > install.txt 2>&1 || fail "install: $(cat install.txt)"
+lathe=$d/prefix/bin/lathe
+[ -x "$lathe" ] || fail "no $lathe"
+[ -f "$d/prefix/lib/cmake/Lathe/LatheConfig.cmake" ] || fail "no LatheConfig.cmake"
+[ -f "$d/prefix/lib/cmake/Lathe/LatheConfigVersion.cmake" ] || fail "no version file"
+
+T="host -num-threads=1"
+L1=dense:M=64,N=256,K=256,bias=1,relu=1
+L2=dense:M=64,N=64,K=256,bias=1
+"$lathe" tune "$L1" "$L2" --target "$T" --trials 8 --batch 8 --time-budget 60 --min-time 0.01 \
+  --db tuned.db > tune.txt 2>&1 || fail "tune: $(cat tune.txt)"
+
+"$cmake" -S "$source_dir/examples/mlp" -B mlp -G "$generator" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$d/prefix" -DLATHE_MLP_DB="$d/tuned.db" -DLATHE_MLP_DEVICE="$T" \
+  -DLATHE_MLP_REQUIRE_TUNED=ON > configure.txt 2>&1 || fail "configure: $(cat configure.txt)"
+"$cmake" --build mlp > build.txt 2>&1 || fail "build: $(cat build.txt)"
+manifest=mlp/lathe/mlp_tuned/mlp_tuned.json
+[ "$(grep -c '"source": "database"' "$manifest")" -eq 2 ] || fail "not from the database: $(cat "$manifest")"
+[ "$(grep -c '"source": "default"' mlp/lathe/mlp_default/mlp_default.json)" -eq 2 ] || fail "defaults"
+mlp/mlp 3 > run.txt || fail "run: $(cat run.txt)"
+grep -q '^tuned: matches the reference' run.txt || fail "tuned: $(cat run.txt)"
+grep -q '^default: matches the reference' run.txt || fail "default: $(cat run.txt)"
+grep -q '^speed-up [0-9.]*x' run.txt || fail "timing: $(cat run.txt)"
+cat run.txt
+
+# Nothing changed: nothing is generated again.
+"$cmake" --build mlp > rebuild.txt 2>&1
+! grep -q 'Lathe: kernels' rebuild.txt || fail "regenerated without a change: $(cat rebuild.txt)"
+# More tuning changes the database: the tuned kernels are generated again.
+"$lathe" tune "$L1" --target "$T" --trials 4 --batch 4 --time-budget 60 --min-time 0.01 \
+  --db tuned.db --no-default > tune2.txt 2>&1 || fail "tune again: $(cat tune2.txt)"
+"$cmake" --build mlp > rebuild.txt 2>&1 || fail "rebuild: $(cat rebuild.txt)"
+grep -q 'Lathe: kernels mlp_tuned' rebuild.txt || fail "not regenerated: $(cat rebuild.txt)"
+! grep -q 'Lathe: kernels mlp_default' rebuild.txt || fail "defaults regenerated: $(cat rebuild.txt)"
+mlp/mlp 0 | grep -q '^tuned: matches the reference' || fail "after regeneration"
+echo ok
