@@ -8,10 +8,7 @@
 #include "compiler/schedule/trace.h"
 
 namespace lathe::api {
-namespace {
 
-// The record's program when this build replays its trace to the measured
-// hash; otherwise why not.
 absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record, const Workload& workload,
                                            const Target& target) {
   absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
@@ -31,8 +28,6 @@ absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record, const Wo
   }
   return program;
 }
-
-}  // namespace
 
 absl::StatusOr<KernelPlan> PlanKernel(db::Database* db, const Workload& workload,
                                       const Target& target, db::TargetMatching matching) {

@@ -54,6 +54,13 @@ struct KernelPlan {
   KernelOrigin origin;
 };
 
+// The record's program when this build replays its trace to the hash the
+// record was measured as. FailedPrecondition saying why not otherwise (the
+// trace does not load, no longer replays, or gives another program); `lathe
+// db best|top` report the same check (cli/record_lookup.h).
+absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record, const Workload& workload,
+                                           const Target& target);
+
 // The program to compile for (workload, target): from the best record in
 // `db` (nullptr: no database, the default schedule without a reason) under
 // `matching`, else the default schedule with origin.fallback_reason set.

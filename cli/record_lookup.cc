@@ -1,35 +1,20 @@
 #include "cli/record_lookup.h"
 
-#include "absl/strings/str_cat.h"
+#include "api/kernel_plan.h"
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/target_info.h"
-#include "compiler/schedule/trace.h"
 
 namespace lathe::cli {
 
 CheckedMatch CheckReplay(db::Match match, const Workload& workload, const Target& target) {
   CheckedMatch checked;
   checked.match = std::move(match);
-  const proto::Record& record = checked.match.record;
-  absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
-  if (!trace.ok()) {
-    checked.replay_problem = absl::StrCat("its trace does not load: ", trace.status().message());
-    return checked;
-  }
-  absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(workload, &*trace, target);
-  if (!kernel.ok()) {
-    checked.replay_problem =
-        absl::StrCat("its trace no longer replays: ", kernel.status().message());
-    return checked;
-  }
-  if (kernel->structural_hash != record.structural_hash()) {
-    checked.replay_problem = absl::StrCat(
-        "this Lathe replays its trace to program ", kernel->structural_hash,
-        ", it was measured as ", record.structural_hash(),
-        " (the compiler changed since; tune again)");
-    return checked;
-  }
-  checked.replays = true;
+  // The check builds use (api/kernel_plan.h), so that `lathe db best` says
+  // yes exactly when `lathe compile --db` would use the record.
+  absl::StatusOr<KernelProgram> program =
+      api::ReplayRecord(checked.match.record, workload, target);
+  checked.replays = program.ok();
+  if (!program.ok()) checked.replay_problem = std::string(program.status().message());
   return checked;
 }
 

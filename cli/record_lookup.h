@@ -5,7 +5,8 @@
 // when measured. This build of Lathe replays the trace; when the hash
 // differs (the compiler changed what a primitive does) or the trace no longer
 // replays, the lookup says so instead of handing back another program.
-// Used by `lathe db best|top` and, later, `lathe compile --db`.
+// Used by `lathe db best|top`; `lathe compile --db` and the C++ API make
+// the same check (api/kernel_plan.h: ReplayRecord).
 // Tests: tests/cli/db_commands.cmake (through the command line).
 #pragma once
 
