@@ -46,7 +46,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
 
 absl::StatusOr<KernelPlan> Database::Plan(const std::string& spec, const std::string& target) {
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
-  if (!workload.ok()) return workload.status();
+  if (!workload.ok()) return Prefixed(workload.status(), spec);
   absl::StatusOr<Target> parsed = ParseTarget(target);
   if (!parsed.ok()) return Prefixed(parsed.status(), spec);
   return PlanKernel(db_.get(), *workload, *parsed,

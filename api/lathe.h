@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -48,9 +49,12 @@ class Kernel {
  public:
   // args[0..num_args()) as above.
   int operator()(float* const* args) const;
-  // Typed pointers: kernel(x, w, bias, y). Exactly num_args() of them (a
-  // wrong count returns -1 without calling the kernel).
-  template <typename... T>
+  // Typed pointers: kernel(x, w, bias, y), float* or const float*. Exactly
+  // num_args() of them (a wrong count returns -1 without calling the
+  // kernel). Only floats, so that kernel(vector.data()) with float** picks
+  // the overload above.
+  template <typename... T,
+            typename = std::enable_if_t<(std::is_same_v<std::remove_const_t<T>, float> && ...)>>
   int operator()(T*... args) const {
     float* pointers[] = {const_cast<float*>(static_cast<const float*>(args))...};
     if (static_cast<int>(sizeof...(T)) != num_args()) return -1;

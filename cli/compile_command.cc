@@ -64,7 +64,11 @@ absl::StatusOr<std::vector<std::pair<std::string, Workload>>> ResolveWorkloads(
   std::vector<std::pair<std::string, Workload>> workloads;
   for (const std::string& spec : options.specs) {
     absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
-    if (!workload.ok()) return workload.status();
+    if (!workload.ok()) {
+      // Several specs: say which one.
+      return absl::Status(workload.status().code(),
+                          absl::StrCat(spec, ": ", workload.status().message()));
+    }
     workloads.emplace_back(spec, *std::move(workload));
   }
   if (!options.expr.empty() || !options.dims.empty()) {

@@ -51,6 +51,12 @@ TEST(Api, TypedCallAndTheDefaultScheduleWithoutADatabase) {
       EXPECT_FLOAT_EQ(c[i * 5 + j], want) << i << "," << j;
     }
   }
+  // The same through an array of pointers (float**, not const).
+  std::vector<float> c2(15, -1);
+  std::vector<float*> args = {const_cast<float*>(a.data()), const_cast<float*>(b.data()),
+                              c2.data()};
+  ASSERT_EQ((*mm)(args.data()), 0);
+  EXPECT_EQ(c2, c);
   // A wrong number of pointers never reaches the kernel.
   EXPECT_EQ((*mm)(a.data(), c.data()), -1);
 }
@@ -85,6 +91,8 @@ TEST(Api, ErrorsNameTheDatabaseAndTheSpec) {
   absl::StatusOr<Kernel> bad = (*db)->GetKernel("matmul:M=3,N=5");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(bad.status().message()).find("matmul:M=3,N=5: "), std::string::npos)
+      << bad.status();
   EXPECT_NE(std::string(bad.status().message()).find("K"), std::string::npos) << bad.status();
   absl::StatusOr<Kernel> bad_target = (*db)->GetKernel("matmul:M=3,N=5,K=2", "gpu -x");
   ASSERT_FALSE(bad_target.ok());

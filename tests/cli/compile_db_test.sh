@@ -123,6 +123,7 @@ refusals)
   expect_error "--trace .* does not go with --db" "$lathe" compile "$MM" --trace t.json --db x.db -o k.a
   expect_error "--prefix 1x_matmul_32x48x16: not a C identifier" "$lathe" compile "$MM" -o k.a --prefix 1x_
   expect_error "missing.db" "$lathe" compile "$MM" --db missing.db -o k.a
+  expect_error "matmul:M=4,N=4: matmul: missing parameter K" "$lathe" compile "$MM" matmul:M=4,N=4 -o k.a
   expect_error "--workloads-file nope.txt: cannot read" "$lathe" tune --workloads-file nope.txt
   # --prefix names every kernel, so two sets link into one program.
   "$lathe" compile "$MM" "$DENSE" -o p.o --header p.h --prefix tuned_
