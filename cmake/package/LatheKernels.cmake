@@ -43,6 +43,11 @@ function(lathe_add_kernels target)
     message(FATAL_ERROR "lathe_add_kernels(${target}): NAME ${ARG_NAME} is not an identifier")
   endif()
 
+  if(TARGET ${ARG_NAME}_generate)
+    message(FATAL_ERROR "lathe_add_kernels(${target}): NAME ${ARG_NAME} is taken (each call "
+                        "needs its own NAME, e.g. NAME ${target}_tuned)")
+  endif()
+
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/lathe/${ARG_NAME})
   set(lib ${dir}/${ARG_NAME}.a)
   set(header ${dir}/${ARG_NAME}.h)
