@@ -54,6 +54,12 @@ tuned_library_runs)
   grep -q "schedule: database record [0-9]*, structural hash $best_hash" k.h || fail "header: $(cat k.h)"
   have_cc || exit 0
   check_library k.a k.h
+  # The header of several kernels is valid pedantic C and C++.
+  printf '#include "k.h"\nint main(void) { return 0; }\n' > h.c
+  cc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only h.c
+  if command -v c++ > /dev/null; then
+    cp h.c h.cc; c++ -std=c++17 -Wall -Wextra -Werror -pedantic -fsyntax-only h.cc
+  fi
   "$lathe" compile "$MM" "$DENSE" --db tuned.db --target "$T" -o k.o --header ko.h
   check_library "k.o $runtime_lib" ko.h
   "$lathe" compile "$MM" "$DENSE" --db tuned.db --target "$T" -o libk.so --header ks.h
