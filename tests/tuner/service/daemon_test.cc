@@ -1,0 +1,267 @@
+#include "tuner/service/daemon.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include "compiler/codegen/target.h"
+#include "compiler/ir/structural_equal.h"
+#include "compiler/schedule/replay.h"
+#include "compiler/workload/spec.h"
+
+namespace lathe::service {
+namespace {
+
+const std::string& TestTarget() {
+  static const std::string target = ParseTarget("llvm -mcpu=haswell -num-threads=1")->ToString();
+  return target;
+}
+
+proto::JobSpec SmallSpec(int64_t trials) {
+  proto::JobSpec spec;
+  spec.add_workloads("matmul:M=32,N=32,K=16");
+  spec.set_target(TestTarget());
+  spec.set_max_trials(trials);
+  spec.set_batch_size(4);
+  spec.set_min_time_s(0.001);
+  spec.set_remeasure_top(-1);
+  return spec;
+}
+
+// A runner in a thread, with fake times: pulls work through the daemon's
+// runner protocol (no gRPC) until told to stop.
+class FakeRunner {
+ public:
+  FakeRunner(Daemon& daemon, const std::string& target, int max_results = -1)
+      : daemon_(daemon) {
+    proto::RegisterRunnerRequest request;
+    request.set_name("fake");
+    request.set_target(target);
+    id_ = daemon.RegisterRunner(request, "test").value().runner_id();
+    thread_ = std::thread([this, max_results] { Loop(max_results); });
+  }
+  ~FakeRunner() {
+    stop_ = true;
+    thread_.join();
+  }
+  int results() const { return results_.load(); }
+
+ private:
+  void Loop(int max_results) {
+    while (!stop_ && (max_results < 0 || results_ < max_results)) {
+      proto::AcquireWorkRequest acquire;
+      acquire.set_runner_id(id_);
+      acquire.set_wait_s(0.05);
+      absl::StatusOr<proto::AcquireWorkResponse> work = daemon_.AcquireWork(acquire);
+      if (!work.ok() || work->lease_id().empty()) continue;
+      const proto::MeasureRequest& request = work->request();
+      Workload workload = ParseWorkloadSpec(request.workload()).value();
+      Trace trace = Trace::FromProto(request.trace()).value();
+      auto scheduled = ReplayTrace(trace, workload.InitialProgram().value());
+      proto::ReportResultRequest report;
+      report.set_runner_id(id_);
+      report.set_lease_id(work->lease_id());
+      proto::MeasureResult& result = *report.mutable_result();
+      result.set_status(proto::MEASURE_OK);
+      result.set_structural_hash(StructuralHashHex((*scheduled)->program()));
+      result.add_times_s(1e-4 * (1 + static_cast<double>(StructuralHash((*scheduled)->program()) % 97)));
+      if (daemon_.ReportResult(report).value().accepted()) ++results_;
+    }
+  }
+  Daemon& daemon_;
+  std::string id_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> results_{0};
+  std::thread thread_;
+};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/lathe_daemon_test_XXXXXX";
+    dir_ = mkdtemp(pattern);
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  DaemonOptions Options() const {
+    DaemonOptions options;
+    options.db_path = dir_ + "/t.db";
+    options.scratch_dir = dir_;
+    options.log = false;
+    options.max_trials_per_job = 100;
+    options.max_workloads_per_job = 2;
+    return options;
+  }
+
+  // Polls the job until it ends or 60 s pass.
+  static proto::JobStatus WaitForEnd(Daemon& daemon, const std::string& id) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    int64_t version = -1;
+    while (absl::Now() < deadline) {
+      auto snapshot = daemon.jobs().WaitForChange(id, version, absl::Seconds(1));
+      if (!snapshot.ok()) break;
+      version = snapshot->version;
+      if (IsFinal(snapshot->job.state())) return snapshot->job;
+    }
+    return daemon.GetJob(id).value();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(DaemonTest, MalformedSpecsNameTheFieldAtFault) {
+  std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
+  struct Case {
+    std::function<void(proto::JobSpec&)> change;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {[](proto::JobSpec& s) { s.clear_workloads(); }, "spec.workloads: empty"},
+      {[](proto::JobSpec& s) { s.set_workloads(0, "nosuchop:M=1"); }, "spec.workloads[0]"},
+      {[](proto::JobSpec& s) { s.add_workloads("matmul:M=8"); }, "spec.workloads[1]"},
+      {[](proto::JobSpec& s) {
+         for (int i = 0; i < 3; ++i) s.add_workloads("matmul:M=8,N=8,K=8");
+       },
+       "spec.workloads: 4 workloads; the limit is 2"},
+      {[](proto::JobSpec& s) { s.set_target(""); }, "spec.target: empty"},
+      {[](proto::JobSpec& s) { s.set_target("fpga -x"); }, "spec.target"},
+      {[](proto::JobSpec& s) { s.set_max_trials(0); }, "spec.max_trials"},
+      {[](proto::JobSpec& s) { s.set_max_trials(101); }, "spec.max_trials: 101 exceeds the limit"},
+      {[](proto::JobSpec& s) { s.add_weights(1); s.add_weights(2); }, "spec.weights"},
+      {[](proto::JobSpec& s) { s.set_min_time_s(-1); }, "spec.min_time_s"},
+  };
+  for (const Case& c : cases) {
+    proto::JobSpec spec = SmallSpec(8);
+    c.change(spec);
+    absl::StatusOr<proto::JobStatus> job = daemon->Submit(spec);
+    ASSERT_FALSE(job.ok()) << c.field;
+    EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument) << job.status();
+    EXPECT_NE(job.status().message().find(c.field), std::string::npos) << job.status();
+  }
+  EXPECT_TRUE(daemon->ListJobs().empty());
+  proto::RegisterRunnerRequest runner;
+  runner.set_name("r");
+  runner.set_target("bogus");
+  EXPECT_NE(daemon->RegisterRunner(runner, "").status().message().find("target"),
+            std::string::npos);
+}
+
+TEST_F(DaemonTest, JobCompletesWithEveryTrialRecordedOnceAndOnlyMatchingRunnersWork) {
+  std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
+  auto other = std::make_unique<FakeRunner>(
+      *daemon, ParseTarget("llvm -mcpu=haswell -num-threads=2")->ToString());
+  proto::JobStatus job = daemon->Submit(SmallSpec(10)).value();
+  {
+    FakeRunner a(*daemon, TestTarget()), b(*daemon, TestTarget());
+    job = WaitForEnd(*daemon, job.id());
+  }
+  EXPECT_EQ(job.state(), proto::JOB_DONE) << job.error();
+  EXPECT_EQ(job.trials_done(), 10);
+  EXPECT_EQ(other->results(), 0);
+  other.reset();
+  daemon.reset();
+  auto db = db::Database::Open(dir_ + "/t.db", {}).value();
+  std::vector<proto::Record> records = db->RecordsOfJob(job.id()).value();
+  ASSERT_EQ(records.size(), 10u);
+  std::set<std::string> hashes;
+  for (const proto::Record& r : records) {
+    hashes.insert(r.structural_hash());
+    EXPECT_EQ(r.runner(), "fake");
+  }
+  EXPECT_EQ(hashes.size(), 10u);
+  EXPECT_EQ(db::Database::Open(dir_ + "/t.db", {}).value()->Jobs().value().back().state(), "done");
+}
+
+TEST_F(DaemonTest, UnfinishedJobResumesInTheNextDaemonWithoutRemeasuring) {
+  std::string id;
+  {
+    std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
+    id = daemon->Submit(SmallSpec(12)).value().id();
+    // Only 4 results (one batch) come back before the daemon stops.
+    FakeRunner partial(*daemon, TestTarget(), /*max_results=*/4);
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (partial.results() < 4 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+    // ...and are committed by the job's loop.
+    while (db::Database::Open(dir_ + "/t.db", {}).value()->RecordsOfJob(id).value().size() < 4 &&
+           absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    daemon->Shutdown();
+    EXPECT_EQ(daemon->GetJob(id).value().state(), proto::JOB_RUNNING);
+  }
+  std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
+  proto::JobStatus job = daemon->GetJob(id).value();
+  EXPECT_EQ(job.resumed(), 1);
+  EXPECT_GE(job.trials_done(), 4);
+  {
+    FakeRunner runner(*daemon, TestTarget());
+    job = WaitForEnd(*daemon, id);
+  }
+  EXPECT_EQ(job.state(), proto::JOB_DONE) << job.error();
+  EXPECT_EQ(job.trials_done(), 12);
+  daemon.reset();
+  std::vector<proto::Record> records =
+      db::Database::Open(dir_ + "/t.db", {}).value()->RecordsOfJob(id).value();
+  std::set<std::string> hashes;
+  for (const proto::Record& r : records) hashes.insert(r.structural_hash());
+  EXPECT_EQ(records.size(), 12u);
+  EXPECT_EQ(hashes.size(), 12u);
+}
+
+TEST_F(DaemonTest, CancelEndsTheJobAndKeepsWhatWasMeasured) {
+  std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
+  proto::JobStatus job = daemon->Submit(SmallSpec(50)).value();
+  // No runner: the job waits for one; cancelling ends it.
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (daemon->GetJob(job.id()).value().work_queued() == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_TRUE(daemon->CancelJob(job.id()).ok());
+  job = WaitForEnd(*daemon, job.id());
+  EXPECT_EQ(job.state(), proto::JOB_CANCELLED);
+  EXPECT_EQ(daemon->GetJob(job.id()).value().work_queued(), 0);
+  EXPECT_EQ(daemon->CancelJob("job-none").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(DaemonTest, SimulatedJobsGoOnlyToSimulatedRunnersAndNeverToTheDatabase) {
+  std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
+  auto real = std::make_unique<FakeRunner>(*daemon, TestTarget());
+  proto::JobSpec spec = SmallSpec(6);
+  spec.set_simulated(true);
+  proto::JobStatus job = daemon->Submit(spec).value();
+  proto::RegisterRunnerRequest request;
+  request.set_name("sim");
+  request.set_target(TestTarget());
+  request.set_simulated(true);
+  const std::string sim = daemon->RegisterRunner(request, "").value().runner_id();
+  int reported = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (!IsFinal(daemon->GetJob(job.id()).value().state()) && absl::Now() < deadline) {
+    proto::AcquireWorkRequest acquire;
+    acquire.set_runner_id(sim);
+    acquire.set_wait_s(0.05);
+    proto::AcquireWorkResponse work = daemon->AcquireWork(acquire).value();
+    if (work.lease_id().empty()) continue;
+    proto::ReportResultRequest report;
+    report.set_runner_id(sim);
+    report.set_lease_id(work.lease_id());
+    report.mutable_result()->set_status(proto::MEASURE_OK);
+    report.mutable_result()->add_times_s(0.001);
+    reported += daemon->ReportResult(report).value().accepted() ? 1 : 0;
+  }
+  EXPECT_EQ(WaitForEnd(*daemon, job.id()).state(), proto::JOB_DONE);
+  EXPECT_EQ(reported, 6);
+  EXPECT_EQ(real->results(), 0);
+  real.reset();
+  daemon.reset();
+  auto db = db::Database::Open(dir_ + "/t.db", {}).value();
+  EXPECT_EQ(db->GetStats().value().records, 0);
+  EXPECT_TRUE(db->Jobs().value().empty());
+}
+
+}  // namespace
+}  // namespace lathe::service

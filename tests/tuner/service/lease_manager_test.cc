@@ -1,0 +1,171 @@
+#include "tuner/service/lease_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace lathe::service {
+namespace {
+
+// A clock the test moves by hand.
+struct FakeClock {
+  absl::Time now = absl::FromUnixSeconds(1000);
+  LeaseManager::Clock fn() {
+    return [this] { return now; };
+  }
+};
+
+WorkItem Item(const std::string& job, const std::string& target = "llvm -num-threads=1",
+              bool simulated = false) {
+  WorkItem item;
+  item.job = job;
+  item.simulated = simulated;
+  item.request.set_target(target);
+  item.request.set_workload(job + "-workload");
+  return item;
+}
+
+proto::MeasureResult Result(double t) {
+  proto::MeasureResult result;
+  result.set_status(proto::MEASURE_OK);
+  result.add_times_s(t);
+  return result;
+}
+
+TEST(LeaseManager, HandsOutOldestMatchingItemAndDeliversItsResult) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn());
+  const int64_t a = leases.Enqueue(Item("a"));
+  const int64_t b = leases.Enqueue(Item("b"));
+  std::optional<Lease> first = leases.Acquire("r1", "llvm -num-threads=1", false, absl::ZeroDuration());
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->item, a);
+  EXPECT_EQ(first->work.request.workload(), "a-workload");
+  std::optional<Lease> second = leases.Acquire("r2", "llvm -num-threads=1", false, absl::ZeroDuration());
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->item, b);
+  EXPECT_NE(first->id, second->id);
+  EXPECT_EQ(leases.Report("r1", first->id, Result(1.5)), ReportOutcome::kAccepted);
+  absl::StatusOr<proto::MeasureResult> result = leases.Wait(a);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->times_s(0), 1.5);
+}
+
+TEST(LeaseManager, RunnersOnlyGetItemsOfTheirExactTargetAndKind) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn());
+  leases.Enqueue(Item("j", "llvm -mcpu=znver4 -num-threads=2"));
+  leases.Enqueue(Item("sim", "llvm -mcpu=znver4 -num-threads=2", /*simulated=*/true));
+  EXPECT_FALSE(leases.Acquire("r", "llvm -mcpu=znver4 -num-threads=1", false, absl::ZeroDuration()));
+  EXPECT_FALSE(leases.Acquire("r", "llvm -mcpu=znver4", false, absl::ZeroDuration()));
+  std::optional<Lease> real = leases.Acquire("r", "llvm -mcpu=znver4 -num-threads=2", false,
+                                             absl::ZeroDuration());
+  ASSERT_TRUE(real.has_value());
+  EXPECT_EQ(real->work.job, "j");
+  std::optional<Lease> sim = leases.Acquire("s", "llvm -mcpu=znver4 -num-threads=2", true,
+                                            absl::ZeroDuration());
+  ASSERT_TRUE(sim.has_value());
+  EXPECT_EQ(sim->work.job, "sim");
+}
+
+TEST(LeaseManager, ExpiredLeaseIsRequeuedAndItsLateResultDropped) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn());
+  const int64_t item = leases.Enqueue(Item("j"));
+  std::optional<Lease> dead = leases.Acquire("dead", "llvm -num-threads=1", false, absl::ZeroDuration());
+  ASSERT_TRUE(dead.has_value());
+  // Heartbeats keep it alive past the lease time...
+  clock.now += absl::Seconds(8);
+  EXPECT_TRUE(leases.Heartbeat("dead", {dead->id}).empty());
+  clock.now += absl::Seconds(8);
+  EXPECT_TRUE(leases.ExpireLeases().empty());
+  // ...until they stop.
+  clock.now += absl::Seconds(3);
+  EXPECT_EQ(leases.ExpireLeases(), std::vector<std::string>{"dead"});
+  EXPECT_EQ(leases.Stats().expired, 1);
+  EXPECT_EQ(leases.Heartbeat("dead", {dead->id}), std::vector<std::string>{dead->id});
+  std::optional<Lease> again = leases.Acquire("alive", "llvm -num-threads=1", false, absl::ZeroDuration());
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->item, item);
+  EXPECT_NE(again->id, dead->id);
+  // The dead runner's late result is dropped; the live one counts, once.
+  EXPECT_EQ(leases.Report("dead", dead->id, Result(9)), ReportOutcome::kDropped);
+  EXPECT_EQ(leases.Report("alive", again->id, Result(2)), ReportOutcome::kAccepted);
+  EXPECT_EQ(leases.Report("alive", again->id, Result(3)), ReportOutcome::kDropped);
+  EXPECT_EQ(leases.Stats().dropped_results, 2);
+  absl::StatusOr<proto::MeasureResult> result = leases.Wait(item);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->times_s(0), 2);
+}
+
+TEST(LeaseManager, ResultFromAnotherRunnerOrUnknownLeaseIsDropped) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn());
+  leases.Enqueue(Item("j"));
+  std::optional<Lease> lease = leases.Acquire("r1", "llvm -num-threads=1", false, absl::ZeroDuration());
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(leases.Report("r2", lease->id, Result(1)), ReportOutcome::kDropped);
+  EXPECT_EQ(leases.Report("r1", "0123456789abcdef0123456789abcdef", Result(1)),
+            ReportOutcome::kDropped);
+  EXPECT_EQ(leases.Stats().leased, 1);
+}
+
+TEST(LeaseManager, ReturnedItemGoesToTheFrontForAnotherRunner) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn());
+  const int64_t first = leases.Enqueue(Item("j"));
+  leases.Enqueue(Item("j"));
+  std::optional<Lease> lease = leases.Acquire("broken", "llvm -num-threads=1", false, absl::ZeroDuration());
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(leases.Return("broken", lease->id), ReportOutcome::kAccepted);
+  EXPECT_EQ(leases.Return("broken", lease->id), ReportOutcome::kDropped);
+  std::optional<Lease> next = leases.Acquire("good", "llvm -num-threads=1", false, absl::ZeroDuration());
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->item, first);
+}
+
+TEST(LeaseManager, ReleaseRunnerRequeuesItsLeases) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn());
+  leases.Enqueue(Item("j"));
+  std::optional<Lease> lease = leases.Acquire("q", "llvm -num-threads=1", false, absl::ZeroDuration());
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(leases.LeasesByRunner()["q"], 1);
+  leases.ReleaseRunner("q");
+  EXPECT_EQ(leases.Stats().queued, 1);
+  EXPECT_EQ(leases.Report("q", lease->id, Result(1)), ReportOutcome::kDropped);
+}
+
+TEST(LeaseManager, CancelJobWakesItsWaitersOnly) {
+  LeaseManager leases(absl::Seconds(10));
+  const int64_t a = leases.Enqueue(Item("a"));
+  const int64_t b = leases.Enqueue(Item("b"));
+  absl::StatusOr<proto::MeasureResult> waited = proto::MeasureResult();
+  std::thread waiter([&] { waited = leases.Wait(a); });
+  leases.CancelJob("a", absl::CancelledError("job cancelled"));
+  waiter.join();
+  EXPECT_EQ(waited.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(leases.JobCounts("b"), std::make_pair(1, 0));
+  std::optional<Lease> lease = leases.Acquire("r", "llvm -num-threads=1", false, absl::ZeroDuration());
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->item, b);
+}
+
+TEST(LeaseManager, AcquireWaitsForWorkQueuedLater) {
+  LeaseManager leases(absl::Seconds(10));
+  std::optional<Lease> got;
+  std::thread runner([&] {
+    got = leases.Acquire("r", "llvm -num-threads=1", false, absl::Seconds(30));
+  });
+  // Queued while the runner waits: handed over at once, not after 30 s.
+  const absl::Time start = absl::Now();
+  leases.Enqueue(Item("j"));
+  runner.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  // And nothing comes when nothing is queued.
+  EXPECT_FALSE(leases.Acquire("r", "llvm -num-threads=1", false, absl::Milliseconds(20)));
+}
+
+}  // namespace
+}  // namespace lathe::service

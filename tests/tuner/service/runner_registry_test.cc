@@ -1,0 +1,67 @@
+#include "tuner/service/runner_registry.h"
+
+#include <gtest/gtest.h>
+
+namespace lathe::service {
+namespace {
+
+proto::RegisterRunnerRequest Request(const std::string& name) {
+  proto::RegisterRunnerRequest request;
+  request.set_name(name);
+  request.set_target("llvm -num-threads=1");
+  request.set_device("test box");
+  return request;
+}
+
+TEST(RunnerRegistry, QuarantinesAfterConsecutiveFailuresOnly) {
+  RunnerRegistry registry(/*quarantine_after=*/3, absl::Seconds(60));
+  const std::string id = registry.Register(Request("flaky"), "ipv4:127.0.0.1:1");
+  EXPECT_TRUE(registry.CheckActive(id).ok());
+  // Two failures, a success: the count starts again.
+  EXPECT_FALSE(registry.RecordResult(id, true));
+  EXPECT_FALSE(registry.RecordResult(id, true));
+  EXPECT_FALSE(registry.RecordResult(id, false));
+  EXPECT_FALSE(registry.RecordResult(id, true));
+  EXPECT_FALSE(registry.RecordResult(id, true));
+  EXPECT_TRUE(registry.CheckActive(id).ok());
+  // The third in a row quarantines it, once.
+  EXPECT_TRUE(registry.RecordResult(id, true));
+  EXPECT_FALSE(registry.RecordResult(id, true));
+  absl::Status active = registry.CheckActive(id);
+  EXPECT_EQ(active.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(active.message().find("quarantined"), std::string::npos) << active;
+  std::vector<proto::RunnerInfo> list = registry.List({});
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].state(), proto::RUNNER_QUARANTINED);
+  EXPECT_EQ(list[0].results(), 7);
+  EXPECT_EQ(list[0].failures(), 6);
+}
+
+TEST(RunnerRegistry, OtherRunnersAreNotAffectedAndZeroNeverQuarantines) {
+  RunnerRegistry registry(/*quarantine_after=*/1, absl::Seconds(60));
+  const std::string bad = registry.Register(Request("bad"), "");
+  const std::string good = registry.Register(Request("good"), "");
+  EXPECT_NE(bad, good);
+  EXPECT_TRUE(registry.RecordResult(bad, true));
+  EXPECT_TRUE(registry.CheckActive(good).ok());
+  RunnerRegistry never(/*quarantine_after=*/0, absl::Seconds(60));
+  const std::string id = never.Register(Request("r"), "");
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(never.RecordResult(id, true));
+  EXPECT_TRUE(never.CheckActive(id).ok());
+}
+
+TEST(RunnerRegistry, UnknownRunnerIsNotFoundAndSilentRunnerIsLost) {
+  absl::Time now = absl::FromUnixSeconds(100);
+  RunnerRegistry registry(3, absl::Seconds(10), [&] { return now; });
+  EXPECT_EQ(registry.CheckActive("r1-from-an-earlier-daemon").code(), absl::StatusCode::kNotFound);
+  const std::string id = registry.Register(Request("r"), "");
+  EXPECT_EQ(registry.List({{id, 2}})[0].state(), proto::RUNNER_BUSY);
+  EXPECT_EQ(registry.List({})[0].state(), proto::RUNNER_IDLE);
+  now += absl::Seconds(11);
+  EXPECT_EQ(registry.List({})[0].state(), proto::RUNNER_LOST);
+  EXPECT_TRUE(registry.CheckActive(id).ok());  // heard from again
+  EXPECT_EQ(registry.List({})[0].state(), proto::RUNNER_IDLE);
+}
+
+}  // namespace
+}  // namespace lathe::service

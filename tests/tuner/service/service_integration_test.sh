@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# The tuning service end to end on loopback (issue 6): real `lathe serve`,
+# `lathe runner` and client processes. Usage:
+#   service_integration_test.sh LATHE_BIN CASE
+# Cases: three_runners kill_runner kill_daemon auth refusals target_mismatch.
+# Every wait polls observable state (a file, the daemon's answer, the
+# database) against a deadline; nothing sleeps and hopes.
+set -euo pipefail
+lathe=$1
+case_name=$2
+d=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$d"
+}
+trap cleanup EXIT
+cd "$d"
+
+fail() {
+  echo "FAIL: $*" >&2
+  for f in serve*.log runner*.log; do
+    [ -f "$f" ] && { echo "--- $f" >&2; tail -20 "$f" >&2; }
+  done
+  exit 1
+}
+
+# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND every 50 ms.
+wait_for() {
+  local seconds=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || fail "timed out after ${seconds}s waiting for $what"
+    sleep 0.05
+  done
+}
+
+echo "s3cret-$RANDOM$RANDOM" > token
+chmod 600 token
+# One thread per runner, a fixed target every process agrees on.
+T="host -num-threads=1"
+W=matmul:M=64,N=64,K=64
+
+daemon_listening() {
+  kill -0 "$daemon" 2>/dev/null || fail "the daemon exited: $(cat "$log")"
+  test -s port
+}
+
+# start_daemon LOG [ADDRESS] [EXTRA...]: starts `lathe serve`; sets $port and $daemon.
+start_daemon() {
+  log=$1
+  local address=${2:-127.0.0.1:0}
+  shift 2 || shift $#
+  rm -f port
+  "$lathe" serve --listen "$address" --db t.db --token-file token --port-file port \
+    --lease-seconds 2 "$@" 2> "$log" &
+  daemon=$!
+  pids+=("$daemon")
+  wait_for 30 "the daemon to listen" daemon_listening
+  port=$(cat port)
+}
+
+# start_runner NAME [EXTRA...]
+start_runner() {
+  local name=$1
+  shift
+  "$lathe" runner --connect "127.0.0.1:$port" --token-file token --target "$T" --name "$name" \
+    "$@" 2> "runner-$name.log" &
+  pids+=($!)
+  eval "runner_$name=$!"
+}
+
+client() { "$lathe" "$1" --tuner "127.0.0.1:$port" --token-file token "${@:2}"; }
+
+# The job's state and "done/total" trials from `lathe jobs`.
+job_row() { client jobs | awk -v j="$1" '$1 == j {print $2, $3}'; }
+job_has_trials() { local t; t=$(job_row "$1" | cut -d' ' -f2); [ "${t%%/*}" -ge "$2" ] 2>/dev/null; }
+work_queued() { [ "$(client jobs --json | grep -o '"work_queued":[0-9]*' | head -1 | cut -d: -f2)" -ge 1 ] 2>/dev/null; }
+runner_state() { client runners | awk -v n="$1" '$5 == n {print $2}' | grep -qx "$2"; }
+runner_busy() { runner_state "$1" busy; }
+runners_registered() { [ "$(client runners --json | grep -o '"id":' | wc -l)" -ge "$1" ]; }
+
+# The job's records in the database: "HASH RUNNER" lines.
+job_records() {
+  "$lathe" db export --db t.db -o - | grep "\"job\":\"$1\"" |
+    sed -E 's/.*"structural_hash":"([0-9a-f]*)".*"runner":"([^"]*)".*/\1 \2/'
+}
+committed_at_least() { [ "$(job_records "$1" | wc -l)" -ge "$2" ]; }
+
+# Every trial recorded exactly once: as many trial records (not the
+# deliberate re-measurements of near-ties) as trials, all distinct programs.
+check_exactly_once() {
+  local job=$1 trials=$2
+  job_records "$job" > records.txt
+  grep -v '(re-measure)' records.txt | cut -d' ' -f1 > trials.txt || true
+  [ "$(wc -l < trials.txt)" = "$trials" ] || fail "$(wc -l < trials.txt) trial records, want $trials"
+  [ "$(sort -u trials.txt | wc -l)" = "$trials" ] || fail "a program was recorded twice: $(sort trials.txt | uniq -d)"
+  ! grep -q '(simulated)' records.txt || fail "simulated results in the database"
+}
+
+submit() { client submit "$W" --target "$T" --min-time 0.01 --batch 4 --seed 5 "$@"; }
+
+case $case_name in
+three_runners)
+  start_daemon serve.log
+  for r in a b c; do start_runner $r; done
+  wait_for 30 "three runners" runners_registered 3
+  submit --trials 12 --wait > out.txt 2> progress.txt || fail "submit --wait: $(cat out.txt progress.txt)"
+  grep -q ' done 12/12 trials' out.txt || fail "summary: $(cat out.txt)"
+  grep -q 'running' progress.txt || fail "no live progress: $(cat progress.txt)"
+  job=$(cut -d' ' -f1 out.txt)
+  check_exactly_once "$job" 12
+  # All three took part, and say so in the records' provenance.
+  for r in a b c; do grep -q " $r" records.txt || fail "runner $r measured nothing"; done
+  client runners | grep -c ' idle ' | grep -qx 3 || fail "runners: $(client runners)"
+  client jobs | grep "$job" | grep -q ' done ' || fail "jobs: $(client jobs)"
+  # watch on a finished job: its final state, exit 0.
+  client watch "$job" | tail -1 | grep -q ' done ' || fail "watch of a finished job"
+  ;;
+
+kill_runner)
+  start_daemon serve.log
+  for r in a b c; do start_runner $r; done
+  wait_for 30 "three runners" runners_registered 3
+  job=$(submit --trials 24)
+  wait_for 60 "trials to start" job_has_trials "$job" 3
+  # Killed while it holds a lease (measuring): the lease expires and the
+  # candidate goes to another runner.
+  wait_for 60 "runner b to measure" runner_busy b
+  kill -9 "$runner_b"
+  client watch "$job" > watch.txt || fail "watch: $(tail -3 watch.txt)"
+  tail -1 watch.txt | grep -q ' done 24/24 trials' || fail "job: $(tail -1 watch.txt)"
+  check_exactly_once "$job" 24
+  grep -q 'expired (no heartbeat); its candidate is queued again' serve.log ||
+    fail "no lease expired: $(cat serve.log)"
+  # Listed as lost once silent for two lease times.
+  wait_for 30 "runner b to be listed as lost" runner_state b lost
+  ;;
+
+kill_daemon)
+  start_daemon serve-1.log
+  first_port=$port
+  for r in a b c; do start_runner $r; done
+  wait_for 30 "three runners" runners_registered 3
+  job=$(submit --trials 20)
+  # At least one batch committed, then the daemon dies mid-job.
+  wait_for 90 "a committed batch" committed_at_least "$job" 4
+  kill -9 "$daemon"
+  wait "$daemon" 2>/dev/null || true
+  job_records "$job" | cut -d' ' -f1 | sort > before.txt
+  [ -s before.txt ] || fail "nothing committed before the kill"
+  # Restarted on the same port: the runners find it again by themselves.
+  start_daemon serve-2.log "127.0.0.1:$first_port"
+  grep -q "resuming job $job" serve-2.log || fail "not resumed: $(cat serve-2.log)"
+  client watch "$job" > watch.txt || fail "watch after restart: $(tail -3 watch.txt)"
+  tail -1 watch.txt | grep -q ' done 20/20 trials' || fail "job: $(tail -1 watch.txt)"
+  check_exactly_once "$job" 20
+  # Nothing committed before the kill was lost.
+  job_records "$job" | cut -d' ' -f1 | sort > after.txt
+  missing=$(comm -23 before.txt after.txt)
+  [ -z "$missing" ] || fail "lost after restart: $missing"
+  ;;
+
+auth)
+  start_daemon serve.log
+  echo "wrong-token" > wrong
+  : > empty
+  # A client with a wrong token, with an empty token file, with none.
+  out=$("$lathe" jobs --tuner "127.0.0.1:$port" --token-file wrong 2>&1) && fail "wrong token accepted"
+  [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
+  echo "$out" | grep -q 'refused the credentials' || fail "client, wrong token: $out"
+  out=$("$lathe" jobs --tuner "127.0.0.1:$port" --token-file empty 2>&1) && fail "empty token accepted"
+  echo "$out" | grep -q 'holds no token' || fail "client, empty token: $out"
+  out=$(env -u LATHE_TOKEN_FILE "$lathe" jobs --tuner "127.0.0.1:$port" 2>&1) && fail "no token accepted"
+  echo "$out" | grep -q 'token-file' || fail "client, no token: $out"
+  # A runner with a wrong token gives up at once with one clear line.
+  out=$("$lathe" runner --connect "127.0.0.1:$port" --token-file wrong --target "$T" 2>&1) &&
+    fail "runner with a wrong token ran"
+  echo "$out" | tail -1 | grep -q '^lathe: error: .*refused the credentials' || fail "runner: $out"
+  client runners --json | grep -q '"id"' && fail "a refused runner was registered"
+  # And the right token works.
+  client jobs > /dev/null || fail "right token refused"
+  # A daemon that is not there: one line, non-zero.
+  kill -9 "$daemon"
+  wait "$daemon" 2>/dev/null || true
+  out=$(client jobs --timeout 5 2>&1) && fail "jobs without a daemon succeeded"
+  [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
+  echo "$out" | grep -q "tuner at 127.0.0.1:$port is not reachable" || fail "unreachable: $out"
+  ;;
+
+refusals)
+  start_daemon serve.log 127.0.0.1:0 --max-message-bytes 65536 --max-trials-per-job 50
+  expect_refused() {
+    local want=$1
+    shift
+    out=$(client submit "$@" 2>&1) && fail "accepted: $*"
+    [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
+    echo "$out" | grep -q -- "$want" || fail "want '$want': $out"
+    # The daemon keeps serving.
+    client jobs > /dev/null || fail "the daemon stopped serving after: $*"
+  }
+  expect_refused 'spec.workloads\[0\]: .*missing' 'matmul:M=64' --target "$T" --trials 10
+  expect_refused 'spec.workloads\[1\]' "$W" 'nosuchop:X=1' --target "$T" --trials 10
+  expect_refused 'spec.max_trials: 51 exceeds the limit of 50' "$W" --target "$T" --trials 51
+  expect_refused 'spec.max_trials: must be at least 1' "$W" --target "$T" --trials 0
+  expect_refused 'spec.min_time_s' "$W" --target "$T" --trials 10 --min-time -1
+  # An oversized request (a 100 kB spec over a 64 kB limit).
+  expect_refused 'RESOURCE_EXHAUSTED\|larger than\|max' "matmul:M=64,N=64,K=64,x=$(head -c 100000 /dev/zero | tr '\0' 7)" --target "$T" --trials 10
+  # Runners: a malformed registration names its field; the daemon goes on.
+  out=$("$lathe" runner --connect "127.0.0.1:$port" --token-file token --target 'fpga' 2>&1) &&
+    fail "bad target accepted"
+  echo "$out" | grep -q 'fpga' || fail "runner target: $out"
+  out=$(client watch job-none 2>&1) && fail "watch of an unknown job succeeded"
+  echo "$out" | grep -q 'no job "job-none"' || fail "watch unknown: $out"
+  out=$(client cancel job-none 2>&1) && fail "cancel of an unknown job succeeded"
+  client jobs > /dev/null || fail "the daemon stopped serving"
+  kill -0 "$daemon" || fail "the daemon died"
+  ;;
+
+target_mismatch)
+  start_daemon serve.log
+  # This runner measures another target: it must get none of the job's work.
+  T_OTHER="host -num-threads=2"
+  "$lathe" runner --connect "127.0.0.1:$port" --token-file token --target "$T_OTHER" --name other \
+    2> runner-other.log &
+  pids+=($!)
+  wait_for 30 "the other runner" runners_registered 1
+  job=$(submit --trials 4 --remeasure-top -1)
+  wait_for 30 "queued work" work_queued
+  start_runner good
+  client watch "$job" > watch.txt || fail "watch: $(tail -3 watch.txt)"
+  check_exactly_once "$job" 4
+  grep -q ' other' records.txt && fail "the other-target runner measured: $(cat records.txt)"
+  client runners --json | tr -d '\n ' | grep -o '{"id"[^}]*"name":"other"[^}]*}' > other.json
+  grep -q '"results":"0"' other.json || fail "other runner: $(cat other.json)"
+  ;;
+
+*)
+  fail "unknown case $case_name"
+  ;;
+esac
+echo PASS
