@@ -212,6 +212,47 @@ TEST_F(DaemonTest, UnfinishedJobResumesInTheNextDaemonWithoutRemeasuring) {
   EXPECT_EQ(hashes.size(), 12u);
 }
 
+// A runner that cannot measure gives its candidates back; after
+// quarantine_after failures in a row it gets no more work, and a healthy
+// runner measures everything.
+TEST_F(DaemonTest, FailingRunnerIsQuarantinedAndItsWorkGoesElsewhere) {
+  DaemonOptions options = Options();
+  options.quarantine_after = 3;
+  std::unique_ptr<Daemon> daemon = Daemon::Start(options).value();
+  proto::JobStatus job = daemon->Submit(SmallSpec(6)).value();
+  proto::RegisterRunnerRequest request;
+  request.set_name("broken");
+  request.set_target(TestTarget());
+  const std::string broken = daemon->RegisterRunner(request, "").value().runner_id();
+  int failures = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (failures < 3 && absl::Now() < deadline) {
+    proto::AcquireWorkRequest acquire;
+    acquire.set_runner_id(broken);
+    acquire.set_wait_s(0.05);
+    proto::AcquireWorkResponse work = daemon->AcquireWork(acquire).value();
+    if (work.lease_id().empty()) continue;
+    proto::ReportResultRequest report;
+    report.set_runner_id(broken);
+    report.set_lease_id(work.lease_id());
+    report.set_infrastructure_error("worker does not start");
+    EXPECT_FALSE(daemon->ReportResult(report).value().accepted());
+    ++failures;
+  }
+  proto::AcquireWorkRequest acquire;
+  acquire.set_runner_id(broken);
+  EXPECT_EQ(daemon->AcquireWork(acquire).status().code(), absl::StatusCode::kFailedPrecondition);
+  std::vector<proto::RunnerInfo> runners = daemon->ListRunners();
+  ASSERT_EQ(runners.size(), 1u);
+  EXPECT_EQ(runners[0].state(), proto::RUNNER_QUARANTINED);
+  {
+    FakeRunner good(*daemon, TestTarget());
+    job = WaitForEnd(*daemon, job.id());
+  }
+  EXPECT_EQ(job.state(), proto::JOB_DONE) << job.error();
+  EXPECT_EQ(job.trials_done(), 6);
+}
+
 TEST_F(DaemonTest, CancelEndsTheJobAndKeepsWhatWasMeasured) {
   std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
   proto::JobStatus job = daemon->Submit(SmallSpec(50)).value();

@@ -2,7 +2,8 @@
 # The tuning service end to end on loopback (issue 6): real `lathe serve`,
 # `lathe runner` and client processes. Usage:
 #   service_integration_test.sh LATHE_BIN CASE
-# Cases: three_runners kill_runner kill_daemon auth refusals target_mismatch.
+# Cases: three_runners kill_runner kill_daemon auth refusals target_mismatch tls
+# (tls exits 77, skipped, without openssl).
 # Every wait polls observable state (a file, the daemon's answer, the
 # database) against a deadline; nothing sleeps and hopes.
 set -euo pipefail
@@ -235,6 +236,37 @@ target_mismatch)
   grep -q ' other' records.txt && fail "the other-target runner measured: $(cat records.txt)"
   client runners --json | tr -d '\n ' | grep -o '{"id"[^}]*"name":"other"[^}]*}' > other.json
   grep -q '"results":"0"' other.json || fail "other runner: $(cat other.json)"
+  ;;
+
+tls)
+  command -v openssl > /dev/null || exit 77
+  # A CA, a certificate for 127.0.0.1 and a client certificate.
+  gen() { openssl "$@" > /dev/null 2>&1 || fail "openssl $*"; }
+  gen req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=lathe-test-ca
+  gen req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > san.ext
+  gen x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 \
+    -extfile san.ext
+  gen req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=client
+  gen x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 2
+  start_daemon serve.log 127.0.0.1:0 --tls-cert server.pem --tls-key server.key --tls-client-ca ca.pem
+  mtls=(--tls-ca ca.pem --tls-cert client.pem --tls-key client.key)
+  # Mutual TLS and the token: served.
+  client jobs "${mtls[@]}" > /dev/null || fail "mutual TLS client refused"
+  # Plaintext, or TLS without a client certificate: refused.
+  out=$(client jobs --timeout 5 2>&1) && fail "plaintext client served"
+  [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
+  client jobs --tls-ca ca.pem --timeout 5 > /dev/null 2>&1 && fail "client without a certificate served"
+  # The right certificate but a wrong token: refused too.
+  echo wrong > wrong
+  out=$("$lathe" jobs --tuner "127.0.0.1:$port" --token-file wrong "${mtls[@]}" 2>&1) &&
+    fail "wrong token over mutual TLS served"
+  echo "$out" | grep -q 'refused the credentials' || fail "wrong token over mutual TLS: $out"
+  # A runner over mutual TLS measures a job.
+  start_runner a "${mtls[@]}"
+  submit --trials 2 --remeasure-top -1 --wait "${mtls[@]}" > out.txt 2> /dev/null ||
+    fail "job over TLS: $(cat out.txt)"
+  grep -q ' done 2/2 trials' out.txt || fail "job over TLS: $(cat out.txt)"
   ;;
 
 *)
