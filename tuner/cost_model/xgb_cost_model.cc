@@ -174,7 +174,7 @@ absl::Status XgbCostModel::Train(const TrainingSet& data) {
   params.insert(
       params.end(),
       {
-          {"objective", "rank:pairwise"},
+          {"objective", options_.objective},
           {"tree_method", "hist"},
           {"eta", absl::StrCat(options_.learning_rate)},
           {"max_depth", absl::StrCat(options_.max_depth)},

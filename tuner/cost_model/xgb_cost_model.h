@@ -50,6 +50,10 @@ struct XgbCostModelOptions {
   // 256: 32 trains about 5x faster, and was no less accurate on the
   // synthetic rankings of the tests.
   int max_bin = 32;
+  // Any XGBoost objective; the labels are throughput / the task's best
+  // either way, so a regression ("reg:squarederror") learns the normalized
+  // throughput and a ranking one only the order inside each task.
+  std::string objective = "rank:pairwise";
   uint64_t seed = 0;    // XGBoost's seed (any sampling it does)
   int num_threads = 1;  // see the header comment on determinism
 };

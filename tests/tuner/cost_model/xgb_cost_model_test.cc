@@ -263,6 +263,24 @@ TEST(XgbCostModelInput, FailedTrainingKeepsThePreviousModel) {
   EXPECT_EQ(*model.Predict(Tiny().features), before);
 }
 
+TEST(XgbCostModelObjective, ARegressionObjectiveLearnsTheRankingToo) {
+  XgbCostModelOptions options;
+  options.objective = "reg:squarederror";
+  XgbCostModel model(options);
+  ASSERT_TRUE(model.Train(Synthetic(/*groups=*/6, /*rows_per_group=*/80, /*seed=*/1)).ok());
+  EXPECT_GT(Accuracy(model, HeldOut()), 0.8);
+}
+
+TEST(XgbCostModelObjective, AnUnknownObjectiveIsAnErrorNamingIt) {
+  XgbCostModelOptions options;
+  options.objective = "rank:nonsense";
+  XgbCostModel model(options);
+  absl::Status status = model.Train(Tiny());
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("nonsense"), absl::string_view::npos) << status;
+  EXPECT_FALSE(model.trained());
+}
+
 TEST(XgbCostModelInput, NanFeaturesAreMissingValues) {
   TrainingSet set = Tiny();
   set.features[0][1] = std::numeric_limits<float>::quiet_NaN();

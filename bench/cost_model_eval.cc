@@ -1,0 +1,264 @@
+// bench_cost_model: the cost model's pairwise accuracy on a tuning run's
+// records, offline (bench/README.md, "Cost model").
+//
+// Reads every record of one task from a database that `lathe tune` or
+// bench_tune filled, rebuilds each record's program from its trace
+// (BuildCandidate: the features the tuner saw), and replays the tuner's
+// protocol in commit order: batches of --batch records, each predicted by a
+// model trained on every earlier record (failures as throughput 0) before
+// it is added. It prints the mean accuracy over the batches by how many rows
+// their model had trained on, for several model configurations, and the
+// same on a random 5-fold split (records the model has not trained on,
+// drawn uniformly instead of picked by the search). Pairs whose throughputs
+// differ by less than --tolerance (relative) are also reported apart: the
+// measurement cannot order them either.
+//
+//   bench_cost_model --db FILE --workload SPEC --target TARGET [--batch 32]
+//                    [--tolerance 0.03]
+// Not a test: it reads a database a tuning run produced.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/target.h"
+#include "compiler/schedule/trace.h"
+#include "compiler/workload/spec.h"
+#include "database/database.h"
+#include "tuner/cost_model/cost_model.h"
+#include "tuner/cost_model/xgb_cost_model.h"
+#include "tuner/search/candidate.h"
+#include "tuner/search/task.h"
+
+namespace lathe {
+namespace {
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "bench_cost_model: %s\n", message.c_str());
+  std::exit(1);
+}
+
+struct Row {
+  std::vector<float> features;
+  double throughput = 0;
+};
+
+// Pairwise accuracy over pairs whose throughputs differ by more than
+// `tolerance` of the faster one (0: every pair with different throughputs).
+double Accuracy(const std::vector<double>& predicted, const std::vector<double>& throughputs,
+                double tolerance) {
+  double right = 0;
+  size_t pairs = 0;
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    for (size_t j = i + 1; j < predicted.size(); ++j) {
+      const double fast_t = std::max(throughputs[i], throughputs[j]);
+      const double slow_t = std::min(throughputs[i], throughputs[j]);
+      if (!(fast_t > slow_t) || fast_t - slow_t <= tolerance * fast_t) continue;
+      ++pairs;
+      const size_t fast = throughputs[i] > throughputs[j] ? i : j;
+      const size_t slow = fast == i ? j : i;
+      if (predicted[fast] > predicted[slow]) {
+        right += 1;
+      } else if (!(predicted[fast] < predicted[slow])) {
+        right += 0.5;
+      }
+    }
+  }
+  return pairs == 0 ? std::nan("") : right / static_cast<double>(pairs);
+}
+
+tuner::TrainingSet Training(const std::vector<Row>& rows, const std::vector<size_t>& which) {
+  tuner::TrainingSet set;
+  for (size_t i : which) {
+    set.features.push_back(rows[i].features);
+    set.throughputs.push_back(rows[i].throughput);
+    set.groups.push_back(0);
+  }
+  return set;
+}
+
+struct Config {
+  std::string name;
+  tuner::XgbCostModelOptions options;
+};
+
+void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, double tolerance) {
+  // Online, as the tuner: bands of trained rows -> (sum, count) per tolerance.
+  const std::vector<size_t> bands = {1, 128, 256, 500};
+  std::map<size_t, std::pair<double, int>> strict, tolerant;
+  for (size_t start = static_cast<size_t>(batch); start < rows.size(); start += batch) {
+    std::vector<size_t> seen(start);
+    std::iota(seen.begin(), seen.end(), 0);
+    tuner::XgbCostModel model(config.options);
+    if (!model.Train(Training(rows, seen)).ok()) Die("training failed");
+    const size_t end = std::min(rows.size(), start + batch);
+    std::vector<std::vector<float>> features;
+    std::vector<double> throughputs;
+    for (size_t i = start; i < end; ++i) {
+      features.push_back(rows[i].features);
+      throughputs.push_back(rows[i].throughput);
+    }
+    absl::StatusOr<std::vector<double>> predicted = model.Predict(features);
+    if (!predicted.ok()) Die("prediction failed");
+    size_t band = 0;
+    for (size_t b : bands) {
+      if (start >= b) band = b;
+    }
+    const double a = Accuracy(*predicted, throughputs, 0);
+    const double t = Accuracy(*predicted, throughputs, tolerance);
+    if (!std::isnan(a)) strict[band].first += a, ++strict[band].second;
+    if (!std::isnan(t)) tolerant[band].first += t, ++tolerant[band].second;
+  }
+  std::printf("%-28s online:", config.name.c_str());
+  for (size_t b : bands) {
+    auto mean = [&](std::map<size_t, std::pair<double, int>>& m) {
+      return m[b].second ? m[b].first / m[b].second : std::nan("");
+    };
+    std::printf("  %4zu+: %.3f/%.3f (%d)", b, mean(strict), mean(tolerant), strict[b].second);
+  }
+  // Random 5-fold split of every record.
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 rng(1);
+  std::shuffle(order.begin(), order.end(), rng);
+  double cv_strict = 0, cv_tolerant = 0;
+  int folds = 0;
+  for (int fold = 0; fold < 5; ++fold) {
+    std::vector<size_t> train, test;
+    for (size_t i = 0; i < order.size(); ++i) (i % 5 == static_cast<size_t>(fold) ? test : train).push_back(order[i]);
+    tuner::XgbCostModel model(config.options);
+    if (!model.Train(Training(rows, train)).ok()) Die("training failed");
+    std::vector<std::vector<float>> features;
+    std::vector<double> throughputs;
+    for (size_t i : test) {
+      features.push_back(rows[i].features);
+      throughputs.push_back(rows[i].throughput);
+    }
+    absl::StatusOr<std::vector<double>> predicted = model.Predict(features);
+    if (!predicted.ok()) Die("prediction failed");
+    cv_strict += Accuracy(*predicted, throughputs, 0);
+    cv_tolerant += Accuracy(*predicted, throughputs, tolerance);
+    ++folds;
+  }
+  std::printf("   5-fold: %.3f/%.3f\n", cv_strict / folds, cv_tolerant / folds);
+}
+
+int Main(int argc, char** argv) {
+  std::string db_path, spec, target_text = "host";
+  int batch = 32;
+  double tolerance = 0.03;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) Die(flag + " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--db") {
+      db_path = value;
+    } else if (flag == "--workload") {
+      spec = value;
+    } else if (flag == "--target") {
+      target_text = value;
+    } else if (flag == "--batch") {
+      if (!absl::SimpleAtoi(value, &batch) || batch < 2) Die("--batch: a count >= 2");
+    } else if (flag == "--tolerance") {
+      if (!absl::SimpleAtod(value, &tolerance) || tolerance < 0) Die("--tolerance: >= 0");
+    } else {
+      Die("unknown flag " + flag);
+    }
+  }
+  if (db_path.empty() || spec.empty()) Die("--db and --workload are required");
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  if (!workload.ok()) Die(std::string(workload.status().message()));
+  absl::StatusOr<Target> target = ParseTarget(target_text);
+  if (!target.ok()) Die(std::string(target.status().message()));
+  absl::StatusOr<tuner::Task> task = tuner::MakeTask(*workload, *target, 1);
+  if (!task.ok()) Die(std::string(task.status().message()));
+  db::OpenOptions open;
+  open.mode = db::OpenOptions::Mode::kReadOnly;
+  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(db_path, open);
+  if (!db.ok()) Die(std::string(db.status().message()));
+  absl::StatusOr<std::vector<proto::Record>> records =
+      (*db)->RecordsOfTask(task->key, task->target.ToString());
+  if (!records.ok()) Die(std::string(records.status().message()));
+
+  std::vector<Row> rows;
+  int skipped = 0;
+  for (const proto::Record& record : *records) {
+    absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
+    if (!trace.ok()) {
+      ++skipped;
+      continue;
+    }
+    absl::StatusOr<tuner::Candidate> candidate =
+        tuner::BuildCandidate(*task, -1, *trace, trace->decisions, 0);
+    if (!candidate.ok()) {
+      ++skipped;
+      continue;
+    }
+    Row row;
+    row.features = std::move(candidate->features);
+    row.throughput = record.status() == proto::MEASURE_OK && record.median_s() > 0
+                         ? static_cast<double>(task->flops) / record.median_s() * 1e-9
+                         : 0;
+    rows.push_back(std::move(row));
+  }
+  std::printf("%zu records of %s (%d skipped: no longer replay); batches of %d; "
+              "accuracy strict/within-%.0f%%-excluded (batches)\n",
+              rows.size(), spec.c_str(), skipped, batch, tolerance * 100);
+  if (rows.size() < static_cast<size_t>(2 * batch)) Die("too few records");
+
+  std::vector<Config> configs;
+  configs.push_back({"default", {}});
+  {
+    Config c{"rounds 300 eta 0.1", {}};
+    c.options.num_rounds = 300;
+    c.options.learning_rate = 0.1;
+    configs.push_back(c);
+  }
+  {
+    Config c{"depth 4", {}};
+    c.options.max_depth = 4;
+    configs.push_back(c);
+  }
+  {
+    Config c{"depth 10 min_child 2", {}};
+    c.options.max_depth = 10;
+    c.options.min_child_weight = 2;
+    configs.push_back(c);
+  }
+  {
+    Config c{"bins 256", {}};
+    c.options.max_bin = 256;
+    configs.push_back(c);
+  }
+  {
+    Config c{"rounds 50 eta 0.3", {}};
+    c.options.num_rounds = 50;
+    c.options.learning_rate = 0.3;
+    configs.push_back(c);
+  }
+  {
+    Config c{"reg:squarederror", {}};
+    c.options.objective = "reg:squarederror";
+    configs.push_back(c);
+  }
+  {
+    Config c{"rank:ndcg", {}};
+    c.options.objective = "rank:ndcg";
+    configs.push_back(c);
+  }
+  for (const Config& config : configs) Evaluate(config, rows, batch, tolerance);
+  return 0;
+}
+
+}  // namespace
+}  // namespace lathe
+
+int main(int argc, char** argv) { return lathe::Main(argc, argv); }
