@@ -471,6 +471,14 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
                      ") quarantined after repeated failures; it gets no more work"));
     leases_.ReleaseRunner(request.runner_id());
   }
+  if (request.acquire_wait_s() > 0) {
+    proto::AcquireWorkRequest acquire;
+    acquire.set_runner_id(request.runner_id());
+    acquire.set_wait_s(request.acquire_wait_s());
+    absl::StatusOr<proto::AcquireWorkResponse> next = AcquireWork(acquire);
+    // A quarantined runner learns it at its next AcquireWork.
+    if (next.ok()) *response.mutable_next() = *std::move(next);
+  }
   return response;
 }
 
