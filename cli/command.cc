@@ -20,6 +20,11 @@ class CommandFailed : public std::runtime_error {
       : std::runtime_error(std::string(status.message())) {}
 };
 
+// `lathe --check-args COMMAND ...`: parse the command line and stop before
+// the command runs (deploy/'s test checks its unit and compose files' command
+// lines with it).
+bool g_check_args = false;
+
 // The promise of DESIGN.md: one clear line on stderr.
 int Fail(const std::string& message, int code) {
   const std::string line = absl::StrReplaceAll(message, {{"\n", " "}});
@@ -33,10 +38,15 @@ void ConfigureApp(CLI::App& app) {
   app.set_version_flag("--version", "lathe " LATHE_VERSION);
   app.require_subcommand(1);
   app.fallthrough(false);
+  // Hidden (empty group).
+  app.add_flag("--check-args", g_check_args,
+               "parse the command line, run nothing, exit 0 when it is valid")
+      ->group("");
 }
 
 void SetAction(CLI::App* command, std::function<absl::Status()> action) {
   command->callback([action = std::move(action)] {
+    if (g_check_args) return;
     absl::Status status = action();
     if (!status.ok()) throw CommandFailed(status);
   });

@@ -23,7 +23,8 @@ namespace lathe::cli {
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
-// Version flag, required subcommand, help formatting.
+// Version flag, required subcommand, help formatting, and the hidden
+// `--check-args` (parse only: no action runs).
 void ConfigureApp(CLI::App& app);
 
 // Makes `action` what `command` does when chosen; a non-OK Status ends the
