@@ -64,10 +64,13 @@ class Connection {
       proto::RegisterRunnerResponse response;
       const grpc::Status status = stub_->RegisterRunner(&context, request, &response);
       if (status.ok()) {
-        runner_id_ = response.runner_id();
-        lease_s_ = response.lease_s() > 0 ? response.lease_s() : 30;
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          runner_id_ = response.runner_id();
+          lease_s_ = response.lease_s() > 0 ? response.lease_s() : 30;
+        }
         Log(absl::StrCat("registered with the tuner at ", options_.channel.address, " as ",
-                         runner_id_, " for \"", options_.target, "\"",
+                         response.runner_id(), " for \"", options_.target, "\"",
                          options_.simulate_ms > 0 ? " (simulated)" : ""));
         return absl::OkStatus();
       }
@@ -82,14 +85,22 @@ class Connection {
     }
   }
 
-  const std::string& runner_id() const { return runner_id_; }
-  double lease_s() const { return lease_s_; }
+  // Read by the heartbeat thread while the main thread may register again.
+  std::string runner_id() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return runner_id_;
+  }
+  double lease_s() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return lease_s_;
+  }
   proto::RunnerService::Stub& stub() { return *stub_; }
   const RemoteRunnerOptions& options() const { return options_; }
 
  private:
   const RemoteRunnerOptions& options_;
   std::unique_ptr<proto::RunnerService::Stub> stub_;
+  mutable std::mutex mutex_;
   std::string runner_id_;
   double lease_s_ = 30;
 };

@@ -112,6 +112,7 @@ void Daemon::Log(const std::string& line) const {
 absl::Status Daemon::Resume() {
   absl::StatusOr<std::vector<proto::Job>> rows = db_->Jobs();
   if (!rows.ok()) return rows.status();
+  std::vector<proto::JobStatus> resume;
   for (const proto::Job& row : *rows) {
     absl::StatusOr<std::optional<proto::JobSpec>> spec = SpecOfRow(row);
     if (!spec.ok()) {
@@ -135,11 +136,13 @@ absl::Status Daemon::Resume() {
     const bool unfinished = !IsFinal(job.state());
     if (unfinished) job.set_resumed(1);
     LATHE_RETURN_IF_ERROR(jobs_.Add(job));
-    if (unfinished) {
-      Log(absl::StrCat("resuming job ", job.id(), " (", trials, " of ",
-                       job.spec().max_trials(), " trials recorded)"));
-      StartRun(job);
-    }
+    if (unfinished) resume.push_back(job);
+  }
+  // Started once the database is read: a job thread writes its row.
+  for (const proto::JobStatus& job : resume) {
+    Log(absl::StrCat("resuming job ", job.id(), " (", job.trials_done(), " of ",
+                     job.spec().max_trials(), " trials recorded)"));
+    StartRun(job);
   }
   return absl::OkStatus();
 }

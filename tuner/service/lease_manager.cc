@@ -146,6 +146,7 @@ std::vector<std::string> LeaseManager::ExpireLocked() {
       continue;
     }
     runners.push_back(it->second.runner);
+    expired_runners_.push_back(it->second.runner);
     requeue.push_back(it->second.item);
     items_[it->second.item].lease.clear();
     ++stats_.expired;
@@ -161,7 +162,11 @@ std::vector<std::string> LeaseManager::ExpireLocked() {
 
 std::vector<std::string> LeaseManager::ExpireLeases() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return ExpireLocked();
+  ExpireLocked();
+  // Also those found expired by other calls since the last time.
+  std::vector<std::string> runners;
+  runners.swap(expired_runners_);
+  return runners;
 }
 
 void LeaseManager::CancelJob(const std::string& job, const absl::Status& why) {

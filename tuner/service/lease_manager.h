@@ -86,7 +86,8 @@ class LeaseManager {
   void ReleaseRunner(const std::string& runner);
 
   // Re-queues the items of leases past their deadline; returns the runners
-  // whose leases expired (once per lease).
+  // whose leases expired since the last call (once per lease, also those
+  // that other calls found expired).
   std::vector<std::string> ExpireLeases();
 
   // Fails the job's queued and leased items (Wait returns `why`).
@@ -122,6 +123,7 @@ class LeaseManager {
   std::map<int64_t, Item> items_;
   std::deque<int64_t> queue_;  // queued items, oldest first
   std::map<std::string, LiveLease> leases_;
+  std::vector<std::string> expired_runners_;  // not yet returned by ExpireLeases
   LeaseStats stats_;
   uint64_t rng_state_;
 };

@@ -110,6 +110,19 @@ TEST(LeaseManager, ResultFromAnotherRunnerOrUnknownLeaseIsDropped) {
   EXPECT_EQ(leases.Stats().leased, 1);
 }
 
+TEST(LeaseManager, ExpiryFoundByAnotherCallIsStillReported) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn());
+  leases.Enqueue(Item("j"));
+  ASSERT_TRUE(leases.Acquire("dead", "llvm -num-threads=1", false, absl::ZeroDuration()));
+  clock.now += absl::Seconds(11);
+  // A runner's call finds the lease expired and takes the item...
+  ASSERT_TRUE(leases.Acquire("alive", "llvm -num-threads=1", false, absl::ZeroDuration()));
+  // ...and the daemon's periodic call still hears of it, once.
+  EXPECT_EQ(leases.ExpireLeases(), std::vector<std::string>{"dead"});
+  EXPECT_TRUE(leases.ExpireLeases().empty());
+}
+
 TEST(LeaseManager, ReturnedItemGoesToTheFrontForAnotherRunner) {
   FakeClock clock;
   LeaseManager leases(absl::Seconds(10), clock.fn());

@@ -128,14 +128,20 @@ kill_runner)
   job=$(submit --trials 24)
   wait_for 60 "trials to start" job_has_trials "$job" 3
   # Killed while it holds a lease (measuring): the lease expires and the
-  # candidate goes to another runner.
-  wait_for 60 "runner b to measure" runner_busy b
+  # candidate goes to another runner. Frozen first, so that what `lathe
+  # runners` shows (a lease held) is still true at the kill.
+  deadline=$((SECONDS + 60))
+  until kill -STOP "$runner_b" && runner_busy b; do
+    kill -CONT "$runner_b"
+    [ $SECONDS -lt $deadline ] || fail "runner b never held a lease"
+    sleep 0.05
+  done
   kill -9 "$runner_b"
   client watch "$job" > watch.txt || fail "watch: $(tail -3 watch.txt)"
   tail -1 watch.txt | grep -q ' done 24/24 trials' || fail "job: $(tail -1 watch.txt)"
   check_exactly_once "$job" 24
-  grep -q 'expired (no heartbeat); its candidate is queued again' serve.log ||
-    fail "no lease expired: $(cat serve.log)"
+  wait_for 30 "the daemon to log the expired lease" \
+    grep -q 'expired (no heartbeat); its candidate is queued again' serve.log
   # Listed as lost once silent for two lease times.
   wait_for 30 "runner b to be listed as lost" runner_state b lost
   ;;
