@@ -211,6 +211,24 @@ absl::Status RunSubmit(const SubmitOptions& options) {
       client->Call<proto::SubmitJobRequest, proto::JobStatus>(
           &proto::TunerService::Stub::SubmitJob, request);
   if (!job.ok()) return job.status();
+  // A job no runner can take waits silently otherwise.
+  absl::StatusOr<proto::ListRunnersResponse> runners =
+      client->Call<proto::ListRunnersRequest, proto::ListRunnersResponse>(
+          &proto::TunerService::Stub::ListRunners, proto::ListRunnersRequest());
+  if (runners.ok()) {
+    bool matched = false;
+    for (const proto::RunnerInfo& r : runners->runners()) {
+      matched |= r.target() == job->spec().target() && r.simulated() == job->spec().simulated() &&
+                 r.state() != proto::RUNNER_QUARANTINED && r.state() != proto::RUNNER_LOST;
+    }
+    if (!matched) {
+      std::fprintf(stderr,
+                   "lathe: warning: no %srunner of target \"%s\" is connected; job %s waits "
+                   "for one (lathe runners lists them)\n",
+                   job->spec().simulated() ? "simulated " : "", job->spec().target().c_str(),
+                   job->id().c_str());
+    }
+  }
   if (!options.wait) {
     std::printf("%s\n", options.client.json ? Json(*job).c_str() : job->id().c_str());
     return absl::OkStatus();

@@ -25,6 +25,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Daemon& daemon, const std:
   builder.RegisterService(server->tuner_.get());
   builder.RegisterService(server->runner_.get());
   builder.SetMaxReceiveMessageSize(max_message_bytes);
+  // Runners long-poll: keep threads polling rather than starting a thread
+  // for each call that finds every poller busy (gRPC's defaults: 1 and 2).
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 4);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 32);
   builder.SetMaxSendMessageSize(runner::kMaxServiceMessageBytes);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {

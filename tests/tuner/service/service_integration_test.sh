@@ -111,6 +111,7 @@ three_runners)
   submit --trials 12 --wait > out.txt 2> progress.txt || fail "submit --wait: $(cat out.txt progress.txt)"
   grep -q ' done 12/12 trials' out.txt || fail "summary: $(cat out.txt)"
   grep -q 'running' progress.txt || fail "no live progress: $(cat progress.txt)"
+  ! grep -q 'warning' progress.txt || fail "a warning with matching runners: $(cat progress.txt)"
   job=$(cut -d' ' -f1 out.txt)
   check_exactly_once "$job" 12
   # All three took part, and say so in the records' provenance.
@@ -234,7 +235,9 @@ target_mismatch)
     2> runner-other.log &
   pids+=($!)
   wait_for 30 "the other runner" runners_registered 1
-  job=$(submit --trials 4 --remeasure-top -1)
+  job=$(submit --trials 4 --remeasure-top -1 2> submit.err)
+  grep -q 'warning: no runner of target .* is connected' submit.err ||
+    fail "no warning of a job no runner can take: $(cat submit.err)"
   wait_for 30 "queued work" work_queued
   start_runner good
   client watch "$job" > watch.txt || fail "watch: $(tail -3 watch.txt)"
