@@ -16,8 +16,9 @@
 //
 // The runner outlives the daemon: while the tuner is unreachable it retries,
 // and when the daemon no longer knows it (restarted) it registers again.
-// Tests: tests/runner/remote/ (through `lathe` processes:
-// tests/tuner/service/service_integration_test.sh).
+// Tests: through `lathe runner` processes in
+// tests/tuner/service/service_integration_test.sh, and in-process in
+// bench_dispatch.
 #pragma once
 
 #include <atomic>

@@ -1,0 +1,80 @@
+#include "runner/remote/channel.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace lathe::runner {
+namespace {
+
+class ChannelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/lathe_channel_test_XXXXXX";
+    dir_ = mkdtemp(pattern);
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST_F(ChannelTest, TokenFileIsTrimmedAndMustHoldOnePrintableWord) {
+  EXPECT_EQ(ReadTokenFile(Write("t", "  s3cret-token\n")).value(), "s3cret-token");
+  absl::Status empty = ReadTokenFile(Write("e", " \n\n")).status();
+  EXPECT_EQ(empty.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(empty.message().find("holds no token"), std::string::npos) << empty;
+  EXPECT_EQ(ReadTokenFile(Write("s", "two words")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::Status missing = ReadTokenFile(dir_ + "/none").status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find(dir_ + "/none"), std::string::npos) << missing;
+  EXPECT_NE(ReadTokenFile("").status().message().find("--token-file"), std::string::npos);
+}
+
+TEST_F(ChannelTest, ChannelOptionsAreChecked) {
+  ChannelOptions options;
+  EXPECT_EQ(MakeChannel(options).status().code(), absl::StatusCode::kInvalidArgument);
+  options.address = "127.0.0.1:1";
+  EXPECT_TRUE(MakeChannel(options).ok());
+  options.tls_cert_file = Write("cert.pem", "x");
+  EXPECT_NE(MakeChannel(options).status().message().find("--tls-ca"), std::string::npos);
+  options.tls_ca_file = Write("ca.pem", "x");
+  EXPECT_NE(MakeChannel(options).status().message().find("--tls-key"), std::string::npos);
+  options.tls_ca_file = dir_ + "/none.pem";
+  EXPECT_EQ(MakeChannel(options).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ChannelTest, ErrorsNameTheTunerAndKeepTheCode) {
+  const absl::Status unavailable =
+      FromGrpc(grpc::Status(grpc::StatusCode::UNAVAILABLE, "connection refused"), "h:1");
+  EXPECT_EQ(unavailable.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(unavailable.message(), "tuner at h:1 is not reachable: connection refused");
+  const absl::Status refused =
+      FromGrpc(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong token"), "h:1");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(refused.message(), "tuner at h:1 refused the credentials: wrong token");
+  const absl::Status invalid =
+      FromGrpc(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "spec.target: empty"), "h:1");
+  EXPECT_EQ(invalid.message(), "tuner at h:1: spec.target: empty");
+  EXPECT_TRUE(FromGrpc(grpc::Status::OK, "h:1").ok());
+}
+
+// Against nothing listening: a call fails UNAVAILABLE within its deadline.
+TEST_F(ChannelTest, UnreachableTunerFailsWithinTheDeadline) {
+  ChannelOptions options;
+  options.address = "127.0.0.1:1";
+  std::shared_ptr<grpc::Channel> channel = MakeChannel(options).value();
+  grpc::ClientContext context;
+  PrepareContext(context, "t", 0.5);
+  EXPECT_FALSE(channel->WaitForConnected(context.deadline()));
+}
+
+}  // namespace
+}  // namespace lathe::runner
