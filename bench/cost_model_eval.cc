@@ -14,7 +14,7 @@
 // measurement cannot order them either.
 //
 //   bench_cost_model --db FILE --workload SPEC --target TARGET [--batch 32]
-//                    [--tolerance 0.03]
+//                    [--tolerance 0.03] [--show-clashes]
 // Not a test: it reads a database a tuning run produced.
 #include <algorithm>
 #include <cmath>
@@ -29,6 +29,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/codegen/target.h"
 #include "compiler/schedule/trace.h"
 #include "compiler/workload/spec.h"
@@ -49,6 +50,9 @@ namespace {
 struct Row {
   std::vector<float> features;
   double throughput = 0;
+  int64_t record_id = 0;
+  std::string decisions;  // the trace's, for --show-clashes
+  std::string lowered_hash;
 };
 
 // Pairwise accuracy over pairs whose throughputs differ by more than
@@ -155,8 +159,13 @@ int Main(int argc, char** argv) {
   std::string db_path, spec, target_text = "host";
   int batch = 32;
   double tolerance = 0.03;
+  bool show_clashes = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--show-clashes") {
+      show_clashes = true;
+      continue;
+    }
     if (i + 1 >= argc) Die(flag + " needs a value");
     const std::string value = argv[++i];
     if (flag == "--db") {
@@ -204,6 +213,11 @@ int Main(int argc, char** argv) {
     }
     Row row;
     row.features = std::move(candidate->features);
+    row.record_id = record.id();
+    row.lowered_hash = candidate->lowered_hash;
+    for (const auto& [instruction, values] : trace->decisions) {
+      absl::StrAppend(&row.decisions, instruction, ":", absl::StrJoin(values, ","), " ");
+    }
     row.throughput = record.status() == proto::MEASURE_OK && record.median_s() > 0
                          ? static_cast<double>(task->flops) / record.median_s() * 1e-9
                          : 0;
@@ -214,6 +228,41 @@ int Main(int argc, char** argv) {
               rows.size(), spec.c_str(), skipped, batch, tolerance * 100);
   if (rows.size() < static_cast<size_t>(2 * batch)) Die("too few records");
 
+  {
+    // Programs the features cannot tell apart put a ceiling on any model.
+    std::map<std::vector<float>, std::vector<const Row*>> same;
+    for (const Row& row : rows) same[row.features].push_back(&row);
+    size_t shared = 0;
+    int shown = 0;
+    for (const auto& [features, group] : same) {
+      if (group.size() < 2) continue;
+      shared += group.size();
+      if (show_clashes && shown++ < 5) {
+        std::printf("same features:\n");
+        for (const Row* row : group) {
+          std::printf("  record %lld, %.1f GFLOP/s, %s: %s\n",
+                      static_cast<long long>(row->record_id), row->throughput,
+                      row->lowered_hash.c_str(), row->decisions.c_str());
+        }
+      }
+    }
+    tuner::XgbCostModel model;
+    std::vector<size_t> all(rows.size());
+    std::iota(all.begin(), all.end(), 0);
+    if (!model.Train(Training(rows, all)).ok()) Die("training failed");
+    std::vector<std::vector<float>> features;
+    std::vector<double> throughputs;
+    for (const Row& row : rows) {
+      features.push_back(row.features);
+      throughputs.push_back(row.throughput);
+    }
+    std::map<std::string, int> lowered;
+    for (const Row& row : rows) ++lowered[row.lowered_hash];
+    std::printf("%zu distinct lowered programs among %zu records\n", lowered.size(), rows.size());
+    std::printf("%zu distinct feature rows (%zu records share theirs); training-set accuracy "
+                "of the default model %.3f\n",
+                same.size(), shared, Accuracy(*model.Predict(features), throughputs, 0));
+  }
   std::vector<Config> configs;
   configs.push_back({"default", {}});
   {

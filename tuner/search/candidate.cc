@@ -1,5 +1,7 @@
 #include "tuner/search/candidate.h"
 
+#include "absl/strings/str_cat.h"
+
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
 #include "tuner/features/program_features.h"
@@ -20,6 +22,7 @@ absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space, const Trac
   candidate.trace = (*scheduled)->trace();
   candidate.trace.workload = task.workload.CanonicalForm();
   candidate.structural_hash = StructuralHashHex((*scheduled)->program());
+  candidate.lowered_hash = absl::StrCat("lowered:", StructuralHashHex(*lowered));
   candidate.features = ExtractProgramFeatures(*lowered, task.target);
   return candidate;
 }

@@ -22,6 +22,11 @@ struct Candidate {
   std::string space_key;
   Trace trace;         // with every decision: what is measured and stored
   std::string structural_hash;  // of the scheduled program
+  // Of the lowered program, i.e. of the code that runs: schedules that differ
+  // only where lowering makes them equal (a split with a unit factor outer
+  // or inner, a parallel loop of extent 1) have different structural hashes
+  // but the same lowered hash, and measuring one measures the other.
+  std::string lowered_hash;
   std::vector<float> features;
   double predicted = 0;
 };

@@ -92,6 +92,18 @@ std::optional<Candidate> EvolutionarySearch::Sample(int space, uint64_t seed, Se
   return *std::move(candidate);
 }
 
+namespace {
+
+// Measured already: the program itself (its structural hash), or one that
+// lowers to the same code (candidate.h: lowered_hash). The tuner puts both
+// hashes of what it dispatches in `measured`; records of earlier sessions
+// bring their structural hash, and their lowered one when rebuilt.
+bool Measured(const Candidate& c, const absl::flat_hash_set<std::string>& measured) {
+  return measured.contains(c.structural_hash) || measured.contains(c.lowered_hash);
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     int size, const CostModel& model, const std::vector<Elite>& elites,
     const absl::flat_hash_set<std::string>& measured, uint64_t seed, SearchStats* stats_out,
@@ -99,7 +111,7 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
   SearchStats stats;
   auto stopping = [&] { return stop && stop(); };
   const int num_spaces = static_cast<int>(task_.spaces.size());
-  absl::flat_hash_set<std::string> seen;  // every hash built in this call
+  absl::flat_hash_set<std::string> seen;  // every lowered hash built in this call
 
   // --- Initial population: the best measured, then fresh samples.
   std::vector<Candidate> population;
@@ -115,7 +127,7 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     }
     ++stats.built;
     c->space_key = SpaceKey(-1, elites[i].trace);
-    if (seen.insert(c->structural_hash).second) population.push_back(*std::move(c));
+    if (seen.insert(c->lowered_hash).second) population.push_back(*std::move(c));
   }
   std::vector<Candidate> fresh;  // unmeasured fresh samples: exploration picks
   int64_t attempts = 0;
@@ -127,11 +139,11 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     if (stopping()) return std::vector<Candidate>{};
     std::optional<Candidate> c = Sample(i % num_spaces, StreamSeed(seed, kInitial, 1000000 + i), stats);
     if (!c) continue;
-    if (!seen.insert(c->structural_hash).second) {
+    if (!seen.insert(c->lowered_hash).second) {
       ++stats.duplicates;
       continue;
     }
-    if (!measured.contains(c->structural_hash)) fresh.push_back(*c);
+    if (!Measured(*c, measured)) fresh.push_back(*c);
     population.push_back(*std::move(c));
   }
   LATHE_RETURN_IF_ERROR(Score(model, population));
@@ -139,7 +151,7 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
   // Every unmeasured candidate found, by hash, for the final pick.
   std::vector<Candidate> pool;
   for (const Candidate& c : population) {
-    if (!measured.contains(c.structural_hash)) pool.push_back(c);
+    if (!Measured(c, measured)) pool.push_back(c);
   }
 
   // --- Generations of mutation.
@@ -173,14 +185,14 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
       }
       absl::StatusOr<Candidate> child =
           BuildCandidate(task_, parent.space, parent.trace, *decisions, build_seed);
-      known_points_[key] = child.ok() ? child->structural_hash : "";
+      known_points_[key] = child.ok() ? child->lowered_hash : "";
       if (!child.ok()) {
         ++stats.invalid;
         continue;
       }
       ++stats.built;
       child->space_key = parent.space_key;
-      if (!seen.insert(child->structural_hash).second) {
+      if (!seen.insert(child->lowered_hash).second) {
         ++stats.duplicates;
         continue;
       }
@@ -188,7 +200,7 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     }
     LATHE_RETURN_IF_ERROR(Score(model, children));
     for (const Candidate& c : children) {
-      if (!measured.contains(c.structural_hash)) pool.push_back(c);
+      if (!Measured(c, measured)) pool.push_back(c);
     }
     // The next population: the best of parents and children.
     for (Candidate& c : children) population.push_back(std::move(c));
@@ -205,18 +217,18 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
   absl::flat_hash_set<std::string> in_batch;
   for (const Candidate& c : pool) {
     if (static_cast<int>(batch.size()) >= size - explore) break;
-    if (in_batch.insert(c.structural_hash).second) batch.push_back(c);
+    if (in_batch.insert(c.lowered_hash).second) batch.push_back(c);
   }
   Rng explore_rng(StreamSeed(seed, kExplore, 0));
   while (static_cast<int>(batch.size()) < size && !fresh.empty()) {
     const size_t pick = static_cast<size_t>(explore_rng.UniformInt(static_cast<int64_t>(fresh.size())));
-    if (in_batch.insert(fresh[pick].structural_hash).second) batch.push_back(fresh[pick]);
+    if (in_batch.insert(fresh[pick].lowered_hash).second) batch.push_back(fresh[pick]);
     fresh.erase(fresh.begin() + static_cast<std::ptrdiff_t>(pick));
   }
   // Still short (a small space): whatever else is unmeasured.
   for (const Candidate& c : pool) {
     if (static_cast<int>(batch.size()) >= size) break;
-    if (in_batch.insert(c.structural_hash).second) batch.push_back(c);
+    if (in_batch.insert(c.lowered_hash).second) batch.push_back(c);
   }
   if (stats_out != nullptr) *stats_out = stats;
   return batch;

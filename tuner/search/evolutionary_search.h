@@ -59,8 +59,9 @@ class EvolutionarySearch {
  public:
   EvolutionarySearch(const Task& task, SearchOptions options);
 
-  // At most `size` candidates, none of whose structural hashes is in
-  // `measured`, best predicted first. When `stop` (may be empty) turns true
+  // At most `size` candidates, none of whose structural or lowered hashes
+  // (candidate.h) is in `measured` and no two lowering to the same code,
+  // best predicted first. When `stop` (may be empty) turns true
   // the search ends early with an empty batch.
   absl::StatusOr<std::vector<Candidate>> NextBatch(int size, const CostModel& model,
                                                    const std::vector<Elite>& elites,

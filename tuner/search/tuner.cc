@@ -39,7 +39,8 @@ constexpr size_t kMaxWarmRows = 4000;
 
 // Everything the loop knows of one task.
 struct TaskState {
-  absl::flat_hash_set<std::string> measured;  // hashes measured or in flight
+  // Hashes measured or in flight: structural and lowered (candidate.h).
+  absl::flat_hash_set<std::string> measured;
   std::vector<Elite> elites;                  // fastest first
   TaskProgress progress;
   std::unique_ptr<EvolutionarySearch> search;
@@ -140,6 +141,7 @@ absl::Status Loop::WarmStart() {
       if (rows >= kMaxWarmRows) continue;
       absl::StatusOr<Candidate> candidate = BuildCandidate(task, -1, *trace, trace->decisions, 0);
       if (!candidate.ok()) continue;  // a trace this build no longer replays
+      state.measured.insert(candidate->lowered_hash);
       training_.features.push_back(std::move(candidate->features));
       training_.throughputs.push_back(throughput);
       training_.groups.push_back(static_cast<int>(i));
@@ -180,7 +182,10 @@ absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
     batch.task = task;
     batch.candidates = *std::move(candidates);
     batch.first_trial = dispatched_;
-    for (const Candidate& c : batch.candidates) state.measured.insert(c.structural_hash);
+    for (const Candidate& c : batch.candidates) {
+      state.measured.insert(c.structural_hash);
+      state.measured.insert(c.lowered_hash);
+    }
     dispatched_ += static_cast<int64_t>(batch.candidates.size());
     scheduler_.Dispatch(task, static_cast<int64_t>(batch.candidates.size()));
     return std::optional<Batch>(std::move(batch));
@@ -328,6 +333,7 @@ absl::Status Loop::Process(Batch& batch) {
   // Candidates not measured (stopped mid-batch) are free to be chosen again.
   for (size_t i = batch.results.size(); i < batch.candidates.size(); ++i) {
     state.measured.erase(batch.candidates[i].structural_hash);
+    state.measured.erase(batch.candidates[i].lowered_hash);
   }
   if (!records.empty()) {
     absl::StatusOr<db::CommitResult> committed = db_.Commit(records);
@@ -454,7 +460,10 @@ absl::StatusOr<TuneReport> Loop::Run() {
     if (!next.ok()) return next.status();
     if (Stopping() && *next) {
       // Stopped while searching: the batch was never measured.
-      for (const Candidate& c : (*next)->candidates) states_[(*next)->task].measured.erase(c.structural_hash);
+      for (const Candidate& c : (*next)->candidates) {
+        states_[(*next)->task].measured.erase(c.structural_hash);
+        states_[(*next)->task].measured.erase(c.lowered_hash);
+      }
       next = std::optional<Batch>();
     }
   }

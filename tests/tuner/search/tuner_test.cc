@@ -10,6 +10,7 @@
 
 #include "compiler/codegen/target_info.h"
 #include "compiler/ir/structural_equal.h"
+#include "compiler/lower/pipeline.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/workload/spec.h"
 #include "database/record_codec.h"
@@ -119,6 +120,38 @@ TEST_F(TunerTest, NeverMeasuresAProgramTwiceAcrossRuns) {
   // Every trial is a record, and the cost model was saved for the target.
   EXPECT_EQ(db->GetStats().value().records, 48);
   EXPECT_TRUE(db->GetCostModel(HostTarget(1).ToString(), CostModelName()).value().has_value());
+}
+
+// The code that runs: two schedules that differ only where lowering makes
+// them equal (a unit split factor outer or inner) are one program to measure.
+std::string LoweredHash(const proto::MeasureRequest& request) {
+  Workload workload = ParseWorkloadSpec(request.workload()).value();
+  Trace trace = Trace::FromProto(request.trace()).value();
+  auto scheduled = ReplayTrace(trace, workload.InitialProgram().value());
+  if (!scheduled.ok()) return "";
+  absl::StatusOr<Program> lowered = LowerProgram((*scheduled)->program());
+  return lowered.ok() ? StructuralHashHex(*lowered) : "";
+}
+
+TEST_F(TunerTest, NeverMeasuresTwoSchedulesThatLowerToTheSameCode) {
+  auto db = OpenDb("lowered.db");
+  std::vector<std::string> lowered;
+  MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    lowered.push_back(LoweredHash(request));
+    return FakeMeasure(request);
+  };
+  // Two runs of the same seed: the second knows the first's programs only
+  // from the database.
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Task> tasks = {SmallTask()};
+    TuneOptions options = FastOptions();
+    options.seed = 7;
+    ASSERT_TRUE(Tune(tasks, *db, measure, options).ok());
+  }
+  ASSERT_EQ(lowered.size(), 48u);
+  std::set<std::string> distinct(lowered.begin(), lowered.end());
+  EXPECT_EQ(distinct.size(), lowered.size());
+  EXPECT_EQ(distinct.count(""), 0u);
 }
 
 // Measuring a batch's candidates side by side (the tuning service's
