@@ -61,7 +61,11 @@ Error Compare(const float* got, const float* want, size_t n) {
   return {max_abs, max_ref > 0 ? max_abs / max_ref : max_abs};
 }
 
-void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
+// Long enough for the other side's idle workers to stop spinning: OpenBLAS's
+// pthread server keeps calling sched_yield for 2^28 cycles (~75 ms here)
+// after a call before it sleeps, and on 2 threads that took a core from the
+// next Lathe call (20 ms of settling halved it in bench_tune's comparison).
+void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
 
 std::pair<double, double> TimeInterleaved(const std::function<void()>& a,
                                           const std::function<void()>& b,
