@@ -33,7 +33,7 @@ int64_t LeaseManager::Enqueue(WorkItem work) {
   const int64_t id = next_item_++;
   items_[id].work = std::move(work);
   queue_.push_back(id);
-  changed_.notify_all();
+  queued_.notify_all();
   return id;
 }
 
@@ -44,14 +44,14 @@ void LeaseManager::Finish(int64_t item, absl::StatusOr<proto::MeasureResult> out
   if (!it->second.lease.empty()) leases_.erase(it->second.lease);
   it->second.lease.clear();
   queue_.erase(std::remove(queue_.begin(), queue_.end(), item), queue_.end());
-  changed_.notify_all();
+  it->second.done.notify_all();
 }
 
 absl::StatusOr<proto::MeasureResult> LeaseManager::Wait(int64_t item) {
   std::unique_lock<std::mutex> lock(mutex_);
   auto it = items_.find(item);
   if (it == items_.end()) return absl::NotFoundError(absl::StrCat("work item ", item, " is unknown"));
-  changed_.wait(lock, [&] { return it->second.outcome.has_value(); });
+  it->second.done.wait(lock, [&] { return it->second.outcome.has_value(); });
   absl::StatusOr<proto::MeasureResult> outcome = *std::move(it->second.outcome);
   items_.erase(it);
   return outcome;
@@ -75,7 +75,7 @@ std::optional<Lease> LeaseManager::Acquire(const std::string& runner, const std:
       queue_.erase(q);
       return lease;
     }
-    if (changed_.wait_until(lock, give_up) == std::cv_status::timeout) {
+    if (queued_.wait_until(lock, give_up) == std::cv_status::timeout) {
       if (std::chrono::steady_clock::now() >= give_up) return std::nullopt;
     }
   }
@@ -118,7 +118,7 @@ ReportOutcome LeaseManager::Return(const std::string& runner, const std::string&
   leases_.erase(it);
   items_[item].lease.clear();
   queue_.push_front(item);
-  changed_.notify_all();
+  queued_.notify_all();
   return ReportOutcome::kAccepted;
 }
 
@@ -133,7 +133,7 @@ void LeaseManager::ReleaseRunner(const std::string& runner) {
     queue_.push_front(it->second.item);
     it = leases_.erase(it);
   }
-  changed_.notify_all();
+  queued_.notify_all();
 }
 
 std::vector<std::string> LeaseManager::ExpireLocked() {
@@ -156,7 +156,7 @@ std::vector<std::string> LeaseManager::ExpireLocked() {
   // Oldest first, ahead of items never tried: they have waited longest.
   std::sort(requeue.begin(), requeue.end());
   queue_.insert(queue_.begin(), requeue.begin(), requeue.end());
-  changed_.notify_all();
+  queued_.notify_all();
   return runners;
 }
 

@@ -105,6 +105,10 @@ class LeaseManager {
     WorkItem work;
     std::optional<absl::StatusOr<proto::MeasureResult>> outcome;
     std::string lease;  // the live lease, if any
+    // Its waiter alone is woken by its outcome (a job has up to
+    // --parallelism waiters; waking them all at every result costs more
+    // than the dispatch itself on a small machine).
+    std::condition_variable done;
   };
   struct LiveLease {
     int64_t item;
@@ -118,7 +122,7 @@ class LeaseManager {
   const absl::Duration lease_time_;
   const Clock now_;
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable queued_;  // an item was queued (Acquire's waiters)
   int64_t next_item_ = 1;
   std::map<int64_t, Item> items_;
   std::deque<int64_t> queue_;  // queued items, oldest first
