@@ -20,6 +20,7 @@
 // Usage: bench_dispatch [--runners 1,2,4,8,16] [--delay-ms 20] [--per-runner 50]
 //                       [--json FILE]
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -59,7 +60,15 @@ struct Row {
   double overhead_ms = 0;   // per candidate, per runner, against the nominal delay
   double slept_ms = 0;      // the delay as it really passed, mean
   double dispatch_ms = 0;   // overhead_ms less the sleep's overshoot
+  double cpu_ms = 0;        // CPU time of the whole process (daemon, runners) per candidate
 };
+
+double ProcessCpuSeconds() {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "bench_dispatch: %s\n", message.c_str());
@@ -119,8 +128,9 @@ int main(int argc, char** argv) {
               "real daemon and runners over gRPC on 127.0.0.1 with token auth; %d candidates "
               "per runner; request %zu bytes\n\n",
               delay_ms, per_runner, request.ByteSizeLong());
-  std::printf("%8s %11s %9s %11s %9s %7s %13s %10s %13s\n", "runners", "candidates", "wall s",
-              "cand/s", "scaling", "ideal", "overhead ms", "slept ms", "dispatch ms");
+  std::printf("%8s %11s %9s %11s %9s %7s %13s %10s %13s %8s\n", "runners", "candidates",
+              "wall s", "cand/s", "scaling", "ideal", "overhead ms", "slept ms", "dispatch ms",
+              "cpu ms");
   std::vector<Row> rows;
   for (int n : runner_counts) {
     service::DaemonOptions options;
@@ -177,9 +187,11 @@ int main(int argc, char** argv) {
                           .count() / kCalls);
     }
     double slept_s = 0;  // the runners' actual delays, summed
+    double cpu_s = 0;
     auto run = [&](int count) {
       std::vector<int64_t> items;
       slept_s = 0;
+      const double cpu_start = ProcessCpuSeconds();
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < count; ++i) {
         items.push_back((*daemon)->leases().Enqueue(service::WorkItem{"bench", true, request}));
@@ -188,6 +200,7 @@ int main(int argc, char** argv) {
         absl::StatusOr<proto::MeasureResult> result = (*daemon)->leases().Wait(item);
         if (result.ok() && result->times_s_size() > 0) slept_s += result->times_s(0);
       }
+      cpu_s = ProcessCpuSeconds() - cpu_start;
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     run(n * 2);  // warm-up: connections up, every runner polling
@@ -205,10 +218,11 @@ int main(int argc, char** argv) {
     row.overhead_ms = row.wall_s * 1e3 * n / row.candidates - delay_ms;
     row.slept_ms = slept_s * 1e3 / row.candidates;
     row.dispatch_ms = row.wall_s * 1e3 * n / row.candidates - row.slept_ms;
+    row.cpu_ms = cpu_s * 1e3 / row.candidates;
     rows.push_back(row);
-    std::printf("%8d %11d %9.3f %11.1f %9.2f %7.1f %13.3f %10.3f %13.3f\n", n, row.candidates,
-                row.wall_s, row.throughput, row.scaling, static_cast<double>(n), row.overhead_ms,
-                row.slept_ms, row.dispatch_ms);
+    std::printf("%8d %11d %9.3f %11.1f %9.2f %7.1f %13.3f %10.3f %13.3f %8.3f\n", n,
+                row.candidates, row.wall_s, row.throughput, row.scaling, static_cast<double>(n),
+                row.overhead_ms, row.slept_ms, row.dispatch_ms, row.cpu_ms);
     std::fflush(stdout);
     stop.store(true);
     for (std::thread& t : runners) t.join();
@@ -227,9 +241,9 @@ int main(int argc, char** argv) {
       items.push_back(absl::StrFormat(
           "{\"runners\": %d, \"candidates\": %d, \"delay_ms\": %.3f, \"wall_s\": %.4f, "
           "\"throughput\": %.2f, \"scaling\": %.3f, \"overhead_ms\": %.4f, \"slept_ms\": %.4f, "
-          "\"dispatch_ms\": %.4f}",
+          "\"dispatch_ms\": %.4f, \"cpu_ms\": %.4f}",
           r.runners, r.candidates, r.delay_ms, r.wall_s, r.throughput, r.scaling, r.overhead_ms,
-          r.slept_ms, r.dispatch_ms));
+          r.slept_ms, r.dispatch_ms, r.cpu_ms));
     }
     std::ofstream(json_path) << "{\"benchmark\": \"dispatch (simulated runners)\", \"rows\": [\n  "
                              << absl::StrJoin(items, ",\n  ") << "\n]}\n";
