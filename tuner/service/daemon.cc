@@ -296,6 +296,11 @@ void Daemon::RunJob(const std::string& id, Run& run) {
   tune.stop = &run.stop;
   tune.on_progress = [&](const tuner::TuneProgress& p) {
     std::string best;
+    for (const tuner::TaskProgress& t : p.tasks) {
+      if (t.best_s) {
+        absl::StrAppendFormat(&best, "%s%.4f ms", best.empty() ? "" : ", ", *t.best_s * 1e3);
+      }
+    }
     jobs_.Update(
         id,
         [&](proto::JobStatus& j) {
@@ -308,9 +313,6 @@ void Daemon::RunJob(const std::string& id, Run& run) {
             task.set_errors(t.errors);
             task.set_best_s(t.best_s.value_or(0));
             task.set_best_gflops(t.best_gflops);
-            if (t.best_s) {
-              absl::StrAppendFormat(&best, "%s%.4f ms", best.empty() ? "" : ", ", *t.best_s * 1e3);
-            }
           }
         },
         absl::StrCat(before + p.trials_done, "/", spec.max_trials(), " trials",
@@ -337,13 +339,13 @@ void Daemon::RunJob(const std::string& id, Run& run) {
   }
   if (run.cancelled.load()) {
     finish(proto::JOB_CANCELLED, "");
+  } else if (report.ok() && !report->interrupted) {
+    finish(proto::JOB_DONE, "");  // even when the daemon stops right now
   } else if (stopping_.load()) {
     // Left "running" in the database: the next daemon resumes it.
     Log(absl::StrCat("job ", id, " stopped with the daemon; it resumes on restart"));
-  } else if (!report.ok()) {
-    finish(proto::JOB_FAILED, std::string(report.status().message()));
   } else {
-    finish(proto::JOB_DONE, "");
+    finish(proto::JOB_FAILED, report.ok() ? "stopped" : std::string(report.status().message()));
   }
 }
 
