@@ -372,6 +372,9 @@ void AddServiceClientCommands(CLI::App& app) {
                     static_cast<long long>(r.failures()), r.name().c_str(), r.target().c_str(),
                     r.simulated() ? " (simulated)" : "");
       }
+      std::printf("leases expired: %lld; results dropped (late or unknown lease): %lld\n",
+                  static_cast<long long>(runners->leases_expired()),
+                  static_cast<long long>(runners->results_dropped()));
       return absl::OkStatus();
     });
   }

@@ -67,6 +67,9 @@ grpc::Status TunerServiceImpl::WatchJob(grpc::ServerContext* context,
 grpc::Status TunerServiceImpl::ListRunners(grpc::ServerContext*, const proto::ListRunnersRequest*,
                                            proto::ListRunnersResponse* response) {
   for (proto::RunnerInfo& runner : daemon_.ListRunners()) *response->add_runners() = std::move(runner);
+  const LeaseStats stats = daemon_.leases().Stats();
+  response->set_leases_expired(stats.expired);
+  response->set_results_dropped(stats.dropped_results);
   return grpc::Status::OK;
 }
 

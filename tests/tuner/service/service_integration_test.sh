@@ -143,6 +143,7 @@ kill_runner)
   check_exactly_once "$job" 24
   wait_for 30 "the daemon to log the expired lease" \
     grep -q 'expired (no heartbeat); its candidate is queued again' serve.log
+  client runners | grep -q '^leases expired: [1-9]' || fail "runners: $(client runners)"
   # Listed as lost once silent for two lease times.
   wait_for 30 "runner b to be listed as lost" runner_state b lost
   ;;
