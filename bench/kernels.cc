@@ -235,6 +235,7 @@ int Main(int argc, char** argv) {
   Target host = HostTarget(1);
   std::printf("machine: %s, %ld cpus; target %s\n", bench::CpuModel().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
               host.ToString().c_str());
+  bench::PinLatheThreads();
   bench::PrintOpenBlasCore();
   std::printf("ratio = lathe GFLOP/s / peer GFLOP/s; medians of interleaved runs\n");
   absl::Status st;

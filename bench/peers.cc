@@ -100,6 +100,13 @@ std::string CpuModel() {
   return "unknown";
 }
 
+void PinLatheThreads() {
+  setenv("LATHE_PIN_THREADS", "1", /*overwrite=*/0);
+  std::printf("Lathe threads pinned: %s (LATHE_PIN_THREADS=%s)\n",
+              std::atoi(std::getenv("LATHE_PIN_THREADS")) > 0 ? "yes" : "no",
+              std::getenv("LATHE_PIN_THREADS"));
+}
+
 void PrintOpenBlasCore() {
   const char* pinned = std::getenv("OPENBLAS_CORETYPE");
   std::printf("OpenBLAS core: %s (OPENBLAS_CORETYPE=%s)\n",

@@ -64,6 +64,14 @@ std::string CpuModel();
 // OPENBLAS_CORETYPE pins it (PEERS.md: run under env -u OPENBLAS_CORETYPE).
 void PrintOpenBlasCore();
 
+// Pins Lathe's parallel-loop threads (LATHE_PIN_THREADS=1) unless the
+// environment says otherwise, before any kernel runs, and prints which. The
+// runner measures pinned (DESIGN.md, Measurement); unpinned, in a process
+// that also holds OpenBLAS's and oneDNN's threads, Lathe's two workers were
+// often placed on one CPU: a tuned 2-thread matmul measured 1.14-1.17x
+// OpenBLAS pinned and 0.72x unpinned in the same session.
+void PinLatheThreads();
+
 // The thread count of both peers (OpenBLAS and OpenMP, which oneDNN runs on).
 void SetPeerThreads(int n);
 

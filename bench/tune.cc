@@ -642,6 +642,7 @@ int Main(int argc, char** argv) {
                                        load[2]);
               }()
                   .c_str());
+  bench::PinLatheThreads();
   bench::PrintOpenBlasCore();
   std::printf("oneDNN %s; seed %llu; each configuration tunes from %s\n",
               bench::OneDnnConv::Version().c_str(),
