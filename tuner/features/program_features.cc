@@ -8,6 +8,7 @@
 #include "tuner/features/buffer_access_features.h"
 #include "tuner/features/feature_group.h"
 #include "tuner/features/loop_features.h"
+#include "tuner/features/loop_nest_features.h"
 #include "tuner/features/program_level_features.h"
 #include "tuner/features/reuse_features.h"
 #include "tuner/features/store_context.h"
@@ -20,8 +21,8 @@ const std::vector<StoreFeatureSpec>& StoreSpecs() {
   static const auto* specs = [] {
     auto* all = new std::vector<StoreFeatureSpec>;
     for (const auto* group : {&ArithmeticFeatureSpecs(), &LoopFeatureSpecs(),
-                              &BufferAccessFeatureSpecs(), &ReuseFeatureSpecs(),
-                              &AllocationStoreFeatureSpecs()}) {
+                              &LoopNestFeatureSpecs(), &BufferAccessFeatureSpecs(),
+                              &ReuseFeatureSpecs(), &AllocationStoreFeatureSpecs()}) {
       all->insert(all->end(), group->begin(), group->end());
     }
     return all;
@@ -35,6 +36,8 @@ void StoreRow(const ProgramWalk& walk, const StoreContext& store, double* row) {
   row += ArithmeticFeatureSpecs().size();
   ExtractLoopFeatures(store, row);
   row += LoopFeatureSpecs().size();
+  ExtractLoopNestFeatures(store, row);
+  row += LoopNestFeatureSpecs().size();
   ExtractBufferAccessFeatures(store, row);
   row += BufferAccessFeatureSpecs().size();
   ExtractReuseFeatures(store, row);
