@@ -55,104 +55,99 @@ struct Row {
   std::string lowered_hash;
 };
 
-// Pairwise accuracy over pairs whose throughputs differ by more than
-// `tolerance` of the faster one (0: every pair with different throughputs).
-double Accuracy(const std::vector<double>& predicted, const std::vector<double>& throughputs,
-                double tolerance) {
-  double right = 0;
-  size_t pairs = 0;
-  for (size_t i = 0; i < predicted.size(); ++i) {
-    for (size_t j = i + 1; j < predicted.size(); ++j) {
-      const double fast_t = std::max(throughputs[i], throughputs[j]);
-      const double slow_t = std::min(throughputs[i], throughputs[j]);
-      if (!(fast_t > slow_t) || fast_t - slow_t <= tolerance * fast_t) continue;
-      ++pairs;
-      const size_t fast = throughputs[i] > throughputs[j] ? i : j;
-      const size_t slow = fast == i ? j : i;
-      if (predicted[fast] > predicted[slow]) {
-        right += 1;
-      } else if (!(predicted[fast] < predicted[slow])) {
-        right += 0.5;
-      }
-    }
-  }
-  return pairs == 0 ? std::nan("") : right / static_cast<double>(pairs);
-}
-
-tuner::TrainingSet Training(const std::vector<Row>& rows, const std::vector<size_t>& which) {
-  tuner::TrainingSet set;
-  for (size_t i : which) {
-    set.features.push_back(rows[i].features);
-    set.throughputs.push_back(rows[i].throughput);
-    set.groups.push_back(0);
-  }
-  return set;
-}
-
 struct Config {
   std::string name;
   tuner::XgbCostModelOptions options;
 };
 
-void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, double tolerance) {
-  // Online, as the tuner: bands of trained rows -> (sum, count) per tolerance.
-  const std::vector<size_t> bands = {1, 128, 256, 500};
-  std::map<size_t, std::pair<double, int>> strict, tolerant;
-  for (size_t start = static_cast<size_t>(batch); start < rows.size(); start += batch) {
-    std::vector<size_t> seen(start);
-    std::iota(seen.begin(), seen.end(), 0);
-    tuner::XgbCostModel model(config.options);
-    if (!model.Train(Training(rows, seen)).ok()) Die("training failed");
-    const size_t end = std::min(rows.size(), start + batch);
-    std::vector<std::vector<float>> features;
-    std::vector<double> throughputs;
-    for (size_t i = start; i < end; ++i) {
-      features.push_back(rows[i].features);
-      throughputs.push_back(rows[i].throughput);
+std::vector<Config> Configs() {
+  using Options = tuner::XgbCostModelOptions;
+  auto config = [](std::string name, void (*set)(Options&)) {
+    Config c{std::move(name), {}};
+    set(c.options);
+    return c;
+  };
+  return {
+      config("default", [](Options&) {}),
+      config("rounds 300 eta 0.1", [](Options& o) { o.num_rounds = 300, o.learning_rate = 0.1; }),
+      config("depth 4", [](Options& o) { o.max_depth = 4; }),
+      config("depth 10 min_child 2", [](Options& o) { o.max_depth = 10, o.min_child_weight = 2; }),
+      config("bins 256", [](Options& o) { o.max_bin = 256; }),
+      config("rounds 50 eta 0.3", [](Options& o) { o.num_rounds = 50, o.learning_rate = 0.3; }),
+      config("reg:squarederror", [](Options& o) { o.objective = "reg:squarederror"; }),
+      config("rank:ndcg", [](Options& o) { o.objective = "rank:ndcg"; }),
+  };
+}
+
+struct Accuracy {
+  double strict = 0;    // every pair of different throughputs
+  double tolerant = 0;  // pairs within the tolerance left out
+};
+
+// A model of `options` trained on rows `train`, judged on rows `test`.
+Accuracy TrainAndJudge(const tuner::XgbCostModelOptions& options, const std::vector<Row>& rows,
+                       const std::vector<size_t>& train, const std::vector<size_t>& test,
+                       double tolerance) {
+  auto subset = [&](const std::vector<size_t>& which) {
+    tuner::TrainingSet set;
+    for (size_t i : which) {
+      set.features.push_back(rows[i].features);
+      set.throughputs.push_back(rows[i].throughput);
+      set.groups.push_back(0);
     }
-    absl::StatusOr<std::vector<double>> predicted = model.Predict(features);
-    if (!predicted.ok()) Die("prediction failed");
+    return set;
+  };
+  tuner::XgbCostModel model(options);
+  if (!model.Train(subset(train)).ok()) Die("training failed");
+  const tuner::TrainingSet judged = subset(test);
+  absl::StatusOr<std::vector<double>> predicted = model.Predict(judged.features);
+  if (!predicted.ok()) Die("prediction failed");
+  return {tuner::PairwiseAccuracy(*predicted, judged.throughputs, judged.groups),
+          tuner::PairwiseAccuracy(*predicted, judged.throughputs, judged.groups, tolerance)};
+}
+
+std::vector<size_t> Range(size_t begin, size_t end) {
+  std::vector<size_t> out(end - begin);
+  std::iota(out.begin(), out.end(), begin);
+  return out;
+}
+
+void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, double tolerance) {
+  // Online, as the tuner: each batch judged by a model of every earlier row,
+  // averaged in bands of trained rows.
+  const std::vector<size_t> bands = {1, 128, 256, 500};
+  std::map<size_t, std::pair<Accuracy, int>> sums;
+  for (size_t start = static_cast<size_t>(batch); start < rows.size(); start += batch) {
+    const Accuracy a =
+        TrainAndJudge(config.options, rows, Range(0, start),
+                      Range(start, std::min(rows.size(), start + batch)), tolerance);
     size_t band = 0;
     for (size_t b : bands) {
       if (start >= b) band = b;
     }
-    const double a = Accuracy(*predicted, throughputs, 0);
-    const double t = Accuracy(*predicted, throughputs, tolerance);
-    if (!std::isnan(a)) strict[band].first += a, ++strict[band].second;
-    if (!std::isnan(t)) tolerant[band].first += t, ++tolerant[band].second;
+    sums[band].first.strict += a.strict;
+    sums[band].first.tolerant += a.tolerant;
+    ++sums[band].second;
   }
   std::printf("%-28s online:", config.name.c_str());
   for (size_t b : bands) {
-    auto mean = [&](std::map<size_t, std::pair<double, int>>& m) {
-      return m[b].second ? m[b].first / m[b].second : std::nan("");
-    };
-    std::printf("  %4zu+: %.3f/%.3f (%d)", b, mean(strict), mean(tolerant), strict[b].second);
+    const auto& [sum, n] = sums[b];
+    std::printf("  %4zu+: %.3f/%.3f (%d)", b, n ? sum.strict / n : std::nan(""),
+                n ? sum.tolerant / n : std::nan(""), n);
   }
   // Random 5-fold split of every record.
-  std::vector<size_t> order(rows.size());
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<size_t> order = Range(0, rows.size());
   std::mt19937 rng(1);
   std::shuffle(order.begin(), order.end(), rng);
-  double cv_strict = 0, cv_tolerant = 0;
-  int folds = 0;
-  for (int fold = 0; fold < 5; ++fold) {
+  Accuracy cv;
+  for (size_t fold = 0; fold < 5; ++fold) {
     std::vector<size_t> train, test;
-    for (size_t i = 0; i < order.size(); ++i) (i % 5 == static_cast<size_t>(fold) ? test : train).push_back(order[i]);
-    tuner::XgbCostModel model(config.options);
-    if (!model.Train(Training(rows, train)).ok()) Die("training failed");
-    std::vector<std::vector<float>> features;
-    std::vector<double> throughputs;
-    for (size_t i : test) {
-      features.push_back(rows[i].features);
-      throughputs.push_back(rows[i].throughput);
-    }
-    absl::StatusOr<std::vector<double>> predicted = model.Predict(features);
-    if (!predicted.ok()) Die("prediction failed");
-    cv_strict += Accuracy(*predicted, throughputs, 0);
-    cv_tolerant += Accuracy(*predicted, throughputs, tolerance);
-    ++folds;
+    for (size_t i = 0; i < order.size(); ++i) (i % 5 == fold ? test : train).push_back(order[i]);
+    const Accuracy a = TrainAndJudge(config.options, rows, train, test, tolerance);
+    cv.strict += a.strict / 5;
+    cv.tolerant += a.tolerant / 5;
   }
-  std::printf("   5-fold: %.3f/%.3f\n", cv_strict / folds, cv_tolerant / folds);
+  std::printf("   5-fold: %.3f/%.3f\n", cv.strict, cv.tolerant);
 }
 
 int Main(int argc, char** argv) {
@@ -246,64 +241,15 @@ int Main(int argc, char** argv) {
         }
       }
     }
-    tuner::XgbCostModel model;
-    std::vector<size_t> all(rows.size());
-    std::iota(all.begin(), all.end(), 0);
-    if (!model.Train(Training(rows, all)).ok()) Die("training failed");
-    std::vector<std::vector<float>> features;
-    std::vector<double> throughputs;
-    for (const Row& row : rows) {
-      features.push_back(row.features);
-      throughputs.push_back(row.throughput);
-    }
     std::map<std::string, int> lowered;
     for (const Row& row : rows) ++lowered[row.lowered_hash];
     std::printf("%zu distinct lowered programs among %zu records\n", lowered.size(), rows.size());
     std::printf("%zu distinct feature rows (%zu records share theirs); training-set accuracy "
                 "of the default model %.3f\n",
-                same.size(), shared, Accuracy(*model.Predict(features), throughputs, 0));
+                same.size(), shared,
+                TrainAndJudge({}, rows, Range(0, rows.size()), Range(0, rows.size()), 0).strict);
   }
-  std::vector<Config> configs;
-  configs.push_back({"default", {}});
-  {
-    Config c{"rounds 300 eta 0.1", {}};
-    c.options.num_rounds = 300;
-    c.options.learning_rate = 0.1;
-    configs.push_back(c);
-  }
-  {
-    Config c{"depth 4", {}};
-    c.options.max_depth = 4;
-    configs.push_back(c);
-  }
-  {
-    Config c{"depth 10 min_child 2", {}};
-    c.options.max_depth = 10;
-    c.options.min_child_weight = 2;
-    configs.push_back(c);
-  }
-  {
-    Config c{"bins 256", {}};
-    c.options.max_bin = 256;
-    configs.push_back(c);
-  }
-  {
-    Config c{"rounds 50 eta 0.3", {}};
-    c.options.num_rounds = 50;
-    c.options.learning_rate = 0.3;
-    configs.push_back(c);
-  }
-  {
-    Config c{"reg:squarederror", {}};
-    c.options.objective = "reg:squarederror";
-    configs.push_back(c);
-  }
-  {
-    Config c{"rank:ndcg", {}};
-    c.options.objective = "rank:ndcg";
-    configs.push_back(c);
-  }
-  for (const Config& config : configs) Evaluate(config, rows, batch, tolerance);
+  for (const Config& config : Configs()) Evaluate(config, rows, batch, tolerance);
   return 0;
 }
 

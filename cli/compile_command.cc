@@ -27,7 +27,6 @@
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/target.h"
 #include "compiler/schedule/trace.h"
-#include "compiler/workload/custom_workload.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 
@@ -72,10 +71,7 @@ absl::StatusOr<std::vector<std::pair<std::string, Workload>>> ResolveWorkloads(
     workloads.emplace_back(spec, *std::move(workload));
   }
   if (!options.expr.empty() || !options.dims.empty()) {
-    if (options.expr.empty() || options.dims.empty()) {
-      return absl::InvalidArgumentError("--expr and --dims go together");
-    }
-    absl::StatusOr<Workload> workload = ParseCustomWorkload(options.expr, options.dims);
+    absl::StatusOr<Workload> workload = WorkloadArgs{"", options.expr, options.dims}.Resolve();
     if (!workload.ok()) return workload.status();
     workloads.emplace_back(workload->CanonicalForm(), *std::move(workload));
   }

@@ -527,7 +527,8 @@ absl::StatusOr<std::vector<Match>> Database::Lookup(const std::string& workload_
                    });
 
   // The winner alone is table best's row (schema version 3 on); more walk
-  // the ranking of records.
+  // the ranking of records. Both take the same three parameters (?3, k, is
+  // 1 in the first), so the loop below binds them one way.
   absl::StatusOr<Statement*> ranked = connection_->Prepare(
       k == 1 && schema_version_ >= 3
           ? "SELECT " LATHE_DB_RECORD_COLUMNS

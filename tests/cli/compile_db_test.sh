@@ -6,6 +6,7 @@
 # command-line refusals.
 # Usage: compile_db_test.sh LATHE_BIN CHECK_C RUNTIME_LIB CASE
 set -euo pipefail
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/expect.sh"
 lathe=$1
 check_c=$2
 runtime_lib=$3
@@ -14,14 +15,6 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 cd "$d"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# The command must fail with exactly one line on stderr matching $2.
-expect_error() {
-  local pattern=$1; shift
-  if "$@" > out.txt 2> err.txt; then fail "succeeded: $*"; fi
-  [ "$(wc -l < err.txt)" -eq 1 ] || fail "not one line: $(cat err.txt)"
-  grep -q -- "$pattern" err.txt || fail "expected '$pattern', got: $(cat err.txt)"
-}
 have_cc() { command -v cc > /dev/null; }
 
 T="host -num-threads=1"

@@ -3,20 +3,12 @@
 # --db`, looked up, exported, imported, merged, pruned and checked, plus the
 # refusals. Usage: db_commands_test.sh LATHE_BIN CASE
 set -euo pipefail
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/expect.sh"
 lathe=$1
 case_name=$2
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 cd "$d"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# The command must fail with exactly one line on stderr matching $2.
-expect_error() {
-  local pattern=$1; shift
-  if "$@" > out.txt 2> err.txt; then fail "succeeded: $*"; fi
-  [ "$(wc -l < err.txt)" -eq 1 ] || fail "not one line: $(cat err.txt)"
-  grep -q -- "$pattern" err.txt || fail "expected '$pattern', got: $(cat err.txt)"
-}
 
 W=matmul:M=32,N=48,K=16
 T="host -num-threads=1"

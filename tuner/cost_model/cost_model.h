@@ -37,8 +37,11 @@ class CostModel {
 
 // The share of pairs of programs of the same task with different
 // throughputs whose predicted order is right; 0.5 is chance. NaN-free: 0.5
-// when there is no such pair.
+// when there is no such pair. Pairs whose throughputs differ by no more
+// than `tolerance` of the faster one are left out too: within the
+// measurement's noise, neither order is right (bench_cost_model).
 double PairwiseAccuracy(const std::vector<double>& predicted,
-                        const std::vector<double>& throughputs, const std::vector<int>& groups);
+                        const std::vector<double>& throughputs, const std::vector<int>& groups,
+                        double tolerance = 0);
 
 }  // namespace lathe::tuner

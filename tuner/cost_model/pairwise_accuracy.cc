@@ -12,7 +12,7 @@ namespace lathe::tuner {
 
 double PairwiseAccuracy(const std::vector<double>& predicted,
                         const std::vector<double>& throughputs,
-                        const std::vector<int>& groups) {
+                        const std::vector<int>& groups, double tolerance) {
   LATHE_CHECK(predicted.size() == throughputs.size() &&
                   predicted.size() == groups.size(),
               "pairwise accuracy: ", predicted.size(), " predictions, ",
@@ -37,14 +37,16 @@ double PairwiseAccuracy(const std::vector<double>& predicted,
       for (size_t b = a + 1; b < rows.size(); ++b) {
         const size_t i = rows[a];
         const size_t j = rows[b];
-        // Equal throughputs say nothing about which program is faster.
+        // Equal throughputs (or, with a tolerance, close ones) say nothing
+        // about which program is faster.
         if (!(throughputs[i] < throughputs[j]) &&
             !(throughputs[j] < throughputs[i])) {
           continue;
         }
-        ++pairs;
         const size_t fast = throughputs[i] > throughputs[j] ? i : j;
         const size_t slow = fast == i ? j : i;
+        if (throughputs[fast] - throughputs[slow] <= tolerance * throughputs[fast]) continue;
+        ++pairs;
         if (predicted[fast] > predicted[slow]) {
           right += 1;
         } else if (!(predicted[fast] < predicted[slow])) {

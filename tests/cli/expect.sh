@@ -1,0 +1,11 @@
+# Helpers of the CLI's shell tests (sourced): fail with a message, and check
+# the CLI's error contract (DESIGN.md: one clear line on stderr, non-zero).
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# The command must fail with exactly one line on stderr matching $1.
+expect_error() {
+  local pattern=$1; shift
+  if "$@" > out.txt 2> err.txt; then fail "succeeded: $*"; fi
+  [ "$(wc -l < err.txt)" -eq 1 ] || fail "not one line: $(cat err.txt)"
+  grep -q -- "$pattern" err.txt || fail "expected '$pattern', got: $(cat err.txt)"
+}
