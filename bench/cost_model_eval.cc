@@ -14,9 +14,21 @@
 // measurement cannot order them either.
 //
 //   bench_cost_model --db FILE --workload SPEC --target TARGET [--batch 32]
-//                    [--tolerance 0.03] [--show-clashes]
+//                    [--tolerance 0.03] [--configs NAME,NAME] [--show-clashes]
+//                    [--show-errors N] [--show-buckets] [--print-lowered RECORD_ID]
+//                    [--label fastest|median|Q] [--judge fastest|median|Q]
+// --configs runs only the named configurations ("default", ...);
+// --show-errors prints the N records whose held-out predicted rank (5-fold,
+// default model) is furthest from their measured rank, to see what the
+// features miss; --show-buckets the accuracy by how far apart the pair's
+// throughputs are; --print-lowered a record's trace and lowered program.
+// --label is the throughput the model trains on, --judge the one its
+// predictions are judged by (default: the label): "fastest" repeat, as the
+// tuner (tuner/search/training_label.h), "median", or a quantile Q of the
+// repeats.
 // Not a test: it reads a database a tuning run produced.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,15 +41,22 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "compiler/codegen/target.h"
+#include "compiler/ir/printer.h"
+#include "compiler/lower/pipeline.h"
+#include "compiler/schedule/replay.h"
 #include "compiler/schedule/trace.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 #include "tuner/cost_model/cost_model.h"
 #include "tuner/cost_model/xgb_cost_model.h"
+#include "tuner/features/program_features.h"
 #include "tuner/search/candidate.h"
 #include "tuner/search/task.h"
+#include "tuner/search/training_label.h"
 
 namespace lathe {
 namespace {
@@ -49,10 +68,12 @@ namespace {
 
 struct Row {
   std::vector<float> features;
-  double throughput = 0;
+  double throughput = 0;  // what the model trains on (--label)
+  double judged = 0;      // what its predictions are judged by (--judge)
   int64_t record_id = 0;
   std::string decisions;  // the trace's, for --show-clashes
   std::string lowered_hash;
+  Trace trace;  // the record's, to rebuild the program
 };
 
 struct Config {
@@ -79,31 +100,97 @@ std::vector<Config> Configs() {
   };
 }
 
+// Buckets of pairs by how much slower the slower program is than the
+// faster: the measurement's noise decides the first, the features the last.
+constexpr double kBucketBounds[] = {0.05, 0.2, 0.5};
+constexpr int kBuckets = 4;
+
 struct Accuracy {
   double strict = 0;    // every pair of different throughputs
   double tolerant = 0;  // pairs within the tolerance left out
+  // Summed over every judged set (not averaged): right and pairs by bucket.
+  double right[kBuckets] = {};
+  double pairs[kBuckets] = {};
 };
+
+void AddBuckets(const std::vector<double>& predicted, const std::vector<double>& throughputs,
+                Accuracy* out) {
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    for (size_t j = i + 1; j < predicted.size(); ++j) {
+      const size_t fast = throughputs[i] >= throughputs[j] ? i : j;
+      const size_t slow = fast == i ? j : i;
+      if (!(throughputs[fast] > throughputs[slow])) continue;
+      const double gap = 1 - throughputs[slow] / throughputs[fast];
+      int b = 0;
+      while (b < kBuckets - 1 && gap >= kBucketBounds[b]) ++b;
+      out->pairs[b] += 1;
+      out->right[b] += predicted[fast] > predicted[slow]    ? 1
+                       : predicted[fast] < predicted[slow] ? 0
+                                                           : 0.5;
+    }
+  }
+}
+
+void AddAccuracy(const Accuracy& a, double weight, Accuracy* sum) {
+  sum->strict += a.strict * weight;
+  sum->tolerant += a.tolerant * weight;
+  for (int b = 0; b < kBuckets; ++b) {
+    sum->right[b] += a.right[b];
+    sum->pairs[b] += a.pairs[b];
+  }
+}
+
+std::string BucketText(const Accuracy& a) {
+  std::string out = " [by gap <5%/5-20%/20-50%/>50%:";
+  for (int b = 0; b < kBuckets; ++b) {
+    absl::StrAppend(&out, b ? "/" : " ",
+                    a.pairs[b] > 0 ? absl::StrFormat("%.2f", a.right[b] / a.pairs[b]) : "-");
+  }
+  absl::StrAppend(&out, " of ");
+  for (int b = 0; b < kBuckets; ++b) absl::StrAppend(&out, b ? "/" : "", a.pairs[b]);
+  return out + "]";
+}
 
 // A model of `options` trained on rows `train`, judged on rows `test`.
 Accuracy TrainAndJudge(const tuner::XgbCostModelOptions& options, const std::vector<Row>& rows,
                        const std::vector<size_t>& train, const std::vector<size_t>& test,
                        double tolerance) {
-  auto subset = [&](const std::vector<size_t>& which) {
+  auto subset = [&](const std::vector<size_t>& which, bool judge) {
     tuner::TrainingSet set;
     for (size_t i : which) {
       set.features.push_back(rows[i].features);
-      set.throughputs.push_back(rows[i].throughput);
+      set.throughputs.push_back(judge ? rows[i].judged : rows[i].throughput);
       set.groups.push_back(0);
     }
     return set;
   };
   tuner::XgbCostModel model(options);
-  if (!model.Train(subset(train)).ok()) Die("training failed");
-  const tuner::TrainingSet judged = subset(test);
+  if (!model.Train(subset(train, false)).ok()) Die("training failed");
+  const tuner::TrainingSet judged = subset(test, true);
   absl::StatusOr<std::vector<double>> predicted = model.Predict(judged.features);
   if (!predicted.ok()) Die("prediction failed");
-  return {tuner::PairwiseAccuracy(*predicted, judged.throughputs, judged.groups),
-          tuner::PairwiseAccuracy(*predicted, judged.throughputs, judged.groups, tolerance)};
+  Accuracy a;
+  a.strict = tuner::PairwiseAccuracy(*predicted, judged.throughputs, judged.groups);
+  a.tolerant = tuner::PairwiseAccuracy(*predicted, judged.throughputs, judged.groups, tolerance);
+  AddBuckets(*predicted, judged.throughputs, &a);
+  return a;
+}
+
+// GFLOP/s of a record by `how`: "fastest" (the fastest repeat, what the
+// tuner trains on: tuner/search/training_label.h), "median" (the record's
+// median) or a quantile of its repeats in [0, 1].
+double Label(const tuner::Task& task, const proto::Record& record, const std::string& how) {
+  if (how == "fastest") return tuner::TrainingThroughput(task.flops, record);
+  if (record.status() != proto::MEASURE_OK || !(record.median_s() > 0)) return 0;
+  double seconds = record.median_s();
+  if (how != "median") {
+    double q = 0;
+    if (!absl::SimpleAtod(how, &q) || q < 0 || q > 1) Die("--label/--judge: fastest, median or 0..1");
+    std::vector<double> times(record.times_s().begin(), record.times_s().end());
+    std::sort(times.begin(), times.end());
+    if (!times.empty()) seconds = times[static_cast<size_t>(q * static_cast<double>(times.size() - 1) + 0.5)];
+  }
+  return seconds > 0 ? static_cast<double>(task.flops) / seconds * 1e-9 : 0;
 }
 
 std::vector<size_t> Range(size_t begin, size_t end) {
@@ -112,11 +199,13 @@ std::vector<size_t> Range(size_t begin, size_t end) {
   return out;
 }
 
-void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, double tolerance) {
+void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, double tolerance,
+              bool buckets) {
   // Online, as the tuner: each batch judged by a model of every earlier row,
   // averaged in bands of trained rows.
   const std::vector<size_t> bands = {1, 128, 256, 500};
   std::map<size_t, std::pair<Accuracy, int>> sums;
+  Accuracy late;  // every batch after 256 rows, for the buckets
   for (size_t start = static_cast<size_t>(batch); start < rows.size(); start += batch) {
     const Accuracy a =
         TrainAndJudge(config.options, rows, Range(0, start),
@@ -125,9 +214,9 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
     for (size_t b : bands) {
       if (start >= b) band = b;
     }
-    sums[band].first.strict += a.strict;
-    sums[band].first.tolerant += a.tolerant;
+    AddAccuracy(a, 1, &sums[band].first);
     ++sums[band].second;
+    if (start >= 256) AddAccuracy(a, 1, &late);
   }
   std::printf("%-28s online:", config.name.c_str());
   for (size_t b : bands) {
@@ -143,11 +232,61 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
   for (size_t fold = 0; fold < 5; ++fold) {
     std::vector<size_t> train, test;
     for (size_t i = 0; i < order.size(); ++i) (i % 5 == fold ? test : train).push_back(order[i]);
-    const Accuracy a = TrainAndJudge(config.options, rows, train, test, tolerance);
-    cv.strict += a.strict / 5;
-    cv.tolerant += a.tolerant / 5;
+    AddAccuracy(TrainAndJudge(config.options, rows, train, test, tolerance), 0.2, &cv);
   }
   std::printf("   5-fold: %.3f/%.3f\n", cv.strict, cv.tolerant);
+  if (buckets) {
+    std::printf("  online 256+:%s\n", BucketText(late).c_str());
+    std::printf("  5-fold:     %s\n", BucketText(cv).c_str());
+  }
+}
+
+// The records whose held-out predicted rank is furthest from their measured
+// rank: each record is scored by the default model of the 5-fold split that
+// did not train on it, and ranks are percentiles within its fold.
+void ShowErrors(const std::vector<Row>& rows, int count) {
+  std::vector<size_t> order = Range(0, rows.size());
+  std::mt19937 rng(1);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<double> measured_rank(rows.size()), predicted_rank(rows.size());
+  for (size_t fold = 0; fold < 5; ++fold) {
+    std::vector<size_t> train, test;
+    for (size_t i = 0; i < order.size(); ++i) (i % 5 == fold ? test : train).push_back(order[i]);
+    tuner::TrainingSet set;
+    for (size_t i : train) {
+      set.features.push_back(rows[i].features);
+      set.throughputs.push_back(rows[i].throughput);
+      set.groups.push_back(0);
+    }
+    tuner::XgbCostModel model;
+    if (!model.Train(set).ok()) Die("training failed");
+    std::vector<std::vector<float>> judged;
+    for (size_t i : test) judged.push_back(rows[i].features);
+    absl::StatusOr<std::vector<double>> predicted = model.Predict(judged);
+    if (!predicted.ok()) Die("prediction failed");
+    auto percentile = [&](auto value, std::vector<double>* out) {
+      std::vector<size_t> by = Range(0, test.size());
+      std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return value(a) < value(b); });
+      for (size_t r = 0; r < by.size(); ++r) {
+        (*out)[test[by[r]]] = static_cast<double>(r) / static_cast<double>(by.size() - 1);
+      }
+    };
+    percentile([&](size_t k) { return rows[test[k]].judged; }, &measured_rank);
+    percentile([&](size_t k) { return (*predicted)[k]; }, &predicted_rank);
+  }
+  std::vector<size_t> worst = Range(0, rows.size());
+  std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) {
+    return std::fabs(predicted_rank[a] - measured_rank[a]) >
+           std::fabs(predicted_rank[b] - measured_rank[b]);
+  });
+  std::printf("held-out rank errors (rank percentile in the fold, measured -> predicted):\n");
+  for (int k = 0; k < count && k < static_cast<int>(worst.size()); ++k) {
+    const Row& row = rows[worst[static_cast<size_t>(k)]];
+    std::printf("  record %lld, %.1f GFLOP/s, rank %.2f -> %.2f: %s\n",
+                static_cast<long long>(row.record_id), row.throughput,
+                measured_rank[worst[static_cast<size_t>(k)]],
+                predicted_rank[worst[static_cast<size_t>(k)]], row.decisions.c_str());
+  }
 }
 
 int Main(int argc, char** argv) {
@@ -155,10 +294,19 @@ int Main(int argc, char** argv) {
   int batch = 32;
   double tolerance = 0.03;
   bool show_clashes = false;
+  int show_errors = 0;
+  bool show_buckets = false;
+  std::vector<int64_t> print_lowered;
+  std::vector<std::string> config_names;
+  std::string label = "fastest", judge = "";
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--show-clashes") {
       show_clashes = true;
+      continue;
+    }
+    if (flag == "--show-buckets") {
+      show_buckets = true;
       continue;
     }
     if (i + 1 >= argc) Die(flag + " needs a value");
@@ -171,6 +319,18 @@ int Main(int argc, char** argv) {
       target_text = value;
     } else if (flag == "--batch") {
       if (!absl::SimpleAtoi(value, &batch) || batch < 2) Die("--batch: a count >= 2");
+    } else if (flag == "--label") {
+      label = value;
+    } else if (flag == "--judge") {
+      judge = value;
+    } else if (flag == "--configs") {
+      config_names = absl::StrSplit(value, ',');
+    } else if (flag == "--show-errors") {
+      if (!absl::SimpleAtoi(value, &show_errors) || show_errors < 0) Die("--show-errors: a count");
+    } else if (flag == "--print-lowered") {
+      int64_t id = 0;
+      if (!absl::SimpleAtoi(value, &id)) Die("--print-lowered: a record id");
+      print_lowered.push_back(id);
     } else if (flag == "--tolerance") {
       if (!absl::SimpleAtod(value, &tolerance) || tolerance < 0) Die("--tolerance: >= 0");
     } else {
@@ -207,21 +367,47 @@ int Main(int argc, char** argv) {
       continue;
     }
     Row row;
+    row.trace = *trace;
     row.features = std::move(candidate->features);
     row.record_id = record.id();
     row.lowered_hash = candidate->lowered_hash;
     for (const auto& [instruction, values] : trace->decisions) {
       absl::StrAppend(&row.decisions, instruction, ":", absl::StrJoin(values, ","), " ");
     }
-    row.throughput = record.status() == proto::MEASURE_OK && record.median_s() > 0
-                         ? static_cast<double>(task->flops) / record.median_s() * 1e-9
-                         : 0;
+    row.throughput = Label(*task, record, label);
+    row.judged = Label(*task, record, judge.empty() ? label : judge);
     rows.push_back(std::move(row));
   }
   std::printf("%zu records of %s (%d skipped: no longer replay); batches of %d; "
               "accuracy strict/within-%.0f%%-excluded (batches)\n",
               rows.size(), spec.c_str(), skipped, batch, tolerance * 100);
   if (rows.size() < static_cast<size_t>(2 * batch)) Die("too few records");
+
+  {
+    // What the search pays per candidate for its features, apart from the
+    // replay and the lowering it needs anyway.
+    double extract_s = 0;
+    for (const Row& row : rows) {
+      absl::StatusOr<std::unique_ptr<TracedSchedule>> scheduled =
+          ReplayTrace(row.trace, task->initial, row.trace.decisions, 0);
+      if (!scheduled.ok()) Die("replay failed");
+      absl::StatusOr<Program> lowered = LowerProgram((*scheduled)->program());
+      if (!lowered.ok()) Die("lowering failed");
+      const auto start = std::chrono::steady_clock::now();
+      const std::vector<float> features = tuner::ExtractProgramFeatures(*lowered, task->target);
+      extract_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (features != row.features) Die("features differ between two extractions");
+      for (int64_t id : print_lowered) {
+        if (id == row.record_id) {
+          std::printf("record %lld (%.1f GFLOP/s), trace:\n%s\nlowered:\n%s\n",
+                      static_cast<long long>(id), row.throughput, row.trace.ToText().c_str(),
+                      PrintProgram(*lowered).c_str());
+        }
+      }
+    }
+    std::printf("%zu features per program; feature extraction %.1f us per program\n",
+                rows[0].features.size(), extract_s / static_cast<double>(rows.size()) * 1e6);
+  }
 
   {
     // Programs the features cannot tell apart put a ceiling on any model.
@@ -249,7 +435,14 @@ int Main(int argc, char** argv) {
                 same.size(), shared,
                 TrainAndJudge({}, rows, Range(0, rows.size()), Range(0, rows.size()), 0).strict);
   }
-  for (const Config& config : Configs()) Evaluate(config, rows, batch, tolerance);
+  if (show_errors > 0) ShowErrors(rows, show_errors);
+  for (const Config& config : Configs()) {
+    if (!config_names.empty() &&
+        std::find(config_names.begin(), config_names.end(), config.name) == config_names.end()) {
+      continue;
+    }
+    Evaluate(config, rows, batch, tolerance, show_buckets);
+  }
   return 0;
 }
 

@@ -22,6 +22,7 @@
 #include "tuner/features/program_features.h"
 #include "tuner/search/measurement_record.h"
 #include "tuner/search/task_scheduler.h"
+#include "tuner/search/training_label.h"
 
 namespace lathe::tuner {
 namespace {
@@ -128,12 +129,13 @@ absl::Status Loop::WarmStart() {
     for (auto it = records->rbegin(); it != records->rend(); ++it) {
       const proto::Record& record = *it;
       state.measured.insert(record.structural_hash());
-      const double throughput =
-          record.status() == proto::MEASURE_OK ? Throughput(task, record.median_s()) : 0;
+      // The progress reports the database's measure (the median); the model
+      // and the elites learn the fastest repeat (training_label.h).
+      const double throughput = TrainingThroughput(task.flops, record);
       if (record.status() == proto::MEASURE_OK &&
           (!state.progress.best_s || record.median_s() < *state.progress.best_s)) {
         state.progress.best_s = record.median_s();
-        state.progress.best_gflops = throughput;
+        state.progress.best_gflops = Throughput(task, record.median_s());
       }
       absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
       if (!trace.ok()) continue;
@@ -322,8 +324,7 @@ absl::Status Loop::Process(Batch& batch) {
   for (size_t i = 0; i < batch.results.size(); ++i) {
     const Candidate& candidate = batch.candidates[i];
     proto::Record record = MakeRecord(task, candidate, batch.results[i]);
-    const double throughput =
-        record.status() == proto::MEASURE_OK ? Throughput(task, record.median_s()) : 0;
+    const double throughput = TrainingThroughput(task.flops, record);
     if (record.status() == proto::MEASURE_OK) AddElite(state, Elite{candidate.trace, throughput});
     fresh.features.push_back(candidate.features);
     fresh.throughputs.push_back(throughput);
@@ -479,8 +480,9 @@ absl::StatusOr<TuneReport> Loop::Run() {
 }  // namespace
 
 std::string CostModelName() {
-  // The model is only valid for the features it was trained on.
-  return absl::StrCat("xgboost:features=",
+  // The model is only valid for the features and the label it was trained
+  // on (a model of medians, before training_label.h, is not reused).
+  return absl::StrCat("xgboost:label=fastest:features=",
                       absl::StrCat(StableHash64(absl::StrJoin(FeatureNames(), ","))));
 }
 

@@ -105,7 +105,8 @@ struct TuneReport {
   double wall_s = 0;
   double measure_s = 0;  // wall time the measurer was busy
   // Pairwise accuracy of the model on each batch before it trained on it
-  // (batches measured while the model was untrained are left out).
+  // (batches measured while the model was untrained are left out), judged
+  // by the throughputs it learns (training_label.h: fastest repeats).
   std::vector<double> batch_accuracy;
   std::vector<int64_t> batch_accuracy_trained_on;  // rows the model had seen
   bool interrupted = false;

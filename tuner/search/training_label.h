@@ -1,0 +1,28 @@
+// The throughput the cost model learns from a measured record, and by which
+// the tuner judges the model's accuracy on a batch.
+//
+// The fastest timed repeat, not the median: a measurement only ever runs
+// slower than the program can when the machine takes its CPU away (another
+// process on the pinned core, an interrupt), never faster, so the fastest
+// repeat is the estimate of the program's own speed that contention moves
+// least. In the tuning runs of bench/README.md ("Cost model"), programs
+// measured while another process shared their core had medians 1.3-4x
+// their fastest repeat (samples alternating 2.3 and 10.5 ms), and the
+// re-measurements of one program at the end of a run differed by up to 12%
+// in median but by at most 1% in fastest repeat. The database's best record
+// still ranks by median (what a user runs gets no better than typical).
+// Tests: tests/tuner/search/training_label_test.cc.
+#pragma once
+
+#include <cstdint>
+
+#include "proto/record.pb.h"
+
+namespace lathe::tuner {
+
+// GFLOP/s of `record` for `flops` floating-point operations per run: by its
+// fastest repeat (times_s), or by its median when it has no repeats; 0 when
+// it did not measure OK (failures rank below every program that ran).
+double TrainingThroughput(int64_t flops, const proto::Record& record);
+
+}  // namespace lathe::tuner
