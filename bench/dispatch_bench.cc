@@ -17,8 +17,12 @@
 // per candidate on anything but the simulated measurement (AcquireWork,
 // ReportResult, the lease bookkeeping, the wake-ups).
 //
+// Runners fetch their next lease while they measure (the default,
+// runner/remote/lease_courier.h); --no-prefetch measures the runner that
+// asks only when done, one round trip per candidate.
+//
 // Usage: bench_dispatch [--runners 1,2,4,8,16] [--delay-ms 20] [--per-runner 50]
-//                       [--json FILE]
+//                       [--no-prefetch] [--json FILE]
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -82,6 +86,7 @@ int main(int argc, char** argv) {
   double delay_ms = 20;
   int per_runner = 50;
   std::string json_path;
+  bool prefetch = true;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -99,12 +104,15 @@ int main(int argc, char** argv) {
     } else if (arg == "--per-runner" && value) {
       if (!absl::SimpleAtoi(value, &per_runner) || per_runner < 1) return Fail("--per-runner >= 1");
       ++i;
+    } else if (arg == "--no-prefetch") {
+      prefetch = false;
     } else if (arg == "--json" && value) {
       json_path = value;
       ++i;
     } else {
       return Fail(absl::StrCat("unknown argument ", arg,
-                               " (--runners LIST --delay-ms MS --per-runner N --json FILE)"));
+                               " (--runners LIST --delay-ms MS --per-runner N --no-prefetch "
+                               "--json FILE)"));
     }
   }
 
@@ -126,8 +134,10 @@ int main(int argc, char** argv) {
 
   std::printf("DISPATCH BENCHMARK: simulated runners (no measurement), %.1f ms per candidate,\n"
               "real daemon and runners over gRPC on 127.0.0.1 with token auth; %d candidates "
-              "per runner; request %zu bytes\n\n",
-              delay_ms, per_runner, request.ByteSizeLong());
+              "per runner; request %zu bytes; runners %s\n\n",
+              delay_ms, per_runner, request.ByteSizeLong(),
+              prefetch ? "fetch the next lease while measuring (prefetch)"
+                       : "ask for the next lease when done (--no-prefetch)");
   std::printf("%8s %11s %9s %11s %9s %7s %13s %10s %13s %8s\n", "runners", "candidates",
               "wall s", "cand/s", "scaling", "ideal", "overhead ms", "slept ms", "dispatch ms",
               "cpu ms");
@@ -157,6 +167,7 @@ int main(int argc, char** argv) {
         remote.target = target;
         remote.simulate_ms = delay_ms;
         remote.acquire_wait_s = 0.5;
+        remote.prefetch = prefetch;
         remote.stop = &stop;
         remote.log = false;
         absl::Status status = runner::RunRemoteRunner(remote);
@@ -245,7 +256,8 @@ int main(int argc, char** argv) {
           r.runners, r.candidates, r.delay_ms, r.wall_s, r.throughput, r.scaling, r.overhead_ms,
           r.slept_ms, r.dispatch_ms, r.cpu_ms));
     }
-    std::ofstream(json_path) << "{\"benchmark\": \"dispatch (simulated runners)\", \"rows\": [\n  "
+    std::ofstream(json_path) << "{\"benchmark\": \"dispatch (simulated runners)\", \"prefetch\": "
+                             << (prefetch ? "true" : "false") << ", \"rows\": [\n  "
                              << absl::StrJoin(items, ",\n  ") << "\n]}\n";
   }
   return 0;

@@ -29,6 +29,7 @@ struct RunnerCommandOptions {
   std::string tls_ca, tls_cert, tls_key;
   double simulate_ms = 0;
   double timeout_s = 60;
+  bool no_prefetch = false;
 };
 
 std::atomic<bool> g_runner_stop{false};
@@ -61,6 +62,7 @@ absl::Status RunRunner(const RunnerCommandOptions& options) {
   remote.simulate_ms = options.simulate_ms;
   remote.local.worker_argv = {"/proc/self/exe", "runner-worker"};
   remote.local.timeout_s = options.timeout_s;
+  remote.prefetch = !options.no_prefetch;
   remote.stop = &g_runner_stop;
 
   struct sigaction action = {};
@@ -90,6 +92,10 @@ void AddRunnerCommand(CLI::App& app) {
   command->add_option("--tls-key", options->tls_key, "mutual TLS: this runner's key");
   command->add_option("--timeout", options->timeout_s,
                       "per candidate: build, check and timing, seconds (default 60)");
+  command->add_flag("--no-prefetch", options->no_prefetch,
+                    "ask for the next candidate only when this one is measured (by default the "
+                    "next is fetched during the measurement; a short queue still goes to idle "
+                    "runners first)");
   command->add_option("--simulate-ms", options->simulate_ms,
                       "DISPATCH BENCHMARK ONLY: measure nothing, answer each candidate after "
                       "this many ms with a fake time (takes only simulated jobs' work)");

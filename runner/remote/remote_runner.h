@@ -1,7 +1,9 @@
 // A remote runner (`lathe runner --connect ADDR`): connects out to the
 // tuner daemon (so it works behind NAT), registers its target and device,
 // pulls work under leases, renews them with heartbeats while it measures,
-// and reports each result.
+// and reports each result. Its traffic with the tuner runs beside the
+// measurement (runner/remote/lease_courier.h): each report carries the next
+// lease back, fetched while the previous candidate was measured.
 //
 // It measures exactly as `lathe tune` does, with a LocalRunner
 // (runner/local_runner.h): each candidate is built from (workload, trace,
@@ -39,6 +41,9 @@ struct RemoteRunnerOptions {
   double simulate_ms = 0;  // > 0: dispatch benchmark, fake times
   LocalRunnerOptions local;  // the measurement worker
   double acquire_wait_s = 2;  // long poll of AcquireWork
+  // Ask for the next lease while measuring one, so the next measurement
+  // starts without a round trip (runner/remote/lease_courier.h).
+  bool prefetch = true;
   const std::atomic<bool>* stop = nullptr;
   // Progress lines on stderr.
   bool log = true;

@@ -419,7 +419,9 @@ absl::StatusOr<proto::AcquireWorkResponse> Daemon::AcquireWork(
   const absl::Duration wait =
       std::min(absl::Seconds(std::max(0.0, request.wait_s())), options_.max_acquire_wait);
   std::optional<Lease> lease =
-      leases_.Acquire(request.runner_id(), info->target(), info->simulated(), wait);
+      request.prefetch()
+          ? leases_.Prefetch(request.runner_id(), info->target(), info->simulated())
+          : leases_.Acquire(request.runner_id(), info->target(), info->simulated(), wait);
   if (!lease) return response;
   response.set_lease_id(lease->id);
   *response.mutable_request() = lease->work.request;
@@ -447,6 +449,13 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
   if (!info.ok()) return info.status();
   proto::ReportResultResponse response;
   bool failure = false;
+  if (request.release()) {
+    // Given back unmeasured: not the runner's failure, nothing to count.
+    if (leases_.Return(request.runner_id(), request.lease_id()) == ReportOutcome::kAccepted) {
+      response.set_accepted(true);
+    }
+    return response;
+  }
   if (!request.infrastructure_error().empty()) {
     if (leases_.Return(request.runner_id(), request.lease_id()) == ReportOutcome::kDropped) {
       return response;
@@ -476,10 +485,11 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
                      ") quarantined after repeated failures; it gets no more work"));
     leases_.ReleaseRunner(request.runner_id());
   }
-  if (request.acquire_wait_s() > 0) {
+  if (request.acquire_wait_s() > 0 || request.prefetch()) {
     proto::AcquireWorkRequest acquire;
     acquire.set_runner_id(request.runner_id());
     acquire.set_wait_s(request.acquire_wait_s());
+    acquire.set_prefetch(request.prefetch());
     absl::StatusOr<proto::AcquireWorkResponse> next = AcquireWork(acquire);
     // A quarantined runner learns it at its next AcquireWork.
     if (next.ok()) *response.mutable_next() = *std::move(next);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace lathe::service {
@@ -57,28 +58,63 @@ absl::StatusOr<proto::MeasureResult> LeaseManager::Wait(int64_t item) {
   return outcome;
 }
 
+std::string LeaseManager::WaiterKey(const std::string& target, bool simulated) {
+  return absl::StrCat(simulated ? "s:" : "r:", target);
+}
+
+std::optional<Lease> LeaseManager::TakeLocked(const std::string& runner,
+                                              const std::string& target, bool simulated) {
+  for (auto q = queue_.begin(); q != queue_.end(); ++q) {
+    Item& item = items_[*q];
+    if (item.work.simulated != simulated || item.work.request.target() != target) continue;
+    Lease lease;
+    lease.id = NewLeaseId();
+    lease.item = *q;
+    lease.work = item.work;
+    item.lease = lease.id;
+    leases_[lease.id] = LiveLease{*q, runner, now_() + lease_time_};
+    queue_.erase(q);
+    return lease;
+  }
+  return std::nullopt;
+}
+
 std::optional<Lease> LeaseManager::Acquire(const std::string& runner, const std::string& target,
                                            bool simulated, absl::Duration wait) {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto give_up = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(wait);
+  int& waiters = idle_waiters_[WaiterKey(target, simulated)];
   while (true) {
     ExpireLocked();
-    for (auto q = queue_.begin(); q != queue_.end(); ++q) {
-      Item& item = items_[*q];
-      if (item.work.simulated != simulated || item.work.request.target() != target) continue;
-      Lease lease;
-      lease.id = NewLeaseId();
-      lease.item = *q;
-      lease.work = item.work;
-      item.lease = lease.id;
-      leases_[lease.id] = LiveLease{*q, runner, now_() + lease_time_};
-      queue_.erase(q);
-      return lease;
-    }
-    if (queued_.wait_until(lock, give_up) == std::cv_status::timeout) {
-      if (std::chrono::steady_clock::now() >= give_up) return std::nullopt;
-    }
+    if (std::optional<Lease> lease = TakeLocked(runner, target, simulated)) return lease;
+    ++waiters;
+    const bool timed_out = queued_.wait_until(lock, give_up) == std::cv_status::timeout;
+    --waiters;
+    if (timed_out && std::chrono::steady_clock::now() >= give_up) return std::nullopt;
   }
+}
+
+std::optional<Lease> LeaseManager::Prefetch(const std::string& runner, const std::string& target,
+                                            bool simulated) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ExpireLocked();
+  int held = 0;
+  for (const auto& [id, lease] : leases_) held += lease.runner == runner ? 1 : 0;
+  if (held >= kMaxLeasesPerRunner) return std::nullopt;
+  int matching = 0;
+  for (int64_t id : queue_) {
+    const WorkItem& work = items_[id].work;
+    matching += work.simulated == simulated && work.request.target() == target ? 1 : 0;
+  }
+  auto waiting = idle_waiters_.find(WaiterKey(target, simulated));
+  if (matching <= (waiting == idle_waiters_.end() ? 0 : waiting->second)) return std::nullopt;
+  return TakeLocked(runner, target, simulated);
+}
+
+int LeaseManager::IdleRunners(const std::string& target, bool simulated) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = idle_waiters_.find(WaiterKey(target, simulated));
+  return it == idle_waiters_.end() ? 0 : it->second;
 }
 
 std::vector<std::string> LeaseManager::Heartbeat(const std::string& runner,

@@ -73,6 +73,16 @@ class LeaseManager {
   // waits up to `wait` for one to be queued; nullopt when none came.
   std::optional<Lease> Acquire(const std::string& runner, const std::string& target,
                                bool simulated, absl::Duration wait);
+  // The same for a runner still busy with another lease, asking for its
+  // next one ahead of time. Never waits. An item is handed only if more
+  // matching items are queued than idle runners wait for in Acquire (a
+  // waiting runner would start it sooner) and the runner holds fewer than
+  // kMaxLeasesPerRunner leases.
+  std::optional<Lease> Prefetch(const std::string& runner, const std::string& target,
+                                bool simulated);
+  static constexpr int kMaxLeasesPerRunner = 2;
+  // Runners blocked in Acquire for (target, simulated) now.
+  int IdleRunners(const std::string& target, bool simulated);
   // Renews the runner's leases; returns those it no longer holds.
   std::vector<std::string> Heartbeat(const std::string& runner,
                                      const std::vector<std::string>& lease_ids);
@@ -116,6 +126,10 @@ class LeaseManager {
     absl::Time deadline;
   };
   std::vector<std::string> ExpireLocked();
+  // Leases the oldest queued item for (target, simulated) to `runner`.
+  std::optional<Lease> TakeLocked(const std::string& runner, const std::string& target,
+                                  bool simulated);
+  static std::string WaiterKey(const std::string& target, bool simulated);
   void Finish(int64_t item, absl::StatusOr<proto::MeasureResult> outcome);
   std::string NewLeaseId();
 
@@ -127,6 +141,8 @@ class LeaseManager {
   std::map<int64_t, Item> items_;
   std::deque<int64_t> queue_;  // queued items, oldest first
   std::map<std::string, LiveLease> leases_;
+  // Runners blocked in Acquire, by WaiterKey (what Prefetch leaves to them).
+  std::map<std::string, int> idle_waiters_;
   std::vector<std::string> expired_runners_;  // not yet returned by ExpireLeases
   LeaseStats stats_;
   uint64_t rng_state_;

@@ -253,6 +253,56 @@ TEST_F(DaemonTest, FailingRunnerIsQuarantinedAndItsWorkGoesElsewhere) {
   EXPECT_EQ(job.trials_done(), 6);
 }
 
+// A stopping runner gives back the lease it fetched ahead: the candidate
+// is queued again at once (not after the lease expires) and the runner is
+// not blamed for it; a report that asks to prefetch brings the next lease.
+TEST_F(DaemonTest, ReleasedLeasesAreQueuedAgainWithoutBlame) {
+  DaemonOptions options = Options();
+  options.quarantine_after = 2;
+  std::unique_ptr<Daemon> daemon = Daemon::Start(options).value();
+  std::vector<int64_t> items;
+  for (int i = 0; i < 8; ++i) {
+    WorkItem item;
+    item.job = "j";
+    item.request.set_target(TestTarget());
+    items.push_back(daemon->leases().Enqueue(std::move(item)));
+  }
+  proto::RegisterRunnerRequest request;
+  request.set_name("leaving");
+  request.set_target(TestTarget());
+  const std::string leaving = daemon->RegisterRunner(request, "").value().runner_id();
+  for (int i = 0; i < 4; ++i) {
+    proto::AcquireWorkRequest acquire;
+    acquire.set_runner_id(leaving);
+    proto::AcquireWorkResponse work = daemon->AcquireWork(acquire).value();
+    ASSERT_FALSE(work.lease_id().empty());
+    // Measured: the report asks for the next lease ahead of time.
+    proto::ReportResultRequest report;
+    report.set_runner_id(leaving);
+    report.set_lease_id(work.lease_id());
+    report.mutable_result()->set_status(proto::MEASURE_OK);
+    report.mutable_result()->add_times_s(0.001);
+    report.set_prefetch(true);
+    proto::ReportResultResponse answer = daemon->ReportResult(report).value();
+    EXPECT_TRUE(answer.accepted());
+    ASSERT_FALSE(answer.next().lease_id().empty());
+    proto::ReportResultRequest release;
+    release.set_runner_id(leaving);
+    release.set_lease_id(answer.next().lease_id());
+    release.set_release(true);
+    EXPECT_TRUE(daemon->ReportResult(release).value().accepted());
+    // A lease given back is no longer this runner's.
+    EXPECT_FALSE(daemon->ReportResult(release).value().accepted());
+  }
+  // Four releases, quarantine after two failures: still trusted.
+  EXPECT_NE(daemon->ListRunners()[0].state(), proto::RUNNER_QUARANTINED);
+  const LeaseStats stats = daemon->leases().Stats();
+  EXPECT_EQ(stats.queued, 4);  // the released one of each round among them
+  EXPECT_EQ(stats.leased, 0);
+  EXPECT_EQ(stats.expired, 0);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(daemon->leases().Wait(items[i]).ok());
+}
+
 TEST_F(DaemonTest, CancelEndsTheJobAndKeepsWhatWasMeasured) {
   std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
   proto::JobStatus job = daemon->Submit(SmallSpec(50)).value();

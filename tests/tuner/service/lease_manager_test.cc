@@ -180,5 +180,51 @@ TEST(LeaseManager, AcquireWaitsForWorkQueuedLater) {
   EXPECT_FALSE(leases.Acquire("r", "llvm -num-threads=1", false, absl::Milliseconds(20)));
 }
 
+TEST(LeaseManager, PrefetchTakesOnlyWhatNoIdleRunnerWaitsFor) {
+  const std::string target = "llvm -num-threads=1";
+  LeaseManager leases(absl::Seconds(10));
+  // Nothing queued: nothing ahead, and a prefetch never waits.
+  EXPECT_FALSE(leases.Prefetch("busy", target, false));
+
+  // An idle runner waits for work.
+  std::optional<Lease> idle_got;
+  std::thread idle([&] { idle_got = leases.Acquire("idle", target, false, absl::Seconds(30)); });
+  const absl::Time give_up = absl::Now() + absl::Seconds(20);
+  while (leases.IdleRunners(target, false) < 1 && absl::Now() < give_up) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(leases.IdleRunners(target, false), 1);
+  EXPECT_EQ(leases.IdleRunners(target, true), 0);
+  // One item queued, one runner waiting for it: the busy runner must not
+  // take it ahead, whoever gets the lock first.
+  const int64_t first = leases.Enqueue(Item("j"));
+  EXPECT_FALSE(leases.Prefetch("busy", target, false));
+  idle.join();
+  ASSERT_TRUE(idle_got.has_value());
+  EXPECT_EQ(idle_got->item, first);
+  EXPECT_EQ(leases.IdleRunners(target, false), 0);
+
+  // Nobody waits: the busy runner takes the next one ahead of time, but
+  // never one of another target or kind.
+  leases.Enqueue(Item("j", "llvm -num-threads=2"));
+  leases.Enqueue(Item("j", target, /*simulated=*/true));
+  EXPECT_FALSE(leases.Prefetch("busy", target, false));
+  const int64_t second = leases.Enqueue(Item("j"));
+  std::optional<Lease> ahead = leases.Prefetch("busy", target, false);
+  ASSERT_TRUE(ahead.has_value());
+  EXPECT_EQ(ahead->item, second);
+}
+
+TEST(LeaseManager, PrefetchStopsAtTwoLeasesPerRunner) {
+  const std::string target = "llvm -num-threads=1";
+  LeaseManager leases(absl::Seconds(10));
+  for (int i = 0; i < 4; ++i) leases.Enqueue(Item("j"));
+  ASSERT_TRUE(leases.Acquire("r", target, false, absl::ZeroDuration()));
+  ASSERT_TRUE(leases.Prefetch("r", target, false));
+  EXPECT_FALSE(leases.Prefetch("r", target, false));  // measuring one, one in hand
+  EXPECT_EQ(leases.LeasesByRunner()["r"], LeaseManager::kMaxLeasesPerRunner);
+  ASSERT_TRUE(leases.Prefetch("other", target, false));
+}
+
 }  // namespace
 }  // namespace lathe::service
