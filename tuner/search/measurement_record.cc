@@ -13,6 +13,7 @@ proto::Record MeasurementRecord(const Workload& workload, const proto::TargetInf
   record.set_workload_key(workload.Key());
   record.set_workload(workload.CanonicalForm());
   *record.mutable_target() = target;
+  if (!result.device().empty()) record.mutable_target()->set_device(result.device());
   trace.ToProto(record.mutable_trace());
   record.set_structural_hash(result.structural_hash().empty() ? structural_hash
                                                               : result.structural_hash());

@@ -470,6 +470,7 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
     proto::MeasureResult result = request.result();
     // Provenance is the daemon's word, not the runner's.
     result.set_runner(absl::StrCat(info->name(), info->simulated() ? " (simulated)" : ""));
+    result.set_device(info->device());
     if (leases_.Report(request.runner_id(), request.lease_id(), result) ==
         ReportOutcome::kDropped) {
       Log(absl::StrCat("dropped a result of runner ", info->id(),

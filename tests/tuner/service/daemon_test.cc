@@ -41,6 +41,7 @@ class FakeRunner {
     proto::RegisterRunnerRequest request;
     request.set_name("fake");
     request.set_target(target);
+    request.set_device("fake box, 2 cores");
     id_ = daemon.RegisterRunner(request, "test").value().runner_id();
     thread_ = std::thread([this, max_results] { Loop(max_results); });
   }
@@ -171,6 +172,8 @@ TEST_F(DaemonTest, JobCompletesWithEveryTrialRecordedOnceAndOnlyMatchingRunnersW
   for (const proto::Record& r : records) {
     hashes.insert(r.structural_hash());
     EXPECT_EQ(r.runner(), "fake");
+    // The runner's machine, not the daemon's, measured it.
+    EXPECT_EQ(r.target().device(), "fake box, 2 cores");
   }
   EXPECT_EQ(hashes.size(), 10u);
   EXPECT_EQ(db::Database::Open(dir_ + "/t.db", {}).value()->Jobs().value().back().state(), "done");
