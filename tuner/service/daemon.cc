@@ -67,7 +67,8 @@ absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
 Daemon::Daemon(const DaemonOptions& options)
     : options_(options),
       leases_(options.lease_time),
-      runners_(options.quarantine_after, options.lease_time * 2) {}
+      runners_(options.quarantine_after, options.lease_time * 2,
+               std::max(options.forget_runners_after, options.lease_time * 4)) {}
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options) {
   if (options.db_path.empty()) return absl::InvalidArgumentError("no database (--db)");

@@ -41,6 +41,8 @@ struct DaemonOptions {
   int64_t max_trials_per_job = 10000;
   int max_workloads_per_job = 16;
   int quarantine_after = 5;   // consecutive failures; 0: never
+  // A runner silent this long is forgotten (at least 4 lease times).
+  absl::Duration forget_runners_after = absl::Hours(1);
   int measure_parallelism = 16;  // candidates of one job out at once
   absl::Duration max_acquire_wait = absl::Seconds(5);
   std::string lathe_version;

@@ -7,12 +7,31 @@
 
 namespace lathe::service {
 
-RunnerRegistry::RunnerRegistry(int quarantine_after, absl::Duration lost_after, Clock now)
-    : quarantine_after_(quarantine_after), lost_after_(lost_after), now_(std::move(now)) {}
+RunnerRegistry::RunnerRegistry(int quarantine_after, absl::Duration lost_after,
+                               absl::Duration forget_after, Clock now)
+    : quarantine_after_(quarantine_after),
+      lost_after_(lost_after),
+      forget_after_(forget_after),
+      now_(std::move(now)) {}
+
+void RunnerRegistry::ForgetSilentLocked() {
+  if (forget_after_ == absl::InfiniteDuration()) return;
+  const int64_t cutoff_ms = absl::ToUnixMillis(now_() - forget_after_);
+  std::vector<std::string> kept;
+  for (const std::string& id : order_) {
+    if (runners_[id].last_seen_unix_ms() < cutoff_ms) {
+      runners_.erase(id);
+    } else {
+      kept.push_back(id);
+    }
+  }
+  order_.swap(kept);
+}
 
 std::string RunnerRegistry::Register(const proto::RegisterRunnerRequest& request,
                                      const std::string& peer) {
   std::lock_guard<std::mutex> lock(mutex_);
+  ForgetSilentLocked();
   // A random part: an id of an earlier daemon never names a runner of this
   // one (the runner registers again instead).
   std::random_device device;
@@ -77,6 +96,7 @@ bool RunnerRegistry::RecordResult(const std::string& id, bool failure) {
 
 std::vector<proto::RunnerInfo> RunnerRegistry::List(const std::map<std::string, int>& leases) {
   std::lock_guard<std::mutex> lock(mutex_);
+  ForgetSilentLocked();
   std::vector<proto::RunnerInfo> list;
   const int64_t now_ms = absl::ToUnixMillis(now_());
   for (const std::string& id : order_) {

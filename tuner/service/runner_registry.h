@@ -8,7 +8,10 @@
 // resets the count. After `quarantine_after` consecutive failures the runner
 // is quarantined: it gets no more work until it registers again as a new
 // runner (e.g. after its operator fixed it). A runner not heard from for
-// `lost_after` is listed as lost (its leases expire on their own).
+// `lost_after` is listed as lost (its leases expire on their own); one not
+// heard from for `forget_after` is forgotten (a daemon that runs for months
+// sees runners come and go; if one comes back, it is told it is unknown and
+// registers again).
 // Thread-safe. Tests: tests/tuner/service/runner_registry_test.cc.
 #pragma once
 
@@ -28,7 +31,10 @@ namespace lathe::service {
 class RunnerRegistry {
  public:
   using Clock = std::function<absl::Time()>;
+  // `forget_after` must be longer than a lease, so that a forgotten runner
+  // holds no live lease.
   RunnerRegistry(int quarantine_after, absl::Duration lost_after,
+                 absl::Duration forget_after = absl::InfiniteDuration(),
                  Clock now = [] { return absl::Now(); });
 
   // A new runner id for the registration (name, target, device, version,
@@ -48,8 +54,11 @@ class RunnerRegistry {
   std::vector<proto::RunnerInfo> List(const std::map<std::string, int>& leases);
 
  private:
+  void ForgetSilentLocked();
+
   const int quarantine_after_;
   const absl::Duration lost_after_;
+  const absl::Duration forget_after_;
   const Clock now_;
   std::mutex mutex_;
   int64_t next_ = 1;

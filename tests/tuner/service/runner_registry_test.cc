@@ -52,7 +52,7 @@ TEST(RunnerRegistry, OtherRunnersAreNotAffectedAndZeroNeverQuarantines) {
 
 TEST(RunnerRegistry, UnknownRunnerIsNotFoundAndSilentRunnerIsLost) {
   absl::Time now = absl::FromUnixSeconds(100);
-  RunnerRegistry registry(3, absl::Seconds(10), [&] { return now; });
+  RunnerRegistry registry(3, absl::Seconds(10), absl::InfiniteDuration(), [&] { return now; });
   EXPECT_EQ(registry.CheckActive("r1-from-an-earlier-daemon").code(), absl::StatusCode::kNotFound);
   const std::string id = registry.Register(Request("r"), "");
   EXPECT_EQ(registry.List({{id, 2}})[0].state(), proto::RUNNER_BUSY);
@@ -61,6 +61,28 @@ TEST(RunnerRegistry, UnknownRunnerIsNotFoundAndSilentRunnerIsLost) {
   EXPECT_EQ(registry.List({})[0].state(), proto::RUNNER_LOST);
   EXPECT_TRUE(registry.CheckActive(id).ok());  // heard from again
   EXPECT_EQ(registry.List({})[0].state(), proto::RUNNER_IDLE);
+}
+
+TEST(RunnerRegistry, RunnerSilentForLongIsForgottenAndMustRegisterAgain) {
+  absl::Time now = absl::FromUnixSeconds(100);
+  RunnerRegistry registry(3, absl::Seconds(10), absl::Seconds(60), [&] { return now; });
+  const std::string gone = registry.Register(Request("gone"), "");
+  const std::string alive = registry.Register(Request("alive"), "");
+  now += absl::Seconds(40);
+  EXPECT_TRUE(registry.CheckActive(alive).ok());
+  now += absl::Seconds(30);  // gone: silent 70 s; alive: 30 s
+  std::vector<proto::RunnerInfo> list = registry.List({});
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].id(), alive);
+  EXPECT_EQ(list[0].state(), proto::RUNNER_LOST);  // silent longer than 10 s
+  // Coming back, the forgotten runner learns it must register again.
+  EXPECT_EQ(registry.CheckActive(gone).code(), absl::StatusCode::kNotFound);
+  // Registering also sweeps.
+  now += absl::Seconds(61);
+  registry.Register(Request("new"), "");
+  list = registry.List({});
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].name(), "new");
 }
 
 }  // namespace
