@@ -17,6 +17,7 @@
 //                    [--tolerance 0.03] [--configs NAME,NAME] [--show-clashes]
 //                    [--show-errors N] [--show-buckets] [--print-lowered RECORD_ID]
 //                    [--label fastest|median|Q] [--judge fastest|median|Q]
+//                    [--train-groups task|batch] [--drop-features PREFIX,...]
 // --configs runs only the named configurations ("default", ...);
 // --show-errors prints the N records whose held-out predicted rank (5-fold,
 // default model) is furthest from their measured rank, to see what the
@@ -25,7 +26,10 @@
 // --label is the throughput the model trains on, --judge the one its
 // predictions are judged by (default: the label): "fastest" repeat, as the
 // tuner (tuner/search/training_label.h), "median", or a quantile Q of the
-// repeats.
+// repeats. --train-groups batch trains with one query group per batch
+// (pairs only of programs measured together, so that contention over a
+// whole batch cancels) instead of one per task. --drop-features zeroes
+// every feature whose name starts with one of the prefixes (an ablation).
 // Not a test: it reads a database a tuning run produced.
 #include <algorithm>
 #include <chrono>
@@ -43,6 +47,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "compiler/codegen/target.h"
 #include "compiler/ir/printer.h"
@@ -70,6 +75,7 @@ struct Row {
   std::vector<float> features;
   double throughput = 0;  // what the model trains on (--label)
   double judged = 0;      // what its predictions are judged by (--judge)
+  int train_group = 0;    // its query group in training (--train-groups)
   int64_t record_id = 0;
   std::string decisions;  // the trace's, for --show-clashes
   std::string lowered_hash;
@@ -160,7 +166,7 @@ Accuracy TrainAndJudge(const tuner::XgbCostModelOptions& options, const std::vec
     for (size_t i : which) {
       set.features.push_back(rows[i].features);
       set.throughputs.push_back(judge ? rows[i].judged : rows[i].throughput);
-      set.groups.push_back(0);
+      set.groups.push_back(judge ? 0 : rows[i].train_group);
     }
     return set;
   };
@@ -256,7 +262,7 @@ void ShowErrors(const std::vector<Row>& rows, int count) {
     for (size_t i : train) {
       set.features.push_back(rows[i].features);
       set.throughputs.push_back(rows[i].throughput);
-      set.groups.push_back(0);
+      set.groups.push_back(rows[i].train_group);
     }
     tuner::XgbCostModel model;
     if (!model.Train(set).ok()) Die("training failed");
@@ -298,7 +304,8 @@ int Main(int argc, char** argv) {
   bool show_buckets = false;
   std::vector<int64_t> print_lowered;
   std::vector<std::string> config_names;
-  std::string label = "fastest", judge = "";
+  std::string label = "fastest", judge = "", train_groups = "task";
+  std::vector<std::string> drop_prefixes;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--show-clashes") {
@@ -319,6 +326,11 @@ int Main(int argc, char** argv) {
       target_text = value;
     } else if (flag == "--batch") {
       if (!absl::SimpleAtoi(value, &batch) || batch < 2) Die("--batch: a count >= 2");
+    } else if (flag == "--drop-features") {
+      drop_prefixes = absl::StrSplit(value, ',');
+    } else if (flag == "--train-groups") {
+      train_groups = value;
+      if (value != "task" && value != "batch") Die("--train-groups: task or batch");
     } else if (flag == "--label") {
       label = value;
     } else if (flag == "--judge") {
@@ -376,12 +388,27 @@ int Main(int argc, char** argv) {
     }
     row.throughput = Label(*task, record, label);
     row.judged = Label(*task, record, judge.empty() ? label : judge);
+    row.train_group = train_groups == "batch" ? static_cast<int>(rows.size()) / batch : 0;
     rows.push_back(std::move(row));
   }
   std::printf("%zu records of %s (%d skipped: no longer replay); batches of %d; "
               "accuracy strict/within-%.0f%%-excluded (batches)\n",
               rows.size(), spec.c_str(), skipped, batch, tolerance * 100);
   if (rows.size() < static_cast<size_t>(2 * batch)) Die("too few records");
+  if (!drop_prefixes.empty()) {
+    const std::vector<std::string>& names = tuner::FeatureNames();
+    int dropped = 0;
+    for (size_t f = 0; f < names.size(); ++f) {
+      bool drop = false;
+      for (const std::string& prefix : drop_prefixes) {
+        drop = drop || absl::StartsWith(names[f], prefix);
+      }
+      if (!drop) continue;
+      ++dropped;
+      for (Row& row : rows) row.features[f] = 0;
+    }
+    std::printf("%d features zeroed (--drop-features)\n", dropped);
+  }
 
   {
     // What the search pays per candidate for its features, apart from the
@@ -396,7 +423,9 @@ int Main(int argc, char** argv) {
       const auto start = std::chrono::steady_clock::now();
       const std::vector<float> features = tuner::ExtractProgramFeatures(*lowered, task->target);
       extract_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (features != row.features) Die("features differ between two extractions");
+      if (drop_prefixes.empty() && features != row.features) {
+        Die("features differ between two extractions");
+      }
       for (int64_t id : print_lowered) {
         if (id == row.record_id) {
           std::printf("record %lld (%.1f GFLOP/s), trace:\n%s\nlowered:\n%s\n",
