@@ -18,6 +18,7 @@
 //                    [--show-errors N] [--show-buckets] [--print-lowered RECORD_ID]
 //                    [--label fastest|median|Q] [--judge fastest|median|Q]
 //                    [--train-groups task|batch] [--drop-features PREFIX,...]
+//                    [--split-seed N]
 // --configs runs only the named configurations ("default", ...);
 // --show-errors prints the N records whose held-out predicted rank (5-fold,
 // default model) is furthest from their measured rank, to see what the
@@ -30,6 +31,7 @@
 // (pairs only of programs measured together, so that contention over a
 // whole batch cancels) instead of one per task. --drop-features zeroes
 // every feature whose name starts with one of the prefixes (an ablation).
+// --split-seed draws another random 5-fold split (default 1).
 // Not a test: it reads a database a tuning run produced.
 #include <algorithm>
 #include <chrono>
@@ -70,6 +72,10 @@ namespace {
   std::fprintf(stderr, "bench_cost_model: %s\n", message.c_str());
   std::exit(1);
 }
+
+// The seed of the random 5-fold split (--split-seed): another split tells
+// how far the 5-fold figure moves by chance.
+unsigned g_split_seed = 1;
 
 struct Row {
   std::vector<float> features;
@@ -232,7 +238,7 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
   }
   // Random 5-fold split of every record.
   std::vector<size_t> order = Range(0, rows.size());
-  std::mt19937 rng(1);
+  std::mt19937 rng(g_split_seed);
   std::shuffle(order.begin(), order.end(), rng);
   Accuracy cv;
   for (size_t fold = 0; fold < 5; ++fold) {
@@ -252,7 +258,7 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
 // did not train on it, and ranks are percentiles within its fold.
 void ShowErrors(const std::vector<Row>& rows, int count) {
   std::vector<size_t> order = Range(0, rows.size());
-  std::mt19937 rng(1);
+  std::mt19937 rng(g_split_seed);
   std::shuffle(order.begin(), order.end(), rng);
   std::vector<double> measured_rank(rows.size()), predicted_rank(rows.size());
   for (size_t fold = 0; fold < 5; ++fold) {
@@ -326,6 +332,8 @@ int Main(int argc, char** argv) {
       target_text = value;
     } else if (flag == "--batch") {
       if (!absl::SimpleAtoi(value, &batch) || batch < 2) Die("--batch: a count >= 2");
+    } else if (flag == "--split-seed") {
+      if (!absl::SimpleAtoi(value, &g_split_seed)) Die("--split-seed: a number");
     } else if (flag == "--drop-features") {
       drop_prefixes = absl::StrSplit(value, ',');
     } else if (flag == "--train-groups") {
