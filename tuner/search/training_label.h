@@ -7,10 +7,10 @@
 // repeat is the estimate of the program's own speed that contention moves
 // least. In the tuning runs of bench/README.md ("Cost model"), programs
 // measured while another process shared their core had medians 1.3-4x
-// their fastest repeat (samples alternating 2.3 and 10.5 ms), and the
-// re-measurements of one program at the end of a run differed by up to 12%
-// in median but by at most 1% in fastest repeat. The database's best record
-// still ranks by median (what a user runs gets no better than typical).
+// their fastest repeat (samples alternating 2.3 and 10.5 ms), and on one
+// thread the re-measurements of a program at the end of a run differed by
+// up to 12% in median but by at most 1% in fastest repeat. The database's
+// best record still ranks by median.
 // Tests: tests/tuner/search/training_label_test.cc.
 #pragma once
 
