@@ -17,16 +17,20 @@ proto::Record Measured(std::initializer_list<double> times, double median) {
 // Samples of a program that alternate between its own speed and a core
 // shared with another process: the median is the contended one.
 TEST(TrainingThroughput, IsTheFastestRepeatNotTheMedian) {
-  const proto::Record record = Measured({2e-3, 10e-3, 2.5e-3, 10e-3, 10e-3}, 10e-3);
+  const proto::Record record =
+      Measured({2e-3, 10e-3, 2.5e-3, 10e-3, 10e-3}, 10e-3);
   EXPECT_DOUBLE_EQ(TrainingThroughput(/*flops=*/4'000'000, record), 2.0);
 }
 
 TEST(TrainingThroughput, FallsBackToTheMedianWithoutRepeats) {
-  EXPECT_DOUBLE_EQ(TrainingThroughput(/*flops=*/1'000'000'000, Measured({}, 0.5)), 2.0);
+  EXPECT_DOUBLE_EQ(
+      TrainingThroughput(/*flops=*/1'000'000'000, Measured({}, 0.5)), 2.0);
 }
 
 TEST(TrainingThroughput, IgnoresRepeatsThatAreNoTimes) {
-  EXPECT_DOUBLE_EQ(TrainingThroughput(/*flops=*/1'000'000, Measured({0, -1, 1e-3}, 1e-3)), 1.0);
+  EXPECT_DOUBLE_EQ(
+      TrainingThroughput(/*flops=*/1'000'000, Measured({0, -1, 1e-3}, 1e-3)),
+      1.0);
 }
 
 TEST(TrainingThroughput, IsZeroForFailures) {
