@@ -9,7 +9,8 @@
 // it is added. It prints the mean accuracy over the batches by how many rows
 // their model had trained on, for several model configurations, and the
 // same on a random 5-fold split (records the model has not trained on,
-// drawn uniformly instead of picked by the search). Pairs whose throughputs
+// drawn uniformly instead of picked by the search), and the model of the
+// first 500 rows judged on all later rows at once. Pairs whose throughputs
 // differ by less than --tolerance (relative) are also reported apart: the
 // measurement cannot order them either.
 //
@@ -246,7 +247,19 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
     for (size_t i = 0; i < order.size(); ++i) (i % 5 == fold ? test : train).push_back(order[i]);
     AddAccuracy(TrainAndJudge(config.options, rows, train, test, tolerance), 0.2, &cv);
   }
-  std::printf("   5-fold: %.3f/%.3f\n", cv.strict, cv.tolerant);
+  std::printf("   5-fold: %.3f/%.3f", cv.strict, cv.tolerant);
+  // The model as it stands after the first 500 rows, judged on every row
+  // measured after them at once: records it has not trained on, picked by
+  // the search, with pairs across batches (the online figure pairs only
+  // programs of one batch, which the search picked as close to each other).
+  constexpr size_t kForward = 500;
+  if (rows.size() > kForward) {
+    const Accuracy next = TrainAndJudge(config.options, rows, Range(0, kForward),
+                                        Range(kForward, rows.size()), tolerance);
+    std::printf("   first 500 -> the rest: %.3f/%.3f (%zu rows)", next.strict, next.tolerant,
+                rows.size() - kForward);
+  }
+  std::printf("\n");
   if (buckets) {
     std::printf("  online 256+:%s\n", BucketText(late).c_str());
     std::printf("  5-fold:     %s\n", BucketText(cv).c_str());
