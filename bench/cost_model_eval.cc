@@ -19,7 +19,7 @@
 //                    [--show-errors N] [--show-buckets] [--print-lowered RECORD_ID]
 //                    [--label fastest|median|Q] [--judge fastest|median|Q]
 //                    [--train-groups task|batch] [--drop-features PREFIX,...]
-//                    [--split-seed N]
+//                    [--split-seed N] [--self-select K]
 // --configs runs only the named configurations ("default", ...);
 // --show-errors prints the N records whose held-out predicted rank (5-fold,
 // default model) is furthest from their measured rank, to see what the
@@ -33,6 +33,8 @@
 // whole batch cancels) instead of one per task. --drop-features zeroes
 // every feature whose name starts with one of the prefixes (an ablation).
 // --split-seed draws another random 5-fold split (default 1).
+// --self-select K replays the search's choice instead (SelfSelect below):
+// the model's own picks among later records, by one model and by K.
 // Not a test: it reads a database a tuning run produced.
 #include <algorithm>
 #include <chrono>
@@ -266,6 +268,63 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
   }
 }
 
+// Why the search's own batches score lower than random held-out records:
+// the search measures the programs its model predicts best, so a batch is
+// rich in programs the model overrates. Replayed on the run's records: from
+// 500 rows on, every 64 rows, the model of the earlier rows picks the
+// `batch` best-predicted of the later rows, and is judged on its pick. With
+// `ensemble` > 1 the prediction is the mean of that many models, each
+// trained on a bootstrap sample of the rows (a guess at what would make the
+// picks less overrated).
+void SelfSelect(const Config& config, const std::vector<Row>& rows, int batch, double tolerance,
+                int ensemble) {
+  Accuracy sum;
+  int picks = 0;
+  std::mt19937 rng(g_split_seed);
+  for (size_t start = 500; start + static_cast<size_t>(batch) <= rows.size(); start += 64) {
+    const std::vector<size_t> pool = Range(start, rows.size());
+    tuner::TrainingSet candidates;
+    for (size_t i : pool) candidates.features.push_back(rows[i].features);
+    std::vector<double> mean(pool.size(), 0);
+    for (int k = 0; k < ensemble; ++k) {
+      tuner::TrainingSet train;
+      for (size_t n = 0; n < start; ++n) {
+        const size_t i = ensemble == 1 ? n : std::uniform_int_distribution<size_t>(0, start - 1)(rng);
+        train.features.push_back(rows[i].features);
+        train.throughputs.push_back(rows[i].throughput);
+        train.groups.push_back(rows[i].train_group);
+      }
+      tuner::XgbCostModelOptions options = config.options;
+      options.seed = static_cast<uint64_t>(k);
+      tuner::XgbCostModel model(options);
+      if (!model.Train(train).ok()) Die("training failed");
+      absl::StatusOr<std::vector<double>> predicted = model.Predict(candidates.features);
+      if (!predicted.ok()) Die("prediction failed");
+      // Ranks, not scores: a pairwise model's scores have no common scale.
+      std::vector<size_t> order = Range(0, pool.size());
+      std::sort(order.begin(), order.end(),
+                [&](size_t a, size_t b) { return (*predicted)[a] < (*predicted)[b]; });
+      for (size_t r = 0; r < order.size(); ++r) mean[order[r]] += static_cast<double>(r);
+    }
+    std::vector<size_t> order = Range(0, pool.size());
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mean[a] > mean[b]; });
+    std::vector<double> predicted, judged;
+    for (int k = 0; k < batch; ++k) {
+      predicted.push_back(mean[order[static_cast<size_t>(k)]]);
+      judged.push_back(rows[pool[order[static_cast<size_t>(k)]]].judged);
+    }
+    const std::vector<int> groups(predicted.size(), 0);
+    Accuracy a;
+    a.strict = tuner::PairwiseAccuracy(predicted, judged, groups);
+    a.tolerant = tuner::PairwiseAccuracy(predicted, judged, groups, tolerance);
+    AddAccuracy(a, 1, &sum);
+    ++picks;
+  }
+  if (picks == 0) return;
+  std::printf("%-28s self-selected batches after 500 rows, ensemble of %d: %.3f/%.3f (%d)\n",
+              config.name.c_str(), ensemble, sum.strict / picks, sum.tolerant / picks, picks);
+}
+
 // The records whose held-out predicted rank is furthest from their measured
 // rank: each record is scored by the default model of the 5-fold split that
 // did not train on it, and ranks are percentiles within its fold.
@@ -321,6 +380,7 @@ int Main(int argc, char** argv) {
   bool show_clashes = false;
   int show_errors = 0;
   bool show_buckets = false;
+  int self_select = 0;
   std::vector<int64_t> print_lowered;
   std::vector<std::string> config_names;
   std::string label = "fastest", judge = "", train_groups = "task";
@@ -364,6 +424,8 @@ int Main(int argc, char** argv) {
       int64_t id = 0;
       if (!absl::SimpleAtoi(value, &id)) Die("--print-lowered: a record id");
       print_lowered.push_back(id);
+    } else if (flag == "--self-select") {
+      if (!absl::SimpleAtoi(value, &self_select) || self_select < 1) Die("--self-select: a count");
     } else if (flag == "--tolerance") {
       if (!absl::SimpleAtod(value, &tolerance) || tolerance < 0) Die("--tolerance: >= 0");
     } else {
@@ -489,6 +551,11 @@ int Main(int argc, char** argv) {
   for (const Config& config : Configs()) {
     if (!config_names.empty() &&
         std::find(config_names.begin(), config_names.end(), config.name) == config_names.end()) {
+      continue;
+    }
+    if (self_select > 0) {
+      SelfSelect(config, rows, batch, tolerance, 1);
+      if (self_select > 1) SelfSelect(config, rows, batch, tolerance, self_select);
       continue;
     }
     Evaluate(config, rows, batch, tolerance, show_buckets);
