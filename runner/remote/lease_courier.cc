@@ -196,6 +196,7 @@ absl::Status LeaseCourier::Acquire(bool prefetching, proto::AcquireWorkResponse*
       connection_.Log("the tuner does not know this runner (restarted?); registering again");
       {
         std::lock_guard<std::mutex> lock(mutex_);
+        if (in_hand_) heartbeats_.Drop(in_hand_->lease_id());
         in_hand_.reset();
       }
       return connection_.Register();
