@@ -16,26 +16,13 @@
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 #include "gtest/gtest.h"
+#include "tests/support/temp_folder.h"
 #include "tuner/search/measurement_record.h"
 
 namespace lathe::api {
 
-// A folder removed at the end of the test.
-class TempFolder {
- public:
-  TempFolder() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "lathe_api_XXXXXX").string();
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// Temporary folders: tests/support/temp_folder.h.
+using ::lathe::test_support::TempFolder;
 
 // A record of `spec` on `target` measured at `median_s`, scheduled by the
 // default schedule's trace; `hash` overrides the program it claims.

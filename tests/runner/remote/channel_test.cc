@@ -2,27 +2,23 @@
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
+
+#include "tests/support/temp_folder.h"
 
 namespace lathe::runner {
 namespace {
 
 class ChannelTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/lathe_channel_test_XXXXXX";
-    dir_ = mkdtemp(pattern);
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
   std::string Write(const std::string& name, const std::string& text) {
     const std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
     return path;
   }
-  std::string dir_;
+  test_support::TempFolder folder_;
+  const std::string dir_ = folder_.path();
 };
 
 TEST_F(ChannelTest, TokenFileIsTrimmedAndMustHoldOnePrintableWord) {

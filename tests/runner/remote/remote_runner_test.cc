@@ -5,10 +5,8 @@
 #include "runner/remote/remote_runner.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -16,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "compiler/codegen/target.h"
+#include "tests/support/temp_folder.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
 
@@ -25,8 +24,6 @@ namespace {
 class RemoteRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/lathe_remote_runner_test_XXXXXX";
-    dir_ = mkdtemp(pattern);
     service::DaemonOptions options;
     options.db_path = dir_ + "/t.db";
     options.scratch_dir = dir_;
@@ -44,7 +41,6 @@ class RemoteRunnerTest : public ::testing::Test {
     for (std::thread& t : runners_) t.join();
     server_->Shutdown();
     daemon_->Shutdown();
-    std::system(absl::StrCat("rm -rf ", dir_).c_str());
   }
 
   void StartRunner(const std::string& name, double simulate_ms, bool prefetch) {
@@ -85,7 +81,8 @@ class RemoteRunnerTest : public ::testing::Test {
     return most;
   }
 
-  std::string dir_;
+  test_support::TempFolder folder_;
+  const std::string dir_ = folder_.path();
   std::string target_;
   std::unique_ptr<service::Daemon> daemon_;
   std::unique_ptr<service::Server> server_;

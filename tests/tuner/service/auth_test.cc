@@ -2,12 +2,10 @@
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <cstdlib>
 
 #include "proto/service.grpc.pb.h"
 #include "runner/remote/channel.h"
+#include "tests/support/temp_folder.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
 
@@ -50,8 +48,6 @@ TEST(Auth, CredentialsRefuseBadTlsSettings) {
 class AuthServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/lathe_auth_test_XXXXXX";
-    dir_ = mkdtemp(pattern);
     DaemonOptions options;
     options.db_path = dir_ + "/t.db";
     options.log = false;
@@ -68,10 +64,10 @@ class AuthServerTest : public ::testing::Test {
   void TearDown() override {
     server_.reset();
     daemon_.reset();
-    std::system(("rm -rf " + dir_).c_str());
   }
 
-  std::string dir_;
+  test_support::TempFolder folder_;
+  const std::string dir_ = folder_.path();
   std::unique_ptr<Daemon> daemon_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<proto::TunerService::Stub> tuner_;

@@ -1,10 +1,8 @@
 #include "tuner/service/daemon.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <set>
 #include <thread>
 
@@ -12,6 +10,7 @@
 #include "compiler/ir/structural_equal.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/workload/spec.h"
+#include "tests/support/temp_folder.h"
 
 namespace lathe::service {
 namespace {
@@ -82,11 +81,6 @@ class FakeRunner {
 
 class DaemonTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/lathe_daemon_test_XXXXXX";
-    dir_ = mkdtemp(pattern);
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
 
   DaemonOptions Options() const {
     DaemonOptions options;
@@ -111,7 +105,8 @@ class DaemonTest : public ::testing::Test {
     return daemon.GetJob(id).value();
   }
 
-  std::string dir_;
+  test_support::TempFolder folder_;
+  const std::string dir_ = folder_.path();
 };
 
 TEST_F(DaemonTest, MalformedSpecsNameTheFieldAtFault) {
