@@ -45,6 +45,18 @@ struct TaskState {
   std::vector<Elite> elites;                  // fastest first
   TaskProgress progress;
   std::unique_ptr<EvolutionarySearch> search;
+
+  // A candidate dispatched: neither it nor a program lowering to the same
+  // code is searched again.
+  void MarkMeasured(const Candidate& c) {
+    measured.insert(c.structural_hash);
+    measured.insert(c.lowered_hash);
+  }
+  // A candidate dispatched but never measured (stopped): free again.
+  void Unmark(const Candidate& c) {
+    measured.erase(c.structural_hash);
+    measured.erase(c.lowered_hash);
+  }
 };
 
 // A batch on its way through measurement.
@@ -143,7 +155,7 @@ absl::Status Loop::WarmStart() {
       if (rows >= kMaxWarmRows) continue;
       absl::StatusOr<Candidate> candidate = BuildCandidate(task, -1, *trace, trace->decisions, 0);
       if (!candidate.ok()) continue;  // a trace this build no longer replays
-      state.measured.insert(candidate->lowered_hash);
+      state.MarkMeasured(*candidate);
       training_.features.push_back(std::move(candidate->features));
       training_.throughputs.push_back(throughput);
       training_.groups.push_back(static_cast<int>(i));
@@ -184,10 +196,7 @@ absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
     batch.task = task;
     batch.candidates = *std::move(candidates);
     batch.first_trial = dispatched_;
-    for (const Candidate& c : batch.candidates) {
-      state.measured.insert(c.structural_hash);
-      state.measured.insert(c.lowered_hash);
-    }
+    for (const Candidate& c : batch.candidates) state.MarkMeasured(c);
     dispatched_ += static_cast<int64_t>(batch.candidates.size());
     scheduler_.Dispatch(task, static_cast<int64_t>(batch.candidates.size()));
     return std::optional<Batch>(std::move(batch));
@@ -333,8 +342,7 @@ absl::Status Loop::Process(Batch& batch) {
   }
   // Candidates not measured (stopped mid-batch) are free to be chosen again.
   for (size_t i = batch.results.size(); i < batch.candidates.size(); ++i) {
-    state.measured.erase(batch.candidates[i].structural_hash);
-    state.measured.erase(batch.candidates[i].lowered_hash);
+    state.Unmark(batch.candidates[i]);
   }
   if (!records.empty()) {
     absl::StatusOr<db::CommitResult> committed = db_.Commit(records);
@@ -461,10 +469,7 @@ absl::StatusOr<TuneReport> Loop::Run() {
     if (!next.ok()) return next.status();
     if (Stopping() && *next) {
       // Stopped while searching: the batch was never measured.
-      for (const Candidate& c : (*next)->candidates) {
-        states_[(*next)->task].measured.erase(c.structural_hash);
-        states_[(*next)->task].measured.erase(c.lowered_hash);
-      }
+      for (const Candidate& c : (*next)->candidates) states_[(*next)->task].Unmark(c);
       next = std::optional<Batch>();
     }
   }

@@ -62,11 +62,15 @@ std::string LeaseManager::WaiterKey(const std::string& target, bool simulated) {
   return absl::StrCat(simulated ? "s:" : "r:", target);
 }
 
+bool LeaseManager::ForRunner(const WorkItem& work, const std::string& target, bool simulated) {
+  return work.simulated == simulated && work.request.target() == target;
+}
+
 std::optional<Lease> LeaseManager::TakeLocked(const std::string& runner,
                                               const std::string& target, bool simulated) {
   for (auto q = queue_.begin(); q != queue_.end(); ++q) {
     Item& item = items_[*q];
-    if (item.work.simulated != simulated || item.work.request.target() != target) continue;
+    if (!ForRunner(item.work, target, simulated)) continue;
     Lease lease;
     lease.id = NewLeaseId();
     lease.item = *q;
@@ -102,10 +106,7 @@ std::optional<Lease> LeaseManager::Prefetch(const std::string& runner, const std
   for (const auto& [id, lease] : leases_) held += lease.runner == runner ? 1 : 0;
   if (held >= kMaxLeasesPerRunner) return std::nullopt;
   int matching = 0;
-  for (int64_t id : queue_) {
-    const WorkItem& work = items_[id].work;
-    matching += work.simulated == simulated && work.request.target() == target ? 1 : 0;
-  }
+  for (int64_t id : queue_) matching += ForRunner(items_[id].work, target, simulated) ? 1 : 0;
   auto waiting = idle_waiters_.find(WaiterKey(target, simulated));
   if (matching <= (waiting == idle_waiters_.end() ? 0 : waiting->second)) return std::nullopt;
   return TakeLocked(runner, target, simulated);
@@ -172,8 +173,7 @@ void LeaseManager::ReleaseRunner(const std::string& runner) {
   queued_.notify_all();
 }
 
-std::vector<std::string> LeaseManager::ExpireLocked() {
-  std::vector<std::string> runners;
+void LeaseManager::ExpireLocked() {
   const absl::Time now = now_();
   std::vector<int64_t> requeue;
   for (auto it = leases_.begin(); it != leases_.end();) {
@@ -181,19 +181,17 @@ std::vector<std::string> LeaseManager::ExpireLocked() {
       ++it;
       continue;
     }
-    runners.push_back(it->second.runner);
     expired_runners_.push_back(it->second.runner);
     requeue.push_back(it->second.item);
     items_[it->second.item].lease.clear();
     ++stats_.expired;
     it = leases_.erase(it);
   }
-  if (requeue.empty()) return runners;
+  if (requeue.empty()) return;
   // Oldest first, ahead of items never tried: they have waited longest.
   std::sort(requeue.begin(), requeue.end());
   queue_.insert(queue_.begin(), requeue.begin(), requeue.end());
   queued_.notify_all();
-  return runners;
 }
 
 std::vector<std::string> LeaseManager::ExpireLeases() {

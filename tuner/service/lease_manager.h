@@ -125,7 +125,11 @@ class LeaseManager {
     std::string runner;
     absl::Time deadline;
   };
-  std::vector<std::string> ExpireLocked();
+  // Re-queues the items of leases past their deadline; their runners go to
+  // expired_runners_ for ExpireLeases.
+  void ExpireLocked();
+  // A runner of (target, simulated) may take `work`.
+  static bool ForRunner(const WorkItem& work, const std::string& target, bool simulated);
   // Leases the oldest queued item for (target, simulated) to `runner`.
   std::optional<Lease> TakeLocked(const std::string& runner, const std::string& target,
                                   bool simulated);
