@@ -4,12 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
+#include "compiler/util/log_line.h"
 #include "runner/remote/channel.h"
 
 namespace lathe::runner {
@@ -23,11 +21,7 @@ bool RunnerConnection::Stopping() const {
 }
 
 void RunnerConnection::Log(const std::string& line) const {
-  if (!options_.log) return;
-  std::fprintf(stderr, "%s lathe runner: %s\n",
-               absl::FormatTime("%H:%M:%S", absl::Now(), absl::UTCTimeZone()).c_str(),
-               line.c_str());
-  std::fflush(stderr);
+  if (options_.log) LogLine("lathe runner", line);
 }
 
 bool RunnerConnection::Backoff(double& delay_s) const {

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <random>
 
 #include "absl/strings/match.h"
@@ -11,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "compiler/codegen/target.h"
 #include "compiler/util/check.h"
+#include "compiler/util/log_line.h"
 #include "compiler/workload/spec.h"
 #include "tuner/search/task.h"
 #include "tuner/search/tuner.h"
@@ -103,11 +103,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
 Daemon::~Daemon() { Shutdown(); }
 
 void Daemon::Log(const std::string& line) const {
-  if (!options_.log) return;
-  std::fprintf(stderr, "%s lathe serve: %s\n",
-               absl::FormatTime("%H:%M:%S", absl::Now(), absl::UTCTimeZone()).c_str(),
-               line.c_str());
-  std::fflush(stderr);
+  if (options_.log) LogLine("lathe serve", line);
 }
 
 absl::Status Daemon::Resume() {
