@@ -19,7 +19,8 @@
 //                    [--show-errors N] [--show-buckets] [--print-lowered RECORD_ID]
 //                    [--label fastest|median|Q] [--judge fastest|median|Q]
 //                    [--train-groups task|batch] [--drop-features PREFIX,...]
-//                    [--split-seed N] [--self-select K]
+//                    [--split-seed N] [--self-select K] [--show-batches]
+//                    [--judge-file FILE]
 // --configs runs only the named configurations ("default", ...);
 // --show-errors prints the N records whose held-out predicted rank (5-fold,
 // default model) is furthest from their measured rank, to see what the
@@ -35,12 +36,17 @@
 // --split-seed draws another random 5-fold split (default 1).
 // --self-select K replays the search's choice instead (SelfSelect below):
 // the model's own picks among later records, by one model and by K.
+// --show-batches prints each online batch's accuracy. --judge-file judges
+// the rows it names by other measurements: lines "ROW SECONDS" (ROW: the
+// record's position in commit order, from 0), e.g. the fastest of several
+// re-measurements spread over time (bench/README.md, "Slow spells").
 // Not a test: it reads a database a tuning run produced.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -79,6 +85,7 @@ namespace {
 // The seed of the random 5-fold split (--split-seed): another split tells
 // how far the 5-fold figure moves by chance.
 unsigned g_split_seed = 1;
+bool g_show_batches = false;  // --show-batches
 
 struct Row {
   std::vector<float> features;
@@ -231,6 +238,10 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
     }
     AddAccuracy(a, 1, &sums[band].first);
     ++sums[band].second;
+    if (g_show_batches) {
+      std::printf("  batch of rows %zu-%zu: %.3f/%.3f\n", start,
+                  std::min(rows.size(), start + batch) - 1, a.strict, a.tolerant);
+    }
     if (start >= 256) AddAccuracy(a, 1, &late);
   }
   std::printf("%-28s online:", config.name.c_str());
@@ -383,7 +394,7 @@ int Main(int argc, char** argv) {
   int self_select = 0;
   std::vector<int64_t> print_lowered;
   std::vector<std::string> config_names;
-  std::string label = "fastest", judge = "", train_groups = "task";
+  std::string label = "fastest", judge = "", train_groups = "task", judge_file;
   std::vector<std::string> drop_prefixes;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -393,6 +404,10 @@ int Main(int argc, char** argv) {
     }
     if (flag == "--show-buckets") {
       show_buckets = true;
+      continue;
+    }
+    if (flag == "--show-batches") {
+      g_show_batches = true;
       continue;
     }
     if (i + 1 >= argc) Die(flag + " needs a value");
@@ -416,6 +431,8 @@ int Main(int argc, char** argv) {
       label = value;
     } else if (flag == "--judge") {
       judge = value;
+    } else if (flag == "--judge-file") {
+      judge_file = value;
     } else if (flag == "--configs") {
       config_names = absl::StrSplit(value, ',');
     } else if (flag == "--show-errors") {
@@ -473,6 +490,18 @@ int Main(int argc, char** argv) {
     row.judged = Label(*task, record, judge.empty() ? label : judge);
     row.train_group = train_groups == "batch" ? static_cast<int>(rows.size()) / batch : 0;
     rows.push_back(std::move(row));
+  }
+  if (!judge_file.empty()) {
+    std::ifstream in(judge_file);
+    if (!in) Die("--judge-file: cannot read " + judge_file);
+    size_t index = 0, judged = 0;
+    double seconds = 0;
+    while (in >> index >> seconds) {
+      if (index >= rows.size() || !(seconds > 0)) Die("--judge-file: bad line " + std::to_string(index));
+      rows[index].judged = static_cast<double>(task->flops) / seconds * 1e-9;
+      ++judged;
+    }
+    std::printf("%zu rows judged by %s\n", judged, judge_file.c_str());
   }
   std::printf("%zu records of %s (%d skipped: no longer replay); batches of %d; "
               "accuracy strict/within-%.0f%%-excluded (batches)\n",

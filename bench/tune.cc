@@ -77,6 +77,8 @@ struct Options {
   double time_budget_s = 0;  // per configuration; 0: none
   uint64_t seed = 1;
   int rounds = 15;  // interleaved samples per side (conv: 4x)
+  double min_time_s = 0;  // per measurement; 0: the tuner's default
+  int measure_rounds = 0;  // 0: the tuner's default
   std::string db;   // empty: a temporary database per configuration
   std::string json;
 };
@@ -187,6 +189,8 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
   tune.max_trials = config.trials;
   tune.time_budget_s = opt.time_budget_s;
   tune.seed = opt.seed;
+  if (opt.min_time_s > 0) tune.min_time_s = opt.min_time_s;
+  if (opt.measure_rounds > 0) tune.measure_rounds = opt.measure_rounds;
   tune.job = absl::StrCat("bench-tune-", config.name, "-t", config.threads, "-",
                           getpid());
   tune.runner_name = absl::StrCat("local@", host);
@@ -595,6 +599,14 @@ absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
       if (!absl::SimpleAtoi(value, &opt.rounds) || opt.rounds < 1) {
         return absl::InvalidArgumentError("--rounds must be at least 1");
       }
+    } else if (flag == "--min-time") {
+      if (!absl::SimpleAtod(value, &opt.min_time_s) || opt.min_time_s <= 0) {
+        return absl::InvalidArgumentError("--min-time must be > 0 seconds");
+      }
+    } else if (flag == "--measure-rounds") {
+      if (!absl::SimpleAtoi(value, &opt.measure_rounds) || opt.measure_rounds < 1) {
+        return absl::InvalidArgumentError("--measure-rounds must be at least 1");
+      }
     } else if (flag == "--db") {
       opt.db = value;
     } else if (flag == "--json") {
@@ -612,7 +624,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr,
                  "bench_tune: %s\nusage: %s [--workload matmul1024|conv|all] "
                  "[--threads 1,2] [--trials N] [--time-budget S] [--seed N] "
-                 "[--rounds N] [--db PATH] [--json FILE|-]\n",
+                 "[--rounds N] [--min-time S] [--measure-rounds N] [--db PATH] [--json FILE|-]\n",
                  std::string(parsed.status().message()).c_str(), argv[0]);
     return 2;
   }

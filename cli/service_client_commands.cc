@@ -177,6 +177,7 @@ struct SubmitOptions {
   double min_time_s = 0;
   std::string weights;
   int remeasure_top = 0;
+  int measure_rounds = 0;
   bool simulated = false;
   bool wait = false;
 };
@@ -196,6 +197,7 @@ absl::Status RunSubmit(const SubmitOptions& options) {
   spec.set_min_time_s(options.min_time_s);
   spec.set_simulated(options.simulated);
   spec.set_remeasure_top(options.remeasure_top);
+  spec.set_measure_rounds(options.measure_rounds);
   if (!options.weights.empty()) {
     for (absl::string_view w : absl::StrSplit(options.weights, ',')) {
       double value = 0;
@@ -285,6 +287,9 @@ void AddServiceClientCommands(CLI::App& app) {
     command->add_option("--min-time", options->min_time_s,
                         "time each candidate at least this long, seconds (default 0.1)");
     command->add_option("--weights", options->weights, "how often each workload runs, e.g. 1,4");
+    command->add_option("--measure-rounds", options->measure_rounds,
+                        "measure each batch in this many rounds, the min time split over "
+                        "them (default 3)");
     command->add_option("--remeasure-top", options->remeasure_top,
                         "near-ties re-measured at the end (default 3; -1: none)");
     command->add_flag("--simulated", options->simulated,

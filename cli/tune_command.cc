@@ -53,6 +53,7 @@ struct TuneCommandOptions {
   std::string weights;
   std::string job;
   double min_time_s = 0.1;
+  int measure_rounds = tuner::TuneOptions().measure_rounds;
   double timeout_s = 30;
   int population = 0;   // 0: the search's default
   int generations = -1; // -1: the search's default
@@ -260,6 +261,7 @@ absl::Status RunTune(TuneCommandOptions options) {
   tune.batch_size = options.batch_size;
   tune.seed = options.seed;
   tune.min_time_s = options.min_time_s;
+  tune.measure_rounds = options.measure_rounds;
   if (options.population > 0) tune.search.population = options.population;
   if (options.generations >= 0) tune.search.generations = options.generations;
   tune.job = job;
@@ -366,6 +368,10 @@ void AddTuneCommand(CLI::App& app) {
   command->add_option("--job", options->job, "the job id of the records (default: generated)");
   command->add_option("--min-time", options->min_time_s,
                       "time each candidate at least this long, seconds (default 0.1)");
+  command->add_option("--measure-rounds", options->measure_rounds,
+                      "measure each batch in this many rounds, the min time split over them: "
+                      "a slow spell of the machine then does not decide a result (default 3)")
+      ->check(CLI::Range(1, 8));
   command->add_option("--timeout", options->timeout_s,
                       "per candidate: build, check and timing, seconds (default 30)");
   command->add_option("--population", options->population,

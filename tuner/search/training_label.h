@@ -9,7 +9,9 @@
 // measured while another process shared their core had medians 1.3-4x
 // their fastest repeat (samples alternating 2.3 and 10.5 ms), and on one
 // thread the re-measurements of a program at the end of a run differed by
-// up to 12% in median but by at most 1% in fastest repeat. The database's
+// up to 12% in median but by at most 1% in fastest repeat. (Measurements
+// seconds apart can still differ by 5-15% in fastest repeat when one falls
+// into a slow spell of the machine: measurement_rounds.h.) The database's
 // best record still ranks by median.
 // Tests: tests/tuner/search/training_label_test.cc.
 #pragma once

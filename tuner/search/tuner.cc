@@ -21,6 +21,7 @@
 #include "tuner/cost_model/xgb_cost_model.h"
 #include "tuner/features/program_features.h"
 #include "tuner/search/measurement_record.h"
+#include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task_scheduler.h"
 #include "tuner/search/training_label.h"
 
@@ -96,12 +97,16 @@ class Loop {
   absl::Status WarmStart();
   absl::StatusOr<std::optional<Batch>> SearchNext(int64_t batch_index);
   void Measure(Batch& batch);
+  // Adds a measured candidate's result (all its rounds) to the task's
+  // progress and the report's history; under progress_mutex_.
+  void RecordTrial(const Batch& batch, size_t i, const proto::MeasureResult& result,
+                   double at_s);
   absl::Status Process(Batch& batch);
   absl::Status RemeasureNearTies();
   proto::Record MakeRecord(const Task& task, const Candidate& candidate,
                            const proto::MeasureResult& result) const;
   proto::MeasureRequest MakeRequest(const Task& task, const Candidate& candidate,
-                                    double min_time_s, int64_t trial) const;
+                                    const RoundSettings& settings, int64_t trial) const;
   bool Stopping() const {
     if (options_.stop != nullptr && options_.stop->load()) return true;
     return options_.time_budget_s > 0 && Seconds(start_) >= options_.time_budget_s;
@@ -204,14 +209,14 @@ absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
 }
 
 proto::MeasureRequest Loop::MakeRequest(const Task& task, const Candidate& candidate,
-                                        double min_time_s, int64_t trial) const {
+                                        const RoundSettings& settings, int64_t trial) const {
   proto::MeasureRequest request;
   request.set_workload(task.workload.CanonicalForm());
   candidate.trace.ToProto(request.mutable_trace());
   request.set_target(task.target.ToString());
-  request.set_min_time_s(min_time_s);
-  request.set_min_repeats(options_.min_repeats);
-  request.set_max_repeats(options_.max_repeats);
+  request.set_min_time_s(settings.min_time_s);
+  request.set_min_repeats(settings.min_repeats);
+  request.set_max_repeats(settings.max_repeats);
   request.set_flush_cache(options_.flush_cache);
   // One seed for every candidate: the worker computes the reference output
   // once per workload (for a 1024^3 matmul the reference takes longer than
@@ -224,65 +229,80 @@ proto::MeasureRequest Loop::MakeRequest(const Task& task, const Candidate& candi
 void Loop::Measure(Batch& batch) {
   const Task& task = tasks_[batch.task];
   const size_t n = batch.candidates.size();
+  const int rounds = std::max(1, options_.measure_rounds);
+  const RoundSettings settings =
+      SettingsOfRound(options_.min_time_s, options_.min_repeats, options_.max_repeats, rounds);
   // results[i] belongs to candidates[i]; with measure_parallelism > 1 they
-  // finish in any order.
+  // finish in any order. done_at[i]: when its last round ended.
   std::vector<std::optional<proto::MeasureResult>> results(n);
-  std::atomic<size_t> next{0};
+  std::vector<double> done_at(n, 0);
   std::mutex error_mutex;
   absl::Status error;
-  auto work = [&] {
-    while (true) {
-      if (options_.stop != nullptr && options_.stop->load()) return;
-      if (options_.time_budget_s > 0 && Seconds(start_) >= options_.time_budget_s) return;
-      {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error.ok()) return;
-      }
-      const size_t i = next++;
-      if (i >= n) return;
-      const auto measure_start = Clock::now();
-      absl::StatusOr<proto::MeasureResult> result = measure_(
-          MakeRequest(task, batch.candidates[i], options_.min_time_s,
-                      batch.first_trial + static_cast<int64_t>(i)));
-      const double busy = Seconds(measure_start);
-      if (!result.ok()) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (error.ok()) error = result.status();
-        return;
-      }
-      results[i] = *std::move(result);
-      std::lock_guard<std::mutex> lock(progress_mutex_);
-      report_.measure_s += busy;
-      TaskProgress& progress = states_[batch.task].progress;
-      ++progress.trials;
-      ++report_.trials;
-      const proto::MeasureResult& r = *results[i];
-      double median = 0;
-      if (r.status() == proto::MEASURE_OK) {
-        proto::Record summary;
-        *summary.mutable_times_s() = r.times_s();
-        db::SummarizeTimes(summary);
-        median = summary.median_s();
-        if (!progress.best_s || median < *progress.best_s) {
-          progress.best_s = median;
-          progress.best_gflops = Throughput(task, median);
+  auto measure_round = [&](int round, const std::vector<size_t>& order) {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      while (true) {
+        if (Stopping()) return;
+        {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (!error.ok()) return;
         }
-      } else {
-        ++progress.errors;
+        const size_t k = next++;
+        if (k >= order.size()) return;
+        const size_t i = order[k];
+        const auto measure_start = Clock::now();
+        absl::StatusOr<proto::MeasureResult> result =
+            measure_(MakeRequest(task, batch.candidates[i], settings,
+                                 batch.first_trial + static_cast<int64_t>(i)));
+        const double busy = Seconds(measure_start);
+        if (!result.ok()) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (error.ok()) error = result.status();
+          return;
+        }
+        std::lock_guard<std::mutex> lock(progress_mutex_);
+        report_.measure_s += busy;
+        done_at[i] = Seconds(start_);
+        if (round == 0) {
+          results[i] = *std::move(result);
+          // A trial counts when it is first measured (the progress line).
+          ++states_[batch.task].progress.trials;
+          ++report_.trials;
+          if (options_.on_progress) ReportProgress();
+        } else {
+          MergeRound(*result, round, &*results[i]);
+        }
       }
-      report_.history.push_back({batch.task, batch.candidates[i].structural_hash, r.status(),
-                                 median, Seconds(start_)});
-      if (options_.on_progress) ReportProgress();
+    };
+    const size_t workers =
+        std::min(order.size(), static_cast<size_t>(std::max(1, options_.measure_parallelism)));
+    if (workers <= 1) {
+      work();
+    } else {
+      std::vector<std::thread> threads;
+      for (size_t w = 0; w < workers; ++w) threads.emplace_back(work);
+      for (std::thread& t : threads) t.join();
     }
   };
-  const size_t workers =
-      std::min(n, static_cast<size_t>(std::max(1, options_.measure_parallelism)));
-  if (workers <= 1) {
-    work();
-  } else {
-    std::vector<std::thread> threads;
-    for (size_t w = 0; w < workers; ++w) threads.emplace_back(work);
-    for (std::thread& t : threads) t.join();
+  std::vector<size_t> all(n);
+  for (size_t i = 0; i < n; ++i) all[i] = i;
+  measure_round(0, all);
+  for (int round = 1; round < rounds; ++round) {
+    std::vector<size_t> ok;
+    for (size_t i = 0; i < n; ++i) {
+      if (results[i] && results[i]->status() == proto::MEASURE_OK) ok.push_back(i);
+    }
+    if (ok.empty() || Stopping() || !error.ok()) break;
+    measure_round(round, OrderOfRound(ok, round));
+  }
+  // In trial order, with all the samples its rounds took (stopped between
+  // rounds: those of the rounds that ran).
+  {
+    std::lock_guard<std::mutex> lock(progress_mutex_);
+    for (size_t i = 0; i < n; ++i) {
+      if (results[i]) RecordTrial(batch, i, *results[i], done_at[i]);
+    }
+    if (options_.on_progress) ReportProgress();
   }
   // Measured candidates first, each with its result (Process pairs
   // results[i] with candidates[i] and frees the rest).
@@ -298,6 +318,27 @@ void Loop::Measure(Batch& batch) {
   for (Candidate& c : unmeasured) measured.push_back(std::move(c));
   batch.candidates = std::move(measured);
   batch.error = error;
+}
+
+void Loop::RecordTrial(const Batch& batch, size_t i, const proto::MeasureResult& result,
+                       double at_s) {
+  const Task& task = tasks_[batch.task];
+  TaskProgress& progress = states_[batch.task].progress;
+  double median = 0;
+  if (result.status() == proto::MEASURE_OK) {
+    proto::Record summary;
+    *summary.mutable_times_s() = result.times_s();
+    db::SummarizeTimes(summary);
+    median = summary.median_s();
+    if (!progress.best_s || median < *progress.best_s) {
+      progress.best_s = median;
+      progress.best_gflops = Throughput(task, median);
+    }
+  } else {
+    ++progress.errors;
+  }
+  report_.history.push_back(
+      {batch.task, batch.candidates[i].structural_hash, result.status(), median, at_s});
 }
 
 void Loop::ReportProgress() {
@@ -404,7 +445,10 @@ absl::Status Loop::RemeasureNearTies() {
         if (options_.stop != nullptr && options_.stop->load()) break;
         const auto measure_start = Clock::now();
         absl::StatusOr<proto::MeasureResult> result =
-            measure_(MakeRequest(task, c, options_.min_time_s * 2, -1));
+            measure_(MakeRequest(task, c,
+                                 SettingsOfRound(options_.min_time_s * 2, options_.min_repeats,
+                                                 options_.max_repeats, 1),
+                                 -1));
         report_.measure_s += Seconds(measure_start);
         if (!result.ok()) return result.status();
         if (round == 0) {

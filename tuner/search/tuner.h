@@ -3,7 +3,8 @@
 //
 // Each round the task scheduler picks a task, the evolutionary search picks
 // a batch of its candidates never measured (in this run or in the database),
-// a measurer builds, checks and times them, the batch is committed to the
+// a measurer builds, checks and times them (in rounds over the batch:
+// measurement_rounds.h), the batch is committed to the
 // database in one transaction, and the cost model is retrained on every
 // measurement so far (its pairwise accuracy on the new batch is computed
 // first, on data it has not seen). With `overlap`, the search of the next
@@ -73,11 +74,15 @@ struct TuneOptions {
   // that many threads; the tuning service's runners measure side by side).
   // Results are recorded as with 1.
   int measure_parallelism = 1;
-  // Measurement settings of every candidate.
+  // Measurement settings of every candidate: its samples over all rounds.
   double min_time_s = 0.1;
   int min_repeats = 5;
   int max_repeats = 200;
   bool flush_cache = false;
+  // A batch is measured in this many rounds, each timing every candidate
+  // for its share of min_time_s (measurement_rounds.h: a slow spell of the
+  // machine then does not decide a candidate's label). 1: once each.
+  int measure_rounds = 3;
   // Near-ties re-measured at the end: up to `remeasure_top` programs within
   // `near_tie` (relative) of each task's fastest.
   double near_tie = 0.05;

@@ -20,6 +20,7 @@ namespace {
 
 constexpr int kMaxBatchSize = 1024;
 constexpr double kMaxMinTimeS = 60;
+constexpr int kMaxMeasureRounds = 8;
 constexpr absl::string_view kRemeasureMark = "(re-measure)";
 
 absl::Status FieldError(const std::string& field, absl::string_view message) {
@@ -187,6 +188,11 @@ absl::StatusOr<proto::JobSpec> Daemon::Validate(const proto::JobSpec& given) con
   if (!(spec.min_time_s() > 0 && spec.min_time_s() <= kMaxMinTimeS)) {
     return FieldError("spec.min_time_s", absl::StrCat("must be in (0, ", kMaxMinTimeS, "]"));
   }
+  if (spec.measure_rounds() == 0) spec.set_measure_rounds(tuner::TuneOptions().measure_rounds);
+  if (spec.measure_rounds() < 1 || spec.measure_rounds() > kMaxMeasureRounds) {
+    return FieldError("spec.measure_rounds",
+                      absl::StrCat("must be in [1, ", kMaxMeasureRounds, "]"));
+  }
   if (spec.remeasure_top() == 0) spec.set_remeasure_top(3);
   if (spec.remeasure_top() < -1 || spec.remeasure_top() > 16) {
     return FieldError("spec.remeasure_top", "must be in [-1, 16]");
@@ -285,6 +291,7 @@ void Daemon::RunJob(const std::string& id, Run& run) {
   tune.batch_size = spec.batch_size();
   tune.seed = spec.seed();
   tune.min_time_s = spec.min_time_s();
+  tune.measure_rounds = spec.measure_rounds();
   tune.remeasure_top = spec.remeasure_top() < 0 ? 0 : spec.remeasure_top();
   tune.measure_parallelism = options_.measure_parallelism;
   tune.job = id;

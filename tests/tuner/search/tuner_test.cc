@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <set>
 
 #include "compiler/codegen/target_info.h"
@@ -146,6 +147,7 @@ TEST_F(TunerTest, NeverMeasuresTwoSchedulesThatLowerToTheSameCode) {
     std::vector<Task> tasks = {SmallTask()};
     TuneOptions options = FastOptions();
     options.seed = 7;
+    options.measure_rounds = 1;  // one call per program measured
     ASSERT_TRUE(Tune(tasks, *db, measure, options).ok());
   }
   ASSERT_EQ(lowered.size(), 48u);
@@ -204,6 +206,7 @@ TEST_F(TunerTest, StopFlagEndsWithEverythingCommitted) {
   std::atomic<bool> stop{false};
   TuneOptions options = FastOptions();
   options.max_trials = 1000;
+  options.measure_rounds = 1;  // a stop between rounds: StopBetweenRounds...
   options.stop = &stop;
   int measured = 0;
   MeasureFn measure = [&](const proto::MeasureRequest& request) {
@@ -215,6 +218,99 @@ TEST_F(TunerTest, StopFlagEndsWithEverythingCommitted) {
   EXPECT_TRUE(report->interrupted);
   EXPECT_EQ(report->trials, 13);
   EXPECT_EQ(db->GetStats().value().records, 13);
+}
+
+// Every candidate that measured OK is timed again in a second round over the
+// batch, in the opposite order, and its record holds the samples of both.
+TEST_F(TunerTest, MeasuresEachBatchInRoundsAndKeepsEverySample) {
+  auto db = OpenDb("rounds.db");
+  std::vector<Task> tasks = {SmallTask()};
+  TuneOptions options = FastOptions();
+  options.max_trials = 16;
+  options.batch_size = 8;
+  options.min_time_s = 0.01;
+  options.measure_rounds = 2;
+  std::map<std::string, int> calls;  // per program
+  std::vector<std::pair<std::string, int>> sequence;  // (program, its call)
+  std::string failing;  // the program that times out in its second round
+  MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    EXPECT_DOUBLE_EQ(request.min_time_s(), 0.005);
+    EXPECT_EQ(request.min_repeats(), 2);  // 2 rounds x 2 >= 3
+    absl::StatusOr<proto::MeasureResult> result = FakeMeasure(request);
+    const std::string hash = result->structural_hash();
+    const int call = ++calls[hash];
+    sequence.push_back({hash, call});
+    if (call == 2 && failing.empty()) failing = hash;
+    if (call == 2 && hash == failing) {
+      result->clear_times_s();
+      result->set_status(proto::MEASURE_TIMEOUT);
+      result->set_error("timed out");
+      return result;
+    }
+    // The second round is the faster: its samples must reach the record.
+    if (call == 2) {
+      for (double& t : *result->mutable_times_s()) t *= 0.5;
+    }
+    return result;
+  };
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->trials, 16);
+  ASSERT_EQ(sequence.size(), 32u);
+  for (const auto& [hash, n] : calls) EXPECT_EQ(n, 2) << hash;
+  // Batch by batch: 8 first calls, then the same 8 programs backwards.
+  for (int b = 0; b < 2; ++b) {
+    for (int k = 0; k < 8; ++k) {
+      EXPECT_EQ(sequence[16 * b + k].second, 1);
+      EXPECT_EQ(sequence[16 * b + 8 + k].first, sequence[16 * b + 7 - k].first);
+    }
+  }
+  std::vector<proto::Record> records =
+      db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
+  ASSERT_EQ(records.size(), 16u);
+  for (const proto::Record& r : records) {
+    if (r.structural_hash() == failing) {
+      EXPECT_EQ(r.status(), proto::MEASURE_TIMEOUT);
+      EXPECT_EQ(r.error(), "round 2: timed out");
+      continue;
+    }
+    ASSERT_EQ(r.status(), proto::MEASURE_OK);
+    ASSERT_EQ(r.times_s_size(), 6);
+    EXPECT_DOUBLE_EQ(r.times_s(3), r.times_s(0) * 0.5);
+  }
+  const std::vector<db::Match> top =
+      db->Top(tasks[0].key, TargetInfoOf(tasks[0].target), 100).value();
+  EXPECT_EQ(top.size(), 15u);
+  for (const db::Match& m : top) EXPECT_NE(m.record.structural_hash(), failing);
+}
+
+// Stopped after the first round of a batch: the batch is committed with the
+// samples of that round.
+TEST_F(TunerTest, StopBetweenRoundsKeepsTheFirstRound) {
+  auto db = OpenDb("stop_rounds.db");
+  std::vector<Task> tasks = {SmallTask()};
+  std::atomic<bool> stop{false};
+  TuneOptions options = FastOptions();
+  options.max_trials = 1000;
+  options.measure_rounds = 2;
+  options.stop = &stop;
+  int measured = 0;
+  MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    if (++measured == 8) stop.store(true);  // the last of the first round
+    return FakeMeasure(request);
+  };
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->interrupted);
+  EXPECT_EQ(measured, 8);
+  EXPECT_EQ(report->trials, 8);
+  std::vector<proto::Record> records =
+      db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
+  ASSERT_EQ(records.size(), 8u);
+  for (const proto::Record& r : records) {
+    EXPECT_EQ(r.status(), proto::MEASURE_OK);
+    EXPECT_EQ(r.times_s_size(), 3);
+  }
 }
 
 TEST_F(TunerTest, SeveralTasksAllGetTrials) {

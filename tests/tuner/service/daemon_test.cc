@@ -129,6 +129,8 @@ TEST_F(DaemonTest, MalformedSpecsNameTheFieldAtFault) {
       {[](proto::JobSpec& s) { s.set_max_trials(101); }, "spec.max_trials: 101 exceeds the limit"},
       {[](proto::JobSpec& s) { s.add_weights(1); s.add_weights(2); }, "spec.weights"},
       {[](proto::JobSpec& s) { s.set_min_time_s(-1); }, "spec.min_time_s"},
+      {[](proto::JobSpec& s) { s.set_measure_rounds(9); }, "spec.measure_rounds: must be in [1, 8]"},
+      {[](proto::JobSpec& s) { s.set_measure_rounds(-1); }, "spec.measure_rounds"},
   };
   for (const Case& c : cases) {
     proto::JobSpec spec = SmallSpec(8);

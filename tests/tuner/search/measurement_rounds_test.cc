@@ -1,0 +1,75 @@
+// Tests of measuring a batch in rounds (tuner/search/measurement_rounds.h);
+// the tuner's use of them: tuner_test.cc (MeasuresEachBatchInRounds...).
+#include "tuner/search/measurement_rounds.h"
+
+#include <gtest/gtest.h>
+
+namespace lathe::tuner {
+namespace {
+
+TEST(SettingsOfRound, SplitsTheTimeAndRoundsTheRepeatsUp) {
+  const RoundSettings two = SettingsOfRound(0.1, 5, 200, 2);
+  EXPECT_DOUBLE_EQ(two.min_time_s, 0.05);
+  EXPECT_EQ(two.min_repeats, 3);  // 2 x 3 >= 5
+  EXPECT_EQ(two.max_repeats, 100);
+  const RoundSettings one = SettingsOfRound(0.1, 5, 200, 1);
+  EXPECT_DOUBLE_EQ(one.min_time_s, 0.1);
+  EXPECT_EQ(one.min_repeats, 5);
+  EXPECT_EQ(one.max_repeats, 200);
+}
+
+TEST(SettingsOfRound, EveryRoundTakesAtLeastOneSample) {
+  const RoundSettings many = SettingsOfRound(0.1, 1, 2, 4);
+  EXPECT_EQ(many.min_repeats, 1);
+  EXPECT_GE(many.max_repeats, many.min_repeats);
+  // "No limit" stays no limit; rounds below 1 are one round.
+  EXPECT_EQ(SettingsOfRound(0.1, 3, 0, 2).max_repeats, 0);
+  EXPECT_DOUBLE_EQ(SettingsOfRound(0.1, 3, 0, 0).min_time_s, 0.1);
+}
+
+TEST(OrderOfRound, AlternatesDirection) {
+  const std::vector<size_t> ok = {0, 2, 3, 7};
+  EXPECT_EQ(OrderOfRound(ok, 0), ok);
+  EXPECT_EQ(OrderOfRound(ok, 1), (std::vector<size_t>{7, 3, 2, 0}));
+  EXPECT_EQ(OrderOfRound(ok, 2), ok);
+}
+
+proto::MeasureResult Ok(std::initializer_list<double> times, double run_ms) {
+  proto::MeasureResult result;
+  result.set_status(proto::MEASURE_OK);
+  result.set_structural_hash("abc");
+  result.set_runner("r1");
+  for (double t : times) result.add_times_s(t);
+  result.set_run_ms(run_ms);
+  return result;
+}
+
+TEST(MergeRound, KeepsTheSamplesOfEveryRound) {
+  proto::MeasureResult into = Ok({2.2e-3, 2.3e-3}, 5);
+  MergeRound(Ok({2.0e-3, 2.1e-3}, 4), 1, &into);
+  EXPECT_EQ(into.status(), proto::MEASURE_OK);
+  ASSERT_EQ(into.times_s_size(), 4);
+  EXPECT_DOUBLE_EQ(into.times_s(2), 2.0e-3);
+  EXPECT_DOUBLE_EQ(into.run_ms(), 9);
+  EXPECT_EQ(into.runner(), "r1");  // provenance of the first round
+}
+
+TEST(MergeRound, AFailureInALaterRoundIsTheResult) {
+  proto::MeasureResult into = Ok({2.2e-3, 2.3e-3}, 5);
+  proto::MeasureResult later;
+  later.set_status(proto::MEASURE_TIMEOUT);
+  later.set_error("timed out after 30.0 s");
+  MergeRound(later, 1, &into);
+  EXPECT_EQ(into.status(), proto::MEASURE_TIMEOUT);
+  EXPECT_EQ(into.error(), "round 2: timed out after 30.0 s");
+  EXPECT_EQ(into.times_s_size(), 0);  // no time of a program that failed
+  EXPECT_EQ(into.structural_hash(), "abc");
+
+  proto::MeasureResult unset = Ok({1e-3}, 1);
+  MergeRound(proto::MeasureResult(), 2, &unset);
+  EXPECT_EQ(unset.status(), proto::MEASURE_RUN_ERROR);
+  EXPECT_EQ(unset.error(), "round 3: ");
+}
+
+}  // namespace
+}  // namespace lathe::tuner

@@ -1,0 +1,40 @@
+#include "tuner/search/measurement_rounds.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace lathe::tuner {
+
+RoundSettings SettingsOfRound(double min_time_s, int min_repeats, int max_repeats, int rounds) {
+  rounds = std::max(1, rounds);
+  RoundSettings settings;
+  settings.min_time_s = std::max(0.0, min_time_s) / rounds;
+  settings.min_repeats = std::max(1, (min_repeats + rounds - 1) / rounds);
+  // <= 0 is the request's "no limit".
+  settings.max_repeats =
+      max_repeats <= 0 ? max_repeats
+                       : std::max(settings.min_repeats, (max_repeats + rounds - 1) / rounds);
+  return settings;
+}
+
+std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int round) {
+  std::vector<size_t> order = measured_ok;
+  if (round % 2 == 1) std::reverse(order.begin(), order.end());
+  return order;
+}
+
+void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResult* into) {
+  if (later.status() == proto::MEASURE_OK) {
+    for (double t : later.times_s()) into->add_times_s(t);
+    into->set_run_ms(into->run_ms() + later.run_ms());
+    return;
+  }
+  into->set_status(later.status() == proto::MEASURE_STATUS_UNSPECIFIED ? proto::MEASURE_RUN_ERROR
+                                                                       : later.status());
+  into->set_error(absl::StrCat("round ", round + 1, ": ", later.error()));
+  into->clear_times_s();
+  into->set_run_ms(into->run_ms() + later.run_ms());
+}
+
+}  // namespace lathe::tuner

@@ -1,0 +1,48 @@
+// Measuring a batch in rounds: each round times every candidate of the batch
+// that has measured OK so far, one after another, and a candidate's samples
+// from all rounds make one result. The rounds of one candidate are a batch's
+// length apart, so a slow spell of the machine does not decide its label.
+//
+// Why: on the shared VMs this was tuned on, the memory system has slow
+// spells of a second or more (a neighbour's traffic), in which a matmul runs
+// 5-15% slower throughout; a short measurement that falls into one carries it
+// in every sample, fastest included. Separate measurements of the same late
+// batch agreed on the order of 0.77-0.82 of pairs when each was one 0.05 s
+// round, and on 0.88-0.90 when each was the fastest of two rounds (bench/
+// README.md, "Slow spells"); the cost model's accuracy on the search's late
+// batches went from 0.65-0.73 with one round to 0.74-0.82 with three. Each
+// round after the first costs a reference check, a warm-up and a lookup in
+// the worker's JIT cache (8-15% more tuning wall time in those runs).
+// Tests: tests/tuner/search/measurement_rounds_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "proto/measure.pb.h"
+
+namespace lathe::tuner {
+
+// What one round of `rounds` asks of a candidate, from the settings of the
+// whole measurement: the time split evenly, the repeats rounded up so that
+// the rounds together take at least `min_repeats` (and at least one each).
+struct RoundSettings {
+  double min_time_s = 0;
+  int min_repeats = 1;
+  int max_repeats = 1;
+};
+RoundSettings SettingsOfRound(double min_time_s, int min_repeats, int max_repeats, int rounds);
+
+// The candidates round `round` (from 0) measures, in order: those of
+// `measured_ok`, forwards in even rounds and backwards in odd ones, so that
+// no candidate is always measured first after the search (or last).
+std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int round);
+
+// Adds the result of a later round (`round`, from 1) of the same candidate to
+// `into`, which measured OK: its samples and run time when it measured OK
+// too; otherwise `into` becomes that failure, its error prefixed with the
+// round ("round 2: timed out after ..."): a program that fails once is not
+// trusted with the times of the rounds it passed.
+void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResult* into);
+
+}  // namespace lathe::tuner
