@@ -323,6 +323,7 @@ TEST_F(DaemonTest, SimulatedJobsGoOnlyToSimulatedRunnersAndNeverToTheDatabase) {
   auto real = std::make_unique<FakeRunner>(*daemon, TestTarget());
   proto::JobSpec spec = SmallSpec(6);
   spec.set_simulated(true);
+  spec.set_measure_rounds(2);  // each round of a trial is a lease of its own
   proto::JobStatus job = daemon->Submit(spec).value();
   proto::RegisterRunnerRequest request;
   request.set_name("sim");
@@ -345,7 +346,7 @@ TEST_F(DaemonTest, SimulatedJobsGoOnlyToSimulatedRunnersAndNeverToTheDatabase) {
     reported += daemon->ReportResult(report).value().accepted() ? 1 : 0;
   }
   EXPECT_EQ(WaitForEnd(*daemon, job.id()).state(), proto::JOB_DONE);
-  EXPECT_EQ(reported, 6);
+  EXPECT_EQ(reported, 12);
   EXPECT_EQ(real->results(), 0);
   real.reset();
   daemon.reset();
