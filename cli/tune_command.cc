@@ -30,6 +30,7 @@
 #include "runner/local_runner.h"
 #include "runner/measure_worker.h"
 #include "tuner/search/measurement_record.h"
+#include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task.h"
 #include "tuner/search/tuner.h"
 
@@ -371,7 +372,7 @@ void AddTuneCommand(CLI::App& app) {
   command->add_option("--measure-rounds", options->measure_rounds,
                       "measure each batch in this many rounds, the min time split over them: "
                       "a slow spell of the machine then does not decide a result (default 3)")
-      ->check(CLI::Range(1, 8));
+      ->check(CLI::Range(1, tuner::kMaxMeasureRounds));
   command->add_option("--timeout", options->timeout_s,
                       "per candidate: build, check and timing, seconds (default 30)");
   command->add_option("--population", options->population,

@@ -26,6 +26,9 @@ namespace lathe::tuner {
 // What one round of `rounds` asks of a candidate, from the settings of the
 // whole measurement: the time split evenly, the repeats rounded up so that
 // the rounds together take at least `min_repeats` (and at least one each).
+// The most rounds a tuning run may ask for (`lathe tune`, a job's spec).
+inline constexpr int kMaxMeasureRounds = 8;
+
 struct RoundSettings {
   double min_time_s = 0;
   int min_repeats = 1;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -96,6 +97,22 @@ class Loop {
  private:
   absl::Status WarmStart();
   absl::StatusOr<std::optional<Batch>> SearchNext(int64_t batch_index);
+  // What MeasureInRounds measured: results[i] for candidates[i] (empty when
+  // stopped before its first round), done_at[i] when its last round ended,
+  // and the error that made measuring impossible, if any.
+  struct RoundsMeasured {
+    std::vector<std::optional<proto::MeasureResult>> results;
+    std::vector<double> done_at;
+    absl::Status error;
+  };
+  // Measures `candidates` of `task` in `rounds` rounds (measurement_rounds.h),
+  // up to measure_parallelism calls at once, until `stopping` says so.
+  // Candidate i is trial first_trial + i (for inject_fault; -1: none), and
+  // `on_first_result(i)` runs under progress_mutex_ when its first round ends.
+  RoundsMeasured MeasureInRounds(const Task& task, const std::vector<Candidate>& candidates,
+                                 const RoundSettings& settings, int rounds,
+                                 int64_t first_trial, const std::function<bool()>& stopping,
+                                 const std::function<void(size_t)>& on_first_result);
   void Measure(Batch& batch);
   // Adds a measured candidate's result (all its rounds) to the task's
   // progress and the report's history; under progress_mutex_.
@@ -226,51 +243,47 @@ proto::MeasureRequest Loop::MakeRequest(const Task& task, const Candidate& candi
   return request;
 }
 
-void Loop::Measure(Batch& batch) {
-  const Task& task = tasks_[batch.task];
-  const size_t n = batch.candidates.size();
-  const int rounds = std::max(1, options_.measure_rounds);
-  const RoundSettings settings =
-      SettingsOfRound(options_.min_time_s, options_.min_repeats, options_.max_repeats, rounds);
-  // results[i] belongs to candidates[i]; with measure_parallelism > 1 they
-  // finish in any order. done_at[i]: when its last round ended.
-  std::vector<std::optional<proto::MeasureResult>> results(n);
-  std::vector<double> done_at(n, 0);
+Loop::RoundsMeasured Loop::MeasureInRounds(const Task& task,
+                                           const std::vector<Candidate>& candidates,
+                                           const RoundSettings& settings, int rounds,
+                                           int64_t first_trial,
+                                           const std::function<bool()>& stopping,
+                                           const std::function<void(size_t)>& on_first_result) {
+  const size_t n = candidates.size();
+  RoundsMeasured out;
+  out.results.resize(n);
+  out.done_at.assign(n, 0);
   std::mutex error_mutex;
-  absl::Status error;
   auto measure_round = [&](int round, const std::vector<size_t>& order) {
     std::atomic<size_t> next{0};
     auto work = [&] {
       while (true) {
-        if (Stopping()) return;
+        if (stopping()) return;
         {
           std::lock_guard<std::mutex> lock(error_mutex);
-          if (!error.ok()) return;
+          if (!out.error.ok()) return;
         }
         const size_t k = next++;
         if (k >= order.size()) return;
         const size_t i = order[k];
         const auto measure_start = Clock::now();
-        absl::StatusOr<proto::MeasureResult> result =
-            measure_(MakeRequest(task, batch.candidates[i], settings,
-                                 batch.first_trial + static_cast<int64_t>(i)));
+        absl::StatusOr<proto::MeasureResult> result = measure_(MakeRequest(
+            task, candidates[i], settings,
+            first_trial < 0 ? -1 : first_trial + static_cast<int64_t>(i)));
         const double busy = Seconds(measure_start);
         if (!result.ok()) {
           std::lock_guard<std::mutex> lock(error_mutex);
-          if (error.ok()) error = result.status();
+          if (out.error.ok()) out.error = result.status();
           return;
         }
         std::lock_guard<std::mutex> lock(progress_mutex_);
         report_.measure_s += busy;
-        done_at[i] = Seconds(start_);
+        out.done_at[i] = Seconds(start_);
         if (round == 0) {
-          results[i] = *std::move(result);
-          // A trial counts when it is first measured (the progress line).
-          ++states_[batch.task].progress.trials;
-          ++report_.trials;
-          if (options_.on_progress) ReportProgress();
+          out.results[i] = *std::move(result);
+          on_first_result(i);
         } else {
-          MergeRound(*result, round, &*results[i]);
+          MergeRound(*result, round, &*out.results[i]);
         }
       }
     };
@@ -284,40 +297,59 @@ void Loop::Measure(Batch& batch) {
       for (std::thread& t : threads) t.join();
     }
   };
-  std::vector<size_t> all(n);
-  for (size_t i = 0; i < n; ++i) all[i] = i;
-  measure_round(0, all);
-  for (int round = 1; round < rounds; ++round) {
-    std::vector<size_t> ok;
-    for (size_t i = 0; i < n; ++i) {
-      if (results[i] && results[i]->status() == proto::MEASURE_OK) ok.push_back(i);
+  std::vector<size_t> measured_ok(n);
+  for (size_t i = 0; i < n; ++i) measured_ok[i] = i;
+  for (int round = 0; round < std::max(1, rounds); ++round) {
+    if (round > 0) {
+      measured_ok.clear();
+      for (size_t i = 0; i < n; ++i) {
+        if (out.results[i] && out.results[i]->status() == proto::MEASURE_OK) {
+          measured_ok.push_back(i);
+        }
+      }
+      if (measured_ok.empty() || stopping() || !out.error.ok()) break;
     }
-    if (ok.empty() || Stopping() || !error.ok()) break;
-    measure_round(round, OrderOfRound(ok, round));
+    measure_round(round, OrderOfRound(measured_ok, round));
   }
+  return out;
+}
+
+void Loop::Measure(Batch& batch) {
+  const size_t n = batch.candidates.size();
+  RoundsMeasured measured = MeasureInRounds(
+      tasks_[batch.task], batch.candidates,
+      SettingsOfRound(options_.min_time_s, options_.min_repeats, options_.max_repeats,
+                      options_.measure_rounds),
+      options_.measure_rounds, batch.first_trial, [this] { return Stopping(); },
+      [&](size_t) {
+        // A trial counts when it is first measured (the progress line).
+        ++states_[batch.task].progress.trials;
+        ++report_.trials;
+        if (options_.on_progress) ReportProgress();
+      });
   // In trial order, with all the samples its rounds took (stopped between
   // rounds: those of the rounds that ran).
   {
     std::lock_guard<std::mutex> lock(progress_mutex_);
     for (size_t i = 0; i < n; ++i) {
-      if (results[i]) RecordTrial(batch, i, *results[i], done_at[i]);
+      if (measured.results[i]) RecordTrial(batch, i, *measured.results[i], measured.done_at[i]);
     }
     if (options_.on_progress) ReportProgress();
   }
   // Measured candidates first, each with its result (Process pairs
   // results[i] with candidates[i] and frees the rest).
-  std::vector<Candidate> measured, unmeasured;
+  std::vector<Candidate> done, undone;
   for (size_t i = 0; i < n; ++i) {
-    if (results[i]) {
-      measured.push_back(std::move(batch.candidates[i]));
-      batch.results.push_back(*std::move(results[i]));
+    if (measured.results[i]) {
+      done.push_back(std::move(batch.candidates[i]));
+      batch.results.push_back(*std::move(measured.results[i]));
     } else {
-      unmeasured.push_back(std::move(batch.candidates[i]));
+      undone.push_back(std::move(batch.candidates[i]));
     }
   }
-  for (Candidate& c : unmeasured) measured.push_back(std::move(c));
-  batch.candidates = std::move(measured);
-  batch.error = error;
+  for (Candidate& c : undone) done.push_back(std::move(c));
+  batch.candidates = std::move(done);
+  batch.error = measured.error;
 }
 
 void Loop::RecordTrial(const Batch& batch, size_t i, const proto::MeasureResult& result,
@@ -426,47 +458,31 @@ absl::Status Loop::RemeasureNearTies() {
     if (!top.ok()) return top.status();
     if (top->size() < 2) continue;
     const double fastest = top->front().record.median_s();
-    Batch batch;
-    batch.task = static_cast<int>(t);
+    std::vector<Candidate> ties;
     for (const db::Match& match : *top) {
       if (match.record.median_s() > fastest * (1 + options_.near_tie)) break;
       absl::StatusOr<Trace> trace = Trace::FromProto(match.record.trace());
       if (!trace.ok()) continue;
       absl::StatusOr<Candidate> candidate = BuildCandidate(task, -1, *trace, trace->decisions, 0);
       if (!candidate.ok()) continue;
-      batch.candidates.push_back(*std::move(candidate));
+      ties.push_back(*std::move(candidate));
     }
-    if (batch.candidates.size() < 2) continue;
-    // Longer, interleaved: each program twice, alternating, so a burst of
-    // noise does not favour one of them.
+    if (ties.size() < 2) continue;
+    // Longer, in two rounds over the near-ties, so a slow spell of the
+    // machine does not favour one of them; not trials, and not stopped by
+    // the time budget that ended the search.
+    const RoundSettings longer{options_.min_time_s * 2, options_.min_repeats,
+                               options_.max_repeats};
+    RoundsMeasured measured = MeasureInRounds(
+        task, ties, longer, /*rounds=*/2, /*first_trial=*/-1,
+        [this] { return options_.stop != nullptr && options_.stop->load(); }, [](size_t) {});
+    if (!measured.error.ok()) return measured.error;
     std::vector<proto::Record> records;
-    for (int round = 0; round < 2; ++round) {
-      for (const Candidate& c : batch.candidates) {
-        if (options_.stop != nullptr && options_.stop->load()) break;
-        const auto measure_start = Clock::now();
-        absl::StatusOr<proto::MeasureResult> result =
-            measure_(MakeRequest(task, c,
-                                 SettingsOfRound(options_.min_time_s * 2, options_.min_repeats,
-                                                 options_.max_repeats, 1),
-                                 -1));
-        report_.measure_s += Seconds(measure_start);
-        if (!result.ok()) return result.status();
-        if (round == 0) {
-          records.push_back(MakeRecord(task, c, *result));
-          // Provenance: this measurement is a second look, not a new trial.
-          records.back().set_runner(absl::StrCat(records.back().runner(), " (re-measure)"));
-        } else {
-          // The second round's samples join the first's: one record per
-          // program with all its samples.
-          for (proto::Record& r : records) {
-            if (r.structural_hash() == c.structural_hash && result->status() == proto::MEASURE_OK &&
-                r.status() == proto::MEASURE_OK) {
-              for (double s : result->times_s()) r.add_times_s(s);
-              db::SummarizeTimes(r);
-            }
-          }
-        }
-      }
+    for (size_t i = 0; i < ties.size(); ++i) {
+      if (!measured.results[i]) continue;
+      records.push_back(MakeRecord(task, ties[i], *measured.results[i]));
+      // Provenance: this measurement is a second look, not a new trial.
+      records.back().set_runner(absl::StrCat(records.back().runner(), " (re-measure)"));
     }
     if (!records.empty()) {
       absl::StatusOr<db::CommitResult> committed = db_.Commit(records);

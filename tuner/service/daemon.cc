@@ -12,6 +12,7 @@
 #include "compiler/util/check.h"
 #include "compiler/util/log_line.h"
 #include "compiler/workload/spec.h"
+#include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task.h"
 #include "tuner/search/tuner.h"
 
@@ -20,7 +21,6 @@ namespace {
 
 constexpr int kMaxBatchSize = 1024;
 constexpr double kMaxMinTimeS = 60;
-constexpr int kMaxMeasureRounds = 8;
 constexpr absl::string_view kRemeasureMark = "(re-measure)";
 
 absl::Status FieldError(const std::string& field, absl::string_view message) {
@@ -189,9 +189,9 @@ absl::StatusOr<proto::JobSpec> Daemon::Validate(const proto::JobSpec& given) con
     return FieldError("spec.min_time_s", absl::StrCat("must be in (0, ", kMaxMinTimeS, "]"));
   }
   if (spec.measure_rounds() == 0) spec.set_measure_rounds(tuner::TuneOptions().measure_rounds);
-  if (spec.measure_rounds() < 1 || spec.measure_rounds() > kMaxMeasureRounds) {
+  if (spec.measure_rounds() < 1 || spec.measure_rounds() > tuner::kMaxMeasureRounds) {
     return FieldError("spec.measure_rounds",
-                      absl::StrCat("must be in [1, ", kMaxMeasureRounds, "]"));
+                      absl::StrCat("must be in [1, ", tuner::kMaxMeasureRounds, "]"));
   }
   if (spec.remeasure_top() == 0) spec.set_remeasure_top(3);
   if (spec.remeasure_top() < -1 || spec.remeasure_top() > 16) {

@@ -200,26 +200,6 @@ TEST_F(TunerTest, ParallelMeasurementRecordsEveryTrialOnce) {
   EXPECT_EQ(runs[0], runs[1]);
 }
 
-TEST_F(TunerTest, StopFlagEndsWithEverythingCommitted) {
-  auto db = OpenDb("stop.db");
-  std::vector<Task> tasks = {SmallTask()};
-  std::atomic<bool> stop{false};
-  TuneOptions options = FastOptions();
-  options.max_trials = 1000;
-  options.measure_rounds = 1;  // a stop between rounds: StopBetweenRounds...
-  options.stop = &stop;
-  int measured = 0;
-  MeasureFn measure = [&](const proto::MeasureRequest& request) {
-    if (++measured == 13) stop.store(true);  // as a SIGINT handler would
-    return FakeMeasure(request);
-  };
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_TRUE(report->interrupted);
-  EXPECT_EQ(report->trials, 13);
-  EXPECT_EQ(db->GetStats().value().records, 13);
-}
-
 // Every candidate that measured OK is timed again in a second round over the
 // batch, in the opposite order, and its record holds the samples of both.
 TEST_F(TunerTest, MeasuresEachBatchInRoundsAndKeepsEverySample) {
@@ -284,33 +264,79 @@ TEST_F(TunerTest, MeasuresEachBatchInRoundsAndKeepsEverySample) {
   for (const db::Match& m : top) EXPECT_NE(m.record.structural_hash(), failing);
 }
 
-// Stopped after the first round of a batch: the batch is committed with the
-// samples of that round.
-TEST_F(TunerTest, StopBetweenRoundsKeepsTheFirstRound) {
-  auto db = OpenDb("stop_rounds.db");
+// Stopping (the flag a SIGINT handler sets) ends after the measurement in
+// flight with everything measured committed: mid-batch with one round, and
+// between rounds, where the batch keeps the samples of its first round.
+TEST_F(TunerTest, StopFlagEndsWithEverythingCommitted) {
+  struct Case {
+    int rounds;
+    int stop_at;  // the measure call that sets the flag
+  };
+  // With batches of 8: the 13th call is mid-batch 2; with 2 rounds the 8th
+  // is the last of batch 1's first round.
+  for (const Case& c : {Case{1, 13}, Case{2, 8}}) {
+    auto db = OpenDb(absl::StrCat("stop_", c.rounds, ".db"));
+    std::vector<Task> tasks = {SmallTask()};
+    std::atomic<bool> stop{false};
+    TuneOptions options = FastOptions();
+    options.max_trials = 1000;
+    options.measure_rounds = c.rounds;
+    options.stop = &stop;
+    int measured = 0;
+    MeasureFn measure = [&](const proto::MeasureRequest& request) {
+      if (++measured == c.stop_at) stop.store(true);
+      return FakeMeasure(request);
+    };
+    absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_TRUE(report->interrupted);
+    EXPECT_EQ(measured, c.stop_at);
+    EXPECT_EQ(report->trials, c.stop_at);
+    EXPECT_EQ(db->GetStats().value().records, c.stop_at);
+    const std::vector<proto::Record> records =
+        db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
+    ASSERT_EQ(records.size(), static_cast<size_t>(c.stop_at));
+    for (const proto::Record& r : records) {
+      EXPECT_EQ(r.status(), proto::MEASURE_OK);
+      EXPECT_EQ(r.times_s_size(), 3);  // one round's samples
+    }
+  }
+}
+
+// At the end the near-ties among the best are measured again, longer and in
+// two rounds over them: one record each with the samples of both rounds,
+// marked as a re-measurement, not a trial.
+TEST_F(TunerTest, NearTiesAreMeasuredAgainInTwoLongerRounds) {
+  auto db = OpenDb("near_ties.db");
   std::vector<Task> tasks = {SmallTask()};
-  std::atomic<bool> stop{false};
   TuneOptions options = FastOptions();
-  options.max_trials = 1000;
-  options.measure_rounds = 2;
-  options.stop = &stop;
-  int measured = 0;
+  options.max_trials = 8;
+  options.batch_size = 8;
+  options.measure_rounds = 1;
+  options.remeasure_top = 3;
+  options.near_tie = 100;  // the 3 fastest all count as ties
+  std::vector<double> min_times;
   MeasureFn measure = [&](const proto::MeasureRequest& request) {
-    if (++measured == 8) stop.store(true);  // the last of the first round
+    min_times.push_back(request.min_time_s());
     return FakeMeasure(request);
   };
   absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
   ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_TRUE(report->interrupted);
-  EXPECT_EQ(measured, 8);
   EXPECT_EQ(report->trials, 8);
-  std::vector<proto::Record> records =
-      db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
-  ASSERT_EQ(records.size(), 8u);
-  for (const proto::Record& r : records) {
-    EXPECT_EQ(r.status(), proto::MEASURE_OK);
-    EXPECT_EQ(r.times_s_size(), 3);
+  ASSERT_EQ(min_times.size(), 8u + 3 * 2);
+  for (size_t k = 8; k < min_times.size(); ++k) {
+    EXPECT_DOUBLE_EQ(min_times[k], options.min_time_s * 2);
   }
+  const std::vector<proto::Record> records =
+      db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
+  ASSERT_EQ(records.size(), 11u);
+  int remeasured = 0;
+  for (const proto::Record& r : records) {
+    if (r.runner() != "local (re-measure)") continue;
+    ++remeasured;
+    EXPECT_EQ(r.times_s_size(), 6);  // 3 samples in each of two rounds
+  }
+  EXPECT_EQ(remeasured, 3);
 }
 
 TEST_F(TunerTest, SeveralTasksAllGetTrials) {
