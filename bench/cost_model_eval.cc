@@ -54,6 +54,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -112,13 +113,15 @@ std::vector<Config> Configs() {
   };
   return {
       config("default", [](Options&) {}),
-      config("rounds 300 eta 0.1", [](Options& o) { o.num_rounds = 300, o.learning_rate = 0.1; }),
-      config("depth 4", [](Options& o) { o.max_depth = 4; }),
-      config("depth 10 min_child 2", [](Options& o) { o.max_depth = 10, o.min_child_weight = 2; }),
+      config("before: depth 6 100 rounds eta 0.2 every feature",
+             [](Options& o) { o.max_depth = 6, o.num_rounds = 100, o.learning_rate = 0.2, o.colsample_bytree = 1; }),
+      config("every feature per tree", [](Options& o) { o.colsample_bytree = 1; }),
+      config("depth 3", [](Options& o) { o.max_depth = 3; }),
+      config("depth 5", [](Options& o) { o.max_depth = 5; }),
+      config("300 rounds eta 0.1", [](Options& o) { o.num_rounds = 300, o.learning_rate = 0.1; }),
+      config("subsample 0.8", [](Options& o) { o.subsample = 0.8; }),
       config("bins 256", [](Options& o) { o.max_bin = 256; }),
-      config("rounds 50 eta 0.3", [](Options& o) { o.num_rounds = 50, o.learning_rate = 0.3; }),
       config("reg:squarederror", [](Options& o) { o.objective = "reg:squarederror"; }),
-      config("rank:ndcg", [](Options& o) { o.objective = "rank:ndcg"; }),
   };
 }
 
@@ -187,7 +190,7 @@ Accuracy TrainAndJudge(const tuner::XgbCostModelOptions& options, const std::vec
     return set;
   };
   tuner::XgbCostModel model(options);
-  if (!model.Train(subset(train, false)).ok()) Die("training failed");
+  if (absl::Status s = model.Train(subset(train, false)); !s.ok()) Die(std::string(s.message()));
   const tuner::TrainingSet judged = subset(test, true);
   absl::StatusOr<std::vector<double>> predicted = model.Predict(judged.features);
   if (!predicted.ok()) Die("prediction failed");
@@ -308,7 +311,7 @@ void SelfSelect(const Config& config, const std::vector<Row>& rows, int batch, d
       tuner::XgbCostModelOptions options = config.options;
       options.seed = static_cast<uint64_t>(k);
       tuner::XgbCostModel model(options);
-      if (!model.Train(train).ok()) Die("training failed");
+      if (absl::Status s = model.Train(train); !s.ok()) Die(std::string(s.message()));
       absl::StatusOr<std::vector<double>> predicted = model.Predict(candidates.features);
       if (!predicted.ok()) Die("prediction failed");
       // Ranks, not scores: a pairwise model's scores have no common scale.
@@ -354,7 +357,7 @@ void ShowErrors(const std::vector<Row>& rows, int count) {
       set.groups.push_back(rows[i].train_group);
     }
     tuner::XgbCostModel model;
-    if (!model.Train(set).ok()) Die("training failed");
+    if (absl::Status s = model.Train(set); !s.ok()) Die(std::string(s.message()));
     std::vector<std::vector<float>> judged;
     for (size_t i : test) judged.push_back(rows[i].features);
     absl::StatusOr<std::vector<double>> predicted = model.Predict(judged);

@@ -8,19 +8,29 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "compiler/ir/structural_equal.h"
 #include "compiler/util/check.h"
 
 namespace lathe::tuner {
 namespace {
 
-// Precedes XGBoost's bytes in Save's output, so that Load rejects bytes of
-// anything else before XGBoost's parser sees them, and so that a later
-// format can be told apart.
-constexpr std::string_view kSaveHeader = "lathe-xgb 1\n";
+// Save's output is a line "lathe-xgb 2 LENGTH HASH" and XGBoost's bytes:
+// LENGTH of them, whose StableHash64 is HASH (hex). Load checks both before
+// XGBoost's parser sees the bytes, because that parser trusts them: it
+// accepted a model cut in half, reading past its end. Version 1 (the line
+// "lathe-xgb 1" alone) is refused like any other bytes; a saved model is
+// only a cache of what the records train.
+constexpr absl::string_view kSaveMagic = "lathe-xgb 2 ";
 
 // XGBoost reports failure as -1 and keeps the message per thread.
 absl::Status XgbStatus(int rc, const char* call) {
@@ -182,6 +192,8 @@ absl::Status XgbCostModel::Train(const TrainingSet& data) {
           {"gamma", absl::StrCat(options_.min_split_loss)},
           {"lambda", absl::StrCat(options_.lambda)},
           {"max_bin", absl::StrCat(options_.max_bin)},
+          {"subsample", absl::StrCat(options_.subsample)},
+          {"colsample_bytree", absl::StrCat(options_.colsample_bytree)},
           // XGBoost's seed is signed 64-bit; keep all bits of ours.
           {"seed", absl::StrCat(static_cast<int64_t>(options_.seed))},
       });
@@ -240,22 +252,36 @@ absl::StatusOr<std::string> XgbCostModel::Save() const {
   const char* bytes = nullptr;
   LATHE_XGB_CALL(XGBoosterSaveModelToBuffer, booster_.get(),
                  R"({"format": "ubj"})", &length, &bytes);
-  std::string out(kSaveHeader);
-  out.append(bytes, length);
-  return out;
+  const std::string model(bytes, length);
+  return absl::StrCat(kSaveMagic, model.size(), " ", absl::Hex(StableHash64(model)), "\n",
+                      model);
 }
 
 absl::Status XgbCostModel::Load(const std::string& bytes) {
-  if (bytes.compare(0, kSaveHeader.size(), kSaveHeader) != 0) {
+  const size_t end_of_line = bytes.find('\n');
+  if (!absl::StartsWith(bytes, kSaveMagic) || end_of_line == std::string::npos) {
     return absl::InvalidArgumentError(
-        "cost model: load: not a saved XGBoost cost model (no \"lathe-xgb 1\" "
-        "header)");
+        "cost model: load: not a saved XGBoost cost model of this version (no \"lathe-xgb 2\" "
+        "line)");
+  }
+  std::vector<absl::string_view> fields = absl::StrSplit(
+      absl::string_view(bytes).substr(kSaveMagic.size(), end_of_line - kSaveMagic.size()), ' ');
+  const std::string model = bytes.substr(end_of_line + 1);
+  size_t length = 0;
+  uint64_t hash = 0;
+  if (fields.size() != 2 || !absl::SimpleAtoi(fields[0], &length) ||
+      !absl::SimpleHexAtoi(fields[1], &hash)) {
+    return absl::InvalidArgumentError(
+        "cost model: load: the \"lathe-xgb 2\" line does not give a length and a hash");
+  }
+  if (model.size() != length || StableHash64(model) != hash) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cost model: load: the saved model is truncated or corrupt (", model.size(), " bytes of ",
+        length, (model.size() == length ? ", hash differs)" : ")")));
   }
   BoosterHandle handle = nullptr;
   LATHE_XGB_CALL(XGBoosterCreate, nullptr, 0, &handle);
   BoosterPtr booster(handle);
-  const std::string_view model =
-      std::string_view(bytes).substr(kSaveHeader.size());
   if (XGBoosterLoadModelFromBuffer(booster.get(), model.data(), model.size()) !=
       0) {
     // Bytes that XGBoost cannot read are bad input, not a Lathe bug.

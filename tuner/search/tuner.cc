@@ -188,7 +188,8 @@ absl::Status Loop::WarmStart() {
       db_.GetCostModel(target_info_.canonical(), CostModelName());
   if (!saved.ok()) return saved.status();
   if (*saved && model_->Load(**saved).ok()) return absl::OkStatus();
-  // No saved model (or one of another feature set): train on the records.
+  // No saved model (or one of another feature set or format): train on the
+  // records.
   if (!training_.features.empty()) LATHE_RETURN_IF_ERROR(model_->Train(training_));
   return absl::OkStatus();
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tuner/cost_model/cost_model.h"
 
@@ -190,10 +191,16 @@ TEST_F(XgbCostModelTest, LoadRejectsOtherBytesAndKeepsTheModel) {
   ASSERT_TRUE(model.Load(saved).ok());
   const std::vector<double> before = *model.Predict(held_out_->features);
 
+  std::string flipped = saved;
+  flipped[flipped.size() - 10] ^= 0x20;
+  const std::string model_bytes = saved.substr(saved.find('\n') + 1);
   for (const std::string& bytes :
        {std::string(), std::string("not a model"), std::string("lathe-xgb 1\n"),
-        std::string("lathe-xgb 1\n{garbage"),
-        saved.substr(0, saved.size() / 2)}) {
+        std::string("lathe-xgb 1\n{garbage"), std::string("lathe-xgb 2\n"),
+        std::string("lathe-xgb 2 12\n{garbage}"),
+        absl::StrCat("lathe-xgb 2 ", model_bytes.size(), " 1234\n", model_bytes),
+        "lathe-xgb 1\n" + model_bytes,  // the previous format, refused
+        saved.substr(0, saved.size() / 2), saved.substr(0, saved.size() - 1), flipped}) {
     absl::Status status = model.Load(bytes);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument)
         << "bytes of size " << bytes.size() << ": " << status;
@@ -278,6 +285,39 @@ TEST(XgbCostModelObjective, AnUnknownObjectiveIsAnErrorNamingIt) {
   absl::Status status = model.Train(Tiny());
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find("nonsense"), absl::string_view::npos) << status;
+  EXPECT_FALSE(model.trained());
+}
+
+// The sampling of rows and features draws from the model's seed: another
+// seed grows other trees, the same seed the same ones. Without sampling the
+// seed changes nothing, so a seed that mattered shows the option reached
+// XGBoost.
+TEST(XgbCostModelSampling, SampledFeaturesAndRowsFollowTheSeed) {
+  const TrainingSet train = Synthetic(/*groups=*/3, /*rows_per_group=*/60, /*seed=*/1);
+  const TrainingSet held_out = HeldOut();
+  auto predict = [&](double subsample, double colsample, uint64_t seed) {
+    XgbCostModelOptions options;
+    options.subsample = subsample;
+    options.colsample_bytree = colsample;
+    options.seed = seed;
+    XgbCostModel model(options);
+    EXPECT_TRUE(model.Train(train).ok());
+    return *model.Predict(held_out.features);
+  };
+  EXPECT_EQ(predict(1, 1, 1), predict(1, 1, 2));
+  EXPECT_EQ(predict(1, 0.5, 1), predict(1, 0.5, 1));
+  EXPECT_NE(predict(1, 0.5, 1), predict(1, 0.5, 2));
+  EXPECT_EQ(predict(0.8, 1, 1), predict(0.8, 1, 1));
+  EXPECT_NE(predict(0.8, 1, 1), predict(0.8, 1, 2));
+}
+
+TEST(XgbCostModelSampling, ASubsampleOutOfRangeIsAnErrorNamingIt) {
+  XgbCostModelOptions options;
+  options.subsample = 1.5;
+  XgbCostModel model(options);
+  absl::Status status = model.Train(Tiny());
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("subsample"), absl::string_view::npos) << status;
   EXPECT_FALSE(model.trained());
 }
 
