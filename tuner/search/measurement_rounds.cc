@@ -25,16 +25,15 @@ std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int rou
 }
 
 void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResult* into) {
+  into->set_run_ms(into->run_ms() + later.run_ms());
   if (later.status() == proto::MEASURE_OK) {
     for (double t : later.times_s()) into->add_times_s(t);
-    into->set_run_ms(into->run_ms() + later.run_ms());
     return;
   }
   into->set_status(later.status() == proto::MEASURE_STATUS_UNSPECIFIED ? proto::MEASURE_RUN_ERROR
                                                                        : later.status());
   into->set_error(absl::StrCat("round ", round + 1, ": ", later.error()));
   into->clear_times_s();
-  into->set_run_ms(into->run_ms() + later.run_ms());
 }
 
 }  // namespace lathe::tuner

@@ -11,8 +11,9 @@
 // round, and on 0.88-0.90 when each was the fastest of two rounds (bench/
 // README.md, "Slow spells"); the cost model's accuracy on the search's late
 // batches went from 0.65-0.73 with one round to 0.74-0.82 with three. Each
-// round after the first costs a reference check, a warm-up and a lookup in
-// the worker's JIT cache (8-15% more tuning wall time in those runs).
+// round after the first costs a reference check, a warm-up, repeats rounded
+// up and a lookup in the worker's JIT cache: three rounds took 19% (conv) to
+// 70% (a 20 ms matmul) more tuning wall time than one in those runs.
 // Tests: tests/tuner/search/measurement_rounds_test.cc.
 #pragma once
 
@@ -23,12 +24,12 @@
 
 namespace lathe::tuner {
 
-// What one round of `rounds` asks of a candidate, from the settings of the
-// whole measurement: the time split evenly, the repeats rounded up so that
-// the rounds together take at least `min_repeats` (and at least one each).
 // The most rounds a tuning run may ask for (`lathe tune`, a job's spec).
 inline constexpr int kMaxMeasureRounds = 8;
 
+// What one round of `rounds` asks of a candidate, from the settings of the
+// whole measurement: the time split evenly, the repeats rounded up so that
+// the rounds together take at least `min_repeats` (and at least one each).
 struct RoundSettings {
   double min_time_s = 0;
   int min_repeats = 1;
