@@ -59,7 +59,9 @@ TEST(MergeRound, AFailureInALaterRoundIsTheResult) {
   proto::MeasureResult later;
   later.set_status(proto::MEASURE_TIMEOUT);
   later.set_error("timed out after 30.0 s");
+  later.set_run_ms(30000);
   MergeRound(later, 1, &into);
+  EXPECT_DOUBLE_EQ(into.run_ms(), 30005);  // the time the failed round took counts
   EXPECT_EQ(into.status(), proto::MEASURE_TIMEOUT);
   EXPECT_EQ(into.error(), "round 2: timed out after 30.0 s");
   EXPECT_EQ(into.times_s_size(), 0);  // no time of a program that failed
