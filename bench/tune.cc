@@ -8,7 +8,10 @@
 //     it) at trial checkpoints with the wall time at each, the best measured
 //     by the worker once more after tuning, the search overhead (the share
 //     of wall time spent outside measurement) and the cost model's pairwise
-//     accuracy on batches it had not trained on;
+//     accuracy on batches it had not trained on; then measures the last
+//     judged batches again (--remeasure-batches, default 2) to show how far
+//     the measurement agrees with itself on them, beside the model
+//     (measurement_agreement.h);
 //  3. after tuning, in this process: replays the best record's trace,
 //     compiles it, checks it against the peer (OpenBLAS sgemm, oneDNN's
 //     convolution) and times the two interleaved on the same thread count
@@ -20,6 +23,7 @@
 //   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/bench_tune
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -43,6 +47,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/measurement_agreement.h"
 #include "bench/peers.h"
 #include "bench/tuning_curve.h"
 #include "compiler/codegen/kernel_program.h"
@@ -56,6 +61,7 @@
 #include "database/record_codec.h"
 #include "runner/local_runner.h"
 #include "runner/measure_worker.h"
+#include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task.h"
 #include "tuner/search/tuner.h"
 
@@ -79,6 +85,7 @@ struct Options {
   int rounds = 15;  // interleaved samples per side (conv: 4x)
   double min_time_s = 0;  // per measurement; 0: the tuner's default
   int measure_rounds = 0;  // 0: the tuner's default
+  int remeasure_batches = 2;  // the last judged batches measured again; 0: none
   std::string db;   // empty: a temporary database per configuration
   std::string json;
 };
@@ -115,6 +122,11 @@ struct Result {
   std::optional<double> final_best_gflops;  // the database's best after tuning
   std::optional<double> remeasured_gflops;  // it, through the worker again
   std::string best_hash;
+  // The last judged batches measured again (measurement_agreement.h).
+  bench::Agreement agreement;
+  std::vector<int64_t> remeasured_trained_on;  // rows each batch's model had seen
+  double remeasure_s = 0;
+  int remeasure_rounds = 0;
   double lathe_s = 0, peer_s = 0;  // in-process, interleaved medians
   double max_rel_err = 0;
   std::string peer_impl;
@@ -170,6 +182,92 @@ void PrintProgress(const tuner::TuneProgress& p, int64_t* next) {
     std::fprintf(stderr, ", model accuracy %.2f", *p.last_accuracy);
   }
   std::fprintf(stderr, "\n");
+}
+
+// The last --remeasure-batches full batches the model was judged on, measured
+// again the way the tuner measured them (its rounds, forwards and back over
+// the batch), now that the search is over; compared with their labels and
+// with the model's scores (measurement_agreement.h).
+absl::Status MeasureBatchesAgain(const Options& opt,
+                                 const tuner::TuneOptions& tune,
+                                 const tuner::Task& task, db::Database& db,
+                                 runner::LocalRunner& runner,
+                                 const tuner::TuneReport& report,
+                                 Result& result) {
+  // The last full-sized batches: a run's last batch is often a remainder of
+  // a few programs.
+  size_t full = 0;
+  for (const tuner::TuneReport::JudgedBatch& b : report.judged_batches) {
+    full = std::max(full, b.structural_hashes.size());
+  }
+  std::vector<size_t> chosen;
+  for (size_t b = report.judged_batches.size();
+       b-- > 0 && static_cast<int>(chosen.size()) < opt.remeasure_batches;) {
+    if (report.judged_batches[b].structural_hashes.size() == full)
+      chosen.push_back(b);
+  }
+  std::reverse(chosen.begin(), chosen.end());
+  if (chosen.empty()) return absl::OkStatus();
+  LATHE_ASSIGN_OR_RETURN(std::vector<proto::Record> records,
+                         db.RecordsOfTask(task.key, task.target.ToString()));
+  std::map<std::string, const proto::Record*> by_hash;
+  for (const proto::Record& r : records)
+    by_hash.emplace(r.structural_hash(), &r);
+  const tuner::RoundSettings settings = tuner::SettingsOfRound(
+      tune.min_time_s, tune.min_repeats, tune.max_repeats, tune.measure_rounds);
+  const double t0 = bench::NowSec();
+  std::vector<bench::RemeasuredBatch> batches;
+  for (size_t b : chosen) {
+    const tuner::TuneReport::JudgedBatch& batch = report.judged_batches[b];
+    const size_t n = batch.structural_hashes.size();
+    std::vector<double> fastest_s(n, 0);  // 0: failed, or not found
+    std::vector<size_t> measuring;
+    for (size_t i = 0; i < n; ++i) {
+      if (by_hash.count(batch.structural_hashes[i]) != 0)
+        measuring.push_back(i);
+    }
+    for (int round = 0; round < tune.measure_rounds; ++round) {
+      std::vector<size_t> still_ok;
+      for (size_t i : tuner::OrderOfRound(measuring, round)) {
+        proto::MeasureRequest request;
+        request.set_workload(task.workload.CanonicalForm());
+        *request.mutable_trace() = by_hash[batch.structural_hashes[i]]->trace();
+        request.set_target(task.target.ToString());
+        request.set_min_time_s(settings.min_time_s);
+        request.set_min_repeats(settings.min_repeats);
+        request.set_max_repeats(settings.max_repeats);
+        request.set_flush_cache(tune.flush_cache);
+        request.set_check_seed(1);
+        LATHE_ASSIGN_OR_RETURN(proto::MeasureResult again,
+                               runner.Measure(request));
+        if (again.status() != proto::MEASURE_OK || again.times_s_size() == 0) {
+          fastest_s[i] = 0;
+          continue;
+        }
+        for (double t : again.times_s()) {
+          if (t > 0 && (fastest_s[i] == 0 || t < fastest_s[i]))
+            fastest_s[i] = t;
+        }
+        still_ok.push_back(i);
+      }
+      // OrderOfRound wants the batch in its first round's order.
+      std::sort(still_ok.begin(), still_ok.end());
+      measuring = std::move(still_ok);
+    }
+    bench::RemeasuredBatch remeasured{batch.predicted, batch.throughputs, {}};
+    for (size_t i = 0; i < n; ++i) {
+      const bool ok = fastest_s[i] > 0 &&
+                      std::binary_search(measuring.begin(), measuring.end(), i);
+      remeasured.again.push_back(
+          ok ? static_cast<double>(task.flops) / fastest_s[i] * 1e-9 : 0);
+    }
+    batches.push_back(std::move(remeasured));
+    result.remeasured_trained_on.push_back(report.batch_accuracy_trained_on[b]);
+  }
+  result.agreement = bench::MeasureAgreement(batches);
+  result.remeasure_rounds = tune.measure_rounds;
+  result.remeasure_s = bench::NowSec() - t0;
+  return absl::OkStatus();
 }
 
 // 1. Tunes the configuration's workload into `db`.
@@ -270,6 +368,17 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
       result.remeasured_gflops =
           static_cast<double>(task_in.flops) / summary.median_s() * 1e-9;
     }
+  }
+  if (report->interrupted) return absl::OkStatus();
+  // A figure to read the accuracy by, not one of the run's: a failure here
+  // is reported and the comparison with the peer still runs.
+  if (absl::Status again = MeasureBatchesAgain(opt, tune, task_in, db, *runner,
+                                               *report, result);
+      !again.ok()) {
+    result.agreement = {};
+    std::fprintf(stderr,
+                 "note: measuring the judged batches again failed: %s\n",
+                 std::string(again.message()).c_str());
   }
   return absl::OkStatus();
 }
@@ -422,6 +531,23 @@ void Print(const Result& r) {
                     .c_str());
   }
 
+  if (r.agreement.batches > 0) {
+    const bench::Agreement& a = r.agreement;
+    std::printf(
+        "the measurement against itself: the last %d full judged batch%s (the "
+        "model had trained on %s rows) measured again after tuning, in %d "
+        "round%s as in tuning (%.1f s); pairs in the same order:\n",
+        a.batches, a.batches == 1 ? "" : "es",
+        absl::StrJoin(r.remeasured_trained_on, ", ").c_str(), r.remeasure_rounds,
+        r.remeasure_rounds == 1 ? "" : "s", r.remeasure_s);
+    std::printf("  the labels and the re-measurement: %.3f\n", a.label_vs_again);
+    std::printf("  the model and the labels:          %.3f (its accuracy)\n",
+                a.model_vs_label);
+    std::printf("  the model and the re-measurement:  %.3f\n", a.model_vs_again);
+    std::printf("  pairs whose labels differ by less than 1%%: %.0f%%\n",
+                a.close_share * 100);
+  }
+
   if (r.lathe_s > 0) {
     const double ratio = r.peer_s / r.lathe_s;
     std::printf(
@@ -460,6 +586,20 @@ void Print(const Result& r) {
 }
 
 std::string JsonNumber(double v) { return absl::StrFormat("%.6g", v); }
+
+std::string RemeasuredJson(const Result& r) {
+  const bench::Agreement& a = r.agreement;
+  if (a.batches == 0) return "null";
+  return absl::StrCat(
+      "{\"batches\": ", a.batches, ", \"trained_on\": [",
+      absl::StrJoin(r.remeasured_trained_on, ", "),
+      "], \"rounds\": ", r.remeasure_rounds,
+      ", \"seconds\": ", JsonNumber(r.remeasure_s),
+      ", \"label_vs_again\": ", JsonNumber(a.label_vs_again),
+      ", \"model_vs_label\": ", JsonNumber(a.model_vs_label),
+      ", \"model_vs_again\": ", JsonNumber(a.model_vs_again),
+      ", \"close_share\": ", JsonNumber(a.close_share), "}");
+}
 
 std::string ToJson(const Result& r) {
   const double flops = r.flops;
@@ -503,6 +643,7 @@ std::string ToJson(const Result& r) {
       ",\n   \"accuracy_trained_500\": ", or_null(a500.batches > 0, a500.mean),
       ", \"accuracy_all\": ", or_null(all.batches > 0, all.mean),
       ", \"batches\": [", absl::StrJoin(batches, ", "), "]",
+      ",\n   \"remeasured\": ", RemeasuredJson(r),
       ",\n   \"peer\": \"", r.config.peer, "\", \"peer_impl\": \"", r.peer_impl,
       "\", \"best_hash\": \"", r.best_hash, "\", \"tuned_gflops\": ",
       or_null(r.lathe_s > 0, flops / r.lathe_s * 1e-9),
@@ -607,6 +748,12 @@ absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
       if (!absl::SimpleAtoi(value, &opt.measure_rounds) || opt.measure_rounds < 1) {
         return absl::InvalidArgumentError("--measure-rounds must be at least 1");
       }
+    } else if (flag == "--remeasure-batches") {
+      if (!absl::SimpleAtoi(value, &opt.remeasure_batches) ||
+          opt.remeasure_batches < 0) {
+        return absl::InvalidArgumentError(
+            "--remeasure-batches must be a count >= 0");
+      }
     } else if (flag == "--db") {
       opt.db = value;
     } else if (flag == "--json") {
@@ -624,7 +771,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr,
                  "bench_tune: %s\nusage: %s [--workload matmul1024|conv|all] "
                  "[--threads 1,2] [--trials N] [--time-budget S] [--seed N] "
-                 "[--rounds N] [--min-time S] [--measure-rounds N] [--db PATH] [--json FILE|-]\n",
+                 "[--rounds N] [--min-time S] [--measure-rounds N] [--remeasure-batches N] [--db PATH] [--json FILE|-]\n",
                  std::string(parsed.status().message()).c_str(), argv[0]);
     return 2;
   }

@@ -432,6 +432,11 @@ absl::Status Loop::Process(Batch& batch) {
     if (!predicted.ok()) return predicted.status();
     report_.batch_accuracy.push_back(PairwiseAccuracy(*predicted, fresh.throughputs, fresh.groups));
     report_.batch_accuracy_trained_on.push_back(static_cast<int64_t>(training_.features.size()));
+    TuneReport::JudgedBatch judged{batch.task, {}, *std::move(predicted), fresh.throughputs};
+    for (size_t i = 0; i < batch.results.size(); ++i) {
+      judged.structural_hashes.push_back(records[i].structural_hash());
+    }
+    report_.judged_batches.push_back(std::move(judged));
   }
   for (size_t i = 0; i < fresh.features.size(); ++i) {
     training_.features.push_back(std::move(fresh.features[i]));

@@ -114,6 +114,16 @@ struct TuneReport {
   // by the throughputs it learns (training_label.h: fastest repeats).
   std::vector<double> batch_accuracy;
   std::vector<int64_t> batch_accuracy_trained_on;  // rows the model had seen
+  // The batches of batch_accuracy themselves, in the same order: what the
+  // model was judged on, so that a benchmark can measure a batch again and
+  // see how far the measurement agrees with itself (bench_tune).
+  struct JudgedBatch {
+    int task = 0;
+    std::vector<std::string> structural_hashes;  // in the order measured
+    std::vector<double> predicted;               // the model's scores
+    std::vector<double> throughputs;             // the labels, GFLOP/s
+  };
+  std::vector<JudgedBatch> judged_batches;
   bool interrupted = false;
   // Each measured candidate in order: task, structural hash, status,
   // median (0 when not OK), the seconds since the start when it finished.

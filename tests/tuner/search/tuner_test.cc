@@ -16,6 +16,8 @@
 #include "compiler/workload/spec.h"
 #include "database/record_codec.h"
 #include "runner/local_runner.h"
+#include "tuner/cost_model/cost_model.h"
+#include "tuner/search/training_label.h"
 
 namespace lathe::tuner {
 namespace {
@@ -198,6 +200,40 @@ TEST_F(TunerTest, ParallelMeasurementRecordsEveryTrialOnce) {
     runs.push_back(sorted);
   }
   EXPECT_EQ(runs[0], runs[1]);
+}
+
+// The report keeps each batch the model was judged on: its programs in the
+// order measured, the labels it was judged by (those of the records) and the
+// scores that gave its accuracy.
+TEST_F(TunerTest, ReportsTheBatchesTheModelWasJudgedOn) {
+  auto db = OpenDb("judged.db");
+  std::vector<Task> tasks = {SmallTask()};
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, FastOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  // 3 batches of 8; the first is measured before the model has trained.
+  ASSERT_EQ(report->batch_accuracy.size(), 2u);
+  ASSERT_EQ(report->judged_batches.size(), 2u);
+  std::map<std::string, proto::Record> by_hash;
+  const std::vector<proto::Record> records =
+      db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
+  for (const proto::Record& r : records) by_hash[r.structural_hash()] = r;
+  for (size_t b = 0; b < 2; ++b) {
+    const TuneReport::JudgedBatch& judged = report->judged_batches[b];
+    EXPECT_EQ(judged.task, 0);
+    ASSERT_EQ(judged.structural_hashes.size(), 8u);
+    ASSERT_EQ(judged.predicted.size(), 8u);
+    ASSERT_EQ(judged.throughputs.size(), 8u);
+    EXPECT_DOUBLE_EQ(PairwiseAccuracy(judged.predicted, judged.throughputs, std::vector<int>(8, 0)),
+                     report->batch_accuracy[b]);
+    const int64_t first = report->batch_accuracy_trained_on[b];  // an empty database
+    for (size_t i = 0; i < 8; ++i) {
+      EXPECT_EQ(judged.structural_hashes[i],
+                report->history[static_cast<size_t>(first) + i].structural_hash);
+      ASSERT_EQ(by_hash.count(judged.structural_hashes[i]), 1u);
+      EXPECT_DOUBLE_EQ(judged.throughputs[i],
+                       TrainingThroughput(tasks[0].flops, by_hash[judged.structural_hashes[i]]));
+    }
+  }
 }
 
 // Every candidate that measured OK is timed again in a second round over the
