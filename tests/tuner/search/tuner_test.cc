@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -16,6 +15,7 @@
 #include "compiler/workload/spec.h"
 #include "database/record_codec.h"
 #include "runner/local_runner.h"
+#include "tests/support/temp_folder.h"
 #include "tuner/cost_model/cost_model.h"
 #include "tuner/search/training_label.h"
 
@@ -24,17 +24,11 @@ namespace {
 
 class TunerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/lathe_tuner_test_XXXXXX";
-    dir_ = mkdtemp(pattern);
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-
   std::unique_ptr<db::Database> OpenDb(const std::string& name) {
     db::OpenOptions options;
     options.mode = db::OpenOptions::Mode::kCreate;
     options.durable = false;
-    return db::Database::Open(dir_ + "/" + name, options).value();
+    return db::Database::Open(folder_.File(name), options).value();
   }
 
   static Task SmallTask(const std::string& spec = "matmul:M=32,N=48,K=16") {
@@ -54,7 +48,7 @@ class TunerTest : public ::testing::Test {
     return options;
   }
 
-  std::string dir_;
+  test_support::TempFolder folder_;
 };
 
 // A deterministic stand-in for measurement: the time is a function of the
