@@ -63,6 +63,7 @@
 #include "runner/measure_worker.h"
 #include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task.h"
+#include "tuner/search/training_label.h"
 #include "tuner/search/tuner.h"
 
 namespace lathe {
@@ -211,8 +212,9 @@ absl::Status MeasureBatchesAgain(const Options& opt,
   LATHE_ASSIGN_OR_RETURN(std::vector<proto::Record> records,
                          db.RecordsOfTask(task.key, task.target.ToString()));
   std::map<std::string, const proto::Record*> by_hash;
-  for (const proto::Record& r : records)
+  for (const proto::Record& r : records) {
     by_hash.emplace(r.structural_hash(), &r);
+  }
   const tuner::RoundSettings settings = tuner::SettingsOfRound(
       tune.min_time_s, tune.min_repeats, tune.max_repeats, tune.measure_rounds);
   const double t0 = bench::NowSec();
@@ -220,46 +222,48 @@ absl::Status MeasureBatchesAgain(const Options& opt,
   for (size_t b : chosen) {
     const tuner::TuneReport::JudgedBatch& batch = report.judged_batches[b];
     const size_t n = batch.structural_hashes.size();
-    std::vector<double> fastest_s(n, 0);  // 0: failed, or not found
-    std::vector<size_t> measuring;
+    // As the tuner measures a batch (tuner.cc, MeasureInRounds): every
+    // program in round 0, those still OK in each later round, merged.
+    std::vector<const proto::Record*> record(n, nullptr);
+    std::vector<size_t> measured_ok;
     for (size_t i = 0; i < n; ++i) {
-      if (by_hash.count(batch.structural_hashes[i]) != 0)
-        measuring.push_back(i);
+      auto found = by_hash.find(batch.structural_hashes[i]);
+      if (found == by_hash.end()) continue;
+      record[i] = found->second;
+      measured_ok.push_back(i);
     }
+    std::vector<std::optional<proto::MeasureResult>> results(n);
     for (int round = 0; round < tune.measure_rounds; ++round) {
-      std::vector<size_t> still_ok;
-      for (size_t i : tuner::OrderOfRound(measuring, round)) {
-        proto::MeasureRequest request;
-        request.set_workload(task.workload.CanonicalForm());
-        *request.mutable_trace() = by_hash[batch.structural_hashes[i]]->trace();
-        request.set_target(task.target.ToString());
-        request.set_min_time_s(settings.min_time_s);
-        request.set_min_repeats(settings.min_repeats);
-        request.set_max_repeats(settings.max_repeats);
-        request.set_flush_cache(tune.flush_cache);
-        request.set_check_seed(1);
+      if (round > 0) {
+        measured_ok.erase(
+            std::remove_if(measured_ok.begin(), measured_ok.end(),
+                           [&](size_t i) {
+                             return results[i]->status() != proto::MEASURE_OK;
+                           }),
+            measured_ok.end());
+      }
+      for (size_t i : tuner::OrderOfRound(measured_ok, round)) {
+        proto::MeasureRequest request =
+            tuner::RequestOfRound(task, settings, tune.flush_cache);
+        *request.mutable_trace() = record[i]->trace();
         LATHE_ASSIGN_OR_RETURN(proto::MeasureResult again,
                                runner.Measure(request));
-        if (again.status() != proto::MEASURE_OK || again.times_s_size() == 0) {
-          fastest_s[i] = 0;
-          continue;
+        if (round == 0) {
+          results[i] = std::move(again);
+        } else {
+          tuner::MergeRound(again, round, &*results[i]);
         }
-        for (double t : again.times_s()) {
-          if (t > 0 && (fastest_s[i] == 0 || t < fastest_s[i]))
-            fastest_s[i] = t;
-        }
-        still_ok.push_back(i);
       }
-      // OrderOfRound wants the batch in its first round's order.
-      std::sort(still_ok.begin(), still_ok.end());
-      measuring = std::move(still_ok);
     }
     bench::RemeasuredBatch remeasured{batch.predicted, batch.throughputs, {}};
     for (size_t i = 0; i < n; ++i) {
-      const bool ok = fastest_s[i] > 0 &&
-                      std::binary_search(measuring.begin(), measuring.end(), i);
+      proto::Record measured;  // what the label is computed from
+      if (results[i]) {
+        measured.set_status(results[i]->status());
+        *measured.mutable_times_s() = results[i]->times_s();
+      }
       remeasured.again.push_back(
-          ok ? static_cast<double>(task.flops) / fastest_s[i] * 1e-9 : 0);
+          results[i] ? tuner::TrainingThroughput(task.flops, measured) : 0);
     }
     batches.push_back(std::move(remeasured));
     result.remeasured_trained_on.push_back(report.batch_accuracy_trained_on[b]);

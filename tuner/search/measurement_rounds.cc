@@ -18,6 +18,22 @@ RoundSettings SettingsOfRound(double min_time_s, int min_repeats, int max_repeat
   return settings;
 }
 
+proto::MeasureRequest RequestOfRound(const Task& task, const RoundSettings& settings,
+                                     bool flush_cache) {
+  proto::MeasureRequest request;
+  request.set_workload(task.workload.CanonicalForm());
+  request.set_target(task.target.ToString());
+  request.set_min_time_s(settings.min_time_s);
+  request.set_min_repeats(settings.min_repeats);
+  request.set_max_repeats(settings.max_repeats);
+  request.set_flush_cache(flush_cache);
+  // One seed for every candidate: the worker computes the reference output
+  // once per workload (for a 1024^3 matmul the reference takes longer than
+  // building and timing a candidate).
+  request.set_check_seed(1);
+  return request;
+}
+
 std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int round) {
   std::vector<size_t> order = measured_ok;
   if (round % 2 == 1) std::reverse(order.begin(), order.end());

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "proto/measure.pb.h"
+#include "tuner/search/task.h"
 
 namespace lathe::tuner {
 
@@ -36,6 +37,11 @@ struct RoundSettings {
   int max_repeats = 1;
 };
 RoundSettings SettingsOfRound(double min_time_s, int min_repeats, int max_repeats, int rounds);
+
+// The request of one round for a program of `task`, all but its trace (the
+// caller's to set). Every request checks against the same inputs (seed 1).
+proto::MeasureRequest RequestOfRound(const Task& task, const RoundSettings& settings,
+                                     bool flush_cache);
 
 // The candidates round `round` (from 0) measures, in order: those of
 // `measured_ok`, forwards in even rounds and backwards in odd ones, so that

@@ -228,18 +228,8 @@ absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
 
 proto::MeasureRequest Loop::MakeRequest(const Task& task, const Candidate& candidate,
                                         const RoundSettings& settings, int64_t trial) const {
-  proto::MeasureRequest request;
-  request.set_workload(task.workload.CanonicalForm());
+  proto::MeasureRequest request = RequestOfRound(task, settings, options_.flush_cache);
   candidate.trace.ToProto(request.mutable_trace());
-  request.set_target(task.target.ToString());
-  request.set_min_time_s(settings.min_time_s);
-  request.set_min_repeats(settings.min_repeats);
-  request.set_max_repeats(settings.max_repeats);
-  request.set_flush_cache(options_.flush_cache);
-  // One seed for every candidate: the worker computes the reference output
-  // once per workload (for a 1024^3 matmul the reference takes longer than
-  // building and timing a candidate).
-  request.set_check_seed(1);
   if (options_.inject_fault) request.set_inject_fault(options_.inject_fault(trial));
   return request;
 }

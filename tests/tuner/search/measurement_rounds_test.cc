@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/target.h"
+#include "compiler/workload/spec.h"
+
 namespace lathe::tuner {
 namespace {
 
@@ -25,6 +28,24 @@ TEST(SettingsOfRound, EveryRoundTakesAtLeastOneSample) {
   // "No limit" stays no limit; rounds below 1 are one round.
   EXPECT_EQ(SettingsOfRound(0.1, 3, 0, 2).max_repeats, 0);
   EXPECT_DOUBLE_EQ(SettingsOfRound(0.1, 3, 0, 0).min_time_s, 0.1);
+}
+
+TEST(RequestOfRound, AsksForTheRoundsShareOfTheTaskWithoutATrace) {
+  const Task task =
+      MakeTask(ParseWorkloadSpec("matmul:M=32,N=48,K=16").value(), HostTarget(2), 1).value();
+  const RoundSettings settings = SettingsOfRound(0.1, 5, 200, 2);
+  const proto::MeasureRequest request = RequestOfRound(task, settings, /*flush_cache=*/true);
+  EXPECT_EQ(request.workload(), task.workload.CanonicalForm());
+  EXPECT_EQ(request.target(), task.target.ToString());
+  EXPECT_DOUBLE_EQ(request.min_time_s(), 0.05);
+  EXPECT_EQ(request.min_repeats(), 3);
+  EXPECT_EQ(request.max_repeats(), 100);
+  EXPECT_TRUE(request.flush_cache());
+  EXPECT_FALSE(RequestOfRound(task, settings, false).flush_cache());
+  // The same inputs for every candidate: the worker keeps one reference.
+  EXPECT_EQ(request.check_seed(), 1u);
+  EXPECT_FALSE(request.has_trace());
+  EXPECT_TRUE(request.inject_fault().empty());
 }
 
 TEST(OrderOfRound, AlternatesDirection) {
