@@ -116,6 +116,7 @@ struct Result {
   double measure_s = 0;      // the tuner's: its batches' measurements
   double measure_all_s = 0;  // every measurement, near-tie re-measuring too
   double build_s = 0, run_s = 0;  // the worker's build and check+timing
+  double check_s = 0;             // of run_s, the reference checks
   double failed_s = 0;  // measurement time of the candidates that failed
   std::map<std::string, int64_t> failures;  // by status
   std::vector<double> accuracy;
@@ -317,6 +318,7 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
     if (r.ok()) {
       result.build_s += r->build_ms() * 1e-3;
       result.run_s += r->run_ms() * 1e-3;
+      result.check_s += r->check_ms() * 1e-3;
       if (r->status() != proto::MEASURE_OK) {
         result.failed_s += busy;
         ++result.failures[proto::MeasureStatus_Name(r->status())];
@@ -507,9 +509,9 @@ void Print(const Result& r) {
   const double overhead = bench::SearchOverhead(r.measure_all_s, r.wall_s);
   std::printf(
       "search overhead: %.1f%% of %.1f s wall outside measurement "
-      "(measurement %.1f s: worker build %.1f s, check+timing %.1f s, "
-      "the rest process and pipe round trips)\n",
-      overhead * 100, r.wall_s, r.measure_all_s, r.build_s, r.run_s);
+      "(measurement %.1f s: worker build %.1f s, check+timing %.1f s of which "
+      "checks %.1f s, the rest process and pipe round trips)\n",
+      overhead * 100, r.wall_s, r.measure_all_s, r.build_s, r.run_s, r.check_s);
   std::printf(
       "  by the tuner's measure_s (%.1f s, without the final near-tie "
       "re-measuring): %.1f%%\n",
@@ -637,7 +639,8 @@ std::string ToJson(const Result& r) {
       ", \"measure_all_s\": ", JsonNumber(r.measure_all_s),
       ", \"build_s\": ", JsonNumber(r.build_s),
       ", \"failed_s\": ", JsonNumber(r.failed_s),
-      ", \"run_s\": ", JsonNumber(r.run_s), ", \"search_overhead\": ",
+      ", \"run_s\": ", JsonNumber(r.run_s), ", \"check_s\": ", JsonNumber(r.check_s),
+      ", \"search_overhead\": ",
       JsonNumber(bench::SearchOverhead(r.measure_all_s, r.wall_s)),
       ",\n   \"checkpoints\": [", absl::StrJoin(points, ", "),
       "], \"final_best_gflops\": ",

@@ -8,9 +8,13 @@
 //     with the JIT. Any failure: MEASURE_BUILD_ERROR with the message.
 //  2. Check the kernel's output against the reference on random inputs from
 //     check_seed: a mismatch is MEASURE_WRONG_RESULT; the kernel's own error
-//     is MEASURE_RUN_ERROR.
+//     is MEASURE_RUN_ERROR. A kernel that passed on the same check_seed
+//     earlier in this process (the JIT returns the same code for the same
+//     program) is not checked again: check_reused. A request with a fault
+//     to inject is always checked.
 //  3. Time it: TimeRepeatedly (compiler/measure/timing.h), or one call per
-//     sample after a cache flush when flush_cache (cache_flush.h). Timing
+//     sample after a cache flush when flush_cache (cache_flush.h), after a
+//     warm-up of at least one call and 10 ms. Timing
 //     options come from the request: min_time_s (< 0 counts as 0),
 //     min_repeats (at least 1), max_repeats (<= 0: 100000; never below
 //     min_repeats). times_s holds every sample, in seconds per call.

@@ -173,6 +173,49 @@ TEST(MeasureCandidate, WrongResultIsRecordedAsSuchWithTheMismatch) {
   EXPECT_EQ(r.structural_hash(), c.structural_hash);
 }
 
+// The rounds of a batch ask for each candidate again: the kernel is the
+// same code on the same inputs, so its check is not run again.
+TEST(MeasureCandidate, AKernelThatPassedIsNotCheckedAgainOnTheSameInputs) {
+  Candidate c = DefaultCandidate();
+  c.request.set_check_seed(1001);  // no other test checks on these inputs
+  proto::MeasureResult first = MeasureCandidate(c.request);
+  ASSERT_EQ(first.status(), proto::MEASURE_OK) << first.error();
+  EXPECT_FALSE(first.check_reused());
+  EXPECT_GT(first.check_ms(), 0);
+  EXPECT_LE(first.check_ms(), first.run_ms());
+
+  proto::MeasureResult again = MeasureCandidate(c.request);
+  ASSERT_EQ(again.status(), proto::MEASURE_OK) << again.error();
+  EXPECT_TRUE(again.check_reused());
+  EXPECT_GE(again.times_s_size(), 3);  // timed as before
+
+  c.request.set_check_seed(1002);  // other inputs: checked
+  proto::MeasureResult other_inputs = MeasureCandidate(c.request);
+  ASSERT_EQ(other_inputs.status(), proto::MEASURE_OK) << other_inputs.error();
+  EXPECT_FALSE(other_inputs.check_reused());
+}
+
+TEST(MeasureCandidate, AKernelThatFailedIsCheckedAgainAndFailsAgain) {
+  Candidate c = DefaultCandidate();
+  c.request.set_check_seed(1003);
+  c.request.set_inject_fault("wrong_result");
+  EXPECT_EQ(MeasureCandidate(c.request).status(), proto::MEASURE_WRONG_RESULT);
+  proto::MeasureResult again = MeasureCandidate(c.request);
+  EXPECT_EQ(again.status(), proto::MEASURE_WRONG_RESULT);
+  EXPECT_FALSE(again.check_reused());
+}
+
+TEST(MeasureCandidate, AnInjectedFaultIsCheckedEvenAfterTheKernelPassed) {
+  Candidate c = DefaultCandidate();
+  c.request.set_check_seed(1004);
+  ASSERT_EQ(MeasureCandidate(c.request).status(), proto::MEASURE_OK);
+  c.request.set_inject_fault("wrong_result");
+  proto::MeasureResult r = MeasureCandidate(c.request);
+  EXPECT_EQ(r.status(), proto::MEASURE_WRONG_RESULT);
+  EXPECT_FALSE(r.check_reused());
+  EXPECT_EQ(r.times_s_size(), 0);
+}
+
 TEST(MeasureCandidate, UnknownFaultIsRefused) {
   Candidate c = DefaultCandidate();
   c.request.set_inject_fault("explode");

@@ -42,6 +42,7 @@ std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int rou
 
 void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResult* into) {
   into->set_run_ms(into->run_ms() + later.run_ms());
+  into->set_check_ms(into->check_ms() + later.check_ms());
   if (later.status() == proto::MEASURE_OK) {
     for (double t : later.times_s()) into->add_times_s(t);
     return;

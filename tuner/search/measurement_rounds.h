@@ -11,9 +11,9 @@
 // round, and on 0.88-0.90 when each was the fastest of two rounds (bench/
 // README.md, "Slow spells"); the cost model's accuracy on the search's late
 // batches went from 0.65-0.73 with one round to 0.74-0.82 with three. Each
-// round after the first costs a reference check, a warm-up, repeats rounded
-// up and a lookup in the worker's JIT cache: three rounds took 19% (conv) to
-// 70% (a 20 ms matmul) more tuning wall time than one in those runs.
+// round after the first costs a warm-up, repeats rounded up and lookups in
+// the worker's caches (the JIT's, and its record of the reference checks
+// passed: a later round does not check again).
 // Tests: tests/tuner/search/measurement_rounds_test.cc.
 #pragma once
 
@@ -49,7 +49,7 @@ proto::MeasureRequest RequestOfRound(const Task& task, const RoundSettings& sett
 std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int round);
 
 // Adds the result of a later round (`round`, from 1) of the same candidate to
-// `into`, which measured OK: its samples and run time when it measured OK
+// `into`, which measured OK: its samples, run and check time when it measured OK
 // too; otherwise `into` becomes that failure, its error prefixed with the
 // round ("round 2: timed out after ..."): a program that fails once is not
 // trusted with the times of the rounds it passed.

@@ -67,11 +67,15 @@ proto::MeasureResult Ok(std::initializer_list<double> times, double run_ms) {
 
 TEST(MergeRound, KeepsTheSamplesOfEveryRound) {
   proto::MeasureResult into = Ok({2.2e-3, 2.3e-3}, 5);
-  MergeRound(Ok({2.0e-3, 2.1e-3}, 4), 1, &into);
+  into.set_check_ms(3);
+  proto::MeasureResult later = Ok({2.0e-3, 2.1e-3}, 4);
+  later.set_check_ms(0.5);
+  MergeRound(later, 1, &into);
   EXPECT_EQ(into.status(), proto::MEASURE_OK);
   ASSERT_EQ(into.times_s_size(), 4);
   EXPECT_DOUBLE_EQ(into.times_s(2), 2.0e-3);
   EXPECT_DOUBLE_EQ(into.run_ms(), 9);
+  EXPECT_DOUBLE_EQ(into.check_ms(), 3.5);
   EXPECT_EQ(into.runner(), "r1");  // provenance of the first round
 }
 
