@@ -57,4 +57,12 @@ absl::StatusOr<std::string> GenerateLLVMIR(const Program& lowered, const Target&
                                            const CodegenOptions& options = {},
                                            bool optimize = true);
 
+// Sets one of LLVM's command-line options (process-wide, e.g.
+// "dse-memoryssa-defs-per-block-limit") to `value`, unless this process has
+// set it already (an application embedding Lathe and LLVM keeps its own):
+// true when set, false when left as the process had it. NotFound when this
+// LLVM has no such option; InvalidArgument when LLVM refuses the value.
+// The O3 pipeline (below and Compile) sets Lathe's own this way, once.
+absl::StatusOr<bool> SetLlvmOptionUnlessSet(const std::string& name, const std::string& value);
+
 }  // namespace lathe

@@ -144,5 +144,35 @@ TEST(Codegen, UnrollHintsAreBounded) {
   EXPECT_THAT(*ir, ::testing::Not(::testing::HasSubstr("p:")));
 }
 
+TEST(SetLlvmOptionUnlessSet, NamesAnOptionThisLlvmLacks) {
+  absl::StatusOr<bool> set = SetLlvmOptionUnlessSet("lathe-no-such-option", "1");
+  EXPECT_EQ(set.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(set.status().message(), ::testing::HasSubstr("\"lathe-no-such-option\""));
+}
+
+TEST(SetLlvmOptionUnlessSet, SetsAnOptionOnceAndThenLeavesItAlone) {
+  // The default value: other tests of this process optimize too.
+  absl::StatusOr<bool> first = SetLlvmOptionUnlessSet("dse-memoryssa-scanlimit", "150");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(*first);
+  absl::StatusOr<bool> again = SetLlvmOptionUnlessSet("dse-memoryssa-scanlimit", "7");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(*again);
+}
+
+TEST(SetLlvmOptionUnlessSet, TheOptimizerHasSetItsOwnBeforeItRuns) {
+  ASSERT_TRUE(GenerateLLVMIR(ScalarLoop(61, ForKind::kVectorized), Host()).ok());
+  // Already set by the optimizer: this process's value is kept.
+  absl::StatusOr<bool> set = SetLlvmOptionUnlessSet("dse-memoryssa-defs-per-block-limit", "7");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_FALSE(*set);
+}
+
+TEST(SetLlvmOptionUnlessSet, AValueLlvmCannotParseIsAnError) {
+  absl::StatusOr<bool> set = SetLlvmOptionUnlessSet("dse-memoryssa-walklimit", "many");
+  EXPECT_EQ(set.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(set.status().message(), ::testing::HasSubstr("\"many\""));
+}
+
 }  // namespace
 }  // namespace lathe
