@@ -78,8 +78,9 @@ namespace {
 // write-back of a conv's accumulator tile, 32 x 14 unrolled: 448), which
 // took 45% of the O3 time of the conv candidates that tuning measures most
 // (0.25 of 0.57 s), and removed nothing: with the limit at 100 the optimized
-// module was the same, byte for byte, on 11 kernels (tuned and default
-// matmuls, convs, dense, softmax; bench/README.md, "Compile time").
+// module was the same, byte for byte, on 19 kernels (tuned and default
+// matmuls and convs, dense, softmax, pools, batch matmul, add; bench/
+// README.md, "Compile time").
 void SetOptionsForGeneratedCode() {
   static const bool done = [] {
     (void)SetLlvmOptionUnlessSet("dse-memoryssa-defs-per-block-limit", "100");
