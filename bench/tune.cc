@@ -223,27 +223,18 @@ absl::Status MeasureBatchesAgain(const Options& opt,
   for (size_t b : chosen) {
     const tuner::TuneReport::JudgedBatch& batch = report.judged_batches[b];
     const size_t n = batch.structural_hashes.size();
-    // As the tuner measures a batch (tuner.cc, MeasureInRounds): every
-    // program in round 0, those still OK in each later round, merged.
+    // As the tuner measures a batch (measurement_rounds.h): every program
+    // in round 0, those still OK in each later round, merged. A program
+    // not in the database is never measured.
     std::vector<const proto::Record*> record(n, nullptr);
-    std::vector<size_t> measured_ok;
     for (size_t i = 0; i < n; ++i) {
       auto found = by_hash.find(batch.structural_hashes[i]);
-      if (found == by_hash.end()) continue;
-      record[i] = found->second;
-      measured_ok.push_back(i);
+      if (found != by_hash.end()) record[i] = found->second;
     }
     std::vector<std::optional<proto::MeasureResult>> results(n);
     for (int round = 0; round < tune.measure_rounds; ++round) {
-      if (round > 0) {
-        measured_ok.erase(
-            std::remove_if(measured_ok.begin(), measured_ok.end(),
-                           [&](size_t i) {
-                             return results[i]->status() != proto::MEASURE_OK;
-                           }),
-            measured_ok.end());
-      }
-      for (size_t i : tuner::OrderOfRound(measured_ok, round)) {
+      for (size_t i : tuner::CandidatesOfRound(results, round)) {
+        if (record[i] == nullptr) continue;
         proto::MeasureRequest request =
             tuner::RequestOfRound(task, settings, tune.flush_cache);
         *request.mutable_trace() = record[i]->trace();

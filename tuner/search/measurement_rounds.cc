@@ -40,6 +40,17 @@ std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int rou
   return order;
 }
 
+std::vector<size_t> CandidatesOfRound(
+    const std::vector<std::optional<proto::MeasureResult>>& results, int round) {
+  std::vector<size_t> measured_ok;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (round == 0 || (results[i] && results[i]->status() == proto::MEASURE_OK)) {
+      measured_ok.push_back(i);
+    }
+  }
+  return OrderOfRound(measured_ok, round);
+}
+
 void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResult* into) {
   into->set_run_ms(into->run_ms() + later.run_ms());
   into->set_check_ms(into->check_ms() + later.check_ms());

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "proto/measure.pb.h"
@@ -47,6 +48,14 @@ proto::MeasureRequest RequestOfRound(const Task& task, const RoundSettings& sett
 // `measured_ok`, forwards in even rounds and backwards in odd ones, so that
 // no candidate is always measured first after the search (or last).
 std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int round);
+
+// The candidates of a batch that round `round` measures, in OrderOfRound's
+// order, from what the earlier rounds gave (`results[i]` for candidate i,
+// empty when not measured): every candidate in round 0, then those whose
+// results so far are OK. The tuner and bench_tune's re-measurement both
+// measure a batch by it.
+std::vector<size_t> CandidatesOfRound(
+    const std::vector<std::optional<proto::MeasureResult>>& results, int round);
 
 // Adds the result of a later round (`round`, from 1) of the same candidate to
 // `into`, which measured OK: its samples, run and check time when it measured OK

@@ -288,19 +288,10 @@ Loop::RoundsMeasured Loop::MeasureInRounds(const Task& task,
       for (std::thread& t : threads) t.join();
     }
   };
-  std::vector<size_t> measured_ok(n);
-  for (size_t i = 0; i < n; ++i) measured_ok[i] = i;
   for (int round = 0; round < std::max(1, rounds); ++round) {
-    if (round > 0) {
-      measured_ok.clear();
-      for (size_t i = 0; i < n; ++i) {
-        if (out.results[i] && out.results[i]->status() == proto::MEASURE_OK) {
-          measured_ok.push_back(i);
-        }
-      }
-      if (measured_ok.empty() || stopping() || !out.error.ok()) break;
-    }
-    measure_round(round, OrderOfRound(measured_ok, round));
+    const std::vector<size_t> order = CandidatesOfRound(out.results, round);
+    if (round > 0 && (order.empty() || stopping() || !out.error.ok())) break;
+    measure_round(round, order);
   }
   return out;
 }

@@ -65,6 +65,18 @@ proto::MeasureResult Ok(std::initializer_list<double> times, double run_ms) {
   return result;
 }
 
+TEST(CandidatesOfRound, EveryCandidateFirstThenThoseStillOkBackwards) {
+  std::vector<std::optional<proto::MeasureResult>> results(4);
+  EXPECT_EQ(CandidatesOfRound(results, 0), (std::vector<size_t>{0, 1, 2, 3}));
+  proto::MeasureResult wrong;
+  wrong.set_status(proto::MEASURE_WRONG_RESULT);
+  results[0] = Ok({1e-3}, 1);
+  results[1] = wrong;
+  results[3] = Ok({2e-3}, 1);  // 2 was never measured (stopped)
+  EXPECT_EQ(CandidatesOfRound(results, 1), (std::vector<size_t>{3, 0}));
+  EXPECT_EQ(CandidatesOfRound(results, 2), (std::vector<size_t>{0, 3}));
+}
+
 TEST(MergeRound, KeepsTheSamplesOfEveryRound) {
   proto::MeasureResult into = Ok({2.2e-3, 2.3e-3}, 5);
   into.set_check_ms(3);
