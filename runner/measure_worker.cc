@@ -20,16 +20,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "compiler/codegen/kernel_header.h"
-#include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/llvm/jit.h"
-#include "compiler/codegen/target.h"
 #include "compiler/measure/reference_check.h"
 #include "compiler/measure/timing.h"
 #include "compiler/runtime/lathe_runtime.h"
-#include "compiler/schedule/trace.h"
-#include "compiler/workload/spec.h"
+#include "runner/build_ahead.h"
 #include "runner/cache_flush.h"
+#include "runner/candidate_build.h"
 #include "runner/worker_protocol.h"
 
 namespace lathe::runner {
@@ -47,14 +44,6 @@ proto::MeasureResult Failed(proto::MeasureStatus status, absl::string_view prefi
   result.set_status(status);
   result.set_error(absl::StrCat(prefix, error.message()));
   return result;
-}
-
-std::string MemoryLimitText() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    return absl::StrCat("exceeded the memory limit of ", limit.rlim_cur >> 20, " MiB");
-  }
-  return "ran out of memory";
 }
 
 // The buffers a kernel is timed on: every tensor, 64-byte aligned. Values
@@ -150,42 +139,19 @@ absl::Status ExhaustMemory() {
   for (;;) sleep(1);
 }
 
-proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request) {
+proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request, BuildAhead* ahead) {
   proto::MeasureResult result;
   absl::StatusOr<Fault> fault = ParseFault(request.inject_fault());
   if (!fault.ok()) return Failed(proto::MEASURE_RUN_ERROR, "", fault.status());
 
-  // 1. Build.
-  Clock::time_point build_start = Clock::now();
-  absl::StatusOr<Workload> workload = ParseWorkloadSpec(request.workload());
-  if (!workload.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "workload: ", workload.status());
-  absl::StatusOr<Target> target = ParseTarget(request.target());
-  if (!target.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "target: ", target.status());
-  // Before compiling: code for features this machine lacks would die of an
-  // illegal instruction instead of failing cleanly.
-  if (absl::Status st = CheckRunnableHere(*target); !st.ok()) {
-    return Failed(proto::MEASURE_BUILD_ERROR, "target: ", st);
-  }
-  std::optional<Trace> trace;
-  if (request.has_trace()) {
-    absl::StatusOr<Trace> parsed = Trace::FromProto(request.trace());
-    if (!parsed.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "trace: ", parsed.status());
-    trace = *std::move(parsed);
-  }
-  absl::StatusOr<KernelProgram> kernel =
-      MakeKernelProgram(*workload, trace ? &*trace : nullptr, *target);
-  if (!kernel.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "", kernel.status());
-  result.set_structural_hash(kernel->structural_hash);
-  CodegenOptions codegen;
-  codegen.function_name = DefaultFunctionName(*workload);
-  absl::StatusOr<CompiledKernel> compiled = Compile(kernel->lowered, *target, codegen);
-  if (!compiled.ok()) {
-    proto::MeasureResult failed =
-        Failed(proto::MEASURE_BUILD_ERROR, "code generation: ", compiled.status());
-    failed.set_structural_hash(kernel->structural_hash);
-    return failed;
-  }
-  result.set_build_ms(MsSince(build_start));
+  // 1. Build (or take the build done ahead).
+  CandidateBuild build = ahead != nullptr ? ahead->Take(request) : BuildForMeasurement(request);
+  if (!build.ok()) return build.failure;
+  const Workload& workload = *build.workload;
+  const CompiledKernel& kernel = *build.kernel;
+  result.set_structural_hash(build.structural_hash);
+  result.set_build_ms(build.build_ms);
+  result.set_built_ahead(build.built_ahead);
 
   Clock::time_point run_start = Clock::now();
   switch (*fault) {
@@ -196,7 +162,7 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request) {
     case Fault::kOom:
       if (absl::Status st = ExhaustMemory(); !st.ok()) {
         proto::MeasureResult failed = Failed(proto::MEASURE_RUN_ERROR, "", st);
-        failed.set_structural_hash(kernel->structural_hash);
+        failed.set_structural_hash(build.structural_hash);
         return failed;
       }
       break;
@@ -213,10 +179,10 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request) {
   Clock::time_point check_start = Clock::now();
   static PassedChecks* passed_checks = new PassedChecks();
   const bool check_reused = *fault == Fault::kNone &&
-                            passed_checks->Contains(compiled->function(), request.check_seed());
+                            passed_checks->Contains(kernel.function(), request.check_seed());
   absl::Status kernel_status;
   KernelCall call = [&](const std::vector<float*>& args) {
-    kernel_status = compiled->Run(args);
+    kernel_status = kernel.Run(args);
     if (kernel_status.ok() && *fault == Fault::kWrongResult) {
       float* out = args.back();
       out[0] = out[0] * 2 + 1000;
@@ -227,7 +193,7 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request) {
   // outputs are computed once per worker.
   static ReferenceCache* reference_cache = new ReferenceCache();
   if (absl::Status st = check_reused ? absl::OkStatus()
-                                     : CheckAgainstReference(*workload, call, request.check_seed(),
+                                     : CheckAgainstReference(workload, call, request.check_seed(),
                                                              reference_cache);
       !st.ok()) {
     proto::MeasureStatus status = !kernel_status.ok()                        ? proto::MEASURE_RUN_ERROR
@@ -242,7 +208,7 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request) {
     return result;
   }
 
-  if (*fault == Fault::kNone) passed_checks->Add(compiled->function(), request.check_seed());
+  if (*fault == Fault::kNone) passed_checks->Add(kernel.function(), request.check_seed());
   result.set_check_reused(check_reused);
   result.set_check_ms(MsSince(check_start));
 
@@ -253,8 +219,8 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request) {
   timing.min_samples = std::max(1, request.min_repeats());
   timing.max_samples =
       std::max(timing.min_samples, request.max_repeats() > 0 ? request.max_repeats() : 100000);
-  KernelBuffers buffers(*workload);
-  auto run = [&] { return compiled->Run(buffers.args()); };
+  KernelBuffers buffers(workload);
+  auto run = [&] { return kernel.Run(buffers.args()); };
   absl::StatusOr<TimingStats> stats;
   if (request.flush_cache()) {
     // Made per request: 2x the cache is tens of MiB the worker need not keep.
@@ -286,11 +252,24 @@ void WatchParent() {
   }).detach();
 }
 
+// The CPUs this process may run on, in ascending order: the order in which
+// the runtime pins a kernel's threads to them.
+std::vector<int> AllowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
 }  // namespace
 
-proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request) {
+proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request, BuildAhead* ahead) {
   try {
-    return MeasureUnguarded(request);
+    return MeasureUnguarded(request, ahead);
   } catch (const std::bad_alloc&) {
     proto::MeasureResult result;
     result.set_status(proto::MEASURE_RUN_ERROR);
@@ -337,8 +316,11 @@ int RunMeasureWorker(int in_fd, int out_fd) {
     out_fd = dup(STDOUT_FILENO);
     if (out_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 2;
   }
+  // Before PrepareMeasurementProcess pins this thread to the first of them.
+  const std::vector<int> cpus = AllowedCpus();
   PrepareMeasurementProcess();
   WatchParent();
+  BuildAhead ahead(cpus);
   if (!WriteFrame(out_fd, kWorkerHello).ok()) return 2;
   for (;;) {
     absl::StatusOr<std::optional<std::string>> frame = ReadFrame(in_fd);
@@ -351,7 +333,8 @@ int RunMeasureWorker(int in_fd, int out_fd) {
       result.set_status(proto::MEASURE_RUN_ERROR);
       result.set_error("worker: the request is not a MeasureRequest");
     } else {
-      result = MeasureCandidate(request);
+      ahead.Add(request);
+      result = MeasureCandidate(request, &ahead);
     }
     if (!WriteFrame(out_fd, result.SerializeAsString()).ok()) return 2;
   }

@@ -3,9 +3,12 @@
 // time, for as long as its input lasts (startup is expensive: LLVM).
 //
 // Per request (MeasureCandidate):
-//  1. Build: parse the workload and the target (which must run here), replay
-//     the trace (an absent trace: the default schedule), lower, and compile
-//     with the JIT. Any failure: MEASURE_BUILD_ERROR with the message.
+//  1. Build (candidate_build.h): parse the workload and the target (which
+//     must run here), replay the trace (an absent trace: the default
+//     schedule), lower, and compile with the JIT. Any failure:
+//     MEASURE_BUILD_ERROR with the message. The worker loop builds the
+//     request's build_ahead traces beside the measurement, on a CPU the
+//     kernel leaves free (build_ahead.h), and takes a build done ahead.
 //  2. Check the kernel's output against the reference on random inputs from
 //     check_seed: a mismatch is MEASURE_WRONG_RESULT; the kernel's own error
 //     is MEASURE_RUN_ERROR. A kernel that passed on the same check_seed
@@ -31,13 +34,16 @@
 #pragma once
 
 #include "proto/measure.pb.h"
+#include "runner/build_ahead.h"
 
 namespace lathe::runner {
 
 // Builds, checks and times one candidate in this process, as described
 // above. No sandbox: the faults "crash" and "hang" do what they say to the
 // calling process (only a worker process should be asked for them).
-proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request);
+// With `ahead`, the build is taken from it (done ahead, or built now).
+proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request,
+                                      BuildAhead* ahead = nullptr);
 
 // Sets up this process for measurement (threads pinned, see above). Call
 // once, before any other use of the runtime (lathe_runtime.h) and before

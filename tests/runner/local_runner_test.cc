@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -26,6 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/trace.pb.h"
+#include "tests/runner/schedule_requests.h"
 
 #ifndef LATHE_RUNNER_WORKER
 #error "LATHE_RUNNER_WORKER: the path of lathe-runner-worker"
@@ -308,6 +310,43 @@ TEST(LocalRunner, PinsTheKernelsThreadsToTheFirstCpus) {
   std::map<std::string, std::string> threads = ThreadCpus(children[0]);
   EXPECT_EQ(threads["main"], std::to_string(options.cpus[0]));
   EXPECT_EQ(threads["lathe-w1"], std::to_string(options.cpus[1]));
+}
+
+// The worker builds the programs a request names (build_ahead) while it
+// measures that request, on the CPU its 1-thread kernels leave free; each is
+// then measured as without the hint, and a hinted program that fails to
+// build fails the same way.
+TEST(LocalRunner, BuildsTheHintedProgramsAheadBesideMeasurement) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  auto runner = StartOrDie(Options());
+  ASSERT_NE(runner, nullptr);
+  std::vector<test_support::ScheduleRequest> p;
+  for (int lanes : {4, 8, 16, 2}) {
+    p.push_back(test_support::DefaultScheduleRequest("matmul:M=36,N=28,K=20", 1, lanes));
+  }
+  const proto::MeasureRequest bad = test_support::WithBadSplit(p[1].request);
+  proto::MeasureRequest first = p[0].request;
+  // Long enough for the builder to start, however busy the machine: what it
+  // has started, this thread waits for or builds the rest beside it.
+  first.set_min_time_s(0.3);
+  for (const proto::MeasureRequest& next : {p[1].request, p[2].request, p[3].request, bad}) {
+    *first.add_build_ahead() = next.trace();
+  }
+  proto::MeasureResult r = MeasureOrDie(*runner, first);
+  ASSERT_EQ(r.status(), proto::MEASURE_OK) << r.error();
+  EXPECT_FALSE(r.built_ahead());
+  int built_ahead = 0;
+  for (int i = 1; i < 4; ++i) {
+    r = MeasureOrDie(*runner, p[i].request);
+    ASSERT_EQ(r.status(), proto::MEASURE_OK) << r.error();
+    EXPECT_EQ(r.structural_hash(), p[i].structural_hash);
+    EXPECT_GE(r.times_s_size(), 3);
+    built_ahead += r.built_ahead() ? 1 : 0;
+  }
+  EXPECT_GE(built_ahead, 1);
+  r = MeasureOrDie(*runner, bad);
+  EXPECT_EQ(r.status(), proto::MEASURE_BUILD_ERROR);
+  EXPECT_THAT(r.error(), HasSubstr("factor 0 is not positive"));
 }
 
 TEST(LocalRunner, WorkerDyingOnEveryRequestIsARunErrorAfterOneRetry) {

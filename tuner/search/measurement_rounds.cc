@@ -64,4 +64,12 @@ void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResu
   into->clear_times_s();
 }
 
+std::vector<size_t> BuildAheadOf(const std::vector<size_t>& order, size_t k) {
+  std::vector<size_t> next;
+  for (size_t a = k + 1; a < order.size() && a <= k + kBuildAheadHints; ++a) {
+    next.push_back(order[a]);
+  }
+  return next;
+}
+
 }  // namespace lathe::tuner

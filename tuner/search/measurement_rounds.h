@@ -39,6 +39,18 @@ struct RoundSettings {
 };
 RoundSettings SettingsOfRound(double min_time_s, int min_repeats, int max_repeats, int rounds);
 
+// How many of the candidates after it in its round a request names for
+// building ahead (MeasureRequest.build_ahead), when one runner measures the
+// round: enough to keep a builder busy while the measuring thread times the
+// current one and builds what it can itself.
+inline constexpr int kBuildAheadHints = 4;
+
+// The candidates the request of order[k] names for building ahead: the next
+// kBuildAheadHints of `order` (a round's, from CandidatesOfRound), soonest
+// first. Only for a round measured in order by one runner: with several
+// side by side, the next candidate may go to another.
+std::vector<size_t> BuildAheadOf(const std::vector<size_t>& order, size_t k);
+
 // The request of one round for a program of `task`, all but its trace (the
 // caller's to set). Every request checks against the same inputs (seed 1).
 proto::MeasureRequest RequestOfRound(const Task& task, const RoundSettings& settings,

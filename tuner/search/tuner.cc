@@ -257,10 +257,18 @@ Loop::RoundsMeasured Loop::MeasureInRounds(const Task& task,
         const size_t k = next++;
         if (k >= order.size()) return;
         const size_t i = order[k];
-        const auto measure_start = Clock::now();
-        absl::StatusOr<proto::MeasureResult> result = measure_(MakeRequest(
+        proto::MeasureRequest request = MakeRequest(
             task, candidates[i], settings,
-            first_trial < 0 ? -1 : first_trial + static_cast<int64_t>(i)));
+            first_trial < 0 ? -1 : first_trial + static_cast<int64_t>(i));
+        // One measurer gets the whole round in order: it may build the next
+        // ones while it times this one.
+        if (options_.measure_parallelism <= 1) {
+          for (size_t ahead : BuildAheadOf(order, k)) {
+            candidates[ahead].trace.ToProto(request.add_build_ahead());
+          }
+        }
+        const auto measure_start = Clock::now();
+        absl::StatusOr<proto::MeasureResult> result = measure_(request);
         const double busy = Seconds(measure_start);
         if (!result.ok()) {
           std::lock_guard<std::mutex> lock(error_mutex);

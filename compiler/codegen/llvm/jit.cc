@@ -60,7 +60,12 @@ class JitSession {
     kernel.num_threads_ = target.num_threads;
     // Every kernel gets a unique symbol: programs of one name differ by schedule.
     CodegenOptions jit_options = options;
-    jit_options.function_name = absl::StrCat(kernel.name_, "__lathe_jit", next_id_++);
+    int64_t id;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      id = next_id_++;
+    }
+    jit_options.function_name = absl::StrCat(kernel.name_, "__lathe_jit", id);
     jit_options.emit_packed_wrapper = true;
 
     auto start = std::chrono::steady_clock::now();
@@ -91,8 +96,10 @@ class JitSession {
     kernel.packed_ = packed->toPtr<CompiledKernel::PackedFn>();
     std::lock_guard<std::mutex> lock(mu_);
     ++num_compilations_;
-    cache_.emplace(key, kernel);
-    return kernel;
+    // Compiled on two threads at once: both get the first one's kernel, so
+    // that one program is one kernel in the process (the worker knows
+    // kernels by address).
+    return cache_.emplace(key, kernel).first->second;
   }
 
   int64_t num_compilations() {

@@ -6,7 +6,9 @@
 // symbol table defines the runtime's functions (compiler/runtime) by address
 // and finds libc/libm in the process. Kernels stay loaded for the life of the
 // process; a cache keyed by the program's structural hash, the target string
-// and the options returns the same kernel for the same program.
+// and the options returns the same kernel for the same program. Compile may
+// be called from several threads at once (a worker builds ahead on one;
+// runner/build_ahead.h); each compilation has its own LLVM context.
 // Tests: tests/compiler/codegen/jit_test.cc.
 #pragma once
 

@@ -77,6 +77,15 @@ TEST(CandidatesOfRound, EveryCandidateFirstThenThoseStillOkBackwards) {
   EXPECT_EQ(CandidatesOfRound(results, 2), (std::vector<size_t>{0, 3}));
 }
 
+TEST(BuildAheadOf, TheNextCandidatesOfTheRoundSoonestFirst) {
+  const std::vector<size_t> order = {7, 2, 5, 0, 3, 6, 1};  // a round's order
+  ASSERT_EQ(kBuildAheadHints, 4);
+  EXPECT_EQ(BuildAheadOf(order, 0), (std::vector<size_t>{2, 5, 0, 3}));
+  EXPECT_EQ(BuildAheadOf(order, 4), (std::vector<size_t>{6, 1}));
+  EXPECT_TRUE(BuildAheadOf(order, 6).empty());
+  EXPECT_TRUE(BuildAheadOf({}, 0).empty());
+}
+
 TEST(MergeRound, KeepsTheSamplesOfEveryRound) {
   proto::MeasureResult into = Ok({2.2e-3, 2.3e-3}, 5);
   into.set_check_ms(3);

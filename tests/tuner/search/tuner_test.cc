@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "compiler/codegen/target_info.h"
@@ -17,6 +18,7 @@
 #include "runner/local_runner.h"
 #include "tests/support/temp_folder.h"
 #include "tuner/cost_model/cost_model.h"
+#include "tuner/search/measurement_rounds.h"
 #include "tuner/search/training_label.h"
 
 namespace lathe::tuner {
@@ -292,6 +294,51 @@ TEST_F(TunerTest, MeasuresEachBatchInRoundsAndKeepsEverySample) {
       db->Top(tasks[0].key, TargetInfoOf(tasks[0].target), 100).value();
   EXPECT_EQ(top.size(), 15u);
   for (const db::Match& m : top) EXPECT_NE(m.record.structural_hash(), failing);
+}
+
+// With one measurer, each request of a round names the next candidates of
+// that round (up to kBuildAheadHints), so that a worker can build them while
+// it times this one; with several measurers side by side, none (the next
+// candidate may go to another runner).
+TEST_F(TunerTest, NamesTheNextCandidatesOfItsRoundForBuildingAhead) {
+  for (int parallelism : {1, 3}) {
+    auto db = OpenDb(absl::StrCat("ahead_", parallelism, ".db"));
+    std::vector<Task> tasks = {SmallTask()};
+    TuneOptions options = FastOptions();
+    options.max_trials = 16;
+    options.batch_size = 8;
+    options.measure_rounds = 2;
+    options.measure_parallelism = parallelism;
+    std::mutex mutex;
+    std::vector<proto::MeasureRequest> requests;
+    MeasureFn measure = [&](const proto::MeasureRequest& request) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        requests.push_back(request);
+      }
+      return FakeMeasure(request);
+    };
+    absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_EQ(requests.size(), 32u);  // 2 batches x 2 rounds x 8
+    if (parallelism > 1) {
+      for (const proto::MeasureRequest& r : requests) EXPECT_EQ(r.build_ahead_size(), 0);
+      continue;
+    }
+    for (size_t round = 0; round < 4; ++round) {  // 8 requests each
+      for (size_t k = 0; k < 8; ++k) {
+        const proto::MeasureRequest& r = requests[8 * round + k];
+        const size_t expected = std::min<size_t>(kBuildAheadHints, 7 - k);
+        ASSERT_EQ(static_cast<size_t>(r.build_ahead_size()), expected) << round << " " << k;
+        for (size_t a = 0; a < expected; ++a) {
+          EXPECT_EQ(r.build_ahead(static_cast<int>(a)).SerializeAsString(),
+                    requests[8 * round + k + 1 + a].trace().SerializeAsString())
+              << "round " << round << ", request " << k << ", hint " << a;
+          EXPECT_EQ(r.workload(), requests[8 * round + k + 1 + a].workload());
+        }
+      }
+    }
+  }
 }
 
 // Stopping (the flag a SIGINT handler sets) ends after the measurement in

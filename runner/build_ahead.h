@@ -1,0 +1,124 @@
+// Building candidates before they are asked for: a request may name the
+// candidates its runner will most likely be asked for next
+// (MeasureRequest.build_ahead, set by the tuner when one runner measures a
+// batch in order), and the worker builds them on a thread of its own, on a
+// CPU the kernels it times do not use, while it checks and times the
+// current one.
+//
+// Why: building (lowering, LLVM O3, machine code) is most of a worker's time
+// on workloads whose schedules unroll deep (a 1,000-trial conv2d tuning:
+// 498 s of building against 150 s of checking and timing), all of it on the
+// measuring CPU while the others idle. A build ahead runs beside timing, as
+// the tuner's search already does; the same candidates timed with builds
+// beside them and without came out as fast (median ratio 1.00-1.01) and in
+// the same order (bench/README.md, "Building ahead").
+//
+// How it keeps out of the way:
+//  - only CPUs the kernel leaves free: a kernel of T threads runs on the
+//    first T CPUs of `cpus` (measure_worker.h), the builder is pinned to the
+//    rest; none left (a kernel on every CPU): nothing is built ahead;
+//  - the builder runs at SCHED_IDLE, so it takes what the CPU has left and
+//    the scheduler has no reason to move another busy thread (the tuner's
+//    search) onto the measuring CPU;
+//  - the measuring thread never waits on a builder that does not run: a
+//    candidate still queued is built on the spot; one the builder is on is
+//    waited for while the measuring thread builds queued ones itself, for
+//    as long as the builder gets at least half a CPU (its thread's CPU
+//    clock, over windows of kStarvedAfterS); starved, it is built on the
+//    spot too. (A slow build is waited for: some schedules take seconds.)
+// A build that crashes the process takes the request in flight with it (the
+// runner records that candidate as crashed); the culprit crashes its own
+// request later, in a fresh worker that builds it in the foreground.
+// Thread-safe. Tests: tests/runner/build_ahead_test.cc.
+#pragma once
+
+#include <time.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "proto/measure.pb.h"
+#include "runner/candidate_build.h"
+
+namespace lathe::runner {
+
+class BuildAhead {
+ public:
+  // Builds waiting or done ahead, at most (hints beyond are dropped; done
+  // builds never asked for are forgotten oldest first).
+  static constexpr int kMaxEntries = 16;
+  // The window over which a builder that the measuring thread waits for is
+  // judged starved.
+  static constexpr double kStarvedAfterS = 0.5;
+
+  // `cpus`: the CPUs this process may run on, in the order the runtime pins
+  // a kernel's threads to them. `idle_priority` false: the builder runs at
+  // the process's priority (tests on a loaded machine, where SCHED_IDLE
+  // could wait for seconds).
+  explicit BuildAhead(std::vector<int> cpus, bool idle_priority = true);
+  // Waits for the build in progress; drops the rest.
+  ~BuildAhead();
+  BuildAhead(const BuildAhead&) = delete;
+  BuildAhead& operator=(const BuildAhead&) = delete;
+
+  // Queues `request`'s build_ahead traces (of its workload and target) that
+  // are not queued, in progress or done already, when its target leaves a
+  // CPU free.
+  void Add(const proto::MeasureRequest& request);
+
+  // The build of `request` (its workload, trace and target): one done ahead
+  // (built_ahead set), or one built now on the calling thread.
+  CandidateBuild Take(const proto::MeasureRequest& request);
+
+  struct Stats {
+    int64_t queued = 0;         // hints queued
+    int64_t built_by_builder = 0;
+    int64_t built_while_waiting = 0;  // queued ones the measuring thread built
+    int64_t taken_ahead = 0;    // requests whose build was done ahead
+    int64_t starved = 0;        // built on the spot as the builder did not run
+    double wait_s = 0;          // the measuring thread's waits for the builder
+    int64_t waiting = 0;        // now: queued, not started
+    int64_t done = 0;           // now: done, not taken
+  };
+  Stats stats() const;
+
+ private:
+  enum class State { kQueued, kBuilding, kDone };
+  struct Entry {
+    State state = State::kQueued;
+    std::string workload, target;
+    proto::Trace trace;
+    std::vector<int> builder_cpus;  // where the builder may run it
+    CandidateBuild build;
+    bool abandoned = false;  // built on the spot meanwhile: drop when done
+  };
+
+  void BuilderLoop();
+  // Builds `key`'s entry (state kBuilding) with `lock` released; returns
+  // with it held and the entry done, or erased when abandoned.
+  void BuildEntry(const std::string& key, std::unique_lock<std::mutex>& lock);
+  void ForgetOldDone();
+  // The builder thread's CPU time so far; 0 before it started.
+  double BuilderCpuSeconds() const;
+
+  const std::vector<int> cpus_;
+  const bool idle_priority_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  absl::flat_hash_map<std::string, Entry> entries_;
+  std::deque<std::string> queue_;       // kQueued keys, in order
+  std::deque<std::string> done_order_;  // kDone keys, oldest first
+  bool stop_ = false;
+  Stats stats_;
+  std::thread builder_;  // started with the first hint
+  std::optional<clockid_t> builder_clock_;  // its CPU clock, set by it under mu_
+};
+
+}  // namespace lathe::runner

@@ -1,0 +1,166 @@
+// Tests of runner/build_ahead.h in this process.
+#include "runner/build_ahead.h"
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/runner/schedule_requests.h"
+
+namespace lathe::runner {
+namespace {
+
+using ::testing::HasSubstr;
+using test_support::DefaultScheduleRequest;
+using test_support::ScheduleRequest;
+using test_support::WithBadSplit;
+
+constexpr char kSpec[] = "matmul:M=36,N=28,K=20";
+
+// Four programs of kSpec (vectorized by 4, 8, 16 and 2 lanes).
+std::vector<ScheduleRequest> FourPrograms() {
+  std::vector<ScheduleRequest> programs;
+  for (int lanes : {4, 8, 16, 2}) programs.push_back(DefaultScheduleRequest(kSpec, 1, lanes));
+  return programs;
+}
+
+proto::MeasureRequest WithHints(proto::MeasureRequest request,
+                                const std::vector<proto::MeasureRequest>& next) {
+  for (const proto::MeasureRequest& n : next) *request.add_build_ahead() = n.trace();
+  return request;
+}
+
+// Waits (up to a minute) until the builder has started everything queued
+// and finished it.
+void WaitForBuilder(const BuildAhead& ahead, int64_t done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (ahead.stats().done < done && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(ahead.stats().done, done) << "the builder did not finish in a minute";
+}
+
+TEST(BuildAhead, WithoutHintsBuildsOnTheSpot) {
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  ScheduleRequest r = DefaultScheduleRequest(kSpec);
+  CandidateBuild build = ahead.Take(r.request);
+  ASSERT_TRUE(build.ok()) << build.failure.error();
+  EXPECT_EQ(build.structural_hash, r.structural_hash);
+  EXPECT_FALSE(build.built_ahead);
+  EXPECT_EQ(ahead.stats().queued, 0);
+  EXPECT_EQ(ahead.stats().taken_ahead, 0);
+}
+
+// The hinted programs are built before they are asked for, and each is the
+// kernel a build on the spot gives (the JIT's cache: the same function).
+TEST(BuildAhead, BuildsTheHintedProgramsAheadAsTheyWouldBeBuiltOnTheSpot) {
+  std::vector<ScheduleRequest> p = FourPrograms();
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  ahead.Add(WithHints(p[0].request, {p[1].request, p[2].request, p[3].request}));
+  EXPECT_EQ(ahead.stats().queued, 3);
+  WaitForBuilder(ahead, 3);
+  EXPECT_EQ(ahead.stats().built_by_builder, 3);
+  for (int i = 1; i < 4; ++i) {
+    CandidateBuild build = ahead.Take(p[i].request);
+    ASSERT_TRUE(build.ok()) << build.failure.error();
+    EXPECT_TRUE(build.built_ahead);
+    EXPECT_EQ(build.structural_hash, p[i].structural_hash);
+    EXPECT_GT(build.build_ms, 0);
+    CandidateBuild again = BuildForMeasurement(p[i].request);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(build.kernel->function(), again.kernel->function());
+  }
+  EXPECT_EQ(ahead.stats().taken_ahead, 3);
+  EXPECT_EQ(ahead.stats().done, 0);
+  // Taken once: a second request for the same program builds on the spot
+  // (the JIT's cache makes that cheap).
+  EXPECT_FALSE(ahead.Take(p[1].request).built_ahead);
+}
+
+// Hints already queued, in progress or done are not queued again.
+TEST(BuildAhead, QueuesEachProgramOnce) {
+  std::vector<ScheduleRequest> p = FourPrograms();
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  ahead.Add(WithHints(p[0].request, {p[1].request, p[1].request, p[2].request}));
+  ahead.Add(WithHints(p[1].request, {p[2].request, p[3].request}));
+  EXPECT_EQ(ahead.stats().queued, 3);
+}
+
+// A kernel of as many threads as there are CPUs leaves none to build on:
+// hints are ignored, and everything is built on the spot.
+TEST(BuildAhead, NothingIsBuiltAheadWithoutAFreeCpu) {
+  std::vector<ScheduleRequest> p = FourPrograms();
+  {
+    BuildAhead ahead({0}, /*idle_priority=*/false);
+    ahead.Add(WithHints(p[0].request, {p[1].request}));
+    EXPECT_EQ(ahead.stats().queued, 0);
+    EXPECT_FALSE(ahead.Take(p[1].request).built_ahead);
+  }
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  ScheduleRequest two_threads = DefaultScheduleRequest(kSpec, 2);
+  proto::MeasureRequest next = two_threads.request;
+  next.mutable_trace()->CopyFrom(p[1].request.trace());
+  ahead.Add(WithHints(two_threads.request, {next}));
+  EXPECT_EQ(ahead.stats().queued, 0);
+}
+
+// A build that fails ahead is reported as it would be on the spot.
+TEST(BuildAhead, AFailedBuildAheadIsTheSameBuildError) {
+  std::vector<ScheduleRequest> p = FourPrograms();
+  const proto::MeasureRequest bad = WithBadSplit(p[1].request);
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  ahead.Add(WithHints(p[0].request, {bad}));
+  WaitForBuilder(ahead, 1);
+  CandidateBuild build = ahead.Take(bad);
+  EXPECT_TRUE(build.built_ahead);
+  ASSERT_FALSE(build.ok());
+  CandidateBuild on_the_spot = BuildForMeasurement(bad);
+  EXPECT_EQ(build.failure.status(), proto::MEASURE_BUILD_ERROR);
+  EXPECT_EQ(build.failure.error(), on_the_spot.failure.error());
+  EXPECT_THAT(build.failure.error(), HasSubstr("factor 0 is not positive"));
+}
+
+// At most kMaxEntries builds wait or lie done; done ones never asked for
+// make room for new hints, oldest first.
+TEST(BuildAhead, KeepsAtMostKMaxEntries) {
+  ScheduleRequest r = DefaultScheduleRequest(kSpec);
+  std::vector<proto::MeasureRequest> bad;  // distinct, and cheap: replay fails
+  for (int factor = 0; factor > -2 * BuildAhead::kMaxEntries; --factor) {
+    bad.push_back(WithBadSplit(r.request, factor));
+  }
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  ahead.Add(WithHints(r.request, bad));
+  EXPECT_EQ(ahead.stats().queued, BuildAhead::kMaxEntries);
+  WaitForBuilder(ahead, BuildAhead::kMaxEntries);
+  ahead.Add(WithHints(r.request, {bad.back()}));
+  EXPECT_EQ(ahead.stats().queued, BuildAhead::kMaxEntries + 1);
+  WaitForBuilder(ahead, BuildAhead::kMaxEntries);
+  EXPECT_FALSE(ahead.Take(bad.front()).built_ahead);  // forgotten first
+  EXPECT_TRUE(ahead.Take(bad.back()).built_ahead);
+}
+
+// Asked for a program the builder is on, the caller builds the queued ones
+// meanwhile, or waits: every build is used once, whoever did it.
+TEST(BuildAhead, TakesWhatTheBuilderIsOnWithoutBuildingItTwice) {
+  std::vector<ScheduleRequest> p = FourPrograms();
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  ahead.Add(WithHints(p[0].request, {p[1].request, p[2].request, p[3].request}));
+  for (int i = 1; i < 4; ++i) {
+    CandidateBuild build = ahead.Take(p[i].request);
+    ASSERT_TRUE(build.ok()) << build.failure.error();
+    EXPECT_EQ(build.structural_hash, p[i].structural_hash);
+  }
+  const BuildAhead::Stats stats = ahead.stats();
+  EXPECT_EQ(stats.waiting + stats.done, 0);
+  // Every build done ahead (by the builder, or by this thread while it
+  // waited) was taken, once. (Unless the builder starved on a loaded machine:
+  // then the builder's copy is dropped.)
+  if (stats.starved == 0) {
+    EXPECT_EQ(stats.taken_ahead, stats.built_by_builder + stats.built_while_waiting);
+  }
+}
+
+}  // namespace
+}  // namespace lathe::runner
