@@ -26,6 +26,7 @@
 // Tests: tests/compiler/codegen/codegen_llvm_test.cc.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -56,6 +57,11 @@ std::string KernelFunctionName(const Program& program, const CodegenOptions& opt
 absl::StatusOr<std::string> GenerateLLVMIR(const Program& lowered, const Target& target,
                                            const CodegenOptions& options = {},
                                            bool optimize = true);
+
+// How many times, in this process, the optimizer skipped one of the O3
+// passes it leaves out for generated kernels (optimizer.cc: loop load
+// elimination), once per function or loop the pass would have run on.
+int64_t NumOptimizerPassesLeftOut();
 
 // Sets one of LLVM's command-line options (process-wide, e.g.
 // "dse-memoryssa-defs-per-block-limit") to `value`, unless this process has

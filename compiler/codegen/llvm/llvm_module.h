@@ -43,7 +43,8 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> NewModule(const std::string& name,
 absl::Status AddKernelToModule(const Program& lowered, const Target& target,
                                const CodegenOptions& options, llvm::Module* module);
 
-// The new pass manager's O3 pipeline for tm (optimizer.cc).
+// The new pass manager's O3 pipeline for tm (optimizer.cc), less the passes
+// generated kernels do without (optimizer.cc says which and why).
 void OptimizeModule(llvm::Module* module, llvm::TargetMachine* tm);
 
 // Machine code for the module as an ELF relocatable object (object_emitter.cc).

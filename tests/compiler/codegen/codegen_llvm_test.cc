@@ -174,5 +174,19 @@ TEST(SetLlvmOptionUnlessSet, AValueLlvmCannotParseIsAnError) {
   EXPECT_THAT(set.status().message(), ::testing::HasSubstr("\"many\""));
 }
 
+// The pipeline leaves loop load elimination out (optimizer.cc: GVN forwards
+// what it would, and its analysis took seconds on unrolled conv
+// candidates). The count shows the pass was asked for and skipped, so a
+// pass renamed by a later LLVM would fail here instead of running unseen.
+TEST(Optimizer, LeavesLoopLoadEliminationOut) {
+  const int64_t before = NumOptimizerPassesLeftOut();
+  ASSERT_TRUE(GenerateLLVMIR(ScalarLoop(100), Host()).ok());
+  EXPECT_GT(NumOptimizerPassesLeftOut(), before);
+  // Not optimized: nothing to skip.
+  const int64_t now = NumOptimizerPassesLeftOut();
+  ASSERT_TRUE(GenerateLLVMIR(ScalarLoop(100), Host(), {}, /*optimize=*/false).ok());
+  EXPECT_EQ(NumOptimizerPassesLeftOut(), now);
+}
+
 }  // namespace
 }  // namespace lathe
