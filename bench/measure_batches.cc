@@ -59,7 +59,7 @@ double NowSec() {
 
 struct Pass {
   double wall_s = 0, build_s = 0, build_ahead_s = 0, run_s = 0;
-  int64_t built_ahead = 0, measured = 0, failed = 0;
+  int64_t built_ahead = 0, failed = 0;
   // Per record, the label the tuner would train on (0: failed).
   std::vector<double> labels;
 };
@@ -128,40 +128,29 @@ absl::StatusOr<Pass> MeasurePass(const Options& o, const tuner::Task& task,
       tuner::SettingsOfRound(o.min_time_s, 5, 200, o.rounds);
   Pass pass;
   const double start = NowSec();
+  // Every round's result, as the worker reported it.
+  auto measure = [&](const proto::MeasureRequest& request)
+      -> absl::StatusOr<proto::MeasureResult> {
+    absl::StatusOr<proto::MeasureResult> r = runner->Measure(request);
+    if (!r.ok()) return r;
+    pass.build_s += r->build_ms() * 1e-3;
+    pass.run_s += r->run_ms() * 1e-3;
+    if (r->built_ahead()) {
+      pass.build_ahead_s += r->build_ms() * 1e-3;
+      ++pass.built_ahead;
+    }
+    return r;
+  };
   for (size_t first = 0; first < records.size(); first += static_cast<size_t>(o.batch)) {
     const size_t n = std::min(records.size() - first, static_cast<size_t>(o.batch));
-    std::vector<std::optional<proto::MeasureResult>> results(n);
-    for (int round = 0; round < o.rounds; ++round) {
-      const std::vector<size_t> order = tuner::CandidatesOfRound(results, round);
-      for (size_t k = 0; k < order.size(); ++k) {
-        proto::MeasureRequest request = tuner::RequestOfRound(task, settings, false);
-        *request.mutable_trace() = records[first + order[k]].trace();
-        if (hints) {
-          for (size_t next : tuner::BuildAheadOf(order, k)) {
-            *request.add_build_ahead() = records[first + next].trace();
-          }
-        }
-        LATHE_ASSIGN_OR_RETURN(proto::MeasureResult r, runner->Measure(request));
-        pass.build_s += r.build_ms() * 1e-3;
-        pass.run_s += r.run_ms() * 1e-3;
-        if (r.built_ahead()) {
-          pass.build_ahead_s += r.build_ms() * 1e-3;
-          ++pass.built_ahead;
-        }
-        if (round == 0) {
-          ++pass.measured;
-          if (r.status() != proto::MEASURE_OK) ++pass.failed;
-          results[order[k]] = std::move(r);
-        } else {
-          tuner::MergeRound(r, round, &*results[order[k]]);
-        }
-      }
-    }
-    for (size_t i = 0; i < n; ++i) {
-      proto::Record measured;
-      measured.set_status(results[i]->status());
-      *measured.mutable_times_s() = results[i]->times_s();
-      pass.labels.push_back(tuner::TrainingThroughput(task.flops, measured));
+    std::vector<const proto::Trace*> traces;
+    for (size_t i = 0; i < n; ++i) traces.push_back(&records[first + i].trace());
+    LATHE_ASSIGN_OR_RETURN(std::vector<std::optional<proto::MeasureResult>> results,
+                           tuner::MeasureBatchInRounds(task, traces, settings, o.rounds,
+                                                       /*flush_cache=*/false, hints, measure));
+    for (const std::optional<proto::MeasureResult>& r : results) {
+      if (r->status() != proto::MEASURE_OK) ++pass.failed;
+      pass.labels.push_back(tuner::TrainingThroughput(task.flops, *r));
     }
   }
   pass.wall_s = NowSec() - start;

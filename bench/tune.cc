@@ -224,44 +224,22 @@ absl::Status MeasureBatchesAgain(const Options& opt,
   for (size_t b : chosen) {
     const tuner::TuneReport::JudgedBatch& batch = report.judged_batches[b];
     const size_t n = batch.structural_hashes.size();
-    // As the tuner measures a batch (measurement_rounds.h): every program
-    // in round 0, those still OK in each later round, merged. A program
-    // not in the database is never measured.
-    std::vector<const proto::Record*> record(n, nullptr);
+    // As the tuner measures a batch (measurement_rounds.h). A program not
+    // in the database is never measured.
+    std::vector<const proto::Trace*> traces(n, nullptr);
     for (size_t i = 0; i < n; ++i) {
       auto found = by_hash.find(batch.structural_hashes[i]);
-      if (found != by_hash.end()) record[i] = found->second;
+      if (found != by_hash.end()) traces[i] = &found->second->trace();
     }
-    std::vector<std::optional<proto::MeasureResult>> results(n);
-    for (int round = 0; round < tune.measure_rounds; ++round) {
-      const std::vector<size_t> order = tuner::CandidatesOfRound(results, round);
-      for (size_t k = 0; k < order.size(); ++k) {
-        const size_t i = order[k];
-        if (record[i] == nullptr) continue;
-        proto::MeasureRequest request =
-            tuner::RequestOfRound(task, settings, tune.flush_cache);
-        *request.mutable_trace() = record[i]->trace();
-        for (size_t next : tuner::BuildAheadOf(order, k)) {
-          if (record[next] != nullptr) *request.add_build_ahead() = record[next]->trace();
-        }
-        LATHE_ASSIGN_OR_RETURN(proto::MeasureResult again,
-                               runner.Measure(request));
-        if (round == 0) {
-          results[i] = std::move(again);
-        } else {
-          tuner::MergeRound(again, round, &*results[i]);
-        }
-      }
-    }
+    LATHE_ASSIGN_OR_RETURN(
+        std::vector<std::optional<proto::MeasureResult>> results,
+        tuner::MeasureBatchInRounds(
+            task, traces, settings, tune.measure_rounds, tune.flush_cache,
+            /*build_ahead=*/true,
+            [&](const proto::MeasureRequest& request) { return runner.Measure(request); }));
     bench::RemeasuredBatch remeasured{batch.predicted, batch.throughputs, {}};
-    for (size_t i = 0; i < n; ++i) {
-      proto::Record measured;  // what the label is computed from
-      if (results[i]) {
-        measured.set_status(results[i]->status());
-        *measured.mutable_times_s() = results[i]->times_s();
-      }
-      remeasured.again.push_back(
-          results[i] ? tuner::TrainingThroughput(task.flops, measured) : 0);
+    for (const std::optional<proto::MeasureResult>& r : results) {
+      remeasured.again.push_back(r ? tuner::TrainingThroughput(task.flops, *r) : 0);
     }
     batches.push_back(std::move(remeasured));
     result.remeasured_trained_on.push_back(report.batch_accuracy_trained_on[b]);

@@ -19,11 +19,7 @@
 
 #include "absl/strings/numbers.h"
 
-#include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/target.h"
-#include "compiler/schedule/default_schedule.h"
-#include "compiler/schedule/trace.h"
-#include "compiler/workload/spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/trace.pb.h"
@@ -82,30 +78,10 @@ LocalRunnerOptions Options() {
   return options;
 }
 
-struct Candidate {
-  proto::MeasureRequest request;
-  std::string structural_hash;
-};
+using Candidate = test_support::ScheduleRequest;
 
 Candidate DefaultCandidate() {
-  Candidate c;
-  absl::StatusOr<Workload> workload = ParseWorkloadSpec(kSpec);
-  EXPECT_TRUE(workload.ok()) << workload.status();
-  Target target = HostTarget(/*num_threads=*/1);
-  DefaultScheduleOptions options;
-  options.vector_width = target.VectorLanesF32();
-  options.num_threads = 1;
-  absl::StatusOr<Trace> trace = DefaultSchedule(*workload->InitialProgram(), options);
-  EXPECT_TRUE(trace.ok()) << trace.status();
-  trace->workload = workload->CanonicalForm();
-  absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(*workload, &*trace, target);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  c.structural_hash = kernel->structural_hash;
-  c.request.set_workload(workload->CanonicalForm());
-  trace->ToProto(c.request.mutable_trace());
-  c.request.set_target(target.ToString());
-  c.request.set_min_time_s(0.01);
-  c.request.set_min_repeats(3);
+  Candidate c = test_support::DefaultScheduleRequest(kSpec);
   c.request.set_check_seed(3);
   return c;
 }
@@ -151,16 +127,10 @@ TEST(LocalRunner, BadTraceIsABuildError) {
   auto runner = StartOrDie(Options());
   ASSERT_NE(runner, nullptr);
   Candidate c = DefaultCandidate();
-  proto::MeasureRequest bad = c.request;
-  // A split by a factor of 0: replay refuses it.
-  bool changed = false;
-  for (proto::TraceInstruction& inst : *bad.mutable_trace()->mutable_instructions()) {
-    if (inst.kind() == "split" && !changed) {
-      inst.mutable_inputs(2)->set_int_value(0);
-      changed = true;
-    }
-  }
-  ASSERT_TRUE(changed);
+  // A split by a factor of 0: replay refuses it (fails here if the trace has
+  // no split).
+  const proto::MeasureRequest bad = test_support::WithBadSplit(c.request);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   proto::MeasureResult r = MeasureOrDie(*runner, bad);
   EXPECT_EQ(r.status(), proto::MEASURE_BUILD_ERROR);
   EXPECT_THAT(r.error(), HasSubstr("split: "));

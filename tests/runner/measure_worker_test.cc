@@ -10,14 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/target.h"
-#include "compiler/schedule/default_schedule.h"
-#include "compiler/schedule/trace.h"
-#include "compiler/workload/spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/trace.pb.h"
+#include "tests/runner/schedule_requests.h"
 
 namespace lathe::runner {
 namespace {
@@ -26,32 +22,12 @@ using ::testing::HasSubstr;
 
 constexpr char kSpec[] = "matmul:M=64,N=48,K=32";
 
-struct Candidate {
-  proto::MeasureRequest request;
-  std::string structural_hash;  // what the trace replays to, computed here
-};
+using Candidate = test_support::ScheduleRequest;
 
 // A request for the default schedule of kSpec as an explicit trace, timed
 // briefly, with the hash this process computes for it.
 Candidate DefaultCandidate(int num_threads = 1) {
-  Candidate c;
-  absl::StatusOr<Workload> workload = ParseWorkloadSpec(kSpec);
-  EXPECT_TRUE(workload.ok()) << workload.status();
-  Target target = HostTarget(num_threads);
-  DefaultScheduleOptions options;
-  options.vector_width = target.VectorLanesF32();
-  options.num_threads = num_threads;
-  absl::StatusOr<Trace> trace = DefaultSchedule(*workload->InitialProgram(), options);
-  EXPECT_TRUE(trace.ok()) << trace.status();
-  trace->workload = workload->CanonicalForm();
-  absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(*workload, &*trace, target);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  c.structural_hash = kernel->structural_hash;
-  c.request.set_workload(workload->CanonicalForm());
-  trace->ToProto(c.request.mutable_trace());
-  c.request.set_target(target.ToString());
-  c.request.set_min_time_s(0.01);
-  c.request.set_min_repeats(3);
+  Candidate c = test_support::DefaultScheduleRequest(kSpec, num_threads);
   c.request.set_check_seed(7);
   return c;
 }

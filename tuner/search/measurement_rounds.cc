@@ -72,4 +72,32 @@ std::vector<size_t> BuildAheadOf(const std::vector<size_t>& order, size_t k) {
   return next;
 }
 
+absl::StatusOr<std::vector<std::optional<proto::MeasureResult>>> MeasureBatchInRounds(
+    const Task& task, const std::vector<const proto::Trace*>& traces,
+    const RoundSettings& settings, int rounds, bool flush_cache, bool build_ahead,
+    const std::function<absl::StatusOr<proto::MeasureResult>(const proto::MeasureRequest&)>&
+        measure) {
+  std::vector<std::optional<proto::MeasureResult>> results(traces.size());
+  for (int round = 0; round < std::max(1, rounds); ++round) {
+    const std::vector<size_t> order = CandidatesOfRound(results, round);
+    for (size_t k = 0; k < order.size(); ++k) {
+      const size_t i = order[k];
+      if (traces[i] == nullptr) continue;
+      proto::MeasureRequest request = RequestOfRound(task, settings, flush_cache);
+      *request.mutable_trace() = *traces[i];
+      for (size_t next : build_ahead ? BuildAheadOf(order, k) : std::vector<size_t>()) {
+        if (traces[next] != nullptr) *request.add_build_ahead() = *traces[next];
+      }
+      absl::StatusOr<proto::MeasureResult> result = measure(request);
+      if (!result.ok()) return result.status();
+      if (round == 0) {
+        results[i] = *std::move(result);
+      } else {
+        MergeRound(*result, round, &*results[i]);
+      }
+    }
+  }
+  return results;
+}
+
 }  // namespace lathe::tuner

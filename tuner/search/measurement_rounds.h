@@ -18,10 +18,13 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "proto/measure.pb.h"
+#include "proto/trace.pb.h"
 #include "tuner/search/task.h"
 
 namespace lathe::tuner {
@@ -75,5 +78,19 @@ std::vector<size_t> CandidatesOfRound(
 // round ("round 2: timed out after ..."): a program that fails once is not
 // trusted with the times of the rounds it passed.
 void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResult* into);
+
+// Measures a batch of programs of `task` as the tuner's one measurer does:
+// `rounds` rounds (CandidatesOfRound), one request at a time (RequestOfRound
+// with the program's trace, and the next ones of the round for building
+// ahead when `build_ahead`), each later round merged into the first
+// (MergeRound). `traces[i]` null: program i is not measured (its result
+// stays empty). For benchmarks that measure a run's batches again; the
+// tuner's own loop adds measurers side by side, stopping and progress. An
+// error only when `measure` returns one.
+absl::StatusOr<std::vector<std::optional<proto::MeasureResult>>> MeasureBatchInRounds(
+    const Task& task, const std::vector<const proto::Trace*>& traces,
+    const RoundSettings& settings, int rounds, bool flush_cache, bool build_ahead,
+    const std::function<absl::StatusOr<proto::MeasureResult>(const proto::MeasureRequest&)>&
+        measure);
 
 }  // namespace lathe::tuner

@@ -14,4 +14,11 @@ double TrainingThroughput(int64_t flops, const proto::Record& record) {
   return seconds > 0 ? static_cast<double>(flops) / seconds * 1e-9 : 0;
 }
 
+double TrainingThroughput(int64_t flops, const proto::MeasureResult& result) {
+  proto::Record record;
+  record.set_status(result.status());
+  *record.mutable_times_s() = result.times_s();
+  return TrainingThroughput(flops, record);
+}
+
 }  // namespace lathe::tuner

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "proto/measure.pb.h"
 #include "proto/record.pb.h"
 
 namespace lathe::tuner {
@@ -26,5 +27,8 @@ namespace lathe::tuner {
 // fastest repeat (times_s), or by its median when it has no repeats; 0 when
 // it did not measure OK (failures rank below every program that ran).
 double TrainingThroughput(int64_t flops, const proto::Record& record);
+
+// The same of a measurement not yet recorded (its rounds merged).
+double TrainingThroughput(int64_t flops, const proto::MeasureResult& result);
 
 }  // namespace lathe::tuner

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
 #include "compiler/codegen/target.h"
 #include "compiler/workload/spec.h"
 
@@ -117,6 +122,53 @@ TEST(MergeRound, AFailureInALaterRoundIsTheResult) {
   MergeRound(proto::MeasureResult(), 2, &unset);
   EXPECT_EQ(unset.status(), proto::MEASURE_RUN_ERROR);
   EXPECT_EQ(unset.error(), "round 3: ");
+}
+
+// A batch measured again as the tuner measures it: round 0 over every
+// program with a trace, later rounds backwards over those still OK, each
+// request naming the next programs of its round, later rounds merged.
+TEST(MeasureBatchInRounds, MeasuresLikeTheTunerAndMergesTheRounds) {
+  const Task task =
+      MakeTask(ParseWorkloadSpec("matmul:M=32,N=48,K=16").value(), HostTarget(1), 1).value();
+  std::vector<proto::Trace> traces(4);
+  for (size_t i = 0; i < traces.size(); ++i) traces[i].set_workload(std::to_string(i));
+  // Program 2 has no trace: never measured. Program 1 fails in round 0.
+  const std::vector<const proto::Trace*> batch = {&traces[0], &traces[1], nullptr, &traces[3]};
+  std::vector<std::string> asked;  // "round:program:hints"
+  int round = 0;
+  auto measure = [&](const proto::MeasureRequest& request)
+      -> absl::StatusOr<proto::MeasureResult> {
+    std::string hints;
+    for (const proto::Trace& t : request.build_ahead()) hints += t.workload();
+    const std::string program = request.trace().workload();
+    if (asked.size() == 3) round = 1;  // 3 programs in round 0
+    asked.push_back(absl::StrCat(round, ":", program, ":", hints));
+    proto::MeasureResult r;
+    r.set_status(program == "1" ? proto::MEASURE_RUN_ERROR : proto::MEASURE_OK);
+    r.add_times_s(round == 0 ? 2e-3 : 1e-3);
+    return r;
+  };
+  const RoundSettings settings = SettingsOfRound(0.1, 5, 200, 2);
+  absl::StatusOr<std::vector<std::optional<proto::MeasureResult>>> results =
+      MeasureBatchInRounds(task, batch, settings, 2, false, /*build_ahead=*/true, measure);
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_EQ(asked, (std::vector<std::string>{"0:0:13", "0:1:3", "0:3:", "1:3:0", "1:0:"}));
+  ASSERT_EQ(results->size(), 4u);
+  EXPECT_FALSE((*results)[2].has_value());
+  EXPECT_EQ((*results)[1]->status(), proto::MEASURE_RUN_ERROR);
+  ASSERT_EQ((*results)[0]->times_s_size(), 2);
+  EXPECT_DOUBLE_EQ((*results)[0]->times_s(1), 1e-3);
+
+  // Without building ahead, no hints; a failing measurer is the error.
+  asked.clear();
+  round = 0;
+  ASSERT_TRUE(MeasureBatchInRounds(task, batch, settings, 2, false, false, measure).ok());
+  for (const std::string& a : asked) EXPECT_EQ(a.back(), ':') << a;
+  auto broken = [](const proto::MeasureRequest&) -> absl::StatusOr<proto::MeasureResult> {
+    return absl::UnavailableError("no worker");
+  };
+  EXPECT_EQ(MeasureBatchInRounds(task, batch, settings, 2, false, true, broken).status().code(),
+            absl::StatusCode::kUnavailable);
 }
 
 }  // namespace

@@ -42,5 +42,15 @@ TEST(TrainingThroughput, IsZeroForFailures) {
   EXPECT_EQ(TrainingThroughput(1'000'000, Measured({}, 0)), 0);
 }
 
+// A measurement not yet recorded is labelled as its record would be.
+TEST(TrainingThroughput, OfAResultIsThatOfItsRecord) {
+  proto::MeasureResult result;
+  result.set_status(proto::MEASURE_OK);
+  for (double t : {3e-3, 2e-3, 4e-3}) result.add_times_s(t);
+  EXPECT_DOUBLE_EQ(TrainingThroughput(/*flops=*/4'000'000, result), 2.0);
+  result.set_status(proto::MEASURE_WRONG_RESULT);
+  EXPECT_DOUBLE_EQ(TrainingThroughput(4'000'000, result), 0);
+}
+
 }  // namespace
 }  // namespace lathe::tuner
