@@ -57,8 +57,12 @@ void BuildAhead::Add(const proto::MeasureRequest& request) {
   absl::StatusOr<Target> target = ParseTarget(request.target());
   if (!target.ok()) return;  // its own request fails with the reason
   const size_t used = static_cast<size_t>(std::max(1, target->num_threads));
-  if (used >= cpus_.size()) return;
-  std::vector<int> free_cpus(cpus_.begin() + static_cast<std::ptrdiff_t>(used), cpus_.end());
+  // No CPU free while the kernel runs: built beside the measuring thread's
+  // own builds only; on one CPU, not at all.
+  const bool beside = used >= cpus_.size();
+  if (beside && cpus_.size() < 2) return;
+  std::vector<int> free_cpus;
+  if (!beside) free_cpus.assign(cpus_.begin() + static_cast<std::ptrdiff_t>(used), cpus_.end());
   bool added = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -72,10 +76,11 @@ void BuildAhead::Add(const proto::MeasureRequest& request) {
       entry.target = request.target();
       entry.trace = trace;
       entry.builder_cpus = free_cpus;
-      queue_.push_back(std::move(key));
+      (beside ? beside_queue_ : queue_).push_back(std::move(key));
       ++stats_.queued;
       added = true;
     }
+    if (beside) return;
     if (added && !builder_.joinable()) builder_ = std::thread([this] { BuilderLoop(); });
   }
   if (added) changed_.notify_all();
@@ -150,7 +155,9 @@ CandidateBuild BuildAhead::Take(const proto::MeasureRequest& request) {
       return build;
     }
     if (entry.state == State::kQueued) {
-      queue_.erase(std::find(queue_.begin(), queue_.end(), key));
+      std::deque<std::string>& queue =
+          std::find(queue_.begin(), queue_.end(), key) != queue_.end() ? queue_ : beside_queue_;
+      queue.erase(std::find(queue.begin(), queue.end(), key));
       entries_.erase(it);
       break;
     }
@@ -183,8 +190,40 @@ CandidateBuild BuildAhead::Take(const proto::MeasureRequest& request) {
     window_waited_s += waited_s;
     stats_.wait_s += waited_s;
   }
+  if (!beside_queue_.empty()) return BuildBesideOthers(request, lock);
   lock.unlock();
   return BuildForMeasurement(request);
+}
+
+CandidateBuild BuildAhead::BuildBesideOthers(const proto::MeasureRequest& own,
+                                             std::unique_lock<std::mutex>& lock) {
+  // Each thread takes the next queued build until none is left, so that a
+  // long build on one CPU does not keep the others idle.
+  auto build_queued = [this](std::unique_lock<std::mutex>& held, int64_t& counter) {
+    while (!beside_queue_.empty()) {
+      std::string key = std::move(beside_queue_.front());
+      beside_queue_.pop_front();
+      entries_.at(key).state = State::kBuilding;
+      BuildEntry(key, held);
+      ++counter;
+    }
+  };
+  std::vector<std::thread> helpers;
+  const size_t count = std::min(cpus_.size() - 1, beside_queue_.size());
+  for (size_t i = 0; i < count; ++i) {
+    helpers.emplace_back([this, build_queued, cpu = cpus_[1 + i]] {
+      RunHereOnly({cpu});
+      std::unique_lock<std::mutex> held(mu_);
+      build_queued(held, stats_.built_beside);
+    });
+  }
+  lock.unlock();
+  CandidateBuild build = BuildForMeasurement(own);
+  lock.lock();
+  build_queued(lock, stats_.built_while_waiting);
+  lock.unlock();
+  for (std::thread& helper : helpers) helper.join();
+  return build;
 }
 
 double BuildAhead::BuilderCpuSeconds() const {
@@ -196,7 +235,7 @@ double BuildAhead::BuilderCpuSeconds() const {
 BuildAhead::Stats BuildAhead::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats stats = stats_;
-  stats.waiting = static_cast<int64_t>(queue_.size());
+  stats.waiting = static_cast<int64_t>(queue_.size() + beside_queue_.size());
   stats.done = static_cast<int64_t>(done_order_.size());
   return stats;
 }

@@ -16,7 +16,14 @@
 // How it keeps out of the way:
 //  - only CPUs the kernel leaves free: a kernel of T threads runs on the
 //    first T CPUs of `cpus` (measure_worker.h), the builder is pinned to the
-//    rest; none left (a kernel on every CPU): nothing is built ahead;
+//    rest;
+//  - none left (a kernel on every CPU, `lathe tune`'s default): nothing is
+//    built while a kernel runs. The hints wait until the measuring thread
+//    has to build a candidate itself, and are built then, beside it, on the
+//    other CPUs (one thread pinned to each, at normal priority), until none
+//    is left; Take returns when all are done, so the check and the timing
+//    that follow have the machine to themselves. A batch's first round is
+//    built up to as many at a time as there are CPUs instead of one;
 //  - the builder runs at SCHED_IDLE, so it takes what the CPU has left and
 //    the scheduler has no reason to move another busy thread (the tuner's
 //    search) onto the measuring CPU;
@@ -81,6 +88,7 @@ class BuildAhead {
     int64_t queued = 0;         // hints queued
     int64_t built_by_builder = 0;
     int64_t built_while_waiting = 0;  // queued ones the measuring thread built
+    int64_t built_beside = 0;   // by the threads beside the measuring one
     int64_t taken_ahead = 0;    // requests whose build was done ahead
     int64_t starved = 0;        // built on the spot as the builder did not run
     double wait_s = 0;          // the measuring thread's waits for the builder
@@ -101,6 +109,13 @@ class BuildAhead {
   };
 
   void BuilderLoop();
+  // Builds every queued beside-build, on one thread per CPU after the
+  // measuring thread's (started now, at most one per queued build) and then
+  // on the calling thread too once `own` (its own build) is done; returns
+  // `own`'s result when all have finished. `lock` is held on entry and
+  // released on return.
+  CandidateBuild BuildBesideOthers(const proto::MeasureRequest& own,
+                                   std::unique_lock<std::mutex>& lock);
   // Builds `key`'s entry (state kBuilding) with `lock` released; returns
   // with it held and the entry done, or erased when abandoned.
   void BuildEntry(const std::string& key, std::unique_lock<std::mutex>& lock);
@@ -113,7 +128,10 @@ class BuildAhead {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   absl::flat_hash_map<std::string, Entry> entries_;
-  std::deque<std::string> queue_;       // kQueued keys, in order
+  std::deque<std::string> queue_;       // kQueued keys for the builder, in order
+  // kQueued keys of targets on every CPU, built only beside the measuring
+  // thread's own builds (BuildBesideOthers), in order.
+  std::deque<std::string> beside_queue_;
   std::deque<std::string> done_order_;  // kDone keys, oldest first
   bool stop_ = false;
   Stats stats_;

@@ -8,7 +8,8 @@
 //     schedule), lower, and compile with the JIT. Any failure:
 //     MEASURE_BUILD_ERROR with the message. The worker loop builds the
 //     request's build_ahead traces beside the measurement, on a CPU the
-//     kernel leaves free (build_ahead.h), and takes a build done ahead.
+//     kernel leaves free, or, with none free, beside its next build on the
+//     spot (build_ahead.h), and takes a build done ahead.
 //  2. Check the kernel's output against the reference on random inputs from
 //     check_seed: a mismatch is MEASURE_WRONG_RESULT; the kernel's own error
 //     is MEASURE_RUN_ERROR. A kernel that passed on the same check_seed

@@ -88,9 +88,11 @@ TEST(BuildAhead, QueuesEachProgramOnce) {
   EXPECT_EQ(ahead.stats().queued, 3);
 }
 
-// A kernel of as many threads as there are CPUs leaves none to build on:
-// hints are ignored, and everything is built on the spot.
-TEST(BuildAhead, NothingIsBuiltAheadWithoutAFreeCpu) {
+// A kernel of as many threads as there are CPUs leaves none to build on
+// while it runs: hints wait until the measuring thread builds a candidate
+// itself, and are all built, beside it, before that build is returned. On
+// one CPU there is nothing beside it: hints are ignored.
+TEST(BuildAhead, WithoutAFreeCpuHintsAreBuiltOnlyBesideABuildOnTheSpot) {
   std::vector<ScheduleRequest> p = FourPrograms();
   {
     BuildAhead ahead({0}, /*idle_priority=*/false);
@@ -98,12 +100,56 @@ TEST(BuildAhead, NothingIsBuiltAheadWithoutAFreeCpu) {
     EXPECT_EQ(ahead.stats().queued, 0);
     EXPECT_FALSE(ahead.Take(p[1].request).built_ahead);
   }
+  std::vector<ScheduleRequest> two_threads;
+  for (int lanes : {4, 8, 16, 2}) two_threads.push_back(DefaultScheduleRequest(kSpec, 2, lanes));
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
-  ScheduleRequest two_threads = DefaultScheduleRequest(kSpec, 2);
-  proto::MeasureRequest next = two_threads.request;
-  next.mutable_trace()->CopyFrom(p[1].request.trace());
-  ahead.Add(WithHints(two_threads.request, {next}));
-  EXPECT_EQ(ahead.stats().queued, 0);
+  ahead.Add(WithHints(two_threads[0].request,
+                      {two_threads[1].request, two_threads[2].request, two_threads[3].request}));
+  // Queued, and nothing started: there is no builder thread to start them.
+  EXPECT_EQ(ahead.stats().queued, 3);
+  EXPECT_EQ(ahead.stats().waiting, 3);
+  EXPECT_EQ(ahead.stats().done, 0);
+  EXPECT_EQ(ahead.stats().built_by_builder, 0);
+
+  CandidateBuild first = ahead.Take(two_threads[0].request);
+  ASSERT_TRUE(first.ok()) << first.failure.error();
+  EXPECT_FALSE(first.built_ahead);
+  EXPECT_EQ(first.structural_hash, two_threads[0].structural_hash);
+  // Returned only with every hint built: the kernel's check and timing
+  // that follow share the CPUs with no build.
+  BuildAhead::Stats stats = ahead.stats();
+  EXPECT_EQ(stats.waiting, 0);
+  EXPECT_EQ(stats.done, 3);
+  EXPECT_EQ(stats.built_beside + stats.built_while_waiting, 3);
+  EXPECT_EQ(stats.built_by_builder, 0);
+  for (int i = 1; i < 4; ++i) {
+    CandidateBuild build = ahead.Take(two_threads[i].request);
+    ASSERT_TRUE(build.ok()) << build.failure.error();
+    EXPECT_TRUE(build.built_ahead);
+    EXPECT_EQ(build.structural_hash, two_threads[i].structural_hash);
+    CandidateBuild again = BuildForMeasurement(two_threads[i].request);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(build.kernel->function(), again.kernel->function());
+  }
+  EXPECT_EQ(ahead.stats().taken_ahead, 3);
+}
+
+// A candidate built ahead is returned at once, without building the hints
+// queued since: its check and timing come first.
+TEST(BuildAhead, WithoutAFreeCpuACandidateBuiltAheadIsTakenWithoutBuildingMore) {
+  std::vector<ScheduleRequest> two_threads;
+  for (int lanes : {4, 8, 16, 2}) two_threads.push_back(DefaultScheduleRequest(kSpec, 2, lanes));
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  ahead.Add(WithHints(two_threads[0].request, {two_threads[1].request}));
+  ASSERT_TRUE(ahead.Take(two_threads[0].request).ok());
+  ahead.Add(WithHints(two_threads[1].request, {two_threads[2].request, two_threads[3].request}));
+  EXPECT_EQ(ahead.stats().waiting, 2);
+  EXPECT_TRUE(ahead.Take(two_threads[1].request).built_ahead);
+  EXPECT_EQ(ahead.stats().waiting, 2);
+  // The next build on the spot builds them.
+  EXPECT_FALSE(ahead.Take(two_threads[0].request).built_ahead);
+  EXPECT_EQ(ahead.stats().waiting, 0);
+  EXPECT_EQ(ahead.stats().done, 2);
 }
 
 // A build that fails ahead is reported as it would be on the spot.

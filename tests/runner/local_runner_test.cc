@@ -319,6 +319,40 @@ TEST(LocalRunner, BuildsTheHintedProgramsAheadBesideMeasurement) {
   EXPECT_THAT(r.error(), HasSubstr("factor 0 is not positive"));
 }
 
+// A kernel on every CPU the worker may use leaves none free while it runs:
+// the hinted programs are built beside the first one the worker has to
+// build itself, before its check and timing, and are then ready.
+TEST(LocalRunner, BuildsTheHintedProgramsBesideItsOwnBuildWhenTheKernelUsesEveryCpu) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  const int cpus = CPU_COUNT(&allowed);
+  if (cpus < 2) GTEST_SKIP() << "needs 2 CPUs, has " << cpus;
+  auto runner = StartOrDie(Options());
+  ASSERT_NE(runner, nullptr);
+  std::vector<test_support::ScheduleRequest> p;
+  for (int lanes : {4, 8, 16, 2}) {
+    p.push_back(test_support::DefaultScheduleRequest("matmul:M=36,N=28,K=20", cpus, lanes));
+  }
+  const proto::MeasureRequest bad = test_support::WithBadSplit(p[1].request);
+  proto::MeasureRequest first = p[0].request;
+  for (const proto::MeasureRequest& next : {p[1].request, p[2].request, p[3].request, bad}) {
+    *first.add_build_ahead() = next.trace();
+  }
+  proto::MeasureResult r = MeasureOrDie(*runner, first);
+  ASSERT_EQ(r.status(), proto::MEASURE_OK) << r.error();
+  EXPECT_FALSE(r.built_ahead());
+  for (int i = 1; i < 4; ++i) {
+    r = MeasureOrDie(*runner, p[i].request);
+    ASSERT_EQ(r.status(), proto::MEASURE_OK) << r.error();
+    EXPECT_EQ(r.structural_hash(), p[i].structural_hash);
+    EXPECT_GE(r.times_s_size(), 3);
+    EXPECT_TRUE(r.built_ahead()) << "program " << i;
+  }
+  r = MeasureOrDie(*runner, bad);
+  EXPECT_EQ(r.status(), proto::MEASURE_BUILD_ERROR);
+  EXPECT_THAT(r.error(), HasSubstr("factor 0 is not positive"));
+}
+
 TEST(LocalRunner, WorkerDyingOnEveryRequestIsARunErrorAfterOneRetry) {
   // A fake worker: says hello, then dies as soon as a request arrives (before
   // its acknowledgement). Counts its starts in a file.
