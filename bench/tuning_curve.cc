@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tuner/cost_model/cost_model.h"
+
 namespace lathe::bench {
 
 std::vector<CurvePoint> TuningCurve(
@@ -55,6 +57,17 @@ AccuracySummary MeanAccuracy(const std::vector<double>& accuracy,
   }
   if (summary.batches > 0) summary.mean = sum / summary.batches;
   return summary;
+}
+
+std::vector<double> AccuracyOnPairsApart(
+    const std::vector<tuner::TuneReport::JudgedBatch>& batches, double gap) {
+  std::vector<double> accuracy;
+  for (const tuner::TuneReport::JudgedBatch& batch : batches) {
+    // A judged batch is of one task.
+    const std::vector<int> one_task(batch.throughputs.size(), 0);
+    accuracy.push_back(tuner::PairwiseAccuracy(batch.predicted, batch.throughputs, one_task, gap));
+  }
+  return accuracy;
 }
 
 }  // namespace lathe::bench

@@ -2,7 +2,8 @@
 // (tuner/search/tuner.h): the tuning curve -- the best throughput found so
 // far against trials and against wall time --, its points at checkpoints,
 // the search overhead, and the cost model's mean pairwise accuracy on
-// batches it had not trained on, by how many rows it had trained on.
+// batches it had not trained on, by how many rows it had trained on, on
+// every pair or on the pairs the measurement can order.
 // Tests: tests/bench/tuning_curve_test.cc.
 #pragma once
 
@@ -48,5 +49,15 @@ struct AccuracySummary {
 AccuracySummary MeanAccuracy(const std::vector<double>& accuracy,
                              const std::vector<int64_t>& trained_on,
                              int64_t min_rows, int64_t max_rows = 0);
+
+// The model's pairwise accuracy on each of `batches` (TuneReport::
+// judged_batches, in order) counting only the pairs whose labels differ by
+// more than `gap` (relative to the faster): the pairs the measurement can
+// order. Why: late in a run a batch is mostly programs on one plateau, and
+// their labels order pairs closer than about 1% like another measurement
+// of them at chance (bench/README.md, "The measurement against itself"), so
+// no model's strict accuracy on such a batch says how well it ranks.
+std::vector<double> AccuracyOnPairsApart(
+    const std::vector<tuner::TuneReport::JudgedBatch>& batches, double gap);
 
 }  // namespace lathe::bench

@@ -114,5 +114,30 @@ TEST(MeanAccuracy, NoBatchGivesZeroBatches) {
   EXPECT_EQ(MeanAccuracy({}, {}, 0).batches, 0);
 }
 
+// Pairs closer than the gap count neither way; the rest as in the strict
+// accuracy, batch by batch.
+TEST(AccuracyOnPairsApart, LeavesOutPairsWithinTheGap) {
+  tuner::TuneReport::JudgedBatch batch;
+  // 100 and 99.5 are 0.5% apart and predicted in the wrong order; every
+  // other pair is right.
+  batch.throughputs = {100, 99.5, 50, 10};
+  batch.predicted = {0.8, 0.9, 0.5, 0.1};
+  tuner::TuneReport::JudgedBatch all_wrong;
+  all_wrong.throughputs = {30, 20, 10};
+  all_wrong.predicted = {1, 2, 3};
+  std::vector<double> strict = AccuracyOnPairsApart({batch, all_wrong}, 0);
+  ASSERT_EQ(strict.size(), 2u);
+  EXPECT_DOUBLE_EQ(strict[0], 5.0 / 6);
+  EXPECT_DOUBLE_EQ(strict[1], 0);
+  std::vector<double> apart = AccuracyOnPairsApart({batch, all_wrong}, 0.01);
+  ASSERT_EQ(apart.size(), 2u);
+  EXPECT_DOUBLE_EQ(apart[0], 1);
+  EXPECT_DOUBLE_EQ(apart[1], 0);
+  // 100 against 50 is 50% apart: with a gap of 0.6 only 50/10 and
+  // 100/10 and 99.5/10 are left.
+  EXPECT_DOUBLE_EQ(AccuracyOnPairsApart({batch}, 0.6)[0], 1);
+  EXPECT_TRUE(AccuracyOnPairsApart({}, 0.01).empty());
+}
+
 }  // namespace
 }  // namespace lathe::bench
