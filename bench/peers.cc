@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 #include <omp.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -67,27 +69,33 @@ Error Compare(const float* got, const float* want, size_t n) {
 // next Lathe call (20 ms of settling halved it in bench_tune's comparison).
 void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
 
-std::pair<double, double> TimeInterleaved(const std::function<void()>& a,
-                                          const std::function<void()>& b,
-                                          int rounds) {
+InterleavedTimes TimeInterleaved(const std::function<void()>& a,
+                                 const std::function<void()>& b, int rounds) {
   for (int w = 0; w < 2; ++w) {
     a();
     b();
   }
-  std::vector<double> ta, tb;
+  // Seconds of the first and of the second call of `f`, back to back.
+  auto time_twice = [](const std::function<void()>& f) {
+    const double t0 = NowSec();
+    f();
+    const double t1 = NowSec();
+    f();
+    const double t2 = NowSec();
+    return std::pair<double, double>(t1 - t0, t2 - t1);
+  };
+  std::vector<double> ta, tb, ta_warm, tb_warm;
   for (int r = 0; r < rounds; ++r) {
     Settle();
-    double t0 = NowSec();
-    a();
-    double t1 = NowSec();
+    auto [a_first, a_second] = time_twice(a);
     Settle();
-    double t2 = NowSec();
-    b();
-    double t3 = NowSec();
-    ta.push_back(t1 - t0);
-    tb.push_back(t3 - t2);
+    auto [b_first, b_second] = time_twice(b);
+    ta.push_back(a_first);
+    ta_warm.push_back(a_second);
+    tb.push_back(b_first);
+    tb_warm.push_back(b_second);
   }
-  return {Median(ta), Median(tb)};
+  return {Median(ta), Median(tb), Median(ta_warm), Median(tb_warm)};
 }
 
 std::string CpuModel() {
@@ -121,6 +129,24 @@ void PrintOpenBlasCore() {
 void SetPeerThreads(int n) {
   openblas_set_num_threads(n);
   omp_set_num_threads(n);
+  // OpenMP's threads (oneDNN's) are pinned as Lathe's are (PinLatheThreads:
+  // thread t on CPU t, the caller on the first): left free, a woken worker
+  // was often queued behind the caller on its CPU, where they took turns
+  // spinning at oneDNN's barriers -- and a team created after Lathe had
+  // pinned the caller inherited its one CPU. Either way oneDNN's 2-thread
+  // conv took 2-8 ms instead of 1.0-1.2. The caller (thread 0) is left as
+  // it is.
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+#pragma omp parallel num_threads(n)
+  {
+    const int t = omp_get_thread_num();
+    if (t != 0 && cpus > 0) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(static_cast<int>(t % cpus), &one);
+      sched_setaffinity(0, sizeof one, &one);
+    }
+  }
 }
 
 void Sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b,

@@ -51,11 +51,21 @@ Error Compare(const float* got, const float* want, size_t n);
 // pool steals a core from the other side's next call. Not timed.
 void Settle();
 
-// Two warm-up calls of each, then `rounds` rounds of Settle, a, Settle, b;
-// returns the median seconds of a and of b.
-std::pair<double, double> TimeInterleaved(const std::function<void()>& a,
-                                          const std::function<void()>& b,
-                                          int rounds);
+// Median seconds of each side, as its first call after settling and as the
+// call right after that one. Both readings, because the first call after
+// idle pays for waking up on this VM (oneDNN's 2-thread conv: 1.3 ms against
+// 1.1 for the next; Lathe's 1-thread matmul: 26.5 against 21.9 ms), and how
+// much differs between the two sides (bench/README.md, "oneDNN's threads
+// pinned, and the second call").
+struct InterleavedTimes {
+  double a_s = 0, b_s = 0;            // the first call after Settle
+  double a_warm_s = 0, b_warm_s = 0;  // the call right after it
+};
+
+// Two warm-up calls of each, then `rounds` rounds of Settle, a, a, Settle,
+// b, b, each call timed.
+InterleavedTimes TimeInterleaved(const std::function<void()>& a,
+                                 const std::function<void()>& b, int rounds);
 
 // /proc/cpuinfo's model name.
 std::string CpuModel();

@@ -137,6 +137,7 @@ struct Result {
   double remeasure_s = 0;
   int remeasure_rounds = 0;
   double lathe_s = 0, peer_s = 0;  // in-process, interleaved medians
+  double lathe_warm_s = 0, peer_warm_s = 0;  // the same, the second call of each
   double max_rel_err = 0;
   std::string peer_impl;
   double load_average = 0;  // 1-minute, when the comparison began
@@ -446,9 +447,11 @@ absl::Status CompareWithPeer(const Options& opt, const Config& config,
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) result.load_average = load[0];
   const int rounds = conv ? opt.rounds * 4 : opt.rounds;
-  auto [tl, tp] = bench::TimeInterleaved(run_lathe, run_peer, rounds);
-  result.lathe_s = tl;
-  result.peer_s = tp;
+  const bench::InterleavedTimes t = bench::TimeInterleaved(run_lathe, run_peer, rounds);
+  result.lathe_s = t.a_s;
+  result.peer_s = t.b_s;
+  result.lathe_warm_s = t.a_warm_s;
+  result.peer_warm_s = t.b_warm_s;
   return absl::OkStatus();
 }
 
@@ -553,6 +556,10 @@ void Print(const Result& r) {
     std::printf("  %-18s  %7.1f GFLOP/s (%.3f ms)\n", c.peer,
                 flops / r.peer_s * 1e-9, r.peer_s * 1e3);
     std::printf("  ratio tuned/%s: %.2f\n", c.peer, ratio);
+    std::printf(
+        "  the second calls (each side again right after its first): tuned %.3f ms, %s "
+        "%.3f ms, ratio %.2f\n",
+        r.lathe_warm_s * 1e3, c.peer, r.peer_warm_s * 1e3, r.peer_warm_s / r.lathe_warm_s);
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     std::printf("  load average %.2f on %ld cpus%s\n", r.load_average, cpus,
                 r.load_average >= cpus
@@ -653,6 +660,8 @@ std::string ToJson(const Result& r) {
       or_null(r.lathe_s > 0, flops / r.lathe_s * 1e-9),
       ", \"peer_gflops\": ", or_null(r.peer_s > 0, flops / r.peer_s * 1e-9),
       ", \"ratio\": ", or_null(r.lathe_s > 0, r.peer_s / r.lathe_s),
+      ", \"ratio_second_calls\": ",
+      or_null(r.lathe_warm_s > 0, r.peer_warm_s / r.lathe_warm_s),
       ", \"load_average\": ", JsonNumber(r.load_average), ",\n   \"curve\": [",
       absl::StrJoin(curve, ", "), "]}");
 }
