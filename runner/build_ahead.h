@@ -109,11 +109,10 @@ class BuildAhead {
   };
 
   void BuilderLoop();
-  // Builds every queued beside-build, on one thread per CPU after the
-  // measuring thread's (started now, at most one per queued build) and then
-  // on the calling thread too once `own` (its own build) is done; returns
-  // `own`'s result when all have finished. `lock` is held on entry and
-  // released on return.
+  // Builds `own` on the calling thread while one thread per other CPU builds
+  // the queued beside-builds, then queued ones on the calling thread too,
+  // until none is left; returns `own`'s build once every build has finished.
+  // `lock` is held on entry and released on return.
   CandidateBuild BuildBesideOthers(const proto::MeasureRequest& own,
                                    std::unique_lock<std::mutex>& lock);
   // Builds `key`'s entry (state kBuilding) with `lock` released; returns
