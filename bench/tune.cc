@@ -512,7 +512,7 @@ void Print(const Result& r) {
       AccuracyText(bench::MeanAccuracy(r.accuracy, r.trained_on, kAccuracyRows))
           .c_str());
   std::printf(
-      "    on the pairs whose labels are at least %.0f%% apart: %s\n", kOrderableGap * 100,
+      "    on the pairs whose labels are more than %.0f%% apart: %s\n", kOrderableGap * 100,
       AccuracyText(bench::MeanAccuracy(r.accuracy_apart, r.trained_on, kAccuracyRows)).c_str());
   std::printf(
       "  every trained batch:   %s\n",
@@ -839,7 +839,7 @@ int Main(int argc, char** argv) {
   std::printf("\nsummary\n");
   std::printf("  %-12s %3s %7s %8s %13s %13s %6s %9s %9s %9s\n", "workload", "thr",
               "trials", "wall s", "tuned GFLOP/s", "peer GFLOP/s", "ratio",
-              "overhead", "acc>=500", "1% apart");
+              "overhead", "acc>=500", ">1% apart");
   auto mean_text = [](const bench::AccuracySummary& a) {
     return a.batches ? absl::StrFormat("%.3f", a.mean) : std::string("n/a");
   };
