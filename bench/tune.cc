@@ -582,8 +582,8 @@ void Print(const Result& r) {
   const bench::AccuracySummary apart =
       bench::MeanAccuracy(r.accuracy_apart, r.trained_on, kAccuracyRows);
   std::printf(
-      "target: pairwise accuracy >= 0.75 after 500 records: %s (%.3f; on the pairs %.0f%% "
-      "apart: %.3f)\n",
+      "target: pairwise accuracy >= 0.75 after 500 records: %s (%.3f; on the pairs more "
+      "than %.0f%% apart: %.3f)\n",
       a.batches == 0   ? "not judged (no batch after 500 records)"
       : a.mean >= 0.75 ? "met"
                        : "not met",
