@@ -198,9 +198,17 @@ CandidateBuild BuildAhead::Take(const proto::MeasureRequest& request) {
 CandidateBuild BuildAhead::BuildBesideOthers(const proto::MeasureRequest& own,
                                              std::unique_lock<std::mutex>& lock) {
   // Each thread takes the next queued build until none is left, so that a
-  // long build on one CPU does not keep the others idle.
-  auto build_queued = [this](std::unique_lock<std::mutex>& held, int64_t& counter) {
+  // long build on one CPU does not keep the others idle, and none after
+  // `stop_at`.
+  std::optional<std::chrono::steady_clock::time_point> stop_at;
+  if (own.timeout_s() > 0) {
+    stop_at = std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(kBesideShareOfTimeout * own.timeout_s()));
+  }
+  auto build_queued = [this, stop_at](std::unique_lock<std::mutex>& held, int64_t& counter) {
     while (!beside_queue_.empty()) {
+      if (stop_at && std::chrono::steady_clock::now() >= *stop_at) return;
       std::string key = std::move(beside_queue_.front());
       beside_queue_.pop_front();
       entries_.at(key).state = State::kBuilding;

@@ -23,7 +23,9 @@
 //    other CPUs (one thread pinned to each, at normal priority), until none
 //    is left; Take returns when all are done, so the check and the timing
 //    that follow have the machine to themselves. A batch's first round is
-//    built up to as many at a time as there are CPUs instead of one;
+//    built up to as many at a time as there are CPUs instead of one. None
+//    is started past kBesideShareOfTimeout of the request's timeout, so
+//    that others' builds cannot time it out;
 //  - the builder runs at SCHED_IDLE, so it takes what the CPU has left and
 //    the scheduler has no reason to move another busy thread (the tuner's
 //    search) onto the measuring CPU;
@@ -64,6 +66,10 @@ class BuildAhead {
   // The window over which a builder that the measuring thread waits for is
   // judged starved.
   static constexpr double kStarvedAfterS = 0.5;
+  // The share of a request's timeout (MeasureRequest.timeout_s) after which
+  // no more queued candidates are started beside its own build: those left
+  // wait for the next one.
+  static constexpr double kBesideShareOfTimeout = 1.0 / 3;
 
   // `cpus`: the CPUs this process may run on, in the order the runtime pins
   // a kernel's threads to them. `idle_priority` false: the builder runs at
@@ -111,7 +117,8 @@ class BuildAhead {
   void BuilderLoop();
   // Builds `own` on the calling thread while one thread per other CPU builds
   // the queued beside-builds, then queued ones on the calling thread too,
-  // until none is left; returns `own`'s build once every build has finished.
+  // until none is left or kBesideShareOfTimeout of `own`'s timeout has
+  // passed; returns `own`'s build once every build started has finished.
   // `lock` is held on entry and released on return.
   CandidateBuild BuildBesideOthers(const proto::MeasureRequest& own,
                                    std::unique_lock<std::mutex>& lock);

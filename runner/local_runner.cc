@@ -62,7 +62,9 @@ class LocalRunnerImpl : public LocalRunner {
 
   absl::StatusOr<proto::MeasureResult> Measure(const proto::MeasureRequest& request) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    const std::string bytes = request.SerializeAsString();
+    proto::MeasureRequest limited = request;
+    limited.set_timeout_s(options_.timeout_s);
+    const std::string bytes = limited.SerializeAsString();
     const std::string timed_out = absl::StrFormat("timed out after %.1f s", options_.timeout_s);
     Clock::time_point deadline;
     // 1. Hand the request to a live worker. One that died before it took

@@ -152,6 +152,31 @@ TEST(BuildAhead, WithoutAFreeCpuACandidateBuiltAheadIsTakenWithoutBuildingMore) 
   EXPECT_EQ(ahead.stats().done, 2);
 }
 
+// Beside a request's own build, no other is started once a share of its
+// timeout has passed: with a timeout of a nanosecond, none; the next build
+// on the spot without one builds them all.
+TEST(BuildAhead, WithoutAFreeCpuNothingMoreIsBuiltPastAShareOfTheRequestsTimeout) {
+  std::vector<ScheduleRequest> two_threads;
+  for (int lanes : {4, 8, 16, 2}) two_threads.push_back(DefaultScheduleRequest(kSpec, 2, lanes));
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  proto::MeasureRequest first = WithHints(
+      two_threads[0].request, {two_threads[1].request, two_threads[2].request});
+  first.set_timeout_s(1e-9);
+  ahead.Add(first);
+  CandidateBuild build = ahead.Take(first);
+  ASSERT_TRUE(build.ok()) << build.failure.error();
+  EXPECT_EQ(build.structural_hash, two_threads[0].structural_hash);
+  BuildAhead::Stats stats = ahead.stats();
+  EXPECT_EQ(stats.waiting, 2);
+  EXPECT_EQ(stats.built_beside + stats.built_while_waiting, 0);
+
+  proto::MeasureRequest next = two_threads[3].request;
+  next.set_timeout_s(60);
+  EXPECT_FALSE(ahead.Take(next).built_ahead);
+  EXPECT_EQ(ahead.stats().waiting, 0);
+  EXPECT_EQ(ahead.stats().done, 2);
+}
+
 // A build that fails ahead is reported as it would be on the spot.
 TEST(BuildAhead, AFailedBuildAheadIsTheSameBuildError) {
   std::vector<ScheduleRequest> p = FourPrograms();
