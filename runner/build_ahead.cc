@@ -76,7 +76,7 @@ void BuildAhead::Add(const proto::MeasureRequest& request) {
       entry.target = request.target();
       entry.trace = trace;
       entry.builder_cpus = free_cpus;
-      (beside ? beside_queue_ : queue_).push_back(std::move(key));
+      QueueOf(entry).push_back(std::move(key));
       ++stats_.queued;
       added = true;
     }
@@ -91,6 +91,18 @@ void BuildAhead::ForgetOldDone() {
     entries_.erase(done_order_.front());
     done_order_.pop_front();
   }
+}
+
+std::deque<std::string>& BuildAhead::QueueOf(const Entry& entry) {
+  // Only a hint queued beside has no CPU of its own (Add).
+  return entry.builder_cpus.empty() ? beside_queue_ : queue_;
+}
+
+void BuildAhead::BuildFront(std::deque<std::string>& queue, std::unique_lock<std::mutex>& lock) {
+  const std::string key = std::move(queue.front());
+  queue.pop_front();
+  entries_.at(key).state = State::kBuilding;
+  BuildEntry(key, lock);
 }
 
 void BuildAhead::BuildEntry(const std::string& key, std::unique_lock<std::mutex>& lock) {
@@ -121,15 +133,12 @@ void BuildAhead::BuilderLoop() {
   while (true) {
     changed_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (stop_) return;
-    std::string key = std::move(queue_.front());
-    queue_.pop_front();
-    Entry& entry = entries_.at(key);
-    entry.state = State::kBuilding;
-    if (entry.builder_cpus != pinned_to) {
-      pinned_to = entry.builder_cpus;
+    const std::vector<int>& cpus = entries_.at(queue_.front()).builder_cpus;
+    if (cpus != pinned_to) {
+      pinned_to = cpus;
       RunHereOnly(pinned_to);
     }
-    BuildEntry(key, lock);
+    BuildFront(queue_, lock);
     ++stats_.built_by_builder;
   }
 }
@@ -155,8 +164,7 @@ CandidateBuild BuildAhead::Take(const proto::MeasureRequest& request) {
       return build;
     }
     if (entry.state == State::kQueued) {
-      std::deque<std::string>& queue =
-          std::find(queue_.begin(), queue_.end(), key) != queue_.end() ? queue_ : beside_queue_;
+      std::deque<std::string>& queue = QueueOf(entry);
       queue.erase(std::find(queue.begin(), queue.end(), key));
       entries_.erase(it);
       break;
@@ -165,10 +173,7 @@ CandidateBuild BuildAhead::Take(const proto::MeasureRequest& request) {
     // meanwhile, then wait a little.
     if (entry.abandoned) break;
     if (!queue_.empty()) {
-      std::string other = std::move(queue_.front());
-      queue_.pop_front();
-      entries_.at(other).state = State::kBuilding;
-      BuildEntry(other, lock);
+      BuildFront(queue_, lock);
       ++stats_.built_while_waiting;
       continue;
     }
@@ -209,10 +214,7 @@ CandidateBuild BuildAhead::BuildBesideOthers(const proto::MeasureRequest& own,
   auto build_queued = [this, stop_at](std::unique_lock<std::mutex>& held, int64_t& counter) {
     while (!beside_queue_.empty()) {
       if (stop_at && std::chrono::steady_clock::now() >= *stop_at) return;
-      std::string key = std::move(beside_queue_.front());
-      beside_queue_.pop_front();
-      entries_.at(key).state = State::kBuilding;
-      BuildEntry(key, held);
+      BuildFront(beside_queue_, held);
       ++counter;
     }
   };

@@ -109,7 +109,7 @@ class BuildAhead {
     State state = State::kQueued;
     std::string workload, target;
     proto::Trace trace;
-    std::vector<int> builder_cpus;  // where the builder may run it
+    std::vector<int> builder_cpus;  // where the builder may run it; none: built beside
     CandidateBuild build;
     bool abandoned = false;  // built on the spot meanwhile: drop when done
   };
@@ -122,6 +122,11 @@ class BuildAhead {
   // `lock` is held on entry and released on return.
   CandidateBuild BuildBesideOthers(const proto::MeasureRequest& own,
                                    std::unique_lock<std::mutex>& lock);
+  // The queue a kQueued entry waits in: the builder's, or beside_queue_.
+  std::deque<std::string>& QueueOf(const Entry& entry);
+  // Takes the first key of `queue` (not empty) and builds its entry
+  // (BuildEntry).
+  void BuildFront(std::deque<std::string>& queue, std::unique_lock<std::mutex>& lock);
   // Builds `key`'s entry (state kBuilding) with `lock` released; returns
   // with it held and the entry done, or erased when abandoned.
   void BuildEntry(const std::string& key, std::unique_lock<std::mutex>& lock);

@@ -19,11 +19,10 @@ using test_support::WithBadSplit;
 
 constexpr char kSpec[] = "matmul:M=36,N=28,K=20";
 
-// Four programs of kSpec (vectorized by 4, 8, 16 and 2 lanes).
-std::vector<ScheduleRequest> FourPrograms() {
-  std::vector<ScheduleRequest> programs;
-  for (int lanes : {4, 8, 16, 2}) programs.push_back(DefaultScheduleRequest(kSpec, 1, lanes));
-  return programs;
+// Four programs of kSpec (vectorized by 4, 8, 16 and 2 lanes) for kernels of
+// `num_threads`.
+std::vector<ScheduleRequest> FourPrograms(int num_threads = 1) {
+  return test_support::FourSchedules(kSpec, num_threads);
 }
 
 proto::MeasureRequest WithHints(proto::MeasureRequest request,
@@ -100,8 +99,7 @@ TEST(BuildAhead, WithoutAFreeCpuHintsAreBuiltOnlyBesideABuildOnTheSpot) {
     EXPECT_EQ(ahead.stats().queued, 0);
     EXPECT_FALSE(ahead.Take(p[1].request).built_ahead);
   }
-  std::vector<ScheduleRequest> two_threads;
-  for (int lanes : {4, 8, 16, 2}) two_threads.push_back(DefaultScheduleRequest(kSpec, 2, lanes));
+  std::vector<ScheduleRequest> two_threads = FourPrograms(2);
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
   ahead.Add(WithHints(two_threads[0].request,
                       {two_threads[1].request, two_threads[2].request, two_threads[3].request}));
@@ -137,8 +135,7 @@ TEST(BuildAhead, WithoutAFreeCpuHintsAreBuiltOnlyBesideABuildOnTheSpot) {
 // A candidate built ahead is returned at once, without building the hints
 // queued since: its check and timing come first.
 TEST(BuildAhead, WithoutAFreeCpuACandidateBuiltAheadIsTakenWithoutBuildingMore) {
-  std::vector<ScheduleRequest> two_threads;
-  for (int lanes : {4, 8, 16, 2}) two_threads.push_back(DefaultScheduleRequest(kSpec, 2, lanes));
+  std::vector<ScheduleRequest> two_threads = FourPrograms(2);
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
   ahead.Add(WithHints(two_threads[0].request, {two_threads[1].request}));
   ASSERT_TRUE(ahead.Take(two_threads[0].request).ok());
@@ -156,8 +153,7 @@ TEST(BuildAhead, WithoutAFreeCpuACandidateBuiltAheadIsTakenWithoutBuildingMore) 
 // timeout has passed: with a timeout of a nanosecond, none; the next build
 // on the spot without one builds them all.
 TEST(BuildAhead, WithoutAFreeCpuNothingMoreIsBuiltPastAShareOfTheRequestsTimeout) {
-  std::vector<ScheduleRequest> two_threads;
-  for (int lanes : {4, 8, 16, 2}) two_threads.push_back(DefaultScheduleRequest(kSpec, 2, lanes));
+  std::vector<ScheduleRequest> two_threads = FourPrograms(2);
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
   proto::MeasureRequest first = WithHints(
       two_threads[0].request, {two_threads[1].request, two_threads[2].request});

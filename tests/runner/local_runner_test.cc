@@ -290,10 +290,8 @@ TEST(LocalRunner, BuildsTheHintedProgramsAheadBesideMeasurement) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
   auto runner = StartOrDie(Options());
   ASSERT_NE(runner, nullptr);
-  std::vector<test_support::ScheduleRequest> p;
-  for (int lanes : {4, 8, 16, 2}) {
-    p.push_back(test_support::DefaultScheduleRequest("matmul:M=36,N=28,K=20", 1, lanes));
-  }
+  std::vector<test_support::ScheduleRequest> p =
+      test_support::FourSchedules("matmul:M=36,N=28,K=20", 1);
   const proto::MeasureRequest bad = test_support::WithBadSplit(p[1].request);
   proto::MeasureRequest first = p[0].request;
   // Long enough for the builder to start, however busy the machine: what it
@@ -329,10 +327,8 @@ TEST(LocalRunner, BuildsTheHintedProgramsBesideItsOwnBuildWhenTheKernelUsesEvery
   if (cpus < 2) GTEST_SKIP() << "needs 2 CPUs, has " << cpus;
   auto runner = StartOrDie(Options());
   ASSERT_NE(runner, nullptr);
-  std::vector<test_support::ScheduleRequest> p;
-  for (int lanes : {4, 8, 16, 2}) {
-    p.push_back(test_support::DefaultScheduleRequest("matmul:M=36,N=28,K=20", cpus, lanes));
-  }
+  std::vector<test_support::ScheduleRequest> p =
+      test_support::FourSchedules("matmul:M=36,N=28,K=20", cpus);
   const proto::MeasureRequest bad = test_support::WithBadSplit(p[1].request);
   proto::MeasureRequest first = p[0].request;
   for (const proto::MeasureRequest& next : {p[1].request, p[2].request, p[3].request, bad}) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/target.h"
@@ -60,6 +61,16 @@ inline proto::MeasureRequest WithBadSplit(proto::MeasureRequest request, int fac
   }
   ADD_FAILURE() << "the trace has no split";
   return request;
+}
+
+// Four different programs of `spec` for `num_threads` threads: its default
+// schedule vectorized by 4, 8, 16 and 2 lanes.
+inline std::vector<ScheduleRequest> FourSchedules(const std::string& spec, int num_threads) {
+  std::vector<ScheduleRequest> programs;
+  for (int lanes : {4, 8, 16, 2}) {
+    programs.push_back(DefaultScheduleRequest(spec, num_threads, lanes));
+  }
+  return programs;
 }
 
 }  // namespace lathe::runner::test_support
