@@ -92,6 +92,9 @@ struct Options {
   double min_time_s = 0;  // per measurement; 0: the tuner's default
   int measure_rounds = 0;  // 0: the tuner's default
   int remeasure_batches = 2;  // the last judged batches measured again; 0: none
+  // With every CPU measuring: search only while a batch is built (the
+  // tuner's search_while_building), or, false, before it (to compare).
+  bool search_while_building = true;
   std::string db;   // empty: a temporary database per configuration
   std::string json;
 };
@@ -123,6 +126,8 @@ struct Result {
   double build_s = 0, run_s = 0;  // the worker's build and check+timing
   double check_s = 0;             // of run_s, the reference checks
   double build_ahead_s = 0;       // of build_s, builds done before their request
+  double build_only_s = 0;  // build-only requests (search_while_building), not in build_s
+  int64_t build_only_requests = 0;
   double failed_s = 0;  // measurement time of the candidates that failed
   std::map<std::string, int64_t> failures;  // by status
   std::vector<double> accuracy;        // each judged batch, strict
@@ -282,10 +287,11 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
   tune.lathe_version = "bench_tune";
   tune.device = HostDeviceDescription();
   tune.stop = &g_stop;
-  // As `lathe tune`: a search running beside a measurement that uses every
-  // core would disturb its timings, so then it waits.
+  // As `lathe tune`: a search running beside a timing that uses every core
+  // would disturb it, so then it runs only while a batch is built.
   tune.overlap =
       config.threads < static_cast<int>(std::thread::hardware_concurrency());
+  tune.search_while_building = !tune.overlap && opt.search_while_building;
   int64_t next_progress = 32;
   tune.on_progress = [&](const tuner::TuneProgress& p) {
     PrintProgress(p, &next_progress);
@@ -297,7 +303,11 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
     absl::StatusOr<proto::MeasureResult> r = runner->Measure(request);
     const double busy = bench::NowSec() - t0;
     result.measure_all_s += busy;
-    if (r.ok()) {
+    if (r.ok() && request.build_only()) {
+      // Its builds are counted when their requests take them (built_ahead).
+      result.build_only_s += busy;
+      ++result.build_only_requests;
+    } else if (r.ok()) {
       result.build_s += r->build_ms() * 1e-3;
       if (r->built_ahead()) result.build_ahead_s += r->build_ms() * 1e-3;
       result.run_s += r->run_ms() * 1e-3;
@@ -500,6 +510,12 @@ void Print(const Result& r) {
       "process and pipe round trips, and waits for builds)\n",
       overhead * 100, r.wall_s, r.measure_all_s, r.build_s, r.build_ahead_s, r.run_s,
       r.check_s);
+  if (r.build_only_requests > 0) {
+    std::printf(
+        "  of the measurement, %lld build-only requests (a batch built on every CPU "
+        "while the next was searched): %.1f s\n",
+        static_cast<long long>(r.build_only_requests), r.build_only_s);
+  }
   std::printf(
       "  by the tuner's measure_s (%.1f s, without the final near-tie "
       "re-measuring): %.1f%%\n",
@@ -641,6 +657,8 @@ std::string ToJson(const Result& r) {
       ", \"measure_all_s\": ", JsonNumber(r.measure_all_s),
       ", \"build_s\": ", JsonNumber(r.build_s),
       ", \"build_ahead_s\": ", JsonNumber(r.build_ahead_s),
+      ", \"build_only_s\": ", JsonNumber(r.build_only_s),
+      ", \"build_only_requests\": ", r.build_only_requests,
       ", \"failed_s\": ", JsonNumber(r.failed_s),
       ", \"run_s\": ", JsonNumber(r.run_s), ", \"check_s\": ", JsonNumber(r.check_s),
       ", \"search_overhead\": ",
@@ -767,6 +785,11 @@ absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
         return absl::InvalidArgumentError(
             "--remeasure-batches must be a count >= 0");
       }
+    } else if (flag == "--search-while-building") {
+      if (value != "0" && value != "1") {
+        return absl::InvalidArgumentError("--search-while-building must be 0 or 1");
+      }
+      opt.search_while_building = value == "1";
     } else if (flag == "--db") {
       opt.db = value;
     } else if (flag == "--json") {
@@ -784,7 +807,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr,
                  "bench_tune: %s\nusage: %s [--workload matmul1024|conv|all] "
                  "[--threads 1,2] [--trials N] [--time-budget S] [--seed N] "
-                 "[--rounds N] [--min-time S] [--measure-rounds N] [--remeasure-batches N] [--db PATH] [--json FILE|-]\n",
+                 "[--rounds N] [--min-time S] [--measure-rounds N] [--remeasure-batches N] "
+                 "[--search-while-building 0|1] [--db PATH] [--json FILE|-]\n",
                  std::string(parsed.status().message()).c_str(), argv[0]);
     return 2;
   }

@@ -270,9 +270,10 @@ absl::Status RunTune(TuneCommandOptions options) {
   tune.lathe_version = LATHE_VERSION;
   tune.device = HostDeviceDescription();
   tune.stop = &g_stop;
-  // Measuring with every core: a search running beside it would disturb
-  // the timings, so it waits.
+  // Measuring with every core: a search running beside a timing would
+  // disturb it, so it runs only while a batch is built.
   tune.overlap = target->num_threads < static_cast<int>(std::thread::hardware_concurrency());
+  tune.search_while_building = !tune.overlap;
   if (!options.json) tune.on_progress = [&](const tuner::TuneProgress& p) { printer.Print(p); };
   tuner::MeasureFn measure = [&](const proto::MeasureRequest& request) {
     return (*runner)->Measure(request);

@@ -67,23 +67,28 @@ void BuildAhead::Add(const proto::MeasureRequest& request) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const proto::Trace& trace : request.build_ahead()) {
-      if (static_cast<int>(entries_.size()) >= kMaxEntries) ForgetOldDone();
-      if (static_cast<int>(entries_.size()) >= kMaxEntries) break;
-      std::string key = BuildKey(request.workload(), request.target(), &trace);
-      if (entries_.contains(key)) continue;
-      Entry& entry = entries_[key];
-      entry.workload = request.workload();
-      entry.target = request.target();
-      entry.trace = trace;
-      entry.builder_cpus = free_cpus;
-      QueueOf(entry).push_back(std::move(key));
-      ++stats_.queued;
-      added = true;
+      added |= Enqueue(request.workload(), request.target(), trace, free_cpus);
     }
     if (beside) return;
     if (added && !builder_.joinable()) builder_ = std::thread([this] { BuilderLoop(); });
   }
   if (added) changed_.notify_all();
+}
+
+bool BuildAhead::Enqueue(const std::string& workload, const std::string& target,
+                         const proto::Trace& trace, const std::vector<int>& builder_cpus) {
+  if (static_cast<int>(entries_.size()) >= kMaxEntries) ForgetOldDone();
+  if (static_cast<int>(entries_.size()) >= kMaxEntries) return false;
+  std::string key = BuildKey(workload, target, &trace);
+  if (entries_.contains(key)) return false;
+  Entry& entry = entries_[key];
+  entry.workload = workload;
+  entry.target = target;
+  entry.trace = trace;
+  entry.builder_cpus = builder_cpus;
+  QueueOf(entry).push_back(std::move(key));
+  ++stats_.queued;
+  return true;
 }
 
 void BuildAhead::ForgetOldDone() {
@@ -200,40 +205,118 @@ CandidateBuild BuildAhead::Take(const proto::MeasureRequest& request) {
   return BuildForMeasurement(request);
 }
 
+namespace {
+
+std::optional<std::chrono::steady_clock::time_point> StopAt(const proto::MeasureRequest& request,
+                                                            double share) {
+  if (request.timeout_s() <= 0) return std::nullopt;
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(share * request.timeout_s()));
+}
+
+}  // namespace
+
+void BuildAhead::BuildQueued(std::optional<std::chrono::steady_clock::time_point> stop_at,
+                             int64_t& counter, std::unique_lock<std::mutex>& lock) {
+  while (!beside_queue_.empty() || !queue_.empty()) {
+    if (stop_at && std::chrono::steady_clock::now() >= *stop_at) return;
+    BuildFront(!beside_queue_.empty() ? beside_queue_ : queue_, lock);
+    ++counter;
+  }
+}
+
 CandidateBuild BuildAhead::BuildBesideOthers(const proto::MeasureRequest& own,
                                              std::unique_lock<std::mutex>& lock) {
   // Each thread takes the next queued build until none is left, so that a
   // long build on one CPU does not keep the others idle, and none after
   // `stop_at`.
-  std::optional<std::chrono::steady_clock::time_point> stop_at;
-  if (own.timeout_s() > 0) {
-    stop_at = std::chrono::steady_clock::now() +
-              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                  std::chrono::duration<double>(kBesideShareOfTimeout * own.timeout_s()));
-  }
-  auto build_queued = [this, stop_at](std::unique_lock<std::mutex>& held, int64_t& counter) {
-    while (!beside_queue_.empty()) {
-      if (stop_at && std::chrono::steady_clock::now() >= *stop_at) return;
-      BuildFront(beside_queue_, held);
-      ++counter;
-    }
-  };
+  const auto stop_at = StopAt(own, kBesideShareOfTimeout);
   std::vector<std::thread> helpers;
   const size_t count = std::min(cpus_.size() - 1, beside_queue_.size());
   for (size_t i = 0; i < count; ++i) {
-    helpers.emplace_back([this, build_queued, cpu = cpus_[1 + i]] {
+    helpers.emplace_back([this, stop_at, cpu = cpus_[1 + i]] {
       RunHereOnly({cpu});
       std::unique_lock<std::mutex> held(mu_);
-      build_queued(held, stats_.built_beside);
+      BuildQueued(stop_at, stats_.built_beside, held);
     });
   }
   lock.unlock();
   CandidateBuild build = BuildForMeasurement(own);
   lock.lock();
-  build_queued(lock, stats_.built_while_waiting);
+  BuildQueued(stop_at, stats_.built_while_waiting, lock);
   lock.unlock();
   for (std::thread& helper : helpers) helper.join();
   return build;
+}
+
+proto::MeasureResult BuildAhead::BuildAll(const proto::MeasureRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto stop_at = StopAt(request, kBuildOnlyShareOfTimeout);
+  std::unique_lock<std::mutex> lock(mu_);
+  // The own build first (built below on this thread), then the hints, all
+  // kept as builds done ahead: this request's point is the ones after it.
+  std::optional<std::string> own_key;
+  bool build_own = false;
+  if (request.has_trace()) {
+    own_key = BuildKey(request.workload(), request.target(), &request.trace());
+    auto it = entries_.find(*own_key);
+    if (it == entries_.end()) {
+      // Kept even past kMaxEntries: the request that follows asks for it.
+      Entry& entry = entries_[*own_key];
+      entry.workload = request.workload();
+      entry.target = request.target();
+      entry.trace = request.trace();
+      entry.state = State::kBuilding;
+      build_own = true;
+    } else if (it->second.state == State::kQueued) {
+      std::deque<std::string>& queue = QueueOf(it->second);
+      queue.erase(std::find(queue.begin(), queue.end(), *own_key));
+      it->second.state = State::kBuilding;
+      build_own = true;
+    }
+  }
+  for (const proto::Trace& trace : request.build_ahead()) {
+    Enqueue(request.workload(), request.target(), trace, /*builder_cpus=*/{});
+  }
+  std::vector<std::thread> helpers;
+  const size_t queued = beside_queue_.size() + queue_.size();
+  const size_t count = std::min(cpus_.empty() ? 0 : cpus_.size() - 1, queued);
+  for (size_t i = 0; i < count; ++i) {
+    helpers.emplace_back([this, stop_at, cpu = cpus_[1 + i]] {
+      RunHereOnly({cpu});
+      std::unique_lock<std::mutex> held(mu_);
+      BuildQueued(stop_at, stats_.built_on_request, held);
+    });
+  }
+  if (build_own) {
+    BuildEntry(*own_key, lock);
+    ++stats_.built_on_request;
+  }
+  BuildQueued(stop_at, stats_.built_on_request, lock);
+  lock.unlock();
+  for (std::thread& helper : helpers) helper.join();
+  lock.lock();
+
+  proto::MeasureResult result;
+  result.set_status(proto::MEASURE_OK);
+  if (own_key) {
+    // Built by the builder meanwhile: waited for, so that the status is
+    // the build's.
+    changed_.wait(lock, [&] {
+      auto it = entries_.find(*own_key);
+      return it == entries_.end() || it->second.state != State::kBuilding;
+    });
+    auto it = entries_.find(*own_key);
+    if (it != entries_.end() && it->second.state == State::kDone) {
+      const CandidateBuild& build = it->second.build;
+      if (!build.ok()) result = build.failure;
+      result.set_structural_hash(build.structural_hash);
+    }
+  }
+  result.set_build_ms(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return result;
 }
 
 double BuildAhead::BuilderCpuSeconds() const {

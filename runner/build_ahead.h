@@ -35,6 +35,9 @@
 //    as long as the builder gets at least half a CPU (its thread's CPU
 //    clock, over windows of kStarvedAfterS); starved, it is built on the
 //    spot too. (A slow build is waited for: some schedules take seconds.)
+// A build-only request (MeasureRequest.build_only; BuildAll) builds its
+// trace and its hints at once on every CPU, for a tuner that searches
+// meanwhile instead of beside the timings that follow.
 // A build that crashes the process takes the request in flight with it (the
 // runner records that candidate as crashed); the culprit crashes its own
 // request later, in a fresh worker that builds it in the foreground.
@@ -43,6 +46,7 @@
 
 #include <time.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -61,8 +65,9 @@ namespace lathe::runner {
 class BuildAhead {
  public:
   // Builds waiting or done ahead, at most (hints beyond are dropped; done
-  // builds never asked for are forgotten oldest first).
-  static constexpr int kMaxEntries = 16;
+  // builds never asked for are forgotten oldest first): a tuner's batch (32)
+  // built by one build-only request, with room to spare.
+  static constexpr int kMaxEntries = 64;
   // The window over which a builder that the measuring thread waits for is
   // judged starved.
   static constexpr double kStarvedAfterS = 0.5;
@@ -70,6 +75,9 @@ class BuildAhead {
   // no more queued candidates are started beside its own build: those left
   // wait for the next one.
   static constexpr double kBesideShareOfTimeout = 1.0 / 3;
+  // The same for a build-only request (BuildAll), which has nothing to time
+  // after its builds.
+  static constexpr double kBuildOnlyShareOfTimeout = 1.0 / 2;
 
   // `cpus`: the CPUs this process may run on, in the order the runtime pins
   // a kernel's threads to them. `idle_priority` false: the builder runs at
@@ -90,11 +98,23 @@ class BuildAhead {
   // (built_ahead set), or one built now on the calling thread.
   CandidateBuild Take(const proto::MeasureRequest& request);
 
+  // A build-only request: builds `request`'s trace (when it has one) on the
+  // calling thread and its build_ahead traces on every CPU (one thread
+  // pinned to each other CPU, at normal priority, and the calling thread
+  // once its own is done), whatever CPUs its target uses, and keeps them
+  // all for Take. None is started past kBuildOnlyShareOfTimeout of the
+  // request's timeout: those left are built beside later requests' builds,
+  // or on the spot. Returns once every build started has finished, with
+  // the trace's own build's status (its failure, or OK), structural hash,
+  // and build_ms the wall time of it all.
+  proto::MeasureResult BuildAll(const proto::MeasureRequest& request);
+
   struct Stats {
     int64_t queued = 0;         // hints queued
     int64_t built_by_builder = 0;
     int64_t built_while_waiting = 0;  // queued ones the measuring thread built
     int64_t built_beside = 0;   // by the threads beside the measuring one
+    int64_t built_on_request = 0;  // by build-only requests (BuildAll)
     int64_t taken_ahead = 0;    // requests whose build was done ahead
     int64_t starved = 0;        // built on the spot as the builder did not run
     double wait_s = 0;          // the measuring thread's waits for the builder
@@ -122,6 +142,16 @@ class BuildAhead {
   // `lock` is held on entry and released on return.
   CandidateBuild BuildBesideOthers(const proto::MeasureRequest& own,
                                    std::unique_lock<std::mutex>& lock);
+  // Queues `trace`'s build (of `workload` and `target`) unless known or no
+  // room is left; with no `builder_cpus`, beside (beside_queue_). Returns
+  // whether it was queued.
+  bool Enqueue(const std::string& workload, const std::string& target,
+               const proto::Trace& trace, const std::vector<int>& builder_cpus);
+  // Builds queued entries, beside_queue_'s first, then the builder's, on
+  // the calling thread until none is left or `stop_at` has passed (none:
+  // no limit), counting them in `counter`. `lock` is held.
+  void BuildQueued(std::optional<std::chrono::steady_clock::time_point> stop_at,
+                   int64_t& counter, std::unique_lock<std::mutex>& lock);
   // The queue a kQueued entry waits in: the builder's, or beside_queue_.
   std::deque<std::string>& QueueOf(const Entry& entry);
   // Takes the first key of `queue` (not empty) and builds its entry

@@ -144,6 +144,19 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request, Buil
   absl::StatusOr<Fault> fault = ParseFault(request.inject_fault());
   if (!fault.ok()) return Failed(proto::MEASURE_RUN_ERROR, "", fault.status());
 
+  // A build-only request: built and kept for the requests that follow, on
+  // every CPU; without a BuildAhead nothing can be kept, and only its own
+  // trace is built, for its status.
+  if (request.build_only()) {
+    if (ahead != nullptr) return ahead->BuildAll(request);
+    CandidateBuild build = BuildForMeasurement(request);
+    if (!build.ok()) return build.failure;
+    result.set_status(proto::MEASURE_OK);
+    result.set_structural_hash(build.structural_hash);
+    result.set_build_ms(build.build_ms);
+    return result;
+  }
+
   // 1. Build (or take the build done ahead).
   CandidateBuild build = ahead != nullptr ? ahead->Take(request) : BuildForMeasurement(request);
   if (!build.ok()) return build.failure;
@@ -333,7 +346,7 @@ int RunMeasureWorker(int in_fd, int out_fd) {
       result.set_status(proto::MEASURE_RUN_ERROR);
       result.set_error("worker: the request is not a MeasureRequest");
     } else {
-      ahead.Add(request);
+      if (!request.build_only()) ahead.Add(request);
       result = MeasureCandidate(request, &ahead);
     }
     if (!WriteFrame(out_fd, result.SerializeAsString()).ok()) return 2;

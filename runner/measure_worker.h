@@ -22,6 +22,9 @@
 //     options come from the request: min_time_s (< 0 counts as 0),
 //     min_repeats (at least 1), max_repeats (<= 0: 100000; never below
 //     min_repeats). times_s holds every sample, in seconds per call.
+//  A build-only request (MeasureRequest.build_only) stops after step 1: its
+//  trace and its build_ahead traces are built on every CPU at once and kept
+//  for the requests that follow (BuildAhead::BuildAll).
 //  A std::bad_alloc anywhere (the process's memory limit, RLIMIT_AS, set by
 //  the runner) is MEASURE_RUN_ERROR "exceeded the memory limit of N MiB".
 //  structural_hash is set whenever the trace replayed.

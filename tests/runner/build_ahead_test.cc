@@ -189,6 +189,79 @@ TEST(BuildAhead, AFailedBuildAheadIsTheSameBuildError) {
   EXPECT_THAT(build.failure.error(), HasSubstr("factor 0 is not positive"));
 }
 
+// A build-only request builds its program and its hints at once, whatever
+// CPUs its kernels use, and keeps them all for the requests that follow.
+TEST(BuildAhead, ABuildOnlyRequestBuildsItsProgramAndItsHintsForTheRequestsThatFollow) {
+  for (int threads : {1, 2}) {
+    for (const std::vector<int>& cpus : {std::vector<int>{0}, std::vector<int>{0, 1}}) {
+      SCOPED_TRACE(testing::Message() << threads << " threads, " << cpus.size() << " CPUs");
+      std::vector<ScheduleRequest> p = FourPrograms(threads);
+      BuildAhead ahead(cpus, /*idle_priority=*/false);
+      proto::MeasureRequest build_only =
+          WithHints(p[0].request, {p[1].request, p[2].request, p[3].request});
+      build_only.set_build_only(true);
+      proto::MeasureResult result = ahead.BuildAll(build_only);
+      ASSERT_EQ(result.status(), proto::MEASURE_OK) << result.error();
+      EXPECT_EQ(result.structural_hash(), p[0].structural_hash);
+      EXPECT_GT(result.build_ms(), 0);
+      EXPECT_EQ(result.times_s_size(), 0);
+      // All done when it returns, none by the (idle) builder.
+      BuildAhead::Stats stats = ahead.stats();
+      EXPECT_EQ(stats.built_on_request, 4);
+      EXPECT_EQ(stats.built_by_builder, 0);
+      EXPECT_EQ(stats.waiting, 0);
+      EXPECT_EQ(stats.done, 4);
+      for (int i = 0; i < 4; ++i) {
+        CandidateBuild build = ahead.Take(p[i].request);
+        ASSERT_TRUE(build.ok()) << build.failure.error();
+        EXPECT_TRUE(build.built_ahead) << "program " << i;
+        EXPECT_EQ(build.structural_hash, p[i].structural_hash);
+        CandidateBuild again = BuildForMeasurement(p[i].request);
+        ASSERT_TRUE(again.ok());
+        EXPECT_EQ(build.kernel->function(), again.kernel->function());
+      }
+      EXPECT_EQ(ahead.stats().taken_ahead, 4);
+    }
+  }
+}
+
+// Its own program is built whatever its timeout; no hint is started past a
+// share of it. Those left are built beside the next build on the spot.
+TEST(BuildAhead, ABuildOnlyRequestStartsNoHintPastAShareOfItsTimeout) {
+  std::vector<ScheduleRequest> two_threads = FourPrograms(2);
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  proto::MeasureRequest build_only =
+      WithHints(two_threads[0].request, {two_threads[1].request, two_threads[2].request});
+  build_only.set_build_only(true);
+  build_only.set_timeout_s(1e-9);
+  proto::MeasureResult result = ahead.BuildAll(build_only);
+  ASSERT_EQ(result.status(), proto::MEASURE_OK) << result.error();
+  BuildAhead::Stats stats = ahead.stats();
+  EXPECT_EQ(stats.built_on_request, 1);
+  EXPECT_EQ(stats.waiting, 2);
+  EXPECT_TRUE(ahead.Take(two_threads[0].request).built_ahead);
+  EXPECT_FALSE(ahead.Take(two_threads[3].request).built_ahead);
+  EXPECT_EQ(ahead.stats().waiting, 0);
+  EXPECT_TRUE(ahead.Take(two_threads[1].request).built_ahead);
+}
+
+// Its status is its own program's build: a failure is reported, and kept
+// for the request that asks for that program.
+TEST(BuildAhead, ABuildOnlyRequestReportsItsOwnBuildsFailure) {
+  std::vector<ScheduleRequest> p = FourPrograms(2);
+  proto::MeasureRequest bad = WithBadSplit(p[1].request);
+  BuildAhead ahead({0, 1}, /*idle_priority=*/false);
+  proto::MeasureRequest build_only = WithHints(bad, {p[2].request});
+  build_only.set_build_only(true);
+  proto::MeasureResult result = ahead.BuildAll(build_only);
+  EXPECT_EQ(result.status(), proto::MEASURE_BUILD_ERROR);
+  EXPECT_THAT(result.error(), HasSubstr("factor 0 is not positive"));
+  CandidateBuild build = ahead.Take(bad);
+  EXPECT_TRUE(build.built_ahead);
+  EXPECT_EQ(build.failure.error(), result.error());
+  EXPECT_TRUE(ahead.Take(p[2].request).built_ahead);
+}
+
 // At most kMaxEntries builds wait or lie done; done ones never asked for
 // make room for new hints, oldest first.
 TEST(BuildAhead, KeepsAtMostKMaxEntries) {

@@ -349,6 +349,33 @@ TEST(LocalRunner, BuildsTheHintedProgramsBesideItsOwnBuildWhenTheKernelUsesEvery
   EXPECT_THAT(r.error(), HasSubstr("factor 0 is not positive"));
 }
 
+// A build-only request: the worker builds the program and its hints, checks
+// and times nothing, and the requests that follow find them built.
+TEST(LocalRunner, ABuildOnlyRequestBuildsTheProgramsOfTheRequestsThatFollow) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  const int cpus = CPU_COUNT(&allowed);
+  auto runner = StartOrDie(Options());
+  ASSERT_NE(runner, nullptr);
+  std::vector<test_support::ScheduleRequest> p =
+      test_support::FourSchedules("matmul:M=36,N=28,K=20", cpus);
+  proto::MeasureRequest build_only = p[0].request;
+  for (int i = 1; i < 4; ++i) *build_only.add_build_ahead() = p[i].request.trace();
+  build_only.set_build_only(true);
+  proto::MeasureResult r = MeasureOrDie(*runner, build_only);
+  ASSERT_EQ(r.status(), proto::MEASURE_OK) << r.error();
+  EXPECT_EQ(r.structural_hash(), p[0].structural_hash);
+  EXPECT_EQ(r.times_s_size(), 0);
+  EXPECT_EQ(r.run_ms(), 0);
+  for (int i = 0; i < 4; ++i) {
+    r = MeasureOrDie(*runner, p[i].request);
+    ASSERT_EQ(r.status(), proto::MEASURE_OK) << r.error();
+    EXPECT_EQ(r.structural_hash(), p[i].structural_hash);
+    EXPECT_GE(r.times_s_size(), 3);
+    EXPECT_TRUE(r.built_ahead()) << "program " << i;
+  }
+}
+
 TEST(LocalRunner, WorkerDyingOnEveryRequestIsARunErrorAfterOneRetry) {
   // A fake worker: says hello, then dies as soon as a request arrives (before
   // its acknowledgement). Counts its starts in a file.

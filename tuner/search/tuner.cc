@@ -114,6 +114,10 @@ class Loop {
                                  int64_t first_trial, const std::function<bool()>& stopping,
                                  const std::function<void(size_t)>& on_first_result);
   void Measure(Batch& batch);
+  // The build-only request of search_while_building: the batch's candidates
+  // in the order of its first round. Its result is a hint's: ignored (a
+  // candidate that fails to build fails its own request too).
+  void BuildAll(const Batch& batch);
   // Adds a measured candidate's result (all its rounds) to the task's
   // progress and the report's history; under progress_mutex_.
   void RecordTrial(const Batch& batch, size_t i, const proto::MeasureResult& result,
@@ -342,6 +346,26 @@ void Loop::Measure(Batch& batch) {
   batch.error = measured.error;
 }
 
+void Loop::BuildAll(const Batch& batch) {
+  if (batch.candidates.empty() || Stopping()) return;
+  const Task& task = tasks_[batch.task];
+  proto::MeasureRequest request = MakeRequest(
+      task, batch.candidates.front(),
+      SettingsOfRound(options_.min_time_s, options_.min_repeats, options_.max_repeats,
+                      options_.measure_rounds),
+      /*trial=*/-1);
+  request.set_build_only(true);
+  request.clear_inject_fault();
+  for (size_t i = 1; i < batch.candidates.size(); ++i) {
+    batch.candidates[i].trace.ToProto(request.add_build_ahead());
+  }
+  const auto start = Clock::now();
+  measure_(request).IgnoreError();
+  std::lock_guard<std::mutex> lock(progress_mutex_);
+  report_.measure_s += Seconds(start);
+  ++report_.build_only_requests;
+}
+
 void Loop::RecordTrial(const Batch& batch, size_t i, const proto::MeasureResult& result,
                        double at_s) {
   const Task& task = tasks_[batch.task];
@@ -510,17 +534,26 @@ absl::StatusOr<TuneReport> Loop::Run() {
   if (!next.ok()) return next.status();
   while (*next) {
     Batch current = std::move(**next);
+    const bool search_first = !options_.overlap && options_.search_while_building &&
+                              options_.measure_parallelism <= 1;
     if (options_.overlap) {
       // Measure `current` while the next batch is searched (with the model
       // as it is now, before `current`'s results: reproducible).
       std::thread measuring([&] { Measure(current); });
       next = SearchNext(batch_index++);
       measuring.join();
+    } else if (search_first) {
+      // The same, but beside the builds only: the timings wait for the
+      // search.
+      std::thread building([&] { BuildAll(current); });
+      next = SearchNext(batch_index++);
+      building.join();
+      Measure(current);
     } else {
       Measure(current);
     }
     LATHE_RETURN_IF_ERROR(Process(current));
-    if (!options_.overlap) next = SearchNext(batch_index++);
+    if (!options_.overlap && !search_first) next = SearchNext(batch_index++);
     if (!next.ok()) return next.status();
     if (Stopping() && *next) {
       // Stopped while searching: the batch was never measured.

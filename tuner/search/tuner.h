@@ -8,9 +8,11 @@
 // database in one transaction, and the cost model is retrained on every
 // measurement so far (its pairwise accuracy on the new batch is computed
 // first, on data it has not seen). With `overlap`, the search of the next
-// batch runs while the current one is measured; the next batch is always
-// searched with the model as it was before the current batch's results, so a
-// seed and the same measurements give the same search either way.
+// batch runs while the current one is measured, or, with
+// `search_while_building`, only while it is built; the next batch is then
+// searched with the model as it was before the current batch's results. A
+// seed and the same measurements give the same search in each mode (and the
+// same in these two).
 //
 // Starting from a database that holds records of the tasks continues the
 // work: those programs are never measured again, the best of them seed the
@@ -70,6 +72,13 @@ struct TuneOptions {
   uint64_t seed = 1;
   SearchOptions search;
   bool overlap = true;
+  // Without overlap (kernels on every CPU, where a search beside a timing
+  // would disturb it): before a batch is measured, one build-only request
+  // (MeasureRequest.build_only) has the runner build all of it, on every
+  // CPU, and the next batch is searched meanwhile, with the model as
+  // `overlap` would use; the timings start once both are done. For one
+  // measurer (measure_parallelism 1) that keeps what it builds.
+  bool search_while_building = false;
   // Candidates of a batch measured at once (calls of the MeasureFn from
   // that many threads; the tuning service's runners measure side by side).
   // Results are recorded as with 1.
@@ -108,7 +117,8 @@ struct TuneReport {
   std::vector<TaskProgress> tasks;
   int64_t trials = 0;
   double wall_s = 0;
-  double measure_s = 0;  // wall time the measurer was busy
+  double measure_s = 0;  // wall time the measurer was busy (builds only included)
+  int64_t build_only_requests = 0;  // search_while_building's, one per batch
   // Pairwise accuracy of the model on each batch before it trained on it
   // (batches measured while the model was untrained are left out), judged
   // by the throughputs it learns (training_label.h: fastest repeats).

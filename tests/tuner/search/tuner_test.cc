@@ -78,28 +78,97 @@ std::vector<std::string> Hashes(const TuneReport& report) {
   return hashes;
 }
 
+// How the search of the next batch runs beside the measurement of one.
+enum class Mode { kAfter, kOverlap, kWhileBuilding };
+
+void SetMode(Mode mode, TuneOptions& options) {
+  options.overlap = mode == Mode::kOverlap;
+  options.search_while_building = mode == Mode::kWhileBuilding;
+}
+
 TEST_F(TunerTest, SameSeedSameMeasurementsSameSearch) {
-  for (bool overlap : {false, true}) {
+  for (Mode mode : {Mode::kAfter, Mode::kOverlap, Mode::kWhileBuilding}) {
+    const int m = static_cast<int>(mode);
     std::vector<std::vector<std::string>> runs;
     for (int run = 0; run < 2; ++run) {
       std::vector<Task> tasks = {SmallTask()};
-      auto db = OpenDb(absl::StrCat("same_", overlap, "_", run, ".db"));
+      auto db = OpenDb(absl::StrCat("same_", m, "_", run, ".db"));
       TuneOptions options = FastOptions();
-      options.overlap = overlap;
+      SetMode(mode, options);
       absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, options);
       ASSERT_TRUE(report.ok()) << report.status();
       EXPECT_EQ(report->trials, 24);
       runs.push_back(Hashes(*report));
     }
-    EXPECT_EQ(runs[0], runs[1]) << "overlap " << overlap;
+    EXPECT_EQ(runs[0], runs[1]) << "mode " << m;
     // And another seed searches differently.
     std::vector<Task> tasks = {SmallTask()};
-    auto db = OpenDb(absl::StrCat("other_", overlap, ".db"));
+    auto db = OpenDb(absl::StrCat("other_", m, ".db"));
     TuneOptions options = FastOptions();
-    options.overlap = overlap;
+    SetMode(mode, options);
     options.seed = 99;
     EXPECT_NE(Hashes(Tune(tasks, *db, FakeMeasure, options).value()), runs[0]);
   }
+}
+
+// Searching while a batch is built: before each batch's rounds, one
+// build-only request names all of it in the order of its first round; the
+// search is the one overlap gives (the same model for each batch).
+TEST_F(TunerTest, SearchWhileBuildingAsksForEachBatchBuiltBeforeItsRounds) {
+  std::vector<std::string> overlapped;
+  {
+    std::vector<Task> tasks = {SmallTask()};
+    auto db = OpenDb("while_building_overlap.db");
+    TuneOptions options = FastOptions();
+    SetMode(Mode::kOverlap, options);
+    overlapped = Hashes(Tune(tasks, *db, FakeMeasure, options).value());
+  }
+  std::vector<Task> tasks = {SmallTask()};
+  auto db = OpenDb("while_building.db");
+  TuneOptions options = FastOptions();
+  SetMode(Mode::kWhileBuilding, options);
+  options.measure_rounds = 2;
+  std::vector<proto::MeasureRequest> requests;
+  MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    requests.push_back(request);
+    if (request.build_only()) {
+      proto::MeasureResult built;
+      built.set_status(proto::MEASURE_OK);
+      return absl::StatusOr<proto::MeasureResult>(built);
+    }
+    return FakeMeasure(request);
+  };
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(Hashes(*report), overlapped);
+  EXPECT_EQ(report->build_only_requests, 3);
+  ASSERT_EQ(requests.size(), 3u * (1 + 2 * 8));  // 3 batches: build, 2 rounds of 8
+  for (size_t batch = 0; batch < 3; ++batch) {
+    const proto::MeasureRequest& build = requests[17 * batch];
+    ASSERT_TRUE(build.build_only()) << "batch " << batch;
+    EXPECT_TRUE(build.inject_fault().empty());
+    ASSERT_EQ(build.build_ahead_size(), 7);
+    for (size_t k = 0; k < 8; ++k) {
+      const proto::MeasureRequest& first_round = requests[17 * batch + 1 + k];
+      EXPECT_FALSE(first_round.build_only());
+      EXPECT_EQ((k == 0 ? build.trace() : build.build_ahead(static_cast<int>(k - 1)))
+                    .SerializeAsString(),
+                first_round.trace().SerializeAsString())
+          << "batch " << batch << ", candidate " << k;
+    }
+  }
+  // With measurers side by side nothing is kept between requests: none.
+  requests.clear();
+  auto parallel_db = OpenDb("while_building_parallel.db");
+  std::vector<Task> parallel_tasks = {SmallTask()};
+  options.measure_parallelism = 2;
+  std::mutex mutex;
+  MeasureFn locked = [&](const proto::MeasureRequest& request) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return measure(request);
+  };
+  ASSERT_TRUE(Tune(parallel_tasks, *parallel_db, locked, options).ok());
+  for (const proto::MeasureRequest& r : requests) EXPECT_FALSE(r.build_only());
 }
 
 TEST_F(TunerTest, NeverMeasuresAProgramTwiceAcrossRuns) {
