@@ -289,8 +289,7 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
   tune.stop = &g_stop;
   // As `lathe tune`: a search running beside a timing that uses every core
   // would disturb it, so then it runs only while a batch is built.
-  tune.overlap =
-      config.threads < static_cast<int>(std::thread::hardware_concurrency());
+  tune.overlap = config.threads < AllowedCpuCount();
   tune.search_while_building = !tune.overlap && opt.search_while_building;
   int64_t next_progress = 32;
   tune.on_progress = [&](const tuner::TuneProgress& p) {

@@ -11,10 +11,12 @@
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
 #include "cli/json_text.h"
+#include "cli/time_text.h"
 #include "cli/workload_args.h"
 #include "compiler/codegen/target_info.h"
 #include "compiler/util/check.h"
 #include "database/database.h"
+#include "runner/measurable_target.h"
 #include "tuner/search/measurement_record.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_program.h"
@@ -71,8 +73,9 @@ absl::Status RunBench(const BenchOptions& options) {
   if (options.threads < 0) return absl::InvalidArgumentError("--threads must be >= 1");
   if (options.threads > 0) target->num_threads = options.threads;
   // Refuse before compiling: running code for features this machine lacks
-  // would crash on an illegal instruction, not fail cleanly.
-  if (absl::Status st = CheckRunnableHere(*target); !st.ok()) return st;
+  // would crash on an illegal instruction, not fail cleanly; more threads
+  // than CPUs would time the threads' turns, not the kernel.
+  if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) return st;
 
   std::unique_ptr<Trace> trace;
   if (!options.trace_path.empty()) {
@@ -155,10 +158,12 @@ absl::Status RunBench(const BenchOptions& options) {
       "compile   %.1f ms (schedule+lower %.1f, codegen %.1f, O3 %.1f, machine code %.1f, link "
       "%.1f)\n",
       compile_ms, kernel->schedule_ms, t.codegen_ms, t.optimize_ms, t.machine_code_ms, t.link_ms);
-  std::printf("time      median %.4f ms  min %.4f  p90 %.4f  stddev %.4f  (%zu samples x %lld calls)\n",
-              stats->median_s * 1e3, stats->min_s * 1e3, stats->p90_s * 1e3,
-              stats->stddev_s * 1e3, stats->samples_s.size(),
-              static_cast<long long>(stats->calls_per_sample));
+  // One unit for the line, the median's.
+  const TimeUnit unit = TimeUnitFor(stats->median_s);
+  std::printf("time      median %s  min %s  p90 %s  stddev %s  (%zu samples x %lld calls)\n",
+              TimeIn(stats->median_s, unit).c_str(), TimeIn(stats->min_s, unit).c_str(),
+              TimeIn(stats->p90_s, unit).c_str(), TimeIn(stats->stddev_s, unit).c_str(),
+              stats->samples_s.size(), static_cast<long long>(stats->calls_per_sample));
   std::printf("gflops    %.2f (%lld flop, %d threads)\n", gflops, static_cast<long long>(*flops),
               target->num_threads);
   return absl::OkStatus();

@@ -11,6 +11,7 @@
 #include "cli/db_command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
+#include "cli/time_text.h"
 
 namespace lathe::cli {
 namespace {
@@ -49,7 +50,7 @@ absl::Status RunList(const DbArgs& args) {
     std::printf("%s\n  on %s\n  %lld records (%lld ok)", t.workload.c_str(), t.target.c_str(),
                 static_cast<long long>(t.records), static_cast<long long>(t.ok_records));
     if (t.best_median_s) {
-      std::printf(", best %.4f ms = %.2f GFLOP/s", *t.best_median_s * 1e3, gflops(t));
+      std::printf(", best %s = %.2f GFLOP/s", TimeText(*t.best_median_s).c_str(), gflops(t));
     }
     std::printf("\n");
   }

@@ -14,6 +14,7 @@
 #include "cli/db_common.h"
 #include "cli/json_text.h"
 #include "cli/record_lookup.h"
+#include "cli/time_text.h"
 #include "cli/workload_args.h"
 #include "compiler/codegen/target.h"
 #include "compiler/schedule/trace.h"
@@ -113,8 +114,9 @@ absl::Status RunBest(const LookupOptions& options) {
               FormatUnixMs(r.measured_at_unix_ms()).c_str(), r.runner().c_str(),
               r.lathe_version().c_str(), r.job().empty() ? "" : (", job " + r.job()).c_str());
   if (!r.target().device().empty()) std::printf("device    %s\n", r.target().device().c_str());
-  std::printf("time      median %.4f ms, spread %.1f%%, %d samples, %.2f GFLOP/s\n",
-              r.median_s() * 1e3, r.spread() * 100, r.times_s_size(), RecordGflops(r));
+  std::printf("time      median %s, spread %.1f%%, %d samples, %.2f GFLOP/s\n",
+              TimeText(r.median_s()).c_str(), r.spread() * 100, r.times_s_size(),
+              RecordGflops(r));
   std::printf("program   %s\n", r.structural_hash().c_str());
   if (best.replays) {
     std::printf("replay    ok: this Lathe builds the measured program from the trace\n");

@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "compiler/codegen/target.h"
 #include "compiler/codegen/target_info.h"
+#include "runner/measurable_target.h"
 #include "runner/remote/channel.h"
 #include "runner/remote/remote_runner.h"
 
@@ -43,8 +44,8 @@ absl::Status RunRunner(const RunnerCommandOptions& options) {
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
   if (options.simulate_ms == 0) {
-    // Only what runs here is measured here.
-    if (absl::Status st = CheckRunnableHere(*target); !st.ok()) return st;
+    // Only what runs here, as it would on the target, is measured here.
+    if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) return st;
   }
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/time_text.h"
 #include "compiler/codegen/target.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/service.grpc.pb.h"
@@ -122,7 +123,7 @@ std::string ProgressLine(const proto::JobStatus& job) {
   for (const proto::TaskStatus& t : job.tasks()) {
     const std::string name = t.workload().substr(0, t.workload().find(','));
     if (t.best_s() > 0) {
-      absl::StrAppendFormat(&line, " | %s %.4f ms %.1f GFLOP/s", name, t.best_s() * 1e3,
+      absl::StrAppendFormat(&line, " | %s %s %.1f GFLOP/s", name, TimeText(t.best_s()),
                             t.best_gflops());
     }
   }

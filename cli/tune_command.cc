@@ -22,12 +22,14 @@
 #include "cli/command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
+#include "cli/time_text.h"
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/target.h"
 #include "compiler/codegen/target_info.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 #include "runner/local_runner.h"
+#include "runner/measurable_target.h"
 #include "runner/measure_worker.h"
 #include "tuner/search/measurement_record.h"
 #include "tuner/search/measurement_rounds.h"
@@ -191,7 +193,7 @@ absl::Status RunTune(TuneCommandOptions options) {
   if (!target.ok()) return target.status();
   if (options.threads < 0) return absl::InvalidArgumentError("--threads must be >= 1");
   if (options.threads > 0) target->num_threads = options.threads;
-  if (absl::Status st = CheckRunnableHere(*target); !st.ok()) return st;
+  if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) return st;
 
   std::vector<double> weights(options.specs.size(), 1.0);
   if (!options.weights.empty()) {
@@ -272,7 +274,7 @@ absl::Status RunTune(TuneCommandOptions options) {
   tune.stop = &g_stop;
   // Measuring with every core: a search running beside a timing would
   // disturb it, so it runs only while a batch is built.
-  tune.overlap = target->num_threads < static_cast<int>(std::thread::hardware_concurrency());
+  tune.overlap = target->num_threads < AllowedCpuCount();
   tune.search_while_building = !tune.overlap;
   if (!options.json) tune.on_progress = [&](const tuner::TuneProgress& p) { printer.Print(p); };
   tuner::MeasureFn measure = [&](const proto::MeasureRequest& request) {
@@ -326,13 +328,14 @@ absl::Status RunTune(TuneCommandOptions options) {
     const tuner::TaskProgress& t = report->tasks[i];
     std::printf("%s\n", t.workload.c_str());
     if (t.best_s) {
-      std::printf("  best     %.4f ms  %8.2f GFLOP/s\n", *t.best_s * 1e3, t.best_gflops);
+      std::printf("  best     %-11s %8.2f GFLOP/s\n", TimeText(*t.best_s).c_str(),
+                  t.best_gflops);
     } else {
       std::printf("  best     none (every candidate failed; see lathe db top)\n");
     }
     if (!default_medians.empty() && default_medians[i]) {
       const double gflops = static_cast<double>(tasks[i].flops) / *default_medians[i] * 1e-9;
-      std::printf("  default  %.4f ms  %8.2f GFLOP/s", *default_medians[i] * 1e3, gflops);
+      std::printf("  default  %-11s %8.2f GFLOP/s", TimeText(*default_medians[i]).c_str(), gflops);
       if (t.best_s) std::printf("  (tuned is %.2fx)", *default_medians[i] / *t.best_s);
       std::printf("\n");
     }

@@ -1,5 +1,7 @@
 #include "compiler/codegen/target.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -126,13 +128,18 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
   (void)has_cpu;
   (void)has_attr;
   if (is_host) {
-    int threads = num_threads > 0 ? num_threads
-                                  : static_cast<int>(std::thread::hardware_concurrency());
-    return HostTarget(threads);
+    return HostTarget(num_threads > 0 ? num_threads : AllowedCpuCount());
   }
   target.features = Canonicalize(target.features);
   target.num_threads = num_threads > 0 ? num_threads : 1;
   return target;
+}
+
+int AllowedCpuCount() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) return std::max(1, CPU_COUNT(&allowed));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 absl::Status CheckRunnableHere(const Target& target) {

@@ -53,12 +53,17 @@ struct Target {
 
 // Parses "llvm [-mcpu=NAME] [-mattr=+a,-b] [-num-threads=N]" or
 // "host [-num-threads=N]". InvalidArgument naming the bad part otherwise.
-// "host" gets this machine's CPU and features, and as many threads as the
-// machine has unless -num-threads is given.
+// "host" gets this machine's CPU and features, and as many threads as this
+// process may use CPUs (AllowedCpuCount, as `nproc` counts) unless
+// -num-threads is given.
 absl::StatusOr<Target> ParseTarget(const std::string& text);
 
 // This machine, with num_threads threads.
 Target HostTarget(int num_threads);
+
+// The CPUs this process may run on: its affinity mask (under `taskset` or a
+// cpuset, fewer than the machine has), at least 1.
+int AllowedCpuCount();
 
 // Ok when code for the target runs on this machine; FailedPrecondition naming
 // every feature the target needs and this machine lacks otherwise, and

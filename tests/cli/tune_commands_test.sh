@@ -76,6 +76,12 @@ errors)
   echo "$out" | grep -q 'at least 1' || fail "0 trials: $out"
   out=$("$lathe" tune "$W" "$W" --weights 1 2>&1) && fail "bad weights accepted"
   echo "$out" | grep -q 'weights has 1 values for 2 workloads' || fail "weights: $out"
+  # More threads than CPUs: timings of the threads' turns, refused.
+  out=$("$lathe" tune "$W" --threads 999 2>&1) && fail "999 threads accepted"
+  [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q 'runs 999 threads, but this process may use' \
+    || fail "999 threads: $out"
+  out=$("$lathe" bench "$W" --threads 999 2>&1) && fail "bench: 999 threads accepted"
+  echo "$out" | grep -q 'runs 999 threads' || fail "bench 999 threads: $out"
   ;;
 *)
   fail "unknown case $case_name"

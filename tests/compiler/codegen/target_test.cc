@@ -2,6 +2,8 @@
 // the refusal of targets this machine cannot run.
 #include "compiler/codegen/target.h"
 
+#include <sched.h>
+
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -54,6 +56,26 @@ TEST(Target, HostHasSse2AndRunsHere) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->ToString(), host->ToString());
   EXPECT_TRUE(CheckRunnableHere(*again).ok());
+}
+
+// "host" without a thread count: the CPUs this process may use (fewer
+// under taskset than the machine has), as the measuring worker pins to.
+TEST(Target, HostRunsAThreadOnEveryCpuThisProcessMayUse) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  EXPECT_EQ(AllowedCpuCount(), CPU_COUNT(&saved));
+  EXPECT_EQ(ParseTarget("host")->num_threads, CPU_COUNT(&saved));
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const int allowed = AllowedCpuCount();
+  const int host_threads = ParseTarget("host")->num_threads;
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+  EXPECT_EQ(allowed, 1);
+  EXPECT_EQ(host_threads, 1);
 }
 
 TEST(Target, RefusesFeaturesTheHostLacks) {
