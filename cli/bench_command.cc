@@ -184,7 +184,8 @@ void AddBenchCommand(CLI::App& app) {
                       "threads of parallel loops (default: the target's; host: every CPU)");
   command->add_flag("--json", options->json, "print one JSON object");
   command->add_option("--min-time", options->min_time_s,
-                      "keep timing until the samples total this many seconds (default 0.5)");
+                      "keep timing until the samples total this many seconds (default 0.5)")
+      ->check(NonNegativeNumber());
   command->add_option("--repeats", options->repeats, "at least this many samples (default 10)");
   command->add_option("--db", options->db_path,
                       "record the measurement in this database (created when absent)");

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
 #ifndef LATHE_VERSION
@@ -67,5 +69,24 @@ int RunApp(CLI::App& app, int argc, char** argv) {
     return Fail(std::string("unexpected: ") + e.what(), kExitFailure);
   }
 }
+
+namespace {
+
+CLI::Validator NumberAbove(double bound, bool inclusive) {
+  const std::string rule = absl::StrCat(inclusive ? ">= " : "> ", bound);
+  return CLI::Validator(
+      [bound, inclusive, rule](std::string& text) -> std::string {
+        double value = 0;
+        const bool ok = absl::SimpleAtod(text, &value) &&
+                        (inclusive ? value >= bound : value > bound);
+        return ok ? std::string() : absl::StrCat("must be a number ", rule, ", got \"", text, "\"");
+      },
+      absl::StrCat("NUMBER ", rule));
+}
+
+}  // namespace
+
+CLI::Validator NonNegativeNumber() { return NumberAbove(0, /*inclusive=*/true); }
+CLI::Validator PositiveNumber() { return NumberAbove(0, /*inclusive=*/false); }
 
 }  // namespace lathe::cli

@@ -31,6 +31,12 @@ void ConfigureApp(CLI::App& app);
 // program with its message.
 void SetAction(CLI::App* command, std::function<absl::Status()> action);
 
+// Option checks whose refusals read as one line ("--timeout: must be a
+// number > 0, got \"0\""; CLI11's own range checks print the largest
+// double).
+CLI::Validator NonNegativeNumber();
+CLI::Validator PositiveNumber();
+
 // Parses argv, runs the chosen command and returns the exit code.
 int RunApp(CLI::App& app, int argc, char** argv);
 

@@ -92,7 +92,8 @@ void AddRunnerCommand(CLI::App& app) {
   command->add_option("--tls-cert", options->tls_cert, "mutual TLS: this runner's certificate");
   command->add_option("--tls-key", options->tls_key, "mutual TLS: this runner's key");
   command->add_option("--timeout", options->timeout_s,
-                      "per candidate: build, check and timing, seconds (default 60)");
+                      "per candidate: build, check and timing, seconds (default 60)")
+      ->check(PositiveNumber());
   command->add_flag("--no-prefetch", options->no_prefetch,
                     "ask for the next candidate only when this one is measured (by default the "
                     "next is fetched during the measurement; a short queue still goes to idle "

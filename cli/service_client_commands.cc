@@ -40,7 +40,8 @@ void AddClientOptions(CLI::App* command, ClientOptions& options) {
   command->add_option("--tls-cert", options.tls_cert, "mutual TLS: this client's certificate");
   command->add_option("--tls-key", options.tls_key, "mutual TLS: this client's key");
   command->add_option("--timeout", options.timeout_s,
-                      "seconds to wait for the tuner's answer (default 30)");
+                      "seconds to wait for the tuner's answer (default 30)")
+      ->check(PositiveNumber());
 }
 
 class Client {

@@ -372,13 +372,15 @@ void AddTuneCommand(CLI::App& app) {
                       "how often each workload runs, e.g. 1,4 (default: 1 each)");
   command->add_option("--job", options->job, "the job id of the records (default: generated)");
   command->add_option("--min-time", options->min_time_s,
-                      "time each candidate at least this long, seconds (default 0.1)");
+                      "time each candidate at least this long, seconds (default 0.1)")
+      ->check(NonNegativeNumber());
   command->add_option("--measure-rounds", options->measure_rounds,
                       "measure each batch in this many rounds, the min time split over them: "
                       "a slow spell of the machine then does not decide a result (default 3)")
       ->check(CLI::Range(1, tuner::kMaxMeasureRounds));
   command->add_option("--timeout", options->timeout_s,
-                      "per candidate: build, check and timing, seconds (default 30)");
+                      "per candidate: build, check and timing, seconds (default 30)")
+      ->check(PositiveNumber());
   command->add_option("--population", options->population,
                       "candidates per generation of the evolutionary search (default 128)");
   command->add_option("--generations", options->generations,

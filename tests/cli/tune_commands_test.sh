@@ -76,6 +76,10 @@ errors)
   echo "$out" | grep -q 'at least 1' || fail "0 trials: $out"
   out=$("$lathe" tune "$W" "$W" --weights 1 2>&1) && fail "bad weights accepted"
   echo "$out" | grep -q 'weights has 1 values for 2 workloads' || fail "weights: $out"
+  out=$("$lathe" tune "$W" --min-time -1 2>&1) && fail "negative min time accepted"
+  echo "$out" | grep -q '^lathe: error: --min-time' || fail "min time: $out"
+  out=$("$lathe" tune "$W" --timeout 0 2>&1) && fail "timeout 0 accepted"
+  echo "$out" | grep -q '^lathe: error: --timeout' || fail "timeout: $out"
   # More threads than CPUs: timings of the threads' turns, refused.
   out=$("$lathe" tune "$W" --threads 999 2>&1) && fail "999 threads accepted"
   [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q 'runs 999 threads, but this process may use' \
