@@ -2,10 +2,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/ascii.h"
@@ -41,8 +43,25 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
+absl::Status CheckAddressPort(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return absl::OkStatus();
+  const absl::string_view port = absl::string_view(address).substr(colon + 1);
+  if (port.empty() || !std::all_of(port.begin(), port.end(), absl::ascii_isdigit)) {
+    return absl::OkStatus();
+  }
+  // Digits only: too many for an int is out of range too.
+  int value = 0;
+  if (port.size() <= 5 && absl::SimpleAtoi(port, &value) && value <= 65535) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("address \"", address, "\": port ", port, " is not in 0-65535"));
+}
+
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options) {
   if (options.address.empty()) return absl::InvalidArgumentError("no tuner address (--tuner)");
+  if (absl::Status st = CheckAddressPort(options.address); !st.ok()) return st;
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (options.tls_ca_file.empty()) {
     if (!options.tls_cert_file.empty()) {

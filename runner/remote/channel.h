@@ -38,6 +38,13 @@ struct ChannelOptions {
   std::string tls_key_file;
 };
 
+// InvalidArgument when `address` ends in a port out of 0-65535
+// ("127.0.0.1:99999"): gRPC would take it modulo 65536 and listen on, or
+// call, another port (99999 became 34463). Other forms (a unix: path, a
+// dns:/// name without a port) are gRPC's to judge.
+absl::Status CheckAddressPort(const std::string& address);
+
+// Errors: no address, its port (CheckAddressPort), TLS files.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options);
 
 // Adds the token to a call and sets its deadline (seconds from now; <= 0:

@@ -14,6 +14,7 @@ namespace lathe::service {
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(Daemon& daemon, const std::string& address,
                                                       const ServerSecurity& security,
                                                       int max_message_bytes) {
+  if (absl::Status st = runner::CheckAddressPort(address); !st.ok()) return st;
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(security);
   if (!credentials.ok()) return credentials.status();

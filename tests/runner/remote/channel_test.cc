@@ -47,6 +47,22 @@ TEST_F(ChannelTest, ChannelOptionsAreChecked) {
   EXPECT_EQ(MakeChannel(options).status().code(), absl::StatusCode::kNotFound);
 }
 
+// gRPC takes a port modulo 65536: 99999 would reach port 34463.
+TEST_F(ChannelTest, APortOutOfRangeIsRefusedByName) {
+  for (const char* good : {"127.0.0.1:0", "127.0.0.1:65535", "[::1]:7770", "localhost:7770",
+                           "unix:/tmp/lathe.sock", "dns:///tuner.example"}) {
+    EXPECT_TRUE(CheckAddressPort(good).ok()) << good;
+  }
+  for (const char* bad : {"127.0.0.1:65536", "127.0.0.1:99999", "[::1]:123456789012"}) {
+    absl::Status st = CheckAddressPort(bad);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("is not in 0-65535"), std::string::npos) << st;
+  }
+  ChannelOptions options;
+  options.address = "127.0.0.1:99999";
+  EXPECT_NE(MakeChannel(options).status().message().find("port 99999"), std::string::npos);
+}
+
 TEST_F(ChannelTest, ErrorsNameTheTunerAndKeepTheCode) {
   const absl::Status unavailable =
       FromGrpc(grpc::Status(grpc::StatusCode::UNAVAILABLE, "connection refused"), "h:1");

@@ -221,6 +221,12 @@ refusals)
   out=$("$lathe" runner --connect "127.0.0.1:$port" --token-file token --target 'fpga' 2>&1) &&
     fail "bad target accepted"
   echo "$out" | grep -q 'fpga' || fail "runner target: $out"
+  # A port out of range is refused by name, not wrapped modulo 65536.
+  out=$("$lathe" serve --listen 127.0.0.1:99999 --db other.db --token-file token 2>&1) &&
+    fail "port 99999 accepted"
+  echo "$out" | grep -q '^lathe: error: .*port 99999 is not in 0-65535' || fail "serve port: $out"
+  out=$("$lathe" jobs --tuner 127.0.0.1:99999 --token-file token 2>&1) && fail "client port accepted"
+  echo "$out" | grep -q 'port 99999 is not in 0-65535' || fail "client port: $out"
   out=$(client watch job-none 2>&1) && fail "watch of an unknown job succeeded"
   echo "$out" | grep -q 'no job "job-none"' || fail "watch unknown: $out"
   out=$(client cancel job-none 2>&1) && fail "cancel of an unknown job succeeded"
