@@ -219,6 +219,13 @@ absl::Status RunTune(TuneCommandOptions options) {
       return absl::Status(task.status().code(), absl::StrCat(workload->CanonicalForm(), ": ",
                                                              task.status().message()));
     }
+    for (size_t j = 0; j < tasks.size(); ++j) {
+      if (tasks[j].key == task->key) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            options.specs[i], ": the same workload as ", options.specs[j], " (",
+            workload->CanonicalForm(), "); give it once, and --weights for how often it runs"));
+      }
+    }
     tasks.push_back(*std::move(task));
   }
 

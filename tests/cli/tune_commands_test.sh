@@ -76,6 +76,9 @@ errors)
   echo "$out" | grep -q 'at least 1' || fail "0 trials: $out"
   out=$("$lathe" tune "$W" "$W" --weights 1 2>&1) && fail "bad weights accepted"
   echo "$out" | grep -q 'weights has 1 values for 2 workloads' || fail "weights: $out"
+  out=$("$lathe" tune "$W" matmul:K=16,M=32,N=48 2>&1) && fail "a workload twice accepted"
+  [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q 'the same workload as matmul:M=32,N=48,K=16' \
+    || fail "twice: $out"
   out=$("$lathe" tune "$W" --min-time -1 2>&1) && fail "negative min time accepted"
   echo "$out" | grep -q '^lathe: error: --min-time' || fail "min time: $out"
   out=$("$lathe" tune "$W" --timeout 0 2>&1) && fail "timeout 0 accepted"

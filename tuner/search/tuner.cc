@@ -526,6 +526,16 @@ absl::StatusOr<TuneReport> Loop::Run() {
           tasks_.front().target.ToString()));
     }
   }
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      // Two tasks of one workload would measure the same programs twice.
+      if (tasks_[i].key == tasks_[j].key) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tasks ", j, " and ", i, " are the same workload (",
+            tasks_[i].workload.CanonicalForm(), "): give it once, with its weight"));
+      }
+    }
+  }
   if (options_.batch_size < 1) return absl::InvalidArgumentError("batch size must be >= 1");
   LATHE_RETURN_IF_ERROR(WarmStart());
 

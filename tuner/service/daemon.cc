@@ -159,6 +159,13 @@ absl::StatusOr<proto::JobSpec> Daemon::Validate(const proto::JobSpec& given) con
       return FieldError(absl::StrCat("spec.workloads[", i, "]"), workload.status().message());
     }
     spec.set_workloads(i, workload->CanonicalForm());
+    for (int j = 0; j < i; ++j) {
+      if (spec.workloads(j) == spec.workloads(i)) {
+        return FieldError(absl::StrCat("spec.workloads[", i, "]"),
+                          absl::StrCat("the same workload as spec.workloads[", j, "] (",
+                                       spec.workloads(i), "); give it once, with its weight"));
+      }
+    }
   }
   if (spec.weights_size() != 0 && spec.weights_size() != n) {
     return FieldError("spec.weights",

@@ -171,6 +171,20 @@ TEST_F(TunerTest, SearchWhileBuildingAsksForEachBatchBuiltBeforeItsRounds) {
   for (const proto::MeasureRequest& r : requests) EXPECT_FALSE(r.build_only());
 }
 
+// Two tasks of one workload (spelled two ways) would measure the same
+// programs twice over: refused, naming both.
+TEST_F(TunerTest, TwoTasksOfOneWorkloadAreRefused) {
+  std::vector<Task> tasks = {SmallTask("matmul:M=32,N=48,K=16"),
+                             SmallTask("matmul:K=16,N=48,M=32,dtype=float32")};
+  auto db = OpenDb("twice.db");
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, FastOptions());
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(report.status().message().find("tasks 0 and 1 are the same workload"),
+            std::string::npos)
+      << report.status();
+}
+
 TEST_F(TunerTest, NeverMeasuresAProgramTwiceAcrossRuns) {
   auto db = OpenDb("twice.db");
   std::set<std::string> seen;

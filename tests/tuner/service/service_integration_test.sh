@@ -212,6 +212,7 @@ refusals)
   }
   expect_refused 'spec.workloads\[0\]: .*missing' 'matmul:M=64' --target "$T" --trials 10
   expect_refused 'spec.workloads\[1\]' "$W" 'nosuchop:X=1' --target "$T" --trials 10
+  expect_refused 'spec.workloads\[1\]: the same workload as spec.workloads\[0\]' "$W" "$W,dtype=float32" --target "$T" --trials 10
   expect_refused 'spec.max_trials: 51 exceeds the limit of 50' "$W" --target "$T" --trials 51
   expect_refused 'spec.max_trials: must be at least 1' "$W" --target "$T" --trials 0
   expect_refused 'spec.min_time_s' "$W" --target "$T" --trials 10 --min-time -1
