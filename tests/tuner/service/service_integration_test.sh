@@ -226,6 +226,10 @@ refusals)
   out=$("$lathe" serve --listen 127.0.0.1:99999 --db other.db --token-file token 2>&1) &&
     fail "port 99999 accepted"
   echo "$out" | grep -q '^lathe: error: .*port 99999 is not in 0-65535' || fail "serve port: $out"
+  out=$("$lathe" serve --listen no-such-host:7770 --db other.db --token-file token 2>&1) &&
+    fail "an unknown host accepted"
+  [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q '^lathe: error: cannot listen on no-such-host:7770' ||
+    fail "serve host: $out"
   out=$("$lathe" jobs --tuner 127.0.0.1:99999 --token-file token 2>&1) && fail "client port accepted"
   echo "$out" | grep -q 'port 99999 is not in 0-65535' || fail "client port: $out"
   out=$(client watch job-none 2>&1) && fail "watch of an unknown job succeeded"
