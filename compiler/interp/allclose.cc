@@ -24,13 +24,13 @@ std::string IndexString(const std::vector<int64_t>& shape, int64_t flat) {
   return ShapeString(index);
 }
 
-bool Close(double a, double e, double rtol, double atol) {
+}  // namespace
+
+bool IsClose(double a, double e, double rtol, double atol) {
   if (std::isnan(a) || std::isnan(e)) return std::isnan(a) && std::isnan(e);
   if (std::isinf(a) || std::isinf(e)) return a == e;
   return std::fabs(a - e) <= atol + rtol * std::fabs(e);
 }
-
-}  // namespace
 
 absl::Status CheckAllClose(const TensorData& actual, const TensorData& expected,
                            double rtol, double atol, const std::string& what) {
@@ -50,7 +50,7 @@ absl::Status CheckAllClose(const TensorData& actual, const TensorData& expected,
   for (int64_t i = 0; i < actual.size(); ++i) {
     double a = actual.values[static_cast<size_t>(i)];
     double e = expected.values[static_cast<size_t>(i)];
-    if (Close(a, e, rtol, atol)) continue;
+    if (IsClose(a, e, rtol, atol)) continue;
     ++mismatches;
     if (first < 0) first = i;
     double error = std::fabs(a - e);

@@ -20,4 +20,8 @@ namespace lathe {
 absl::Status CheckAllClose(const TensorData& actual, const TensorData& expected,
                            double rtol, double atol, const std::string& what);
 
+// The element test of CheckAllClose, for callers that compare in place and
+// want its message only when something differs.
+bool IsClose(double actual, double expected, double rtol, double atol);
+
 }  // namespace lathe

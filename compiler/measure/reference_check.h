@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "compiler/interp/tensor_data.h"
 #include "compiler/workload/workload.h"
 
@@ -31,26 +32,38 @@ class ReferenceCache;
 absl::Status CheckAgainstReference(const Workload& workload, const KernelCall& kernel,
                                    uint64_t seed = 1, ReferenceCache* cache = nullptr);
 
-// The reference outputs of the last few (workload, seed) pairs checked. A
+// What the checks of the last few (workload, seed) pairs compare against:
+// the inputs (as float32, in C ABI order) and the reference's outputs. A
 // runner checks hundreds of candidates of one workload with one seed; the
 // reference of a 1024^3 matmul takes seconds, longer than building and
-// timing a candidate, so it is computed once.
+// timing a candidate, so it is computed once, and so are the inputs (drawing
+// and rounding 2M values took 15-30 ms a check). It also keeps the kernel's
+// argument buffers from check to check, so that a check does not fault in
+// fresh pages each time. Not thread-safe.
 class ReferenceCache {
  public:
   explicit ReferenceCache(size_t capacity = 4) : capacity_(capacity) {}
-  // The outputs for (workload, seed), computing them from `inputs` (which
-  // must be the inputs that seed gives) when not cached.
-  absl::StatusOr<const std::vector<TensorData>*> Get(const Workload& workload, uint64_t seed,
-                                                     const std::vector<TensorData>& inputs);
+
+  struct Entry {
+    std::vector<std::vector<float>> inputs;
+    std::vector<TensorData> outputs;
+    uint64_t last_used = 0;
+  };
+  // The entry of (workload, seed), computed from `make_inputs` (which must
+  // give the inputs that seed gives) when not cached.
+  absl::StatusOr<const Entry*> Get(
+      const Workload& workload, uint64_t seed,
+      const std::function<absl::StatusOr<std::vector<TensorData>>()>& make_inputs);
+
+  // Buffers for a kernel's arguments, `sizes[i]` floats each; their
+  // contents are the caller's to set.
+  std::vector<float*> Arguments(const std::vector<int64_t>& sizes);
 
  private:
   size_t capacity_;
   uint64_t clock_ = 0;
-  struct Entry {
-    std::vector<TensorData> outputs;
-    uint64_t last_used = 0;
-  };
   std::map<std::pair<std::string, uint64_t>, Entry> entries_;
+  std::vector<std::vector<float>> arguments_;
 };
 
 }  // namespace lathe

@@ -42,6 +42,17 @@ TEST(CheckAllClose, NanAndInfinity) {
   EXPECT_FALSE(CheckAllClose(Make({1}, {1e300}), Make({1}, {INFINITY}), 1, 1, "x").ok());
 }
 
+// The element test CheckAllClose applies, for comparisons in place.
+TEST(CheckAllClose, IsCloseIsItsElementTest) {
+  EXPECT_TRUE(IsClose(1.0, 1.0 + 1e-6, 1e-5, 0));
+  EXPECT_FALSE(IsClose(1.0, 1.1, 1e-5, 1e-3));
+  EXPECT_TRUE(IsClose(0.0, 1e-4, 0, 1e-3));
+  EXPECT_TRUE(IsClose(NAN, NAN, 0, 0));
+  EXPECT_FALSE(IsClose(NAN, 1.0, 1, 1));
+  EXPECT_TRUE(IsClose(INFINITY, INFINITY, 0, 0));
+  EXPECT_FALSE(IsClose(INFINITY, 1e30, 1, 1));
+}
+
 TEST(CheckAllClose, RejectsShapeAndDTypeMismatch) {
   absl::Status s = CheckAllClose(Make({2, 3}, std::vector<double>(6)),
                                  Make({3, 2}, std::vector<double>(6)), 0, 0, "C");

@@ -69,5 +69,29 @@ TEST(ReferenceCheck, ACacheGivesTheSameVerdictsAndKeepsFewEntries) {
   }
 }
 
+// The cache keeps the inputs and the argument buffers from check to check:
+// a kernel that writes to its inputs does not change the next check's, and
+// a kernel that writes nothing fails even after one that wrote everything.
+TEST(ReferenceCheck, ACachedCheckStartsFromCleanInputsAndPoisonedOutputs) {
+  absl::StatusOr<Workload> w = ParseWorkloadSpec("matmul:M=5,N=7,K=3");
+  ASSERT_TRUE(w.ok());
+  ReferenceCache cache;
+  auto right = [](const std::vector<float*>& a) { return Matmul(a, false); };
+  auto scribbles = [](const std::vector<float*>& a) {
+    absl::Status st = Matmul(a, false);
+    for (int e = 0; e < kM * kK; ++e) a[0][e] = 1000.0f;
+    return st;
+  };
+  auto writes_nothing = [](const std::vector<float*>&) { return absl::OkStatus(); };
+  EXPECT_TRUE(CheckAgainstReference(*w, right, 1, &cache).ok());
+  EXPECT_TRUE(CheckAgainstReference(*w, scribbles, 1, &cache).ok());
+  absl::Status after = CheckAgainstReference(*w, right, 1, &cache);
+  EXPECT_TRUE(after.ok()) << after;
+  absl::Status nothing = CheckAgainstReference(*w, writes_nothing, 1, &cache);
+  EXPECT_EQ(nothing.code(), absl::StatusCode::kFailedPrecondition) << nothing;
+  EXPECT_NE(std::string(nothing.message()).find("35 of 35 elements differ"), std::string::npos)
+      << nothing;
+}
+
 }  // namespace
 }  // namespace lathe
