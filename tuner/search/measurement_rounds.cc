@@ -40,15 +40,37 @@ std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int rou
   return order;
 }
 
-std::vector<size_t> CandidatesOfRound(
-    const std::vector<std::optional<proto::MeasureResult>>& results, int round) {
-  std::vector<size_t> measured_ok;
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (round == 0 || (results[i] && results[i]->status() == proto::MEASURE_OK)) {
-      measured_ok.push_back(i);
-    }
+namespace {
+
+// The fastest sample of an OK result; nullopt when it has none.
+std::optional<double> Fastest(const std::optional<proto::MeasureResult>& result) {
+  if (!result || result->status() != proto::MEASURE_OK || result->times_s().empty()) {
+    return std::nullopt;
   }
-  return OrderOfRound(measured_ok, round);
+  return *std::min_element(result->times_s().begin(), result->times_s().end());
+}
+
+}  // namespace
+
+std::vector<size_t> CandidatesOfRound(
+    const std::vector<std::optional<proto::MeasureResult>>& results, int round, double within) {
+  std::vector<size_t> candidates;
+  if (round == 0) {
+    for (size_t i = 0; i < results.size(); ++i) candidates.push_back(i);
+    return OrderOfRound(candidates, round);
+  }
+  std::optional<double> batch_fastest;
+  for (const std::optional<proto::MeasureResult>& result : results) {
+    const std::optional<double> fastest = Fastest(result);
+    if (fastest && (!batch_fastest || *fastest < *batch_fastest)) batch_fastest = fastest;
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i] || results[i]->status() != proto::MEASURE_OK) continue;
+    const std::optional<double> fastest = Fastest(results[i]);
+    if (within > 0 && fastest && batch_fastest && *fastest > within * *batch_fastest) continue;
+    candidates.push_back(i);
+  }
+  return OrderOfRound(candidates, round);
 }
 
 void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResult* into) {

@@ -64,13 +64,24 @@ proto::MeasureRequest RequestOfRound(const Task& task, const RoundSettings& sett
 // no candidate is always measured first after the search (or last).
 std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int round);
 
+// A later round measures only the candidates whose fastest sample so far
+// is within this factor of the batch's fastest: the rounds are there so that
+// a slow spell of the machine (5-15%) does not decide which of close
+// programs is faster, and no spell makes a program twice as slow. A program
+// further behind keeps the label of its first round; a 1,000-trial matmul
+// run spent 37-51 s timing such programs again (bench/README.md, "Later
+// rounds for the close ones only").
+inline constexpr double kLaterRoundsWithin = 2.0;
+
 // The candidates of a batch that round `round` measures, in OrderOfRound's
 // order, from what the earlier rounds gave (`results[i]` for candidate i,
 // empty when not measured): every candidate in round 0, then those whose
-// results so far are OK. The tuner and bench_tune's re-measurement both
-// measure a batch by it.
+// results so far are OK and whose fastest sample is within `within` times
+// the fastest of them all (<= 0: every OK one). The tuner and bench_tune's
+// re-measurement both measure a batch by it.
 std::vector<size_t> CandidatesOfRound(
-    const std::vector<std::optional<proto::MeasureResult>>& results, int round);
+    const std::vector<std::optional<proto::MeasureResult>>& results, int round,
+    double within = kLaterRoundsWithin);
 
 // Adds the result of a later round (`round`, from 1) of the same candidate to
 // `into`, which measured OK: its samples, run and check time when it measured OK

@@ -301,7 +301,8 @@ Loop::RoundsMeasured Loop::MeasureInRounds(const Task& task,
     }
   };
   for (int round = 0; round < std::max(1, rounds); ++round) {
-    const std::vector<size_t> order = CandidatesOfRound(out.results, round);
+    const std::vector<size_t> order =
+        CandidatesOfRound(out.results, round, options_.later_rounds_within);
     if (round > 0 && (order.empty() || stopping() || !out.error.ok())) break;
     measure_round(round, order);
   }

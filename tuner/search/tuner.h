@@ -39,6 +39,7 @@
 #include "proto/measure.pb.h"
 #include "tuner/cost_model/cost_model.h"
 #include "tuner/search/evolutionary_search.h"
+#include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task.h"
 
 namespace lathe::tuner {
@@ -92,6 +93,9 @@ struct TuneOptions {
   // for its share of min_time_s (measurement_rounds.h: a slow spell of the
   // machine then does not decide a candidate's label). 1: once each.
   int measure_rounds = 3;
+  // Rounds after the first measure only the candidates of the batch within
+  // this factor of its fastest (measurement_rounds.h); <= 0: all.
+  double later_rounds_within = kLaterRoundsWithin;
   // Near-ties re-measured at the end: up to `remeasure_top` programs within
   // `near_tie` (relative) of each task's fastest.
   double near_tie = 0.05;

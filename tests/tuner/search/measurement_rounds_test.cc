@@ -82,6 +82,25 @@ TEST(CandidatesOfRound, EveryCandidateFirstThenThoseStillOkBackwards) {
   EXPECT_EQ(CandidatesOfRound(results, 2), (std::vector<size_t>{0, 3}));
 }
 
+// A later round times again only the programs within kLaterRoundsWithin of
+// the batch's fastest sample so far; 0 keeps every OK one.
+TEST(CandidatesOfRound, LaterRoundsOnlyForTheCandidatesCloseToTheFastest) {
+  std::vector<std::optional<proto::MeasureResult>> results(5);
+  ASSERT_EQ(kLaterRoundsWithin, 2.0);
+  results[0] = Ok({3.0e-3, 1.9e-3}, 1);  // within 2x of 1e-3 by its fastest
+  results[1] = Ok({1.0e-3}, 1);          // the fastest
+  results[2] = Ok({2.1e-3}, 1);          // behind
+  results[3] = Ok({2.0e-3}, 1);          // exactly 2x: kept
+  results[4] = Ok({9.0e-3}, 1);
+  EXPECT_EQ(CandidatesOfRound(results, 1), (std::vector<size_t>{3, 1, 0}));
+  EXPECT_EQ(CandidatesOfRound(results, 2), (std::vector<size_t>{0, 1, 3}));
+  EXPECT_EQ(CandidatesOfRound(results, 1, /*within=*/0), (std::vector<size_t>{4, 3, 2, 1, 0}));
+  EXPECT_EQ(CandidatesOfRound(results, 1, /*within=*/10), (std::vector<size_t>{4, 3, 2, 1, 0}));
+  // A failed program's samples do not count: 1.9e-3 is the fastest now.
+  results[1]->set_status(proto::MEASURE_WRONG_RESULT);
+  EXPECT_EQ(CandidatesOfRound(results, 1), (std::vector<size_t>{3, 2, 0}));
+}
+
 TEST(BuildAheadOf, TheNextCandidatesOfTheRoundSoonestFirst) {
   const std::vector<size_t> order = {7, 2, 5, 0, 3, 6, 1};  // a round's order
   ASSERT_EQ(kBuildAheadHints, 4);

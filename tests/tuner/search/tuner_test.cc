@@ -128,6 +128,7 @@ TEST_F(TunerTest, SearchWhileBuildingAsksForEachBatchBuiltBeforeItsRounds) {
   TuneOptions options = FastOptions();
   SetMode(Mode::kWhileBuilding, options);
   options.measure_rounds = 2;
+  options.later_rounds_within = 0;  // every program in every round
   std::vector<proto::MeasureRequest> requests;
   MeasureFn measure = [&](const proto::MeasureRequest& request) {
     requests.push_back(request);
@@ -325,6 +326,7 @@ TEST_F(TunerTest, MeasuresEachBatchInRoundsAndKeepsEverySample) {
   options.batch_size = 8;
   options.min_time_s = 0.01;
   options.measure_rounds = 2;
+  options.later_rounds_within = 0;  // every program in every round
   std::map<std::string, int> calls;  // per program
   std::vector<std::pair<std::string, int>> sequence;  // (program, its call)
   std::string failing;  // the program that times out in its second round
@@ -379,6 +381,45 @@ TEST_F(TunerTest, MeasuresEachBatchInRoundsAndKeepsEverySample) {
   for (const db::Match& m : top) EXPECT_NE(m.record.structural_hash(), failing);
 }
 
+// Later rounds time again only the programs within later_rounds_within of
+// the batch's fastest; the others keep their first round's samples.
+TEST_F(TunerTest, LaterRoundsTimeAgainOnlyTheProgramsCloseToTheFastest) {
+  auto db = OpenDb("later_rounds.db");
+  std::vector<Task> tasks = {SmallTask()};
+  TuneOptions options = FastOptions();
+  options.max_trials = 16;
+  options.batch_size = 8;
+  options.measure_rounds = 3;
+  std::map<std::string, int> calls;
+  std::map<std::string, double> fastest;
+  MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    absl::StatusOr<proto::MeasureResult> result = FakeMeasure(request);
+    ++calls[result->structural_hash()];
+    fastest[result->structural_hash()] = result->times_s(0);
+    return result;
+  };
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::vector<TuneReport::Trial>& history = report->history;
+  ASSERT_EQ(history.size(), 16u);
+  int again = 0, once = 0;
+  for (size_t b = 0; b < 2; ++b) {
+    double batch_fastest = 1e9;
+    for (size_t k = 0; k < 8; ++k) {
+      batch_fastest = std::min(batch_fastest, fastest[history[8 * b + k].structural_hash]);
+    }
+    for (size_t k = 0; k < 8; ++k) {
+      const std::string& hash = history[8 * b + k].structural_hash;
+      const bool close = fastest[hash] <= kLaterRoundsWithin * batch_fastest;
+      EXPECT_EQ(calls[hash], close ? 3 : 1) << "batch " << b << ", program " << k;
+      (close ? again : once) += 1;
+    }
+  }
+  // FakeMeasure's times spread over 11x: both kinds occur.
+  EXPECT_GT(again, 0);
+  EXPECT_GT(once, 0);
+}
+
 // With one measurer, each request of a round names the next candidates of
 // that round (up to kBuildAheadHints), so that a worker can build them while
 // it times this one; with several measurers side by side, none (the next
@@ -391,6 +432,7 @@ TEST_F(TunerTest, NamesTheNextCandidatesOfItsRoundForBuildingAhead) {
     options.max_trials = 16;
     options.batch_size = 8;
     options.measure_rounds = 2;
+    options.later_rounds_within = 0;  // every program in every round
     options.measure_parallelism = parallelism;
     std::mutex mutex;
     std::vector<proto::MeasureRequest> requests;
