@@ -81,14 +81,20 @@ bool BuildAhead::Enqueue(const std::string& workload, const std::string& target,
   if (static_cast<int>(entries_.size()) >= kMaxEntries) return false;
   std::string key = BuildKey(workload, target, &trace);
   if (entries_.contains(key)) return false;
-  Entry& entry = entries_[key];
-  entry.workload = workload;
-  entry.target = target;
-  entry.trace = trace;
+  Entry& entry = NewEntry(key, workload, target, trace);
   entry.builder_cpus = builder_cpus;
   QueueOf(entry).push_back(std::move(key));
   ++stats_.queued;
   return true;
+}
+
+BuildAhead::Entry& BuildAhead::NewEntry(const std::string& key, const std::string& workload,
+                                        const std::string& target, const proto::Trace& trace) {
+  Entry& entry = entries_[key];
+  entry.workload = workload;
+  entry.target = target;
+  entry.trace = trace;
+  return entry;
 }
 
 void BuildAhead::ForgetOldDone() {
@@ -226,21 +232,28 @@ void BuildAhead::BuildQueued(std::optional<std::chrono::steady_clock::time_point
   }
 }
 
+std::vector<std::thread> BuildAhead::StartHelpers(
+    std::optional<std::chrono::steady_clock::time_point> stop_at, int64_t& counter) {
+  std::vector<std::thread> helpers;
+  const size_t queued = beside_queue_.size() + queue_.size();
+  const size_t count = std::min(cpus_.empty() ? 0 : cpus_.size() - 1, queued);
+  for (size_t i = 0; i < count; ++i) {
+    helpers.emplace_back([this, stop_at, &counter, cpu = cpus_[1 + i]] {
+      RunHereOnly({cpu});
+      std::unique_lock<std::mutex> held(mu_);
+      BuildQueued(stop_at, counter, held);
+    });
+  }
+  return helpers;
+}
+
 CandidateBuild BuildAhead::BuildBesideOthers(const proto::MeasureRequest& own,
                                              std::unique_lock<std::mutex>& lock) {
   // Each thread takes the next queued build until none is left, so that a
   // long build on one CPU does not keep the others idle, and none after
   // `stop_at`.
   const auto stop_at = StopAt(own, kBesideShareOfTimeout);
-  std::vector<std::thread> helpers;
-  const size_t count = std::min(cpus_.size() - 1, beside_queue_.size());
-  for (size_t i = 0; i < count; ++i) {
-    helpers.emplace_back([this, stop_at, cpu = cpus_[1 + i]] {
-      RunHereOnly({cpu});
-      std::unique_lock<std::mutex> held(mu_);
-      BuildQueued(stop_at, stats_.built_beside, held);
-    });
-  }
+  std::vector<std::thread> helpers = StartHelpers(stop_at, stats_.built_beside);
   lock.unlock();
   CandidateBuild build = BuildForMeasurement(own);
   lock.lock();
@@ -263,11 +276,8 @@ proto::MeasureResult BuildAhead::BuildAll(const proto::MeasureRequest& request) 
     auto it = entries_.find(*own_key);
     if (it == entries_.end()) {
       // Kept even past kMaxEntries: the request that follows asks for it.
-      Entry& entry = entries_[*own_key];
-      entry.workload = request.workload();
-      entry.target = request.target();
-      entry.trace = request.trace();
-      entry.state = State::kBuilding;
+      NewEntry(*own_key, request.workload(), request.target(), request.trace()).state =
+          State::kBuilding;
       build_own = true;
     } else if (it->second.state == State::kQueued) {
       std::deque<std::string>& queue = QueueOf(it->second);
@@ -279,16 +289,7 @@ proto::MeasureResult BuildAhead::BuildAll(const proto::MeasureRequest& request) 
   for (const proto::Trace& trace : request.build_ahead()) {
     Enqueue(request.workload(), request.target(), trace, /*builder_cpus=*/{});
   }
-  std::vector<std::thread> helpers;
-  const size_t queued = beside_queue_.size() + queue_.size();
-  const size_t count = std::min(cpus_.empty() ? 0 : cpus_.size() - 1, queued);
-  for (size_t i = 0; i < count; ++i) {
-    helpers.emplace_back([this, stop_at, cpu = cpus_[1 + i]] {
-      RunHereOnly({cpu});
-      std::unique_lock<std::mutex> held(mu_);
-      BuildQueued(stop_at, stats_.built_on_request, held);
-    });
-  }
+  std::vector<std::thread> helpers = StartHelpers(stop_at, stats_.built_on_request);
   if (build_own) {
     BuildEntry(*own_key, lock);
     ++stats_.built_on_request;

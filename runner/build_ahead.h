@@ -147,6 +147,15 @@ class BuildAhead {
   // whether it was queued.
   bool Enqueue(const std::string& workload, const std::string& target,
                const proto::Trace& trace, const std::vector<int>& builder_cpus);
+  // A kQueued entry for (workload, target, trace) under `key`, in no queue
+  // yet.
+  Entry& NewEntry(const std::string& key, const std::string& workload, const std::string& target,
+                  const proto::Trace& trace);
+  // Starts one thread on each CPU after the first, as many as there are
+  // queued builds, each pinned there and running BuildQueued(stop_at,
+  // counter). `mu_` is held; the caller joins them.
+  std::vector<std::thread> StartHelpers(
+      std::optional<std::chrono::steady_clock::time_point> stop_at, int64_t& counter);
   // Builds queued entries, beside_queue_'s first, then the builder's, on
   // the calling thread until none is left or `stop_at` has passed (none:
   // no limit), counting them in `counter`. `lock` is held.

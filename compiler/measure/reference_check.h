@@ -45,19 +45,18 @@ class ReferenceCache {
   explicit ReferenceCache(size_t capacity = 4) : capacity_(capacity) {}
 
   struct Entry {
-    std::vector<std::vector<float>> inputs;
-    std::vector<TensorData> outputs;
+    std::vector<std::vector<float>> inputs;  // from the seed (random_fill.h)
+    std::vector<TensorData> outputs;         // the reference's
+    double atol = 0;  // CheckAgainstReference's, from the work per output
     uint64_t last_used = 0;
   };
-  // The entry of (workload, seed), computed from `make_inputs` (which must
-  // give the inputs that seed gives) when not cached.
-  absl::StatusOr<const Entry*> Get(
-      const Workload& workload, uint64_t seed,
-      const std::function<absl::StatusOr<std::vector<TensorData>>()>& make_inputs);
+  // The entry of (workload, seed), computed when not cached. The workload
+  // must be all float32 (CheckAgainstReference checks).
+  absl::StatusOr<const Entry*> Get(const Workload& workload, uint64_t seed);
 
-  // Buffers for a kernel's arguments, `sizes[i]` floats each; their
-  // contents are the caller's to set.
-  std::vector<float*> Arguments(const std::vector<int64_t>& sizes);
+  // Buffers for the kernel's arguments of `entry` (inputs, then outputs),
+  // reused from call to call; their contents are the caller's to set.
+  std::vector<float*> Arguments(const Entry& entry);
 
  private:
   size_t capacity_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "tuner/search/training_label.h"
 
 namespace lathe::tuner {
 
@@ -40,18 +41,6 @@ std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int rou
   return order;
 }
 
-namespace {
-
-// The fastest sample of an OK result; nullopt when it has none.
-std::optional<double> Fastest(const std::optional<proto::MeasureResult>& result) {
-  if (!result || result->status() != proto::MEASURE_OK || result->times_s().empty()) {
-    return std::nullopt;
-  }
-  return *std::min_element(result->times_s().begin(), result->times_s().end());
-}
-
-}  // namespace
-
 std::vector<size_t> CandidatesOfRound(
     const std::vector<std::optional<proto::MeasureResult>>& results, int round, double within) {
   std::vector<size_t> candidates;
@@ -59,15 +48,17 @@ std::vector<size_t> CandidatesOfRound(
     for (size_t i = 0; i < results.size(); ++i) candidates.push_back(i);
     return OrderOfRound(candidates, round);
   }
-  std::optional<double> batch_fastest;
-  for (const std::optional<proto::MeasureResult>& result : results) {
-    const std::optional<double> fastest = Fastest(result);
-    if (fastest && (!batch_fastest || *fastest < *batch_fastest)) batch_fastest = fastest;
+  // By the label's measure (training_label.h: the fastest repeat), per flop;
+  // 0 for a failure.
+  std::vector<double> speed(results.size(), 0);
+  double fastest = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i]) speed[i] = TrainingThroughput(1, *results[i]);
+    fastest = std::max(fastest, speed[i]);
   }
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i] || results[i]->status() != proto::MEASURE_OK) continue;
-    const std::optional<double> fastest = Fastest(results[i]);
-    if (within > 0 && fastest && batch_fastest && *fastest > within * *batch_fastest) continue;
+    if (within > 0 && speed[i] * within < fastest) continue;
     candidates.push_back(i);
   }
   return OrderOfRound(candidates, round);
