@@ -32,6 +32,7 @@ struct ServeOptions {
   int max_workloads_per_job = 16;
   int quarantine_after = 5;
   int parallelism = 16;
+  int build_ahead = service::LeaseManager::kDefaultBuildAheadHints;
   std::string port_file;
   int max_message_bytes = runner::kMaxServiceMessageBytes;
 };
@@ -45,6 +46,7 @@ absl::Status RunServe(const ServeOptions& options) {
     return absl::InvalidArgumentError("--max-message-bytes must be at least 1024");
   }
   if (options.parallelism < 1) return absl::InvalidArgumentError("--parallelism must be at least 1");
+  if (options.build_ahead < 0) return absl::InvalidArgumentError("--build-ahead must be at least 0");
   if (options.max_workloads_per_job < 1) {
     return absl::InvalidArgumentError("--max-workloads-per-job must be at least 1");
   }
@@ -64,6 +66,7 @@ absl::Status RunServe(const ServeOptions& options) {
   daemon_options.max_workloads_per_job = options.max_workloads_per_job;
   daemon_options.quarantine_after = options.quarantine_after;
   daemon_options.measure_parallelism = options.parallelism;
+  daemon_options.build_ahead_hints = options.build_ahead;
   daemon_options.lathe_version = LATHE_VERSION;
   absl::StatusOr<std::unique_ptr<service::Daemon>> daemon = service::Daemon::Start(daemon_options);
   if (!daemon.ok()) return daemon.status();
@@ -126,6 +129,9 @@ void AddServeCommand(CLI::App& app) {
                       "(default 5)");
   command->add_option("--parallelism", options->parallelism,
                       "candidates of one job out for measurement at once (default 16)");
+  command->add_option("--build-ahead", options->build_ahead,
+                      "queued candidates a lease names for its runner to build while it "
+                      "measures; 0: none (default 4)");
   command->add_option("--max-message-bytes", options->max_message_bytes,
                       "refuse requests larger than this (default 4 MiB)");
   command->add_option("--port-file", options->port_file,

@@ -67,7 +67,8 @@ absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
 
 Daemon::Daemon(const DaemonOptions& options)
     : options_(options),
-      leases_(options.lease_time),
+      leases_(
+          options.lease_time, [] { return absl::Now(); }, options.build_ahead_hints),
       runners_(options.quarantine_after, options.lease_time * 2,
                std::max(options.forget_runners_after, options.lease_time * 4)) {}
 

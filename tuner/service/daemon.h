@@ -44,6 +44,9 @@ struct DaemonOptions {
   // A runner silent this long is forgotten (at least 4 lease times).
   absl::Duration forget_runners_after = absl::Hours(1);
   int measure_parallelism = 16;  // candidates of one job out at once
+  // Queued candidates a lease names for its runner to build ahead; 0: none
+  // (lease_manager.h, "Building ahead").
+  int build_ahead_hints = LeaseManager::kDefaultBuildAheadHints;
   absl::Duration max_acquire_wait = absl::Seconds(5);
   std::string lathe_version;
   std::string scratch_dir = "/tmp";  // simulated jobs' databases

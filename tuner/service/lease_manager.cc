@@ -9,8 +9,8 @@
 
 namespace lathe::service {
 
-LeaseManager::LeaseManager(absl::Duration lease_time, Clock now)
-    : lease_time_(lease_time), now_(std::move(now)) {
+LeaseManager::LeaseManager(absl::Duration lease_time, Clock now, int build_ahead_hints)
+    : lease_time_(lease_time), now_(std::move(now)), build_ahead_hints_(build_ahead_hints) {
   std::random_device device;
   rng_state_ = (static_cast<uint64_t>(device()) << 32) ^ device() ^
                static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
@@ -32,7 +32,11 @@ std::string LeaseManager::NewLeaseId() {
 int64_t LeaseManager::Enqueue(WorkItem work) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int64_t id = next_item_++;
-  items_[id].work = std::move(work);
+  Item& item = items_[id];
+  item.work = std::move(work);
+  if (!item.work.simulated && build_ahead_hints_ > 0) {
+    item.promised_to = affinity_.RunnerOf(ProgramAffinity::KeyOf(item.work.request));
+  }
   queue_.push_back(id);
   queued_.notify_all();
   return id;
@@ -68,19 +72,62 @@ bool LeaseManager::ForRunner(const WorkItem& work, const std::string& target, bo
 
 std::optional<Lease> LeaseManager::TakeLocked(const std::string& runner,
                                               const std::string& target, bool simulated) {
+  auto chosen = queue_.end(), unpromised = queue_.end(), promised_elsewhere = queue_.end();
   for (auto q = queue_.begin(); q != queue_.end(); ++q) {
-    Item& item = items_[*q];
+    const Item& item = items_[*q];
     if (!ForRunner(item.work, target, simulated)) continue;
-    Lease lease;
-    lease.id = NewLeaseId();
-    lease.item = *q;
-    lease.work = item.work;
-    item.lease = lease.id;
-    leases_[lease.id] = LiveLease{*q, runner, now_() + lease_time_};
-    queue_.erase(q);
-    return lease;
+    // Simulated items are never promised: the oldest is the one.
+    if (item.promised_to == runner || simulated) {
+      chosen = q;
+      break;
+    }
+    auto& first = item.promised_to.empty() ? unpromised : promised_elsewhere;
+    if (first == queue_.end()) first = q;
   }
-  return std::nullopt;
+  if (chosen == queue_.end()) chosen = unpromised != queue_.end() ? unpromised : promised_elsewhere;
+  if (chosen == queue_.end()) return std::nullopt;
+  const int64_t id = *chosen;
+  queue_.erase(chosen);
+  Item& item = items_[id];
+  Lease lease;
+  lease.id = NewLeaseId();
+  lease.item = id;
+  lease.work = item.work;
+  item.lease = lease.id;
+  item.promised_to.clear();
+  leases_[lease.id] = LiveLease{id, runner, now_() + lease_time_};
+  if (!simulated && build_ahead_hints_ > 0) {
+    affinity_.Remember(ProgramAffinity::KeyOf(item.work.request), runner);
+    HintLocked(runner, id, lease.work.request);
+  }
+  return lease;
+}
+
+void LeaseManager::HintLocked(const std::string& runner, int64_t leased,
+                              proto::MeasureRequest& request) {
+  int hints = 0;
+  for (int64_t id : queue_) {
+    if (hints >= build_ahead_hints_) break;
+    Item& item = items_[id];
+    const proto::MeasureRequest& other = item.work.request;
+    if (id == leased || item.work.simulated || !other.has_trace() ||
+        other.target() != request.target() || other.workload() != request.workload()) {
+      continue;
+    }
+    if (!item.promised_to.empty() && item.promised_to != runner) continue;
+    item.promised_to = runner;
+    affinity_.Remember(ProgramAffinity::KeyOf(other), runner);
+    *request.add_build_ahead() = other.trace();
+    ++hints;
+  }
+}
+
+void LeaseManager::ForgetRunnerLocked(const std::string& runner) {
+  for (int64_t id : queue_) {
+    Item& item = items_[id];
+    if (item.promised_to == runner) item.promised_to.clear();
+  }
+  affinity_.Forget(runner);
 }
 
 std::optional<Lease> LeaseManager::Acquire(const std::string& runner, const std::string& target,
@@ -155,6 +202,8 @@ ReportOutcome LeaseManager::Return(const std::string& runner, const std::string&
   leases_.erase(it);
   items_[item].lease.clear();
   queue_.push_front(item);
+  // It could not measure, or it stops: it will not build what it was promised.
+  ForgetRunnerLocked(runner);
   queued_.notify_all();
   return ReportOutcome::kAccepted;
 }
@@ -170,18 +219,21 @@ void LeaseManager::ReleaseRunner(const std::string& runner) {
     queue_.push_front(it->second.item);
     it = leases_.erase(it);
   }
+  ForgetRunnerLocked(runner);
   queued_.notify_all();
 }
 
 void LeaseManager::ExpireLocked() {
   const absl::Time now = now_();
   std::vector<int64_t> requeue;
+  std::vector<std::string> gone;
   for (auto it = leases_.begin(); it != leases_.end();) {
     if (it->second.deadline > now) {
       ++it;
       continue;
     }
     expired_runners_.push_back(it->second.runner);
+    gone.push_back(it->second.runner);
     requeue.push_back(it->second.item);
     items_[it->second.item].lease.clear();
     ++stats_.expired;
@@ -191,6 +243,7 @@ void LeaseManager::ExpireLocked() {
   // Oldest first, ahead of items never tried: they have waited longest.
   std::sort(requeue.begin(), requeue.end());
   queue_.insert(queue_.begin(), requeue.begin(), requeue.end());
+  for (const std::string& runner : gone) ForgetRunnerLocked(runner);
   queued_.notify_all();
 }
 

@@ -11,6 +11,19 @@
 // result of a lease is dropped and counted. So each item gets exactly one
 // result, whatever runners die or come back.
 //
+// Building ahead. A runner's worker builds the programs a request names in
+// its build_ahead while it measures (runner/build_ahead.h): for a conv2d
+// candidate the build is most of a measurement. So the lease of a real
+// (not simulated) item names the next queued items of the same workload
+// and target, up to `build_ahead_hints`, and promises them to its runner,
+// whose next Acquire or Prefetch takes its promised items first, oldest
+// first. Another runner takes an item promised elsewhere only when nothing
+// unpromised is queued for it, so no item waits on a busy runner while one
+// idles. An item queued for a program a runner was leased or promised
+// before (ProgramAffinity: a later round of a batch) is promised to that
+// runner, whose worker has the kernel. The promises of a runner whose
+// lease expires, that returns a lease or is released are dropped.
+//
 // Thread-safe. The clock is injectable for tests; the daemon calls
 // ExpireLeases periodically (every call also expires what is due).
 // Tests: tests/tuner/service/lease_manager_test.cc.
@@ -29,6 +42,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "proto/measure.pb.h"
+#include "tuner/search/measurement_rounds.h"
+#include "tuner/service/program_affinity.h"
 
 namespace lathe::service {
 
@@ -59,7 +74,12 @@ struct LeaseStats {
 class LeaseManager {
  public:
   using Clock = std::function<absl::Time()>;
-  explicit LeaseManager(absl::Duration lease_time, Clock now = [] { return absl::Now(); });
+  // How many queued items a lease names for building ahead, by default:
+  // as many as a request of the tuner's own runner names.
+  static constexpr int kDefaultBuildAheadHints = tuner::kBuildAheadHints;
+  explicit LeaseManager(
+      absl::Duration lease_time, Clock now = [] { return absl::Now(); },
+      int build_ahead_hints = kDefaultBuildAheadHints);
 
   absl::Duration lease_time() const { return lease_time_; }
 
@@ -115,6 +135,7 @@ class LeaseManager {
     WorkItem work;
     std::optional<absl::StatusOr<proto::MeasureResult>> outcome;
     std::string lease;  // the live lease, if any
+    std::string promised_to;  // the runner told to build it ahead, if any
     // Its waiter alone is woken by its outcome (a job has up to
     // --parallelism waiters; waking them all at every result costs more
     // than the dispatch itself on a small machine).
@@ -130,15 +151,24 @@ class LeaseManager {
   void ExpireLocked();
   // A runner of (target, simulated) may take `work`.
   static bool ForRunner(const WorkItem& work, const std::string& target, bool simulated);
-  // Leases the oldest queued item for (target, simulated) to `runner`.
+  // Leases to `runner` the oldest queued item for (target, simulated)
+  // promised to it, else the oldest unpromised one, else the oldest.
   std::optional<Lease> TakeLocked(const std::string& runner, const std::string& target,
                                   bool simulated);
+  // Names in `request` (leased to `runner` from item `leased`) the next
+  // queued items of its workload and target not promised to another
+  // runner, and promises them to `runner`.
+  void HintLocked(const std::string& runner, int64_t leased, proto::MeasureRequest& request);
+  // Drops the promises to a runner that will not build them.
+  void ForgetRunnerLocked(const std::string& runner);
   static std::string WaiterKey(const std::string& target, bool simulated);
   void Finish(int64_t item, absl::StatusOr<proto::MeasureResult> outcome);
   std::string NewLeaseId();
 
   const absl::Duration lease_time_;
   const Clock now_;
+  const int build_ahead_hints_;
+  ProgramAffinity affinity_;
   std::mutex mutex_;
   std::condition_variable queued_;  // an item was queued (Acquire's waiters)
   int64_t next_item_ = 1;

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
 
 namespace lathe::service {
 namespace {
@@ -23,6 +27,26 @@ WorkItem Item(const std::string& job, const std::string& target = "llvm -num-thr
   item.request.set_target(target);
   item.request.set_workload(job + "-workload");
   return item;
+}
+
+// An item of job "j" whose trace is told apart by `mark`.
+WorkItem Program(const std::string& mark, const std::string& workload = "j-workload",
+                 bool simulated = false) {
+  WorkItem item = Item("j", "llvm -num-threads=1", simulated);
+  item.request.set_workload(workload);
+  item.request.mutable_trace()->set_workload(mark);
+  return item;
+}
+
+// The marks of the traces a lease names for building ahead.
+std::vector<std::string> HintsOf(const Lease& lease) {
+  std::vector<std::string> marks;
+  for (const proto::Trace& t : lease.work.request.build_ahead()) marks.push_back(t.workload());
+  return marks;
+}
+
+std::optional<Lease> Take(LeaseManager& leases, const std::string& runner) {
+  return leases.Acquire(runner, "llvm -num-threads=1", false, absl::ZeroDuration());
 }
 
 proto::MeasureResult Result(double t) {
@@ -224,6 +248,115 @@ TEST(LeaseManager, PrefetchStopsAtTwoLeasesPerRunner) {
   EXPECT_FALSE(leases.Prefetch("r", target, false));  // measuring one, one in hand
   EXPECT_EQ(leases.LeasesByRunner()["r"], LeaseManager::kMaxLeasesPerRunner);
   ASSERT_TRUE(leases.Prefetch("other", target, false));
+}
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+TEST(LeaseManager, ALeaseNamesTheNextQueuedProgramsOfItsWorkloadToBuildAhead) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn(), /*build_ahead_hints=*/2);
+  leases.Enqueue(Program("t1"));
+  leases.Enqueue(Program("other", "another-workload"));
+  leases.Enqueue(Program("simulated", "j-workload", /*simulated=*/true));
+  WorkItem default_schedule = Item("j");  // no trace: nothing to name
+  leases.Enqueue(default_schedule);
+  leases.Enqueue(Program("t2"));
+  leases.Enqueue(Program("t3"));
+  leases.Enqueue(Program("t4"));
+  std::optional<Lease> first = Take(leases, "r");
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->work.request.trace().workload(), "t1");
+  EXPECT_THAT(HintsOf(*first), ElementsAre("t2", "t3"));
+  // The item itself is unchanged: another runner would get it without.
+  std::optional<Lease> other = Take(leases, "s");
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->work.request.trace().workload(), "other");
+  EXPECT_THAT(HintsOf(*other), IsEmpty());
+  // A simulated runner's lease names nothing.
+  std::optional<Lease> simulated =
+      leases.Acquire("sim", "llvm -num-threads=1", true, absl::ZeroDuration());
+  ASSERT_TRUE(simulated.has_value());
+  EXPECT_THAT(HintsOf(*simulated), IsEmpty());
+}
+
+TEST(LeaseManager, ARunnerTakesWhatItWasToldToBuildAndOthersTakeItLast) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn(), /*build_ahead_hints=*/2);
+  for (const char* mark : {"t1", "t2", "t3", "t4", "t5", "t6"}) leases.Enqueue(Program(mark));
+  auto next_of = [&](const std::string& runner) {
+    std::optional<Lease> lease = Take(leases, runner);
+    return lease ? lease->work.request.trace().workload() : std::string("none");
+  };
+  EXPECT_EQ(next_of("r"), "t1");  // promised to r: t2, t3
+  EXPECT_EQ(next_of("s"), "t4");  // the oldest not promised; promised to s: t5, t6
+  EXPECT_EQ(next_of("r"), "t2");
+  EXPECT_EQ(next_of("s"), "t5");
+  EXPECT_EQ(next_of("s"), "t6");
+  // Nothing else queued for s: it takes r's rather than wait.
+  EXPECT_EQ(next_of("s"), "t3");
+  EXPECT_EQ(next_of("r"), "none");
+}
+
+TEST(LeaseManager, ALaterRoundOfAProgramGoesToTheRunnerThatBuiltIt) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn(), /*build_ahead_hints=*/1);
+  leases.Enqueue(Program("x"));
+  std::optional<Lease> x = Take(leases, "r");
+  leases.Enqueue(Program("y"));
+  std::optional<Lease> y = Take(leases, "s");
+  ASSERT_TRUE(x && y);
+  EXPECT_EQ(leases.Report("r", x->id, Result(1)), ReportOutcome::kAccepted);
+  EXPECT_EQ(leases.Report("s", y->id, Result(1)), ReportOutcome::kAccepted);
+  // The second round: y queued first, yet r gets x, which its worker has.
+  leases.Enqueue(Program("y"));
+  leases.Enqueue(Program("x"));
+  std::optional<Lease> again = Take(leases, "r");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->work.request.trace().workload(), "x");
+  again = Take(leases, "s");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->work.request.trace().workload(), "y");
+}
+
+TEST(LeaseManager, APromiseDiesWithItsRunnersLease) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn(), /*build_ahead_hints=*/2);
+  for (const char* mark : {"t1", "t2", "t3", "t4"}) leases.Enqueue(Program(mark));
+  std::optional<Lease> first = Take(leases, "r");
+  ASSERT_TRUE(first.has_value());
+  EXPECT_THAT(HintsOf(*first), ElementsAre("t2", "t3"));
+  clock.now += absl::Seconds(11);  // r is silent: its lease expires
+  EXPECT_THAT(leases.ExpireLeases(), ElementsAre("r"));
+  // r's promises went with it: s is promised t2 and t3 (kept, only t4).
+  std::optional<Lease> taken_over = Take(leases, "s");
+  ASSERT_TRUE(taken_over.has_value());
+  EXPECT_EQ(taken_over->work.request.trace().workload(), "t1");
+  EXPECT_THAT(HintsOf(*taken_over), ElementsAre("t2", "t3"));
+
+  // The same when a runner gives a lease back (it stops, or cannot measure).
+  LeaseManager other(absl::Seconds(10), clock.fn(), /*build_ahead_hints=*/1);
+  for (const char* mark : {"t1", "t2", "t3"}) other.Enqueue(Program(mark));
+  std::optional<Lease> given_back = Take(other, "q");
+  ASSERT_TRUE(given_back.has_value());
+  EXPECT_THAT(HintsOf(*given_back), ElementsAre("t2"));
+  EXPECT_EQ(other.Return("q", given_back->id), ReportOutcome::kAccepted);
+  taken_over = Take(other, "s");
+  ASSERT_TRUE(taken_over.has_value());
+  EXPECT_EQ(taken_over->work.request.trace().workload(), "t1");
+  EXPECT_THAT(HintsOf(*taken_over), ElementsAre("t2"));
+}
+
+TEST(LeaseManager, WithoutBuildAheadLeasesNameNothingAndGoOldestFirst) {
+  FakeClock clock;
+  LeaseManager leases(absl::Seconds(10), clock.fn(), /*build_ahead_hints=*/0);
+  for (const char* mark : {"t1", "t2", "t3"}) leases.Enqueue(Program(mark));
+  std::optional<Lease> first = Take(leases, "r");
+  ASSERT_TRUE(first.has_value());
+  EXPECT_THAT(HintsOf(*first), IsEmpty());
+  std::optional<Lease> second = Take(leases, "s");
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->work.request.trace().workload(), "t2");
 }
 
 }  // namespace
