@@ -64,7 +64,8 @@ struct TuneCommandOptions {
   bool no_default = false;
 };
 
-// Set by SIGINT: the tuner stops after the candidate being measured.
+// Set by SIGINT: the tuner stops, abandoning the candidate being measured
+// (the runner kills its worker; nothing of it is recorded).
 std::atomic<bool> g_stop{false};
 
 extern "C" void OnInterrupt(int) {
@@ -248,6 +249,8 @@ absl::Status RunTune(TuneCommandOptions options) {
   runner::LocalRunnerOptions runner_options;
   runner_options.worker_argv = {"/proc/self/exe", "runner-worker"};
   runner_options.timeout_s = options.timeout_s;
+  // Set only while Tune runs: Ctrl-C abandons the candidate in flight.
+  runner_options.stop = &g_stop;
   absl::StatusOr<std::unique_ptr<runner::LocalRunner>> runner =
       runner::LocalRunner::Start(runner_options);
   if (!runner.ok()) return runner.status();

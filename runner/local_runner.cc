@@ -77,9 +77,10 @@ class LocalRunnerImpl : public LocalRunner {
                                     std::chrono::duration<double>(options_.timeout_s));
       absl::Status sent = worker_->Send(bytes, options_.timeout_s);
       absl::StatusOr<std::string> ack =
-          sent.ok() ? worker_->Receive(SecondsUntil(deadline)) : sent;
+          sent.ok() ? worker_->Receive(SecondsUntil(deadline), options_.stop) : sent;
       if (ack.ok() && ack->empty()) break;
       worker_.reset();
+      if (absl::IsCancelled(ack.status())) return Abandoned();
       if (ack.ok()) {
         return Ended(proto::MEASURE_RUN_ERROR, "worker: no acknowledgement of the request");
       }
@@ -89,9 +90,10 @@ class LocalRunnerImpl : public LocalRunner {
                  : Ended(proto::MEASURE_RUN_ERROR, ack.status().message());
     }
     // 2. Its answer, or how it ended.
-    absl::StatusOr<std::string> reply = worker_->Receive(SecondsUntil(deadline));
+    absl::StatusOr<std::string> reply = worker_->Receive(SecondsUntil(deadline), options_.stop);
     if (!reply.ok()) {
       worker_.reset();
+      if (absl::IsCancelled(reply.status())) return Abandoned();
       return absl::IsDeadlineExceeded(reply.status())
                  ? Ended(proto::MEASURE_TIMEOUT, timed_out)
                  : Ended(proto::MEASURE_RUN_ERROR, reply.status().message());
@@ -108,6 +110,10 @@ class LocalRunnerImpl : public LocalRunner {
   }
 
  private:
+  static absl::Status Abandoned() {
+    return absl::CancelledError("stopping: the candidate being measured was abandoned");
+  }
+
   const LocalRunnerOptions options_;
   std::mutex mutex_;
   std::unique_ptr<WorkerProcess> worker_;

@@ -11,6 +11,7 @@
 // Tests: tests/runner/local_runner_test.cc.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,11 @@ struct LocalRunnerOptions {
   std::vector<int> cpus;
   // How long a worker may take to start and say hello.
   double startup_timeout_s = 60;
+  // Set (by a signal handler, say) while a request is out: the request is
+  // abandoned at once, its worker killed, and Measure returns Cancelled.
+  // Without it a Ctrl-C waits for the request: up to its timeout for a
+  // hanging candidate, half of it for a batch's build-only request.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Not thread-safe: one Measure at a time (calls are serialized by a mutex;
@@ -52,6 +58,8 @@ class LocalRunner {
   // out or reported MEASURE_RUN_ERROR is replaced before the next candidate:
   // "killed by signal 11 (SIGSEGV)" (plus the last lines of its stderr),
   // "timed out after 2.0 s", "exceeded the memory limit of 1024 MiB".
+  // Cancelled when `stop` was set while the request was out (nothing
+  // measured: the candidate is not to be recorded).
   virtual absl::StatusOr<proto::MeasureResult> Measure(const proto::MeasureRequest& request) = 0;
 };
 

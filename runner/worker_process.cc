@@ -332,7 +332,8 @@ absl::Status WorkerProcess::Send(absl::string_view payload, double timeout_s) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> WorkerProcess::Receive(double timeout_s) {
+absl::StatusOr<std::string> WorkerProcess::Receive(double timeout_s,
+                                                   const std::atomic<bool>* cancel) {
   Clock::time_point deadline = DeadlineAfter(timeout_s);
   char buf[64 << 10];
   for (;;) {
@@ -346,8 +347,14 @@ absl::StatusOr<std::string> WorkerProcess::Receive(double timeout_s) {
     if (channel_fd_ < 0) {
       return absl::UnavailableError(absl::StrCat("worker ", program_, " is not running"));
     }
+    if (cancel != nullptr && cancel->load()) {
+      Kill();
+      return absl::CancelledError(absl::StrCat("worker ", program_, ": abandoned (stopping)"));
+    }
     pollfd fds[2] = {{channel_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}};
-    int ready = poll(fds, stderr_fd_ >= 0 ? 2 : 1, RemainingMs(deadline));
+    const int wait_ms = cancel != nullptr ? std::min(RemainingMs(deadline), kCancelPollMs)
+                                          : RemainingMs(deadline);
+    int ready = poll(fds, stderr_fd_ >= 0 ? 2 : 1, wait_ms);
     if (ready < 0 && errno != EINTR) {
       Kill();
       return absl::UnavailableError(absl::StrCat("worker: poll: ", std::strerror(errno)));

@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,7 +63,11 @@ class WorkerProcess {
   //    lines of its stderr, if any ("...; stderr: ...").
   //  DataLoss: the child wrote something that is not a frame; it has been
   //    killed.
-  absl::StatusOr<std::string> Receive(double timeout_s);
+  //  Cancelled: `cancel` was set while waiting (looked at every
+  //    kCancelPollMs); the child has been killed.
+  absl::StatusOr<std::string> Receive(double timeout_s,
+                                      const std::atomic<bool>* cancel = nullptr);
+  static constexpr int kCancelPollMs = 50;
 
   // False once the child is known to have ended (checked without waiting).
   bool Running();

@@ -37,7 +37,12 @@ absl::Status RunRemoteRunner(const RemoteRunnerOptions& options) {
   if (options.name.empty()) return absl::InvalidArgumentError("no runner name");
   std::unique_ptr<LocalRunner> local;
   if (options.simulate_ms <= 0) {
-    absl::StatusOr<std::unique_ptr<LocalRunner>> started = LocalRunner::Start(options.local);
+    // Stopping abandons the candidate being measured: its lease goes back
+    // to the daemon at once instead of after the measurement (a hanging
+    // candidate: its whole timeout).
+    LocalRunnerOptions local_options = options.local;
+    local_options.stop = options.stop;
+    absl::StatusOr<std::unique_ptr<LocalRunner>> started = LocalRunner::Start(local_options);
     if (!started.ok()) return started.status();
     local = *std::move(started);
   }
@@ -67,6 +72,8 @@ absl::Status RunRemoteRunner(const RemoteRunnerOptions& options) {
       absl::StatusOr<proto::MeasureResult> result = local->Measure(work.request());
       if (result.ok()) {
         *report.mutable_result() = *std::move(result);
+      } else if (absl::IsCancelled(result.status())) {
+        report.set_release(true);  // given back unmeasured: not a failure
       } else {
         report.set_infrastructure_error(std::string(result.status().message()));
       }

@@ -44,6 +44,8 @@ struct RemoteRunnerOptions {
   // Ask for the next lease while measuring one, so the next measurement
   // starts without a round trip (runner/remote/lease_courier.h).
   bool prefetch = true;
+  // Set to stop (SIGINT, SIGTERM): the candidate being measured is
+  // abandoned and its lease given back (released) at once.
   const std::atomic<bool>* stop = nullptr;
   // Progress lines on stderr.
   bool log = true;

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -178,6 +179,33 @@ TEST(LocalRunner, HangIsATimeoutWithinTheDeadline) {
   EXPECT_EQ(r.error(), "timed out after 2.0 s");
   EXPECT_GE(took, 2.0);
   EXPECT_LT(took, 3.0);
+  ExpectNextCandidateSucceeds(*runner, c);
+}
+
+// Stopping abandons the request in flight: a hanging candidate ends within
+// a poll interval instead of its timeout, as Cancelled (nothing to record),
+// and the next candidate is measured normally by a fresh worker.
+TEST(LocalRunner, StopAbandonsTheCandidateInFlight) {
+  std::atomic<bool> stop{false};
+  LocalRunnerOptions options = Options();
+  options.timeout_s = 20;
+  options.stop = &stop;
+  auto runner = StartOrDie(options);
+  ASSERT_NE(runner, nullptr);
+  Candidate c = DefaultCandidate();
+  proto::MeasureRequest hang = c.request;
+  hang.set_inject_fault("hang");
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop.store(true);
+  });
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<proto::MeasureResult> r = runner->Measure(hang);
+  const double took = SecondsSince(start);
+  stopper.join();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_LT(took, 10);
+  stop.store(false);
   ExpectNextCandidateSucceeds(*runner, c);
 }
 

@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -90,6 +92,28 @@ TEST(WorkerProcess, TimeoutKillsTheChildOnTime) {
   EXPECT_LT(took, 1.3);
   EXPECT_FALSE(sleeper->Running());
   // Reaped: no such process (nor zombie) any more.
+  EXPECT_EQ(kill(pid, 0), -1);
+}
+
+// A stop while waiting: the child is killed within a poll interval, long
+// before the timeout, and the wait says it was cancelled.
+TEST(WorkerProcess, CancelEndsTheWaitAndTheChild) {
+  auto sleeper = SpawnOrDie({"/bin/sleep", "30"});
+  ASSERT_NE(sleeper, nullptr);
+  const pid_t pid = sleeper->pid();
+  std::atomic<bool> cancel{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel.store(true);
+  });
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<std::string> got = sleeper->Receive(20, &cancel);
+  const double took = SecondsSince(start);
+  stopper.join();
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kCancelled) << got.status();
+  EXPECT_GE(took, 0.2);
+  EXPECT_LT(took, 5);
+  EXPECT_FALSE(sleeper->Running());
   EXPECT_EQ(kill(pid, 0), -1);
 }
 

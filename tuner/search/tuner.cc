@@ -274,6 +274,9 @@ Loop::RoundsMeasured Loop::MeasureInRounds(const Task& task,
         const auto measure_start = Clock::now();
         absl::StatusOr<proto::MeasureResult> result = measure_(request);
         const double busy = Seconds(measure_start);
+        // Abandoned because the run stops (Ctrl-C): not measured, and not
+        // an error of the run.
+        if (!result.ok() && absl::IsCancelled(result.status()) && stopping()) return;
         if (!result.ok()) {
           std::lock_guard<std::mutex> lock(error_mutex);
           if (out.error.ok()) out.error = result.status();

@@ -46,6 +46,8 @@ namespace lathe::tuner {
 
 // Measures one candidate; any fault of the candidate is a result status, an
 // error only when measuring is impossible (the runner cannot start).
+// Cancelled while `stop` is set: the measurement was abandoned for the stop
+// (LocalRunnerOptions::stop), and the candidate counts as not measured.
 using MeasureFn =
     std::function<absl::StatusOr<proto::MeasureResult>(const proto::MeasureRequest&)>;
 
@@ -105,7 +107,8 @@ struct TuneOptions {
   std::string runner_name = "local";
   std::string lathe_version;
   std::string device;
-  // Set (e.g. by a SIGINT handler) to stop after the candidate in flight.
+  // Set (e.g. by a SIGINT handler) to stop after the candidate in flight,
+  // or at once where the MeasureFn abandons it (Cancelled).
   const std::atomic<bool>* stop = nullptr;
   // Called after every measured candidate and every batch (from the
   // measuring thread or the caller's; never concurrently).

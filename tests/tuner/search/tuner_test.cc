@@ -505,6 +505,45 @@ TEST_F(TunerTest, StopFlagEndsWithEverythingCommitted) {
   }
 }
 
+// A runner that abandons the candidate in flight when the stop comes
+// (LocalRunnerOptions::stop) answers Cancelled: the run ends as stopped,
+// with everything measured before committed and the abandoned candidate
+// nowhere. Cancelled without a stop is an error like any other.
+TEST_F(TunerTest, CandidateAbandonedForTheStopIsNotRecorded) {
+  auto db = OpenDb("abandoned.db");
+  std::vector<Task> tasks = {SmallTask()};
+  std::atomic<bool> stop{false};
+  TuneOptions options = FastOptions();
+  options.max_trials = 1000;
+  options.measure_rounds = 1;
+  options.stop = &stop;
+  int measured = 0;
+  MeasureFn measure = [&](const proto::MeasureRequest& request)
+      -> absl::StatusOr<proto::MeasureResult> {
+    if (++measured == 13) {
+      stop.store(true);
+      return absl::CancelledError("stopping: abandoned");
+    }
+    return FakeMeasure(request);
+  };
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->interrupted);
+  EXPECT_EQ(measured, 13);
+  EXPECT_EQ(report->trials, 12);
+  EXPECT_EQ(db->GetStats().value().records, 12);
+
+  auto other_db = OpenDb("cancelled_without_stop.db");
+  std::atomic<bool> never{false};
+  options.stop = &never;
+  MeasureFn cancels = [](const proto::MeasureRequest&) -> absl::StatusOr<proto::MeasureResult> {
+    return absl::CancelledError("the runner went away");
+  };
+  std::vector<Task> other_tasks = {SmallTask()};
+  EXPECT_EQ(Tune(other_tasks, *other_db, cancels, options).status().code(),
+            absl::StatusCode::kCancelled);
+}
+
 // At the end the near-ties among the best are measured again, longer and in
 // two rounds over them: one record each with the samples of both rounds,
 // marked as a re-measurement, not a trial.
