@@ -104,8 +104,16 @@ LATHE_RUNTIME_API int lathe_get_num_threads(void);
  * two or memory is exhausted. Free with lathe_free. Code generation uses 64. */
 LATHE_RUNTIME_API void* lathe_alloc(uint64_t bytes, uint64_t alignment);
 
-/* Frees memory from lathe_alloc; NULL is ignored. */
+/* Frees memory from lathe_alloc; NULL is ignored. Blocks of 64 KiB to
+ * 64 MiB are kept (at most 8, 64 MiB in all, process-wide) for the next
+ * lathe_alloc of about their size: a kernel's scratch (a packed operand, a
+ * padded input) is allocated and freed on every call, and a block handed
+ * back to malloc costs page faults on the calls that follow. */
 LATHE_RUNTIME_API void lathe_free(void* p);
+
+/* Frees the blocks lathe_free kept. For programs done with their kernels
+ * that want the memory back; the next kernel call allocates afresh. */
+LATHE_RUNTIME_API void lathe_release_scratch(void);
 
 /* The Lathe version this runtime was built from, e.g. "0.1.0". */
 LATHE_RUNTIME_API const char* lathe_runtime_version(void);

@@ -28,6 +28,7 @@
 
 #include "compiler/runtime/cpu_affinity.h"
 #include "compiler/runtime/lathe_runtime.h"
+#include "compiler/runtime/scratch_cache.h"
 #include "compiler/runtime/thread_pool.h"
 
 #ifndef LATHE_RUNTIME_VERSION_STRING
@@ -75,6 +76,7 @@ void ForgetPoolInChild() {
   // thread that does not exist in the child: re-initialize it.
   g_pool = nullptr;
   g_call_mutex = PTHREAD_MUTEX_INITIALIZER;
+  ResetScratchLockInChild();
 }
 
 void RegisterAtFork() {
@@ -115,6 +117,10 @@ __attribute__((destructor)) void ShutDownPool() {
   g_shut_down = true;
   ThreadPool::Destroy(pool);
   pthread_mutex_unlock(&g_call_mutex);
+  // For dlclose: nothing of the library's may outlive it. (A kernel called
+  // later, from a static destructor, keeps its scratch again: the exit
+  // takes it.)
+  ReleaseScratch();
 }
 
 }  // namespace
@@ -175,11 +181,19 @@ void* lathe_alloc(uint64_t bytes, uint64_t alignment) {
   if (bytes > UINT64_MAX - (alignment - 1)) return nullptr;
   const uint64_t size = (bytes + alignment - 1) & ~(alignment - 1);
   if (size > SIZE_MAX) return nullptr;
+  if (void* kept = lathe::runtime::TakeScratch(size, alignment)) return kept;
+  // The lock of the scratch kept is reset in a fork()ed child, like the
+  // pool's.
+  pthread_once(&lathe::runtime::g_atfork_once, &lathe::runtime::RegisterAtFork);
   return std::aligned_alloc(static_cast<size_t>(alignment),
                             static_cast<size_t>(size));
 }
 
-void lathe_free(void* p) { std::free(p); }
+void lathe_free(void* p) {
+  if (!lathe::runtime::KeepScratch(p)) std::free(p);
+}
+
+void lathe_release_scratch(void) { lathe::runtime::ReleaseScratch(); }
 
 const char* lathe_runtime_version(void) { return LATHE_RUNTIME_VERSION_STRING; }
 

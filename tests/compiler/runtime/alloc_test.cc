@@ -1,8 +1,11 @@
-// Tests of lathe_alloc / lathe_free (compiler/runtime/runtime_api.cc).
+// Tests of lathe_alloc / lathe_free (compiler/runtime/runtime_api.cc) and
+// the scratch they keep between kernel calls (scratch_cache.h).
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "compiler/runtime/lathe_runtime.h"
+#include "compiler/runtime/scratch_cache.h"
 #include "gtest/gtest.h"
 
 namespace lathe::runtime {
@@ -55,6 +58,88 @@ TEST(AllocTest, SizesThatOverflowWhenRoundedUpReturnNull) {
 }
 
 TEST(AllocTest, FreeOfNullIsANoOp) { lathe_free(nullptr); }
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SKIP_UNDER_ASAN() GTEST_SKIP() << "nothing is kept under AddressSanitizer"
+#else
+#define SKIP_UNDER_ASAN() (void)0
+#endif
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+TEST(ScratchTest, AFreedBlockServesTheNextAllocationOfItsSize) {
+  SKIP_UNDER_ASAN();
+  lathe_release_scratch();
+  void* first = lathe_alloc(kMiB, 64);
+  ASSERT_NE(first, nullptr);
+  std::memset(first, 1, kMiB);
+  lathe_free(first);
+  EXPECT_EQ(KeptScratchBlocks(), 1);
+  void* again = lathe_alloc(kMiB, 64);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(KeptScratchBlocks(), 0);
+  // Slightly smaller still fits; the block is the same memory.
+  lathe_free(again);
+  void* smaller = lathe_alloc(kMiB - 4096, 64);
+  EXPECT_EQ(smaller, first);
+  lathe_free(smaller);
+  lathe_release_scratch();
+  EXPECT_EQ(KeptScratchBlocks(), 0);
+  EXPECT_EQ(KeptScratchBytes(), 0u);
+}
+
+TEST(ScratchTest, SmallBlocksAreNotKeptNorLargeOnesHandedToSmallRequests) {
+  SKIP_UNDER_ASAN();
+  lathe_release_scratch();
+  lathe_free(lathe_alloc(1000, 64));
+  EXPECT_EQ(KeptScratchBlocks(), 0);
+  void* large = lathe_alloc(4 * kMiB, 64);
+  lathe_free(large);
+  ASSERT_EQ(KeptScratchBlocks(), 1);
+  void* small = lathe_alloc(kMiB, 64);  // a quarter: not worth the 4 MiB
+  EXPECT_NE(small, large);
+  EXPECT_EQ(KeptScratchBlocks(), 1);
+  lathe_free(small);
+  lathe_release_scratch();
+}
+
+TEST(ScratchTest, AKeptBlockIsHandedOutOnlyAtTheAlignmentAsked) {
+  SKIP_UNDER_ASAN();
+  lathe_release_scratch();
+  constexpr uint64_t kPage = 4096, kCoarse = uint64_t{128} << 10;  // 1 MiB is a multiple
+  void* block = lathe_alloc(kMiB, kPage);
+  lathe_free(block);
+  void* p = lathe_alloc(kMiB, kCoarse);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kCoarse, 0u);
+  if (reinterpret_cast<uintptr_t>(block) % kCoarse != 0) {
+    EXPECT_NE(p, block);
+  }
+  lathe_free(p);
+  lathe_release_scratch();
+}
+
+TEST(ScratchTest, KeepsAtMostEightBlocksAndSixtyFourMiB) {
+  SKIP_UNDER_ASAN();
+  lathe_release_scratch();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 12; ++i) blocks.push_back(lathe_alloc(kMiB, 64));
+  for (void* p : blocks) lathe_free(p);
+  EXPECT_EQ(KeptScratchBlocks(), kScratchSlots);
+  // The newest are kept: the last freed comes back first.
+  void* newest = lathe_alloc(kMiB, 64);
+  EXPECT_EQ(newest, blocks.back());
+  lathe_free(newest);
+  blocks.clear();
+  for (int i = 0; i < 3; ++i) blocks.push_back(lathe_alloc(30 * kMiB, 64));
+  for (void* p : blocks) lathe_free(p);
+  EXPECT_LE(KeptScratchBytes(), kScratchMaxBytes);
+  EXPECT_GE(KeptScratchBytes(), 60 * kMiB);  // two of the three
+  lathe_free(lathe_alloc(128 * kMiB, 64));   // over the bound: not kept
+  EXPECT_LE(KeptScratchBytes(), kScratchMaxBytes);
+  lathe_release_scratch();
+  EXPECT_EQ(KeptScratchBlocks(), 0);
+}
 
 TEST(VersionTest, IsTheProjectVersion) {
   ASSERT_NE(lathe_runtime_version(), nullptr);
