@@ -340,6 +340,8 @@ absl::Status RunTune(TuneCommandOptions options) {
     if (t.best_s) {
       std::printf("  best     %-11s %8.2f GFLOP/s\n", TimeText(*t.best_s).c_str(),
                   t.best_gflops);
+    } else if (t.trials == 0) {
+      std::printf("  best     none (nothing measured yet)\n");
     } else {
       std::printf("  best     none (every candidate failed; see lathe db top)\n");
     }

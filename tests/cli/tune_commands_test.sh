@@ -43,6 +43,9 @@ runs_and_continues)
   grep -q 'default .* GFLOP/s' summary.txt || fail "no default comparison: $(cat summary.txt)"
   grep -q '^\[.* trials' progress.txt || fail "no progress: $(cat progress.txt)"
   "$lathe" db check > /dev/null
+  # A budget spent before the first measurement: nothing failed, nothing ran.
+  "$lathe" tune "$W" --threads 1 --time-budget 0.001 --no-default --db empty.db > none.txt
+  grep -q 'best     none (nothing measured yet)' none.txt || fail "nothing measured: $(cat none.txt)"
   ;;
 sigint)
   # Not through tune(): $! must be lathe's pid, not a subshell's.
