@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "api/kernel_plan.h"
 #include "cli/command.h"
+#include "cli/output_paths.h"
 #include "cli/json_text.h"
 #include "cli/workload_args.h"
 #include "compiler/codegen/kernel_header.h"
@@ -134,6 +135,13 @@ absl::Status RunCompile(const CompileOptions& options) {
   // Cheap checks of the command line first, before any compilation.
   absl::StatusOr<LibraryKind> kind = LibraryKindForPath(options.output);
   if (!kind.ok()) return kind.status();
+  if (absl::Status st = CheckOutputPaths(
+          {{"--db", options.db_path}, {"--trace", options.trace_path}},
+          {{"-o", options.output}, {"--header", options.header}, {"--manifest", options.manifest},
+           {"--misses", options.misses}});
+      !st.ok()) {
+    return st;
+  }
   absl::StatusOr<std::vector<std::pair<std::string, Workload>>> workloads =
       ResolveWorkloads(options);
   if (!workloads.ok()) return workloads.status();

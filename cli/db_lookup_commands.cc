@@ -13,6 +13,7 @@
 #include "cli/db_command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
+#include "cli/output_paths.h"
 #include "cli/record_lookup.h"
 #include "cli/time_text.h"
 #include "cli/workload_args.h"
@@ -86,6 +87,11 @@ absl::StatusOr<LookupResult> Lookup(const LookupOptions& options, int k) {
 }
 
 absl::Status RunBest(const LookupOptions& options) {
+  if (absl::Status st =
+          CheckOutputPaths({{"--db", options.db.path}}, {{"--trace-out", options.trace_out}});
+      !st.ok()) {
+    return st;
+  }
   absl::StatusOr<LookupResult> found = Lookup(options, 1);
   if (!found.ok()) return found.status();
   const Target& target = found->target;

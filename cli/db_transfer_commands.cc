@@ -12,6 +12,7 @@
 #include "cli/db_command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
+#include "cli/output_paths.h"
 #include "database/jsonl.h"
 #include "database/merge.h"
 
@@ -26,6 +27,10 @@ struct TransferOptions {
 };
 
 absl::Status RunExport(const TransferOptions& options) {
+  if (absl::Status st = CheckOutputPaths({{"--db", options.db.path}}, {{"-o", options.output}});
+      !st.ok()) {
+    return st;
+  }
   absl::StatusOr<std::unique_ptr<db::Database>> db =
       options.db.Open(db::OpenOptions::Mode::kReadOnly);
   if (!db.ok()) return db.status();

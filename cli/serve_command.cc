@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/command.h"
+#include "cli/output_paths.h"
 #include "runner/remote/channel.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
@@ -41,6 +42,12 @@ absl::Status RunServe(const ServeOptions& options) {
   absl::StatusOr<std::string> token = runner::ReadTokenFile(options.token_file);
   if (!token.ok()) return token.status();
   if (options.db_path.empty()) return absl::InvalidArgumentError("--db is required");
+  if (absl::Status st = CheckOutputPaths(
+          {{"--db", options.db_path}, {"--token-file", options.token_file}},
+          {{"--port-file", options.port_file}});
+      !st.ok()) {
+    return st;
+  }
   if (!(options.lease_s > 0)) return absl::InvalidArgumentError("--lease-seconds must be positive");
   if (options.max_message_bytes < 1024) {
     return absl::InvalidArgumentError("--max-message-bytes must be at least 1024");
