@@ -130,6 +130,24 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
   if (is_host) {
     return HostTarget(num_threads > 0 ? num_threads : AllowedCpuCount());
   }
+  // LLVM only warns on names it does not know, and aborts the process on a
+  // CPU without 64-bit mode: both are refused here, by name.
+  if (!target.cpu.empty() && target.cpu != "generic" && !IsX86_64Cpu(target.cpu)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "target \"", text, "\": -mcpu=", target.cpu,
+        " is not an x86-64 CPU LLVM knows (e.g. x86-64-v3, skylake-avx512, znver4, or host)"));
+  }
+  for (const std::string& f : target.features) {
+    const std::string name = f.substr(1);
+    if (!IsX86Feature(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "target \"", text, "\": -mattr ", f, ": \"", name, "\" is not an x86 feature LLVM knows"));
+    }
+    if (f == "-64bit") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "target \"", text, "\": -mattr -64bit: Lathe generates x86-64 code only"));
+    }
+  }
   target.features = Canonicalize(target.features);
   target.num_threads = num_threads > 0 ? num_threads : 1;
   return target;

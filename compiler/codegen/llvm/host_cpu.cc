@@ -44,4 +44,16 @@ std::set<std::string> CpuImpliedFeatures(const std::string& cpu) {
   return out;
 }
 
+bool IsX86_64Cpu(const std::string& cpu) {
+  return !cpu.empty() && llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) != llvm::X86::CK_None;
+}
+
+bool IsX86Feature(const std::string& name) {
+  // Disabling a feature disables itself and what depends on it; a name the
+  // table lacks is left out of the map.
+  llvm::StringMap<bool> disabled;
+  llvm::X86::updateImpliedFeatures(name, /*Enabled=*/false, disabled);
+  return disabled.count(name) > 0;
+}
+
 }  // namespace lathe

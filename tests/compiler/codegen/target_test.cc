@@ -44,6 +44,27 @@ TEST(Target, RejectsBadStrings) {
               ::testing::HasSubstr("unknown option \"-O3\""));
 }
 
+// LLVM warns on a CPU or feature it does not know and aborts on a CPU
+// without 64-bit mode: ParseTarget refuses them by name instead.
+TEST(Target, RefusesCpusAndFeaturesLlvmDoesNotKnow) {
+  for (const char* bad : {"llvm -mcpu=bogus", "llvm -mcpu=i386", "llvm -mcpu=pentium4",
+                          "llvm -mattr=+bogus", "llvm -mattr=-64bit",
+                          "llvm -mcpu=znver4 -mattr=+avx512f,-nosuchfeature"}) {
+    absl::StatusOr<Target> t = ParseTarget(bad);
+    EXPECT_FALSE(t.ok()) << bad;
+    EXPECT_THAT(std::string(t.status().message()), ::testing::HasSubstr(bad)) << bad;
+  }
+  EXPECT_THAT(std::string(ParseTarget("llvm -mcpu=bogus").status().message()),
+              ::testing::HasSubstr("-mcpu=bogus is not an x86-64 CPU"));
+  EXPECT_THAT(std::string(ParseTarget("llvm -mattr=+bogus").status().message()),
+              ::testing::HasSubstr("\"bogus\" is not an x86 feature"));
+  for (const char* good : {"llvm -mcpu=x86-64-v3", "llvm -mcpu=znver4 -mattr=-avx512f",
+                           "llvm -mcpu=skylake-avx512 -mattr=+fma,+amx-tile", "llvm -mcpu=generic",
+                           "llvm"}) {
+    EXPECT_TRUE(ParseTarget(good).ok()) << good << ": " << ParseTarget(good).status();
+  }
+}
+
 TEST(Target, HostHasSse2AndRunsHere) {
   absl::StatusOr<Target> host = ParseTarget("host -num-threads=2");
   ASSERT_TRUE(host.ok()) << host.status();
