@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/schedule/padding_limit.h"
 
 namespace lathe {
 
@@ -29,10 +30,18 @@ absl::StatusOr<std::vector<int64_t>> LayoutShape(
     }
     if (splits[d] == 1) {
       split_shape.push_back(shape[d]);
-    } else {
-      split_shape.push_back((shape[d] + splits[d] - 1) / splits[d]);
-      split_shape.push_back(splits[d]);
+      continue;
     }
+    const int64_t outer = shape[d] / splits[d] + (shape[d] % splits[d] != 0);
+    if (SaturatingProduct(outer, splits[d], MaxPaddedExtent(shape[d]) + 1) >
+        MaxPaddedExtent(shape[d])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "layout: split ", splits[d], " of dimension ", d, " (extent ", shape[d],
+          ") pads it past ", MaxPaddedExtent(shape[d]),
+          " elements (at most twice its extent, or its extent + 64)"));
+    }
+    split_shape.push_back(outer);
+    split_shape.push_back(splits[d]);
   }
   if (layout.permutation.empty()) return split_shape;
   if (layout.permutation.size() != split_shape.size()) {

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/schedule/padding_limit.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
@@ -38,19 +39,26 @@ absl::StatusOr<std::vector<std::string>> Split(
     if (*factors[i] < 1) {
       return fail(absl::StrCat("factor ", *factors[i], " is not positive"));
     }
-    if (known_product > loop->extent) continue;  // avoid overflow
-    known_product *= *factors[i];
+    // Saturated just past the most a split may pad: no overflow.
+    known_product =
+        SaturatingProduct(known_product, *factors[i], MaxPaddedExtent(loop->extent) + 1);
   }
   std::vector<int64_t> extents;
   for (const auto& f : factors) extents.push_back(f.value_or(0));
   if (inferred >= 0) {
-    extents[inferred] = (loop->extent + known_product - 1) / known_product;
+    extents[inferred] = loop->extent / known_product + (loop->extent % known_product != 0);
   } else if (known_product < loop->extent) {
     return fail(absl::StrCat("factors [", absl::StrJoin(extents, ", "),
                              "] cover only ", known_product, " iterations"));
   }
   int64_t product = 1;
-  for (int64_t e : extents) product = std::min(product * e, loop->extent + 1);
+  for (int64_t e : extents) product = SaturatingProduct(product, e, MaxPaddedExtent(loop->extent) + 1);
+  if (product > MaxPaddedExtent(loop->extent)) {
+    return fail(absl::StrCat("factors [", absl::StrJoin(extents, ", "), "] make more than ",
+                             MaxPaddedExtent(loop->extent),
+                             " iterations (a split may pad a loop to at most twice its extent, or "
+                             "its extent + 64)"));
+  }
 
   // 2. New loop variables and the value of the old one. Candidate names
   // "<loop>_<i>" differ by i, so FreshName cannot hand out one twice.

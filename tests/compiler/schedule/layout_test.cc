@@ -24,5 +24,20 @@ TEST(Layout, RejectsMismatchedRank) {
   EXPECT_EQ(LayoutShape({}, {4, 5}).value(), (std::vector<int64_t>{4, 5}));
 }
 
+// A split pads its dimension at most to twice its extent or 64 past it
+// (padding_limit.h); a split so large that rounding up overflowed used to
+// give a dimension of 0 elements.
+TEST(Layout, RefusesSplitsThatPadFarPastTheExtent) {
+  EXPECT_EQ(LayoutShape({{1, 16}, {}}, {64, 8}).value(), (std::vector<int64_t>{64, 1, 16}));
+  EXPECT_EQ(LayoutShape({{1, 72}, {}}, {64, 8}).value(), (std::vector<int64_t>{64, 1, 72}));
+  for (int64_t split : {int64_t{73}, int64_t{1} << 40, INT64_MAX}) {
+    absl::StatusOr<std::vector<int64_t>> shape = LayoutShape({{1, split}, {}}, {64, 8});
+    ASSERT_FALSE(shape.ok()) << split;
+    EXPECT_NE(shape.status().message().find("of dimension 1 (extent 8) pads it past 72"),
+              std::string::npos)
+        << shape.status();
+  }
+}
+
 }  // namespace
 }  // namespace lathe

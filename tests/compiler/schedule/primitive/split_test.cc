@@ -64,6 +64,35 @@ TEST(Split, RejectsBadFactorsAndLeavesProgramUnchanged) {
   EXPECT_TRUE(sch.trace().instructions.size() == 2);  // get_block, get_loops
 }
 
+// Padding is bounded (padding_limit.h): a vector's worth past the extent
+// is fine, factors far past it (or whose product overflows int64) are
+// refused, naming the loop, and never wrap into a small or negative count.
+TEST(Split, RefusesFactorsThatPadFarPastTheExtent) {
+  TracedSchedule sch(testing::MatmulProgram(28, 8, 4));
+  std::vector<LoopRV> loops = sch.GetLoops(sch.GetBlock("C").value()).value();
+  const std::string before = PrintProgram(sch.program());
+  constexpr int64_t kHuge = int64_t{1} << 62;
+  for (const std::vector<Factor>& factors :
+       {std::vector<Factor>{Factor(int64_t{4294967296}), Factor(int64_t{4294967296})},
+        std::vector<Factor>{Factor(int64_t{2}), Factor(kHuge)},
+        std::vector<Factor>{Factor(int64_t{5}), Factor(kHuge + (int64_t{1} << 40))},
+        std::vector<Factor>{Factor(), Factor(int64_t{1000})},
+        std::vector<Factor>{Factor(int64_t{10}), Factor(int64_t{10})}}) {
+    auto split = sch.Split(loops[0], factors);
+    ASSERT_FALSE(split.ok());
+    const std::string message(split.status().message());
+    EXPECT_NE(message.find("split: loop \"i\" (extent 28)"), std::string::npos) << message;
+    EXPECT_NE(message.find("make more than 92 iterations"), std::string::npos) << message;
+    EXPECT_EQ(message.find("cover only"), std::string::npos) << message;
+  }
+  EXPECT_EQ(PrintProgram(sch.program()), before);
+  // A vector of 16 over 28 (two of them, 32 iterations) and 64 past it.
+  EXPECT_TRUE(sch.Split(loops[0], {Factor(), Factor(int64_t{16})}).ok());
+  TracedSchedule other(testing::MatmulProgram(28, 8, 4));
+  loops = other.GetLoops(other.GetBlock("C").value()).value();
+  EXPECT_TRUE(other.Split(loops[0], {Factor(int64_t{1}), Factor(int64_t{92})}).ok());
+}
+
 TEST(Split, SampledFactorsRoundTripThroughTrace) {
   Program initial = testing::MatmulProgram(32, 16, 8);
   TracedSchedule sch(initial, /*seed=*/42);
