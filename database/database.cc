@@ -28,6 +28,11 @@
 namespace lathe::db {
 namespace {
 
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
 // Every record query selects these columns, in this order (RecordFromRow).
 #define LATHE_DB_RECORD_COLUMNS                                                              \
   "r.id, w.key, w.canonical, t.canonical, t.kind, t.cpu, t.features, t.num_threads, "         \
@@ -175,19 +180,31 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   const int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
   absl::StatusOr<std::unique_ptr<Connection>> connection = Connection::Open(path, flags);
   if (!connection.ok()) return connection.status();
-  Connection& c = **connection;
-  sqlite3_busy_timeout(c.raw(), options.busy_timeout_ms);
-  if (writable && sqlite3_db_readonly(c.raw(), "main") == 1) {
+  if (writable && sqlite3_db_readonly((*connection)->raw(), "main") == 1) {
     return absl::PermissionDeniedError(absl::StrCat(
         path, ": the file is read-only; it can be opened for lookups only"));
   }
 
   // Reading the header is the first access to the file: a file that is not
   // SQLite fails here, before anything could be written.
-  absl::StatusOr<int64_t> application_id = c.QueryInt("PRAGMA application_id");
+  absl::StatusOr<int64_t> application_id = (*connection)->QueryInt("PRAGMA application_id");
+  const bool ours = *state == FileState::kSqlite && header.authoritative &&
+                    header.application_id == static_cast<uint32_t>(kApplicationId);
+  if (!application_id.ok() && !writable && ours && !PathExists(path + "-wal")) {
+    // Ours by its header, yet unreadable: a WAL-mode file in a folder this
+    // process cannot write, where SQLite cannot create the -shm a reader
+    // needs. With no -wal beside it, the file holds every committed write:
+    // it is read as it is.
+    connection = Connection::OpenImmutable(path);
+    if (!connection.ok()) return connection.status();
+    application_id = (*connection)->QueryInt("PRAGMA application_id");
+  }
   if (!application_id.ok()) {
+    if (ours) return application_id.status();
     return Prefixed(application_id.status(), "not a Lathe database: ");
   }
+  Connection& c = **connection;
+  sqlite3_busy_timeout(c.raw(), options.busy_timeout_ms);
   absl::StatusOr<int64_t> version = c.QueryInt("PRAGMA user_version");
   if (!version.ok()) return version.status();
   if (*application_id != kApplicationId) {

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace lathe::db {
 
@@ -100,6 +101,28 @@ std::string Statement::ColumnBlob(int index) const {
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path, int flags) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_EXRESCODE, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    return SqliteError(rc, path, absl::StrCat("cannot open: ", message));
+  }
+  return std::unique_ptr<Connection>(new Connection(path, db));
+}
+
+absl::StatusOr<std::unique_ptr<Connection>> Connection::OpenImmutable(const std::string& path) {
+  // A URI: the path's characters that URIs reserve are percent-encoded.
+  std::string uri = "file:";
+  for (unsigned char ch : path) {
+    if (ch == '%' || ch == '?' || ch == '#' || ch < 0x20) {
+      absl::StrAppendFormat(&uri, "%%%02X", ch);
+    } else {
+      uri.push_back(static_cast<char>(ch));
+    }
+  }
+  uri += "?immutable=1";
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &db,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);

@@ -65,6 +65,10 @@ class Connection {
  public:
   // `flags` are sqlite3_open_v2's. The file is not read until first use.
   static absl::StatusOr<std::unique_ptr<Connection>> Open(const std::string& path, int flags);
+  // Read-only, as a file nothing writes while it is open (SQLite's
+  // `immutable`): no -wal or -shm is created or read. For a database in a
+  // folder this process cannot write, whose -shm SQLite could not create.
+  static absl::StatusOr<std::unique_ptr<Connection>> OpenImmutable(const std::string& path);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

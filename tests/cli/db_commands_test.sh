@@ -99,6 +99,34 @@ refusals)
   expect_error 'required' "$lathe" db prune
   expect_error 'prune keeps k >= 1 records, not 0' "$lathe" db prune -k 0
   ;;
+read_only_folder)
+  # A database in a folder this user cannot write: SQLite cannot create the
+  # -shm a WAL reader needs, and lookups still work (read as it is).
+  bench
+  mkdir ro
+  cp lathe.db ro/r.db
+  chmod 755 . ro
+  chmod 644 ro/r.db
+  if [ "$(id -u)" = 0 ]; then
+    command -v setpriv > /dev/null || { echo "skipped: no setpriv to drop root"; exit 77; }
+    as_reader() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+  else
+    chmod 555 ro
+    as_reader() { "$@"; }
+  fi
+  cp ro/r.db before.db
+  as_reader "$lathe" db best "$W" --target "$T" --db ro/r.db > best.txt \
+    || fail "best in a read-only folder: $(cat best.txt)"
+  grep -q '^replay    ok' best.txt || fail "best: $(cat best.txt)"
+  as_reader "$lathe" db check --db ro/r.db > /dev/null || fail "check in a read-only folder"
+  mkdir out
+  chmod 777 out
+  as_reader "$lathe" compile "$W" --target "$T" --db ro/r.db -o out/k.o > /dev/null \
+    || fail "compile --db in a read-only folder"
+  cmp ro/r.db before.db || fail "the database changed"
+  [ ! -e ro/r.db-wal ] && [ ! -e ro/r.db-shm ] || fail "side files created"
+  chmod 755 ro
+  ;;
 *)
   fail "unknown case $case_name"
   ;;
