@@ -120,4 +120,15 @@ absl::Status FromGrpc(const grpc::Status& status, const std::string& address) {
   }
 }
 
+bool IsTransient(const grpc::Status& status) {
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::CANCELLED:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace lathe::runner

@@ -56,4 +56,11 @@ void PrepareContext(grpc::ClientContext& context, const std::string& token, doub
 // refused the credentials: ...", or the daemon's own message.
 absl::Status FromGrpc(const grpc::Status& status, const std::string& address);
 
+// A failure that waiting and calling again can cure: the tuner is not
+// reachable (UNAVAILABLE), did not answer in time (DEADLINE_EXCEEDED), or
+// cancelled the call because it is shutting down (CANCELLED: a daemon
+// stopped by SIGTERM cancels the long polls in flight, and a restarted one
+// must find its runners still there).
+bool IsTransient(const grpc::Status& status);
+
 }  // namespace lathe::runner

@@ -152,12 +152,11 @@ absl::Status LeaseCourier::SendReport(const proto::ReportResultRequest& report,
       *next = std::move(*response.mutable_next());
       return absl::OkStatus();
     }
-    if (sent.error_code() == grpc::StatusCode::UNAVAILABLE && absl::Now() < give_up) {
+    if (IsTransient(sent) && absl::Now() < give_up) {
       if (!connection_.Backoff(delay_s)) return absl::OkStatus();
       continue;
     }
-    if (sent.error_code() == grpc::StatusCode::UNAVAILABLE ||
-        sent.error_code() == grpc::StatusCode::NOT_FOUND) {
+    if (IsTransient(sent) || sent.error_code() == grpc::StatusCode::NOT_FOUND) {
       return absl::OkStatus();  // the lease is gone with the daemon that gave it
     }
     return FromGrpc(sent, options.channel.address);
@@ -184,13 +183,13 @@ absl::Status LeaseCourier::Acquire(bool prefetching, proto::AcquireWorkResponse*
   }
   work->Clear();
   const absl::Status error = FromGrpc(status, options.channel.address);
+  if (IsTransient(status)) {
+    if (!unreachable_) connection_.Log(absl::StrCat(error.message(), "; retrying"));
+    unreachable_ = true;
+    connection_.Backoff(retry_delay_s_);
+    return absl::OkStatus();
+  }
   switch (status.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      if (!unreachable_) connection_.Log(absl::StrCat(error.message(), "; retrying"));
-      unreachable_ = true;
-      connection_.Backoff(retry_delay_s_);
-      return absl::OkStatus();
     case grpc::StatusCode::NOT_FOUND: {
       // A new daemon: it does not know this runner, nor a lease in hand.
       connection_.Log("the tuner does not know this runner (restarted?); registering again");

@@ -59,10 +59,7 @@ absl::Status RunnerConnection::Register() {
       return absl::OkStatus();
     }
     const absl::Status error = FromGrpc(status, options_.channel.address);
-    if (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
-        status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
-      return error;
-    }
+    if (!IsTransient(status)) return error;
     if (!said) Log(absl::StrCat(error.message(), "; retrying"));
     said = true;
     if (!Backoff(delay_s)) return absl::OkStatus();

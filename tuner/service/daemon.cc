@@ -85,6 +85,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   open.mode = db::OpenOptions::Mode::kCreate;
   absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(options.db_path, open);
   if (!db.ok()) return db.status();
+  // Locked once the path is known to be a database (no lock file beside
+  // what is not one), before any job is resumed.
+  absl::StatusOr<std::unique_ptr<ServeLock>> lock = ServeLock::Acquire(options.db_path);
+  if (!lock.ok()) return lock.status();
+  daemon->lock_ = *std::move(lock);
   daemon->db_ = *std::move(db);
   if (absl::Status st = daemon->Resume(); !st.ok()) return st;
   Daemon* self = daemon.get();

@@ -26,6 +26,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Daemon& daemon, const std:
   builder.RegisterService(server->tuner_.get());
   builder.RegisterService(server->runner_.get());
   builder.SetMaxReceiveMessageSize(max_message_bytes);
+  // gRPC sets SO_REUSEPORT by default: a second daemon on the same port
+  // would start and take half of the calls (each with its own jobs).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Runners long-poll: keep threads polling rather than starting a thread
   // for each call that finds every poller busy (gRPC's defaults: 1 and 2).
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 4);

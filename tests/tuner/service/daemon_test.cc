@@ -176,6 +176,23 @@ TEST_F(DaemonTest, JobCompletesWithEveryTrialRecordedOnceAndOnlyMatchingRunnersW
   EXPECT_EQ(db::Database::Open(dir_ + "/t.db", {}).value()->Jobs().value().back().state(), "done");
 }
 
+// A second daemon on the same database would resume the first one's jobs
+// and overwrite their states: it is refused until the first one ends.
+TEST_F(DaemonTest, OneDaemonPerDatabase) {
+  std::unique_ptr<Daemon> first = Daemon::Start(Options()).value();
+  absl::StatusOr<std::unique_ptr<Daemon>> second = Daemon::Start(Options());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("another lathe serve runs on this database"),
+            std::string::npos)
+      << second.status();
+  DaemonOptions elsewhere = Options();
+  elsewhere.db_path = dir_ + "/other.db";
+  EXPECT_TRUE(Daemon::Start(elsewhere).ok());
+  first.reset();
+  EXPECT_TRUE(Daemon::Start(Options()).ok());
+}
+
 TEST_F(DaemonTest, UnfinishedJobResumesInTheNextDaemonWithoutRemeasuring) {
   std::string id;
   {

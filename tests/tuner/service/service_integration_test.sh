@@ -2,7 +2,7 @@
 # The tuning service end to end on loopback (issue 6): real `lathe serve`,
 # `lathe runner` and client processes. Usage:
 #   service_integration_test.sh LATHE_BIN CASE
-# Cases: three_runners kill_runner kill_daemon auth refusals target_mismatch tls
+# Cases: three_runners kill_runner kill_daemon stop_daemon auth refusals target_mismatch tls
 # (tls exits 77, skipped, without openssl).
 # Every wait polls observable state (a file, the daemon's answer, the
 # database) against a deadline; nothing sleeps and hopes.
@@ -170,6 +170,34 @@ kill_daemon)
   job_records "$job" | cut -d' ' -f1 | sort > after.txt
   missing=$(comm -23 before.txt after.txt)
   [ -z "$missing" ] || fail "lost after restart: $missing"
+  ;;
+
+stop_daemon)
+  start_daemon serve-1.log
+  first_port=$port
+  # One daemon per port, and one per database.
+  out=$("$lathe" serve --listen "127.0.0.1:$first_port" --db other.db --token-file token 2>&1) &&
+    fail "a second daemon on the same port ran"
+  echo "$out" | grep -q "cannot listen on 127.0.0.1:$first_port" || fail "same port: $out"
+  out=$("$lathe" serve --listen 127.0.0.1:0 --db t.db --token-file token 2>&1) &&
+    fail "a second daemon on the same database ran"
+  echo "$out" | grep -q 'another lathe serve runs on this database' || fail "same database: $out"
+  for r in a b; do start_runner $r; done
+  wait_for 30 "two runners" runners_registered 2
+  job=$(submit --trials 20)
+  wait_for 90 "a committed batch" committed_at_least "$job" 4
+  # Stopped cleanly (SIGTERM): the calls in flight are cancelled, and the
+  # runners wait for the tuner to come back rather than exit.
+  kill -TERM "$daemon"
+  wait "$daemon" 2>/dev/null || true
+  start_daemon serve-2.log "127.0.0.1:$first_port"
+  grep -q "resuming job $job" serve-2.log || fail "not resumed: $(cat serve-2.log)"
+  client watch "$job" > watch.txt || fail "watch after restart: $(tail -3 watch.txt)"
+  tail -1 watch.txt | grep -q ' done 20/20 trials' || fail "job: $(tail -1 watch.txt)"
+  check_exactly_once "$job" 20
+  for r in a b; do
+    kill -0 "$(eval echo "\$runner_$r")" 2>/dev/null || fail "runner $r exited: $(cat "runner-$r.log")"
+  done
   ;;
 
 auth)
