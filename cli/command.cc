@@ -1,5 +1,6 @@
 #include "cli/command.h"
 
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -77,9 +78,11 @@ CLI::Validator NumberAbove(double bound, bool inclusive) {
   return CLI::Validator(
       [bound, inclusive, rule](std::string& text) -> std::string {
         double value = 0;
-        const bool ok = absl::SimpleAtod(text, &value) &&
+        // Finite: an infinite --min-time timed forever.
+        const bool ok = absl::SimpleAtod(text, &value) && std::isfinite(value) &&
                         (inclusive ? value >= bound : value > bound);
-        return ok ? std::string() : absl::StrCat("must be a number ", rule, ", got \"", text, "\"");
+        return ok ? std::string()
+                  : absl::StrCat("must be a finite number ", rule, ", got \"", text, "\"");
       },
       absl::StrCat("NUMBER ", rule));
 }

@@ -32,8 +32,8 @@ void ConfigureApp(CLI::App& app);
 void SetAction(CLI::App* command, std::function<absl::Status()> action);
 
 // Option checks whose refusals read as one line ("--timeout: must be a
-// number > 0, got \"0\""; CLI11's own range checks print the largest
-// double).
+// finite number > 0, got \"0\""; CLI11's own range checks print the
+// largest double). inf and nan are refused.
 CLI::Validator NonNegativeNumber();
 CLI::Validator PositiveNumber();
 

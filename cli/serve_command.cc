@@ -48,7 +48,12 @@ absl::Status RunServe(const ServeOptions& options) {
       !st.ok()) {
     return st;
   }
-  if (!(options.lease_s > 0)) return absl::InvalidArgumentError("--lease-seconds must be positive");
+  // Below a second a lease expires between heartbeats (and the daemon spins
+  // expiring them); past a day a dead runner holds its candidate for good.
+  if (!(options.lease_s >= 1 && options.lease_s <= 86400)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--lease-seconds must be in [1, 86400], got ", options.lease_s));
+  }
   if (options.max_message_bytes < 1024) {
     return absl::InvalidArgumentError("--max-message-bytes must be at least 1024");
   }
@@ -94,8 +99,16 @@ absl::Status RunServe(const ServeOptions& options) {
   if (!options.port_file.empty()) {
     // Written whole, then renamed: a reader never sees half a number.
     const std::string partial = options.port_file + ".partial";
-    std::ofstream(partial) << (*server)->port() << "\n";
-    std::rename(partial.c_str(), options.port_file.c_str());
+    std::ofstream out(partial);
+    out << (*server)->port() << "\n";
+    out.close();
+    if (!out || std::rename(partial.c_str(), options.port_file.c_str()) != 0) {
+      std::remove(partial.c_str());
+      (*server)->Shutdown();
+      (*daemon)->Shutdown();
+      return absl::PermissionDeniedError(
+          absl::StrCat("--port-file ", options.port_file, ": cannot write"));
+    }
   }
 
   int signal_number = 0;

@@ -1,6 +1,7 @@
 #include "compiler/codegen/kernel_header.h"
 
 #include <cctype>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -60,6 +61,27 @@ bool IsCIdentifier(const std::string& name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
   for (char c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  // Keywords of C (to C23) and C++ (the header is included from both), the
+  // names C reserves (_X..., __...), and main: a header declaring them does
+  // not compile, or clashes with the program.
+  static const auto* const kTaken = new std::set<std::string>{
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "main", "mutable", "namespace", "new", "noexcept", "not",
+      "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
+      "register", "reinterpret_cast", "requires", "restrict", "return", "short", "signed",
+      "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+      "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "typeof",
+      "typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+      "while", "xor", "xor_eq"};
+  if (kTaken->count(name)) return false;
+  if (name.size() >= 2 && name[0] == '_' &&
+      (name[1] == '_' || std::isupper(static_cast<unsigned char>(name[1])))) {
+    return false;
   }
   return true;
 }

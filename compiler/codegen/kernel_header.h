@@ -42,7 +42,9 @@ struct LibraryKernel {
 // ("custom_64x64x64"). Always a valid C identifier.
 std::string DefaultFunctionName(const Workload& workload);
 
-// True for a valid C identifier (what --function accepts).
+// True for a valid C identifier that is free to name a function: not a C or
+// C++ keyword, not reserved (_X..., __...), not main (what --function
+// accepts).
 bool IsCIdentifier(const std::string& name);
 
 // The name of the thread-count setter a shared library exports:

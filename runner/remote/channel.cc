@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/ascii.h"
@@ -44,19 +45,28 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
 }
 
 absl::Status CheckAddressPort(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return absl::OkStatus();
-  const absl::string_view port = absl::string_view(address).substr(colon + 1);
-  if (port.empty() || !std::all_of(port.begin(), port.end(), absl::ascii_isdigit)) {
-    return absl::OkStatus();
+  // gRPC's own forms (a unix socket, a dns:/// name) are gRPC's to judge.
+  for (const char* scheme : {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
+    if (absl::StartsWith(address, scheme)) return absl::OkStatus();
   }
-  // Digits only: too many for an int is out of range too.
+  // HOST:PORT, with HOST an IPv6 address in brackets or not.
+  const size_t colon = address.rfind(':');
+  const size_t bracket = address.rfind(']');
+  if (colon == std::string::npos || (bracket != std::string::npos && colon < bracket)) {
+    // gRPC would use port 443.
+    return absl::InvalidArgumentError(
+        absl::StrCat("address \"", address, "\": no port (HOST:PORT, e.g. 127.0.0.1:7770)"));
+  }
+  const absl::string_view port = absl::string_view(address).substr(colon + 1);
+  // Digits only ("-5" would wrap), and not too many for an int.
   int value = 0;
-  if (port.size() <= 5 && absl::SimpleAtoi(port, &value) && value <= 65535) {
+  if (!port.empty() && port.size() <= 5 &&
+      std::all_of(port.begin(), port.end(), absl::ascii_isdigit) &&
+      absl::SimpleAtoi(port, &value) && value <= 65535) {
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("address \"", address, "\": port ", port, " is not in 0-65535"));
+      absl::StrCat("address \"", address, "\": port \"", port, "\" is not in 0-65535"));
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options) {

@@ -38,10 +38,10 @@ struct ChannelOptions {
   std::string tls_key_file;
 };
 
-// InvalidArgument when `address` ends in a port out of 0-65535
-// ("127.0.0.1:99999"): gRPC would take it modulo 65536 and listen on, or
-// call, another port (99999 became 34463). Other forms (a unix: path, a
-// dns:/// name without a port) are gRPC's to judge.
+// InvalidArgument unless `address` is HOST:PORT with PORT a number in
+// 0-65535: gRPC would take 99999 modulo 65536 (port 34463), "-5" as 65531,
+// and no port at all as 443. Addresses in gRPC's own schemes (unix:, dns:,
+// ipv4:, ipv6:, ...) are gRPC's to judge.
 absl::Status CheckAddressPort(const std::string& address);
 
 // Errors: no address, its port (CheckAddressPort), TLS files.

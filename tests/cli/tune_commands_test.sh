@@ -84,6 +84,8 @@ errors)
     || fail "twice: $out"
   out=$("$lathe" tune "$W" --min-time -1 2>&1) && fail "negative min time accepted"
   echo "$out" | grep -q '^lathe: error: --min-time' || fail "min time: $out"
+  out=$("$lathe" tune "$W" --min-time inf 2>&1) && fail "an infinite min time accepted"
+  echo "$out" | grep -q '^lathe: error: --min-time.*finite' || fail "min time inf: $out"
   out=$("$lathe" tune "$W" --timeout 0 2>&1) && fail "timeout 0 accepted"
   echo "$out" | grep -q '^lathe: error: --timeout' || fail "timeout: $out"
   # More threads than CPUs: timings of the threads' turns, refused.

@@ -63,6 +63,13 @@ TEST(KernelHeader, DefaultFunctionNameIsACIdentifier) {
   EXPECT_TRUE(IsCIdentifier(DefaultFunctionName(Spec("custom:C[i,j] += A[i,k] * B[k,j]|i=4,j=4,k=4"))));
   EXPECT_FALSE(IsCIdentifier("9lives"));
   EXPECT_FALSE(IsCIdentifier("a-b"));
+  // Keywords (the header is C and C++), reserved names and main.
+  for (const char* taken : {"int", "return", "class", "bool", "_Bool", "__kernel", "main"}) {
+    EXPECT_FALSE(IsCIdentifier(taken)) << taken;
+  }
+  for (const char* free : {"integer", "_kernel", "my_main", "Class"}) {
+    EXPECT_TRUE(IsCIdentifier(free)) << free;
+  }
 }
 
 TEST(KernelHeader, DocumentsShapesWorkloadTargetAndThreads) {

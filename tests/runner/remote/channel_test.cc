@@ -53,14 +53,21 @@ TEST_F(ChannelTest, APortOutOfRangeIsRefusedByName) {
                            "unix:/tmp/lathe.sock", "dns:///tuner.example"}) {
     EXPECT_TRUE(CheckAddressPort(good).ok()) << good;
   }
-  for (const char* bad : {"127.0.0.1:65536", "127.0.0.1:99999", "[::1]:123456789012"}) {
+  for (const char* bad : {"127.0.0.1:65536", "127.0.0.1:99999", "[::1]:123456789012",
+                          "127.0.0.1:-5", ":abc", "localhost:", "127.0.0.1:7770x"}) {
     absl::Status st = CheckAddressPort(bad);
     EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(st.message().find("is not in 0-65535"), std::string::npos) << st;
   }
+  // No port: gRPC would call or listen on 443.
+  for (const char* bad : {"127.0.0.1", "localhost", "[::1]", "tuner.example"}) {
+    absl::Status st = CheckAddressPort(bad);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("no port"), std::string::npos) << st;
+  }
   ChannelOptions options;
   options.address = "127.0.0.1:99999";
-  EXPECT_NE(MakeChannel(options).status().message().find("port 99999"), std::string::npos);
+  EXPECT_NE(MakeChannel(options).status().message().find("port \"99999\""), std::string::npos);
 }
 
 TEST_F(ChannelTest, ErrorsNameTheTunerAndKeepTheCode) {

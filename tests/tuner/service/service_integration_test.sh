@@ -253,13 +253,28 @@ refusals)
   # A port out of range is refused by name, not wrapped modulo 65536.
   out=$("$lathe" serve --listen 127.0.0.1:99999 --db other.db --token-file token 2>&1) &&
     fail "port 99999 accepted"
-  echo "$out" | grep -q '^lathe: error: .*port 99999 is not in 0-65535' || fail "serve port: $out"
+  echo "$out" | grep -q '^lathe: error: .*port "99999" is not in 0-65535' || fail "serve port: $out"
   out=$("$lathe" serve --listen no-such-host:7770 --db other.db --token-file token 2>&1) &&
     fail "an unknown host accepted"
   [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q '^lathe: error: cannot listen on no-such-host:7770' ||
     fail "serve host: $out"
   out=$("$lathe" jobs --tuner 127.0.0.1:99999 --token-file token 2>&1) && fail "client port accepted"
-  echo "$out" | grep -q 'port 99999 is not in 0-65535' || fail "client port: $out"
+  echo "$out" | grep -q 'port "99999" is not in 0-65535' || fail "client port: $out"
+  # No port (gRPC would use 443), a negative one (it would wrap).
+  out=$("$lathe" serve --listen 127.0.0.1 --db other.db --token-file token 2>&1) &&
+    fail "an address without a port accepted"
+  echo "$out" | grep -q 'address "127.0.0.1": no port' || fail "serve without a port: $out"
+  out=$("$lathe" runner --connect 127.0.0.1:-5 --token-file token --target "$T" 2>&1) &&
+    fail "a runner with port -5 ran"
+  echo "$out" | grep -q 'port "-5" is not in 0-65535' || fail "runner port: $out"
+  # Leases under a second expire between heartbeats; an unwritable port file
+  # must not leave a script waiting for it.
+  out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --lease-seconds 1e-9 2>&1) &&
+    fail "a lease of 1e-9 s accepted"
+  echo "$out" | grep -q -- '--lease-seconds must be in \[1, 86400\]' || fail "lease: $out"
+  out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token \
+    --port-file /nonexistent/port 2>&1) && fail "an unwritable port file accepted"
+  echo "$out" | tail -1 | grep -q -- '--port-file /nonexistent/port: cannot write' || fail "port file: $out"
   out=$(client watch job-none 2>&1) && fail "watch of an unknown job succeeded"
   echo "$out" | grep -q 'no job "job-none"' || fail "watch unknown: $out"
   out=$(client cancel job-none 2>&1) && fail "cancel of an unknown job succeeded"
