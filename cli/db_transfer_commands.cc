@@ -1,7 +1,10 @@
 // `lathe db export|import|merge|prune`: moving records between databases and
 // keeping a database small. Every write is one transaction: all or nothing.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -13,6 +16,7 @@
 #include "cli/db_common.h"
 #include "cli/json_text.h"
 #include "cli/output_paths.h"
+#include "cli/record_check.h"
 #include "database/jsonl.h"
 #include "database/merge.h"
 
@@ -79,33 +83,50 @@ void PrintCommitted(const DbArgs& args, const std::string& verb, const std::stri
   }
 }
 
-absl::Status RunImport(const TransferOptions& options) {
-  absl::StatusOr<std::unique_ptr<db::Database>> db =
-      options.db.Open(db::OpenOptions::Mode::kCreate);
+// Runs `fill` on the database at `path`, created if absent; a database this
+// command created and then failed to fill is removed again, so that a
+// refused import or merge leaves nothing behind.
+absl::Status IntoDatabase(const DbArgs& args,
+                          const std::function<absl::Status(db::Database&)>& fill) {
+  struct stat st;
+  const bool existed = stat(args.path.c_str(), &st) == 0;
+  absl::StatusOr<std::unique_ptr<db::Database>> db = args.Open(db::OpenOptions::Mode::kCreate);
   if (!db.ok()) return db.status();
-  for (const std::string& input : options.inputs) {
-    absl::StatusOr<db::CommitResult> result;
-    if (input == "-") {
-      result = db::ImportJsonl(**db, std::cin, "<stdin>");
-    } else {
-      std::ifstream in(input, std::ios::binary);
-      if (!in) return absl::NotFoundError(absl::StrCat(input, ": cannot read"));
-      result = db::ImportJsonl(**db, in, input);
+  absl::Status filled = fill(**db);
+  if (!filled.ok() && !existed) {
+    db->reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::remove(absl::StrCat(args.path, suffix).c_str());
     }
-    if (!result.ok()) return result.status();
-    PrintCommitted(options.db, "imported", input, *result);
   }
-  return absl::OkStatus();
+  return filled;
+}
+
+absl::Status RunImport(const TransferOptions& options) {
+  return IntoDatabase(options.db, [&](db::Database& db) -> absl::Status {
+    for (const std::string& input : options.inputs) {
+      absl::StatusOr<db::CommitResult> result;
+      if (input == "-") {
+        result = db::ImportJsonl(db, std::cin, "<stdin>", CheckImportedRecord);
+      } else {
+        std::ifstream in(input, std::ios::binary);
+        if (!in) return absl::NotFoundError(absl::StrCat(input, ": cannot read"));
+        result = db::ImportJsonl(db, in, input, CheckImportedRecord);
+      }
+      if (!result.ok()) return result.status();
+      PrintCommitted(options.db, "imported", input, *result);
+    }
+    return absl::OkStatus();
+  });
 }
 
 absl::Status RunMerge(const TransferOptions& options) {
-  absl::StatusOr<std::unique_ptr<db::Database>> db =
-      options.db.Open(db::OpenOptions::Mode::kCreate);
-  if (!db.ok()) return db.status();
-  absl::StatusOr<db::CommitResult> result = db::MergeInto(**db, options.inputs);
-  if (!result.ok()) return result.status();
-  PrintCommitted(options.db, "merged into", options.db.path, *result);
-  return absl::OkStatus();
+  return IntoDatabase(options.db, [&](db::Database& db) -> absl::Status {
+    absl::StatusOr<db::CommitResult> result = db::MergeInto(db, options.inputs);
+    if (!result.ok()) return result.status();
+    PrintCommitted(options.db, "merged into", options.db.path, *result);
+    return absl::OkStatus();
+  });
 }
 
 absl::Status RunPrune(const TransferOptions& options) {

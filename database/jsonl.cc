@@ -57,7 +57,8 @@ absl::StatusOr<int64_t> ExportJsonl(Database& db, std::ostream& out) {
 }
 
 absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
-                                         const std::string& source_name) {
+                                         const std::string& source_name,
+                                         const RecordCheck& check) {
   std::string line;
   int64_t line_number = 0;
   // The header: the first non-blank line.
@@ -89,6 +90,11 @@ absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
       const std::string where = absl::StrCat(source_name, ":", line_number);
       absl::StatusOr<proto::Record> record = RecordFromJsonLine(line, where);
       if (!record.ok()) return record.status();
+      if (check) {
+        if (absl::Status st = check(*record); !st.ok()) {
+          return absl::Status(st.code(), absl::StrCat(where, ": ", st.message()));
+        }
+      }
       absl::Status stored = sink(*record);
       if (!stored.ok()) {
         return absl::Status(stored.code(), absl::StrCat(where, ": ", stored.message()));

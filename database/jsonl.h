@@ -9,6 +9,7 @@
 // Tests: tests/database/jsonl_test.cc.
 #pragma once
 
+#include <functional>
 #include <istream>
 #include <ostream>
 #include <string>
@@ -29,9 +30,16 @@ absl::StatusOr<proto::Record> RecordFromJsonLine(const std::string& line,
 
 // Writes every record of `db`; returns how many.
 absl::StatusOr<int64_t> ExportJsonl(Database& db, std::ostream& out);
+// What the database cannot judge of a record by itself (whether its
+// workload key is its workload's, its target and trace are well formed):
+// the caller's check, from the parts that know workloads and traces.
+using RecordCheck = std::function<absl::Status(const proto::Record&)>;
+
 // Reads a whole export into `db` in one transaction: every record or, on the
-// first bad line (named as source_name:line), none.
+// first bad line (named as source_name:line), none. Every record passes
+// ValidateRecord and, when given, `check`.
 absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
-                                         const std::string& source_name);
+                                         const std::string& source_name,
+                                         const RecordCheck& check = nullptr);
 
 }  // namespace lathe::db

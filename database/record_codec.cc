@@ -94,6 +94,13 @@ absl::Status ValidateRecord(const proto::Record& record) {
       !proto::MeasureStatus_IsValid(record.status())) {
     return invalid(absl::StrCat("status ", record.status(), " is not a measurement status"));
   }
+  if (!std::isfinite(record.spread()) || record.spread() < 0) {
+    return invalid(absl::StrCat("spread = ", record.spread(), " is not a spread (>= 0)"));
+  }
+  if (record.measured_at_unix_ms() < 0) {
+    return invalid(absl::StrCat("measured_at_unix_ms = ", record.measured_at_unix_ms(),
+                                " is before 1970"));
+  }
   for (int i = 0; i < record.times_s_size(); ++i) {
     const double t = record.times_s(i);
     if (!std::isfinite(t) || t <= 0) {
@@ -113,6 +120,10 @@ absl::Status ValidateRecord(const proto::Record& record) {
     if (std::abs(summary.median_s() - record.median_s()) > 1e-9 * summary.median_s()) {
       return invalid(absl::StrCat("median_s = ", record.median_s(),
                                   " is not the median of times_s (", summary.median_s(), ")"));
+    }
+    if (std::abs(summary.spread() - record.spread()) > 1e-9 * (1 + summary.spread())) {
+      return invalid(absl::StrCat("spread = ", record.spread(),
+                                  " is not the spread of times_s (", summary.spread(), ")"));
     }
   }
   return absl::OkStatus();

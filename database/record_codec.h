@@ -27,8 +27,9 @@ std::string SerializeTrace(const proto::Trace& trace);
 
 // InvalidArgument naming the field at fault when a record cannot be stored:
 // empty workload key or form, empty target, empty structural hash, no
-// status, or an OK record without times or with a median that is not a
-// positive finite number or not the median of its times (SummarizeTimes).
+// status, a negative spread or time of measurement, or an OK record without
+// times or with a median or spread that is not that of its times
+// (SummarizeTimes).
 absl::Status ValidateRecord(const proto::Record& record);
 
 }  // namespace lathe::db

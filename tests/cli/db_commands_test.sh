@@ -99,6 +99,32 @@ refusals)
   expect_error 'required' "$lathe" db prune
   expect_error 'prune keeps k >= 1 records, not 0' "$lathe" db prune -k 0
   ;;
+import_checks)
+  # Records the database cannot judge alone are refused at import, naming
+  # the line and the field (cli/record_check.h); a refused import into a
+  # new file leaves no file behind.
+  bench
+  "$lathe" db export -o all.jsonl
+  head -1 all.jsonl > header.jsonl
+  sed -n 2p all.jsonl > one.jsonl
+  # refused NAME SED_EXPRESSION EXPECTED_MESSAGE_PART
+  refused() {
+    { cat header.jsonl; sed -E "$2" one.jsonl; } > "$1.jsonl"
+    grep -q . "$1.jsonl" && ! cmp -s "$1.jsonl" <(cat header.jsonl one.jsonl) ||
+      fail "$1: the edit changed nothing"
+    expect_error "$1.jsonl:2: .*$3" "$lathe" db import --db "new-$1.db" "$1.jsonl"
+    [ ! -e "new-$1.db" ] || fail "$1: a refused import left new-$1.db behind"
+  }
+  refused key 's/"workload_key":"[0-9a-f]*"/"workload_key":"0000000000000000"/' \
+    'workload_key 0000000000000000 is not the key of'
+  refused target 's/"canonical":"[^"]*"/"canonical":"garbage target"/' 'target.canonical: .*unknown kind'
+  refused kind 's/"kind":"get_loops"/"kind":"zzz"/' 'unknown kind "zzz"'
+  refused hash 's/"structural_hash":"[0-9a-f]*"/"structural_hash":"zz"/' 'structural_hash "zz" is not 16 hex digits'
+  refused spread 's/"spread":[0-9.e-]*/"spread":-3/' 'spread = -3'
+  # The file as exported still imports.
+  "$lathe" db import --db fine.db all.jsonl > /dev/null
+  "$lathe" db check --db fine.db > /dev/null
+  ;;
 read_only_folder)
   # A database in a folder this user cannot write: SQLite cannot create the
   # -shm a WAL reader needs, and lookups still work (read as it is).
