@@ -181,12 +181,14 @@ void AddBenchCommand(CLI::App& app) {
   command->add_option("--target", options->target,
                       "target, e.g. host or \"llvm -mcpu=haswell\" (default: host); it must run here");
   command->add_option("--threads", options->threads,
-                      "threads of parallel loops (default: the target's; host: every CPU)");
+                      "threads of parallel loops (default: the target's; host: every CPU)")
+      ->check(WholeNumber(1, 1024));
   command->add_flag("--json", options->json, "print one JSON object");
   command->add_option("--min-time", options->min_time_s,
                       "keep timing until the samples total this many seconds (default 0.5)")
       ->check(NonNegativeNumber());
-  command->add_option("--repeats", options->repeats, "at least this many samples (default 10)");
+  command->add_option("--repeats", options->repeats, "at least this many samples (default 10)")
+      ->check(WholeNumber(1, 1000000));
   command->add_option("--db", options->db_path,
                       "record the measurement in this database (created when absent)");
   command->add_option("--job", options->job, "with --db: the job the record belongs to");

@@ -89,6 +89,18 @@ CLI::Validator NumberAbove(double bound, bool inclusive) {
 
 }  // namespace
 
+CLI::Validator WholeNumber(int64_t min, int64_t max) {
+  const std::string rule = absl::StrCat("in [", min, ", ", max, "]");
+  return CLI::Validator(
+      [min, max, rule](std::string& text) -> std::string {
+        int64_t value = 0;
+        const bool ok = absl::SimpleAtoi(text, &value) && value >= min && value <= max;
+        return ok ? std::string()
+                  : absl::StrCat("must be a whole number ", rule, ", got \"", text, "\"");
+      },
+      absl::StrCat("INTEGER ", rule));
+}
+
 CLI::Validator NonNegativeNumber() { return NumberAbove(0, /*inclusive=*/true); }
 CLI::Validator PositiveNumber() { return NumberAbove(0, /*inclusive=*/false); }
 

@@ -11,6 +11,7 @@
 // Tests: tests/compiler/workload/CMakeLists.txt runs the built binary.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 
 #include <CLI/CLI.hpp>
@@ -36,6 +37,10 @@ void SetAction(CLI::App* command, std::function<absl::Status()> action);
 // largest double). inf and nan are refused.
 CLI::Validator NonNegativeNumber();
 CLI::Validator PositiveNumber();
+// An integer in [min, max], written as one ("--batch: must be a whole
+// number in [1, 1024], got \"0\""): CLI11 alone took "-1" for a seed as
+// 2^64 - 1.
+CLI::Validator WholeNumber(int64_t min, int64_t max);
 
 // Parses argv, runs the chosen command and returns the exit code.
 int RunApp(CLI::App& app, int argc, char** argv);

@@ -100,7 +100,8 @@ void AddRunnerCommand(CLI::App& app) {
                     "runners first)");
   command->add_option("--simulate-ms", options->simulate_ms,
                       "DISPATCH BENCHMARK ONLY: measure nothing, answer each candidate after "
-                      "this many ms with a fake time (takes only simulated jobs' work)");
+                      "this many ms with a fake time (takes only simulated jobs' work)")
+      ->check(NonNegativeNumber());
   SetAction(command, [options] { return RunRunner(*options); });
 }
 

@@ -146,9 +146,11 @@ void AddServeCommand(CLI::App& app) {
                       "refuse jobs with more workloads (default 16)");
   command->add_option("--quarantine-after", options->quarantine_after,
                       "consecutive failures after which a runner gets no more work; 0: never "
-                      "(default 5)");
+                      "(default 5)")
+      ->check(WholeNumber(0, 1000000));
   command->add_option("--parallelism", options->parallelism,
-                      "candidates of one job out for measurement at once (default 16)");
+                      "candidates of one job out for measurement at once (default 16)")
+      ->check(WholeNumber(1, 4096));
   command->add_option("--build-ahead", options->build_ahead,
                       "queued candidates a lease names for its runner to build while it "
                       "measures; 0: none (default 4)");

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cmath>
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "tuner/search/measurement_rounds.h"
 #include "cli/time_text.h"
 #include "compiler/codegen/target.h"
 #include "google/protobuf/util/json_util.h"
@@ -203,8 +206,9 @@ absl::Status RunSubmit(const SubmitOptions& options) {
   if (!options.weights.empty()) {
     for (absl::string_view w : absl::StrSplit(options.weights, ',')) {
       double value = 0;
-      if (!absl::SimpleAtod(w, &value)) {
-        return absl::InvalidArgumentError(absl::StrCat("--weights: \"", w, "\" is not a number"));
+      if (!absl::SimpleAtod(w, &value) || !std::isfinite(value) || value <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--weights: \"", w, "\" is not a positive number"));
       }
       spec.add_weights(value);
     }
@@ -284,14 +288,17 @@ void AddServiceClientCommands(CLI::App& app) {
                         "target string of the runners to measure on (default host: this "
                         "machine's, resolved here)");
     command->add_option("--trials", options->trials, "measurements in all (default 200)");
-    command->add_option("--batch", options->batch, "candidates per batch (default 32)");
-    command->add_option("--seed", options->seed, "the search's seed (default 1)");
+    command->add_option("--batch", options->batch, "candidates per batch (default 32)")
+        ->check(WholeNumber(1, 1024));
+    command->add_option("--seed", options->seed, "the search's seed (default 1)")
+        ->check(WholeNumber(0, INT64_MAX));
     command->add_option("--min-time", options->min_time_s,
                         "time each candidate at least this long, seconds (default 0.1)");
     command->add_option("--weights", options->weights, "how often each workload runs, e.g. 1,4");
     command->add_option("--measure-rounds", options->measure_rounds,
                         "measure each batch in this many rounds, the min time split over "
-                        "them (default 3)");
+                        "them (default 3)")
+        ->check(WholeNumber(1, tuner::kMaxMeasureRounds));
     command->add_option("--remeasure-top", options->remeasure_top,
                         "near-ties re-measured at the end (default 3; -1: none)");
     command->add_flag("--simulated", options->simulated,
@@ -351,7 +358,10 @@ void AddServiceClientCommands(CLI::App& app) {
           client->Call<proto::CancelJobRequest, proto::JobStatus>(
               &proto::TunerService::Stub::CancelJob, request);
       if (!status.ok()) return status.status();
-      std::printf("%s\n", ProgressLine(*status).c_str());
+      const bool ended_before = status->state() == proto::JOB_DONE ||
+                                status->state() == proto::JOB_FAILED;
+      std::printf("%s%s\n", ProgressLine(*status).c_str(),
+                  ended_before ? " (it had ended: nothing to cancel)" : "");
       return absl::OkStatus();
     });
   }

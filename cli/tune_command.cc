@@ -1,5 +1,6 @@
 #include "cli/tune_command.h"
 
+#include <cmath>
 #include <unistd.h>
 
 #include <atomic>
@@ -205,7 +206,8 @@ absl::Status RunTune(TuneCommandOptions options) {
                                                      " workloads"));
     }
     for (size_t i = 0; i < parts.size(); ++i) {
-      if (!absl::SimpleAtod(parts[i], &weights[i]) || weights[i] <= 0) {
+      if (!absl::SimpleAtod(parts[i], &weights[i]) || !std::isfinite(weights[i]) ||
+          weights[i] <= 0) {
         return absl::InvalidArgumentError(
             absl::StrCat("--weights: \"", parts[i], "\" is not a positive number"));
       }
@@ -373,13 +375,16 @@ void AddTuneCommand(CLI::App& app) {
                       "target, e.g. host or \"llvm -mcpu=haswell -num-threads=1\" (default: "
                       "host); it must run here");
   command->add_option("--threads", options->threads,
-                      "threads of parallel loops (default: the target's; host: every CPU)");
+                      "threads of parallel loops (default: the target's; host: every CPU)")
+      ->check(WholeNumber(1, 1024));
   command->add_option("--trials", options->trials, "measurements in all (default 200)");
   command->add_option("--time-budget", options->time_budget_s,
                       "stop after this many seconds (default: no limit)");
   command->add_option("--db", options->db_path, "the database (default lathe.db)");
-  command->add_option("--seed", options->seed, "the search's seed (default 1)");
-  command->add_option("--batch", options->batch_size, "candidates per batch (default 32)");
+  command->add_option("--seed", options->seed, "the search's seed (default 1)")
+      ->check(WholeNumber(0, INT64_MAX));
+  command->add_option("--batch", options->batch_size, "candidates per batch (default 32)")
+      ->check(WholeNumber(1, 1024));
   command->add_option("--weights", options->weights,
                       "how often each workload runs, e.g. 1,4 (default: 1 each)");
   command->add_option("--job", options->job, "the job id of the records (default: generated)");
@@ -394,9 +399,11 @@ void AddTuneCommand(CLI::App& app) {
                       "per candidate: build, check and timing, seconds (default 30)")
       ->check(PositiveNumber());
   command->add_option("--population", options->population,
-                      "candidates per generation of the evolutionary search (default 128)");
+                      "candidates per generation of the evolutionary search (default 128)")
+      ->check(WholeNumber(1, 100000));
   command->add_option("--generations", options->generations,
-                      "generations of mutation per batch (default 3)");
+                      "generations of mutation per batch (default 3)")
+      ->check(WholeNumber(0, 1000));
   command->add_flag("--no-default", options->no_default,
                     "do not measure the default schedule for comparison");
   command->add_flag("--json", options->json, "print a JSON summary");

@@ -86,6 +86,12 @@ errors)
   echo "$out" | grep -q '^lathe: error: --min-time' || fail "min time: $out"
   out=$("$lathe" tune "$W" --min-time inf 2>&1) && fail "an infinite min time accepted"
   echo "$out" | grep -q '^lathe: error: --min-time.*finite' || fail "min time inf: $out"
+  out=$("$lathe" tune "$W" --seed -1 2>&1) && fail "seed -1 accepted"
+  echo "$out" | grep -q -- '--seed: must be a whole number in \[0, ' || fail "seed: $out"
+  out=$("$lathe" tune "$W" --threads 0 2>&1) && fail "0 threads accepted"
+  echo "$out" | grep -q -- '--threads: must be a whole number in \[1, 1024\]' || fail "threads: $out"
+  out=$("$lathe" tune "$W" matmul:M=16,N=16,K=16 --weights 1,inf 2>&1) && fail "an infinite weight accepted"
+  echo "$out" | grep -q -- '--weights: "inf" is not a positive number' || fail "weights inf: $out"
   out=$("$lathe" tune "$W" --timeout 0 2>&1) && fail "timeout 0 accepted"
   echo "$out" | grep -q '^lathe: error: --timeout' || fail "timeout: $out"
   # More threads than CPUs: timings of the threads' turns, refused.

@@ -399,7 +399,19 @@ absl::StatusOr<proto::JobStatus> Daemon::CancelJob(const std::string& id) {
     }
   }
   leases_.CancelJob(id, absl::CancelledError("job cancelled"));
-  Log(absl::StrCat("job ", id, " cancelled"));
+  Log(absl::StrCat("cancelling job ", id));
+  // Answered once the job has ended (its run logs and persists that), so
+  // that the caller sees "cancelled", not the state before; a run that
+  // takes longer is answered as it is then.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  int64_t version = -1;
+  while (absl::Now() < give_up) {
+    absl::StatusOr<JobTable::Snapshot> snapshot =
+        jobs_.WaitForChange(id, version, give_up - absl::Now());
+    if (!snapshot.ok()) break;
+    if (IsFinal(snapshot->job.state())) return snapshot->job;
+    version = snapshot->version;
+  }
   return GetJob(id);
 }
 

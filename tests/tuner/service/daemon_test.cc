@@ -328,7 +328,10 @@ TEST_F(DaemonTest, CancelEndsTheJobAndKeepsWhatWasMeasured) {
   while (daemon->GetJob(job.id()).value().work_queued() == 0 && absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(5));
   }
-  EXPECT_TRUE(daemon->CancelJob(job.id()).ok());
+  // The answer is the job as it ended, not as it was when asked.
+  absl::StatusOr<proto::JobStatus> answer = daemon->CancelJob(job.id());
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->state(), proto::JOB_CANCELLED);
   job = WaitForEnd(*daemon, job.id());
   EXPECT_EQ(job.state(), proto::JOB_CANCELLED);
   EXPECT_EQ(daemon->GetJob(job.id()).value().work_queued(), 0);
