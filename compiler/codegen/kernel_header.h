@@ -59,8 +59,10 @@ std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
                          LibraryKind kind);
 
 // One header for every kernel of a library, in the given order. The include
-// guard is LATHE_<GUARD_STEM>_H_ (guard_stem made an identifier, upper
-// case), e.g. the header file's stem.
+// guard is LATHE_<GUARD_STEM>_<HASH>_H_: guard_stem (e.g. the header file's
+// stem) made an identifier, upper case, and 8 hex digits of the kernels'
+// function names, so that two sets' headers of one file name do not hide
+// each other.
 std::string KernelLibraryHeader(const std::vector<LibraryKernel>& kernels, const Target& target,
                                 LibraryKind kind, const std::string& guard_stem);
 

@@ -134,7 +134,18 @@ TEST(KernelHeader, LibraryHeaderDeclaresEveryKernel) {
   TwoKernels k;
   std::string h = KernelLibraryHeader(k.Kernels("mm", "dense"), k.target, LibraryKind::kStatic,
                                       "mlp-tuned");
-  EXPECT_NE(h.find("#ifndef LATHE_MLP_TUNED_H_"), std::string::npos) << h;
+  EXPECT_NE(h.find("#ifndef LATHE_MLP_TUNED_"), std::string::npos) << h;
+  // Two sets' headers of one file name (in two folders) do not share a
+  // guard; the same set always gets the same one.
+  const auto guard_of = [](const std::string& header) {
+    const size_t at = header.find("#ifndef ");
+    return header.substr(at, header.find('\n', at) - at);
+  };
+  const std::string other = KernelLibraryHeader(k.Kernels("g2_mm", "g2_dense"), k.target,
+                                                LibraryKind::kStatic, "mlp-tuned");
+  EXPECT_NE(guard_of(h), guard_of(other));
+  EXPECT_EQ(guard_of(h), guard_of(KernelLibraryHeader(k.Kernels("mm", "dense"), k.target,
+                                                      LibraryKind::kStatic, "mlp-tuned")));
   EXPECT_NE(h.find("int mm(\n    /* A: float32[8, 5] (row-major) */ const float* A,"),
             std::string::npos)
       << h;
