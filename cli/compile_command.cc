@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "api/kernel_plan.h"
 #include "cli/command.h"
 #include "cli/output_paths.h"
@@ -108,7 +109,7 @@ std::string ManifestKernel(const Entry& e) {
 }
 
 absl::Status WriteManifest(const CompileOptions& options, const Target& target,
-                           const std::vector<Entry>& entries) {
+                           const std::vector<Entry>& entries, const std::string& path) {
   std::vector<std::string> kernels;
   for (const Entry& e : entries) kernels.push_back(ManifestKernel(e));
   std::string text = absl::StrCat(
@@ -118,8 +119,49 @@ absl::Status WriteManifest(const CompileOptions& options, const Target& target,
       ",\n \"output\": ", JsonString(options.output),
       ",\n \"header\": ", options.header.empty() ? "null" : JsonString(options.header),
       ",\n \"kernels\": [\n  ", absl::StrJoin(kernels, ",\n  "), "\n]}\n");
-  return WriteFileBytes(options.manifest, text);
+  return WriteFileBytes(path, text);
 }
+
+// The outputs of one compile, written under temporary names beside their
+// own ("k.partial.a": the extension still says the kind) and renamed into
+// place together once all are written: a compile that fails half way (a
+// header folder that does not exist) leaves neither a new library without
+// its header nor a half-written file, and keeps the old ones.
+class StagedOutputs {
+ public:
+  ~StagedOutputs() {
+    for (const auto& [temp, final_path] : files_) std::remove(temp.c_str());
+  }
+  // The name to write `final_path` under for now.
+  std::string Add(const std::string& final_path) {
+    const std::filesystem::path p(final_path);
+    std::filesystem::path temp = p.parent_path() / (p.stem().string() + ".partial" +
+                                                     p.extension().string());
+    files_.emplace_back(temp.string(), final_path);
+    return files_.back().first;
+  }
+  // `st` with the temporary names in its message put back to the final ones.
+  absl::Status Named(const absl::Status& st) const {
+    if (st.ok()) return st;
+    std::string message(st.message());
+    for (const auto& [temp, final_path] : files_) {
+      message = absl::StrReplaceAll(message, {{temp, final_path}});
+    }
+    return absl::Status(st.code(), message);
+  }
+  absl::Status Commit() {
+    for (const auto& [temp, final_path] : files_) {
+      if (std::rename(temp.c_str(), final_path.c_str()) != 0) {
+        return absl::PermissionDeniedError(absl::StrCat(final_path, ": cannot write"));
+      }
+    }
+    files_.clear();
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> files_;  // (temp, final)
+};
 
 absl::Status WriteMisses(const CompileOptions& options, const Target& target,
                          const std::vector<const Entry*>& untuned) {
@@ -251,17 +293,20 @@ absl::Status RunCompile(const CompileOptions& options) {
                  e->spec.c_str(), e->plan->origin.fallback_reason.c_str());
   }
 
+  StagedOutputs staged;
   if (single && db == nullptr) {
     // The single-kernel library and header of step 2, unchanged.
     const Entry& e = entries.front();
-    if (absl::Status st = WriteKernelLibrary(e.plan->program, *target, e.function, options.output);
+    if (absl::Status st = WriteKernelLibrary(e.plan->program, *target, e.function,
+                                             staged.Add(options.output));
         !st.ok()) {
-      return st;
+      return staged.Named(st);
     }
     if (!options.header.empty()) {
       absl::Status st = WriteFileBytes(
-          options.header, KernelHeader(e.plan->workload, e.plan->program, *target, e.function, *kind));
-      if (!st.ok()) return st;
+          staged.Add(options.header),
+          KernelHeader(e.plan->workload, e.plan->program, *target, e.function, *kind));
+      if (!st.ok()) return staged.Named(st);
     }
   } else {
     std::vector<LibraryKernel> kernels;
@@ -275,18 +320,24 @@ absl::Status RunCompile(const CompileOptions& options) {
                      : (e.from_trace ? "trace" : "default");
       kernels.push_back(std::move(k));
     }
-    if (absl::Status st = WriteKernelLibrary(kernels, *target, options.output); !st.ok()) return st;
+    if (absl::Status st = WriteKernelLibrary(kernels, *target, staged.Add(options.output));
+        !st.ok()) {
+      return staged.Named(st);
+    }
     if (!options.header.empty()) {
       const std::string stem = std::filesystem::path(options.header).stem().string();
-      absl::Status st =
-          WriteFileBytes(options.header, KernelLibraryHeader(kernels, *target, *kind, stem));
-      if (!st.ok()) return st;
+      absl::Status st = WriteFileBytes(staged.Add(options.header),
+                                       KernelLibraryHeader(kernels, *target, *kind, stem));
+      if (!st.ok()) return staged.Named(st);
     }
   }
   if (!options.manifest.empty()) {
-    if (absl::Status st = WriteManifest(options, *target, entries); !st.ok()) return st;
+    if (absl::Status st = WriteManifest(options, *target, entries, staged.Add(options.manifest));
+        !st.ok()) {
+      return staged.Named(st);
+    }
   }
-  return absl::OkStatus();
+  return staged.Commit();
 }
 
 }  // namespace

@@ -55,6 +55,14 @@ chmod 600 token
 refuses serve_port_file "--port-file x.db is the database" \
   "$lathe" serve --listen 127.0.0.1:0 --db x.db --token-file token --port-file x.db
 
+# A compile that cannot write one of its outputs writes none, and keeps
+# what was there.
+echo old > keep.a
+out=$("$lathe" compile "$W" -o keep.a --header no-such-folder/k.h 2>&1) && fail "unwritable header: $out"
+echo "$out" | grep -q 'cannot write no-such-folder/k.h' || fail "unwritable header: $out"
+[ "$(cat keep.a)" = old ] || fail "a failed compile replaced keep.a"
+ls | grep -q partial && fail "a failed compile left $(ls | grep partial)"
+
 # Distinct outputs still work.
 "$lathe" db export --db x.db -o out.jsonl > /dev/null
 "$lathe" compile "$W" --db x.db --target "$T" -o k.a --header k.h --manifest k.json > /dev/null
