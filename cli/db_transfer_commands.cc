@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/command.h"
 #include "cli/db_command.h"
 #include "cli/db_common.h"
@@ -70,17 +71,29 @@ absl::Status RunExport(const TransferOptions& options) {
   return absl::OkStatus();
 }
 
-void PrintCommitted(const DbArgs& args, const std::string& verb, const std::string& source,
+void PrintCommitted(const std::string& verb, const std::string& source,
                     const db::CommitResult& result) {
-  if (args.json) {
-    std::printf("{\"source\": %s, \"added\": %lld, \"duplicates\": %lld}\n",
-                JsonString(source).c_str(), static_cast<long long>(result.added),
-                static_cast<long long>(result.duplicates));
-  } else {
-    std::printf("%s %s: %lld records added, %lld exact duplicates skipped\n", verb.c_str(),
-                source.c_str(), static_cast<long long>(result.added),
-                static_cast<long long>(result.duplicates));
+  std::printf("%s %s: %lld records added, %lld exact duplicates skipped\n", verb.c_str(),
+              source.c_str(), static_cast<long long>(result.added),
+              static_cast<long long>(result.duplicates));
+}
+
+// --json: one object for the whole command, whatever the number of inputs:
+// {"db": ..., "sources": [{"source": ..., "added": n, "duplicates": n}, ...],
+//  "added": n, "duplicates": n}.
+void PrintCommittedJson(const std::string& db_path,
+                        const std::vector<std::pair<std::string, db::CommitResult>>& sources) {
+  int64_t added = 0, duplicates = 0;
+  std::vector<std::string> rows;
+  for (const auto& [source, result] : sources) {
+    added += result.added;
+    duplicates += result.duplicates;
+    rows.push_back(absl::StrCat("{\"source\": ", JsonString(source), ", \"added\": ", result.added,
+                                ", \"duplicates\": ", result.duplicates, "}"));
   }
+  std::printf("{\"db\": %s, \"sources\": [%s], \"added\": %lld, \"duplicates\": %lld}\n",
+              JsonString(db_path).c_str(), absl::StrJoin(rows, ", ").c_str(),
+              static_cast<long long>(added), static_cast<long long>(duplicates));
 }
 
 // Runs `fill` on the database at `path`, created if absent; a database this
@@ -103,7 +116,8 @@ absl::Status IntoDatabase(const DbArgs& args,
 }
 
 absl::Status RunImport(const TransferOptions& options) {
-  return IntoDatabase(options.db, [&](db::Database& db) -> absl::Status {
+  std::vector<std::pair<std::string, db::CommitResult>> done;
+  absl::Status imported = IntoDatabase(options.db, [&](db::Database& db) -> absl::Status {
     for (const std::string& input : options.inputs) {
       absl::StatusOr<db::CommitResult> result;
       if (input == "-") {
@@ -114,17 +128,30 @@ absl::Status RunImport(const TransferOptions& options) {
         result = db::ImportJsonl(db, in, input, CheckImportedRecord);
       }
       if (!result.ok()) return result.status();
-      PrintCommitted(options.db, "imported", input, *result);
+      if (!options.db.json) PrintCommitted("imported", input, *result);
+      done.emplace_back(input, *result);
     }
     return absl::OkStatus();
   });
+  if (imported.ok() && options.db.json) PrintCommittedJson(options.db.path, done);
+  return imported;
 }
 
 absl::Status RunMerge(const TransferOptions& options) {
   return IntoDatabase(options.db, [&](db::Database& db) -> absl::Status {
     absl::StatusOr<db::CommitResult> result = db::MergeInto(db, options.inputs);
     if (!result.ok()) return result.status();
-    PrintCommitted(options.db, "merged into", options.db.path, *result);
+    if (options.db.json) {
+      // One commit for all sources: the counts are the merge's.
+      std::vector<std::string> sources;
+      for (const std::string& input : options.inputs) sources.push_back(JsonString(input));
+      std::printf("{\"db\": %s, \"sources\": [%s], \"added\": %lld, \"duplicates\": %lld}\n",
+                  JsonString(options.db.path).c_str(), absl::StrJoin(sources, ", ").c_str(),
+                  static_cast<long long>(result->added),
+                  static_cast<long long>(result->duplicates));
+    } else {
+      PrintCommitted("merged into", options.db.path, *result);
+    }
     return absl::OkStatus();
   });
 }

@@ -63,6 +63,12 @@ transfer)
   # Merge of the shards keeps both records and the provenance, drops the copy.
   "$lathe" db merge --db merged.db a.db b.db c.db --json > merge.json
   grep -q '"added": 2, "duplicates": 1' merge.json || fail "merge: $(cat merge.json)"
+  grep -q '"db": "merged.db", "sources": \["a.db", "b.db", "c.db"\]' merge.json || fail "merge: $(cat merge.json)"
+  # One JSON object for an import of several files.
+  "$lathe" db import --db d.db a.jsonl c.jsonl --json > import.json
+  [ "$(wc -l < import.json)" = 1 ] || fail "import --json: $(cat import.json)"
+  grep -q '"sources": \[{"source": "a.jsonl", "added": 1, "duplicates": 0}, {"source": "c.jsonl", "added": 0, "duplicates": 1}\], "added": 1, "duplicates": 1' import.json ||
+    fail "import --json: $(cat import.json)"
   "$lathe" db export --db merged.db | grep -c '"job":"shard-' | grep -qx 2 || fail "provenance"
   expect_error 'cannot merge a database into itself' "$lathe" db merge --db merged.db merged.db
   # Prune to the fastest record per task.
