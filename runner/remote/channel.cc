@@ -34,6 +34,14 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   if (token.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("token file ", path, " holds no token"));
   }
+  // gRPC refuses metadata past 8 KiB, with a message that names neither the
+  // token nor the file.
+  constexpr size_t kMaxTokenBytes = 4096;
+  if (token.size() > kMaxTokenBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("token file ", path, ": the token is ",
+                                                   token.size(), " bytes; at most ",
+                                                   kMaxTokenBytes));
+  }
   for (char c : token) {
     // The token travels as a metadata value: printable ASCII, no spaces.
     if (c <= ' ' || c > '~') {

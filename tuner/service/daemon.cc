@@ -423,6 +423,11 @@ absl::StatusOr<proto::RegisterRunnerResponse> Daemon::RegisterRunner(
     const proto::RegisterRunnerRequest& given, const std::string& peer) {
   proto::RegisterRunnerRequest request = given;
   if (request.name().empty()) return FieldError("name", "empty");
+  // Shown by `lathe runners` and in the daemon's log: no terminal control.
+  if (request.name().size() > 256) return FieldError("name", "longer than 256 bytes");
+  for (unsigned char c : request.name()) {
+    if (c < 0x20 || c == 0x7f) return FieldError("name", "has control characters");
+  }
   if (request.target().empty()) return FieldError("target", "empty");
   absl::StatusOr<Target> target = ParseTarget(request.target());
   if (!target.ok()) return FieldError("target", target.status().message());

@@ -9,6 +9,12 @@
 namespace lathe::service {
 namespace {
 
+// An id as errors show it: an id of kilobytes (not one of ours) would make
+// the error itself too large for the gRPC status that carries it.
+std::string Shown(const std::string& id) {
+  return id.size() <= 80 ? id : absl::StrCat(id.substr(0, 80), "...");
+}
+
 constexpr absl::string_view kRowPrefix = "lathe-service-job ";
 
 const char* RowState(proto::JobState state) {
@@ -75,7 +81,7 @@ absl::Status JobTable::Add(const proto::JobStatus& job) {
 absl::StatusOr<proto::JobStatus> JobTable::Get(const std::string& id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = jobs_.find(id);
-  if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job \"", id, "\""));
+  if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job \"", Shown(id), "\""));
   return it->second.job;
 }
 
@@ -102,7 +108,7 @@ absl::StatusOr<JobTable::Snapshot> JobTable::WaitForChange(const std::string& id
                                                            absl::Duration timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   auto it = jobs_.find(id);
-  if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job \"", id, "\""));
+  if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job \"", Shown(id), "\""));
   changed_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
                     [&] { return it->second.version > after_version; });
   return it->second;

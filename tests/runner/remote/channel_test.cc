@@ -32,6 +32,11 @@ TEST_F(ChannelTest, TokenFileIsTrimmedAndMustHoldOnePrintableWord) {
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.message().find(dir_ + "/none"), std::string::npos) << missing;
   EXPECT_NE(ReadTokenFile("").status().message().find("--token-file"), std::string::npos);
+  // gRPC would refuse it as metadata, naming neither the token nor the file.
+  absl::Status huge = ReadTokenFile(Write("huge", std::string(9000, 'x'))).status();
+  EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(huge.message().find("the token is 9000 bytes; at most 4096"), std::string::npos)
+      << huge;
 }
 
 TEST_F(ChannelTest, ChannelOptionsAreChecked) {

@@ -146,6 +146,19 @@ TEST_F(DaemonTest, MalformedSpecsNameTheFieldAtFault) {
   runner.set_target("bogus");
   EXPECT_NE(daemon->RegisterRunner(runner, "").status().message().find("target"),
             std::string::npos);
+  // Names are shown by `lathe runners` and in the log: no terminal control.
+  runner.set_target(TestTarget());
+  for (const std::string& name : {std::string("a\nb"), std::string("\x1b[2J"),
+                                  std::string(300, 'r')}) {
+    runner.set_name(name);
+    absl::StatusOr<proto::RegisterRunnerResponse> refused = daemon->RegisterRunner(runner, "");
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("name"), std::string::npos) << refused.status();
+  }
+  // An unknown job id of kilobytes is not echoed whole.
+  absl::Status unknown = daemon->GetJob(std::string(9000, 'j')).status();
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+  EXPECT_LT(unknown.message().size(), 200u) << unknown.message().size();
 }
 
 TEST_F(DaemonTest, JobCompletesWithEveryTrialRecordedOnceAndOnlyMatchingRunnersWork) {
