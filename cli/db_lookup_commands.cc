@@ -151,13 +151,18 @@ absl::Status RunTop(const LookupOptions& options) {
                 matches->front().match.record.target().canonical().c_str(),
                 matches->front().match.difference.c_str());
   }
-  std::printf("%4s  %8s  %12s  %9s  %7s  %-16s  %-7s  %s\n", "rank", "record", "median ms",
-              "GFLOP/s", "spread", "program", "replays", "runner");
+  // One unit for the column, the one of the fastest (printed first).
+  const TimeUnit unit = TimeUnitFor(matches->front().match.record.median_s());
+  std::printf("%4s  %8s  %12s  %9s  %7s  %-16s  %-7s  %s\n", "rank", "record",
+              absl::StrCat("median ", unit.name).c_str(), "GFLOP/s", "spread", "program",
+              "replays", "runner");
   int rank = 0;
   for (const CheckedMatch& m : *matches) {
     const proto::Record& r = m.match.record;
-    std::printf("%4d  %8lld  %12.4f  %9.2f  %6.1f%%  %-16s  %-7s  %s\n", ++rank,
-                static_cast<long long>(r.id()), r.median_s() * 1e3, RecordGflops(r),
+    std::string median = TimeIn(r.median_s(), unit);
+    median = median.substr(0, median.rfind(' '));  // the unit is in the heading
+    std::printf("%4d  %8lld  %12s  %9.2f  %6.1f%%  %-16s  %-7s  %s\n", ++rank,
+                static_cast<long long>(r.id()), median.c_str(), RecordGflops(r),
                 r.spread() * 100, r.structural_hash().c_str(), m.replays ? "yes" : "NO",
                 r.runner().c_str());
   }
