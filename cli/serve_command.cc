@@ -42,6 +42,8 @@ absl::Status RunServe(const ServeOptions& options) {
   absl::StatusOr<std::string> token = runner::ReadTokenFile(options.token_file);
   if (!token.ok()) return token.status();
   if (options.db_path.empty()) return absl::InvalidArgumentError("--db is required");
+  // Before the database is created: a refused address leaves no file.
+  if (absl::Status st = runner::CheckAddressPort(options.listen); !st.ok()) return st;
   if (absl::Status st = CheckOutputPaths(
           {{"--db", options.db_path}, {"--token-file", options.token_file}},
           {{"--port-file", options.port_file}});

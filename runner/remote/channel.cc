@@ -115,7 +115,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions&
 
 void PrepareContext(grpc::ClientContext& context, const std::string& token, double deadline_s) {
   context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  if (deadline_s > 0) {
+  // Past a day is no deadline: a deadline of 1e300 s overflowed into the
+  // past and failed every call at once.
+  if (deadline_s > 0 && deadline_s <= 86400) {
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::milliseconds(static_cast<int64_t>(deadline_s * 1000)));
   }

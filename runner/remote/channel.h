@@ -47,8 +47,8 @@ absl::Status CheckAddressPort(const std::string& address);
 // Errors: no address, its port (CheckAddressPort), TLS files.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options);
 
-// Adds the token to a call and sets its deadline (seconds from now; <= 0:
-// none).
+// Adds the token to a call and sets its deadline (seconds from now; <= 0 or
+// more than a day: none).
 void PrepareContext(grpc::ClientContext& context, const std::string& token, double deadline_s);
 
 // An error of a call to the tuner at `address` as an absl::Status with the
