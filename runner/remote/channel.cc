@@ -26,6 +26,25 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) 
 
 }  // namespace
 
+absl::StatusOr<std::string> ReadPemFile(const std::string& path, const char* what,
+                                        const char* label) {
+  absl::StatusOr<std::string> text = ReadFile(path, what);
+  if (!text.ok()) return text.status();
+  if (text->empty()) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, " is empty"));
+  bool found = false;
+  for (size_t at = text->find("-----BEGIN "); at != std::string::npos && !found;
+       at = text->find("-----BEGIN ", at + 1)) {
+    const size_t end = text->find("-----", at + 11);
+    found = end != std::string::npos &&
+            text->substr(at, end - at).find(label) != std::string::npos;
+  }
+  if (!found) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", path, ": no PEM ", label, " in it (-----BEGIN ... ", label, "-----)"));
+  }
+  return text;
+}
+
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("no token file: give --token-file");
   absl::StatusOr<std::string> text = ReadFile(path, "token file");
@@ -88,16 +107,17 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions&
     credentials = grpc::InsecureChannelCredentials();
   } else {
     grpc::SslCredentialsOptions ssl;
-    absl::StatusOr<std::string> ca = ReadFile(options.tls_ca_file, "TLS CA");
+    absl::StatusOr<std::string> ca = ReadPemFile(options.tls_ca_file, "TLS CA", "CERTIFICATE");
     if (!ca.ok()) return ca.status();
     ssl.pem_root_certs = *ca;
     if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
       return absl::InvalidArgumentError("mutual TLS needs both --tls-cert and --tls-key");
     }
     if (!options.tls_cert_file.empty()) {
-      absl::StatusOr<std::string> cert = ReadFile(options.tls_cert_file, "TLS certificate");
+      absl::StatusOr<std::string> cert =
+          ReadPemFile(options.tls_cert_file, "TLS certificate", "CERTIFICATE");
       if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadFile(options.tls_key_file, "TLS key");
+      absl::StatusOr<std::string> key = ReadPemFile(options.tls_key_file, "TLS key", "PRIVATE KEY");
       if (!key.ok()) return key.status();
       ssl.pem_cert_chain = *cert;
       ssl.pem_private_key = *key;

@@ -47,6 +47,14 @@ absl::Status CheckAddressPort(const std::string& address);
 // Errors: no address, its port (CheckAddressPort), TLS files.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options);
 
+// The PEM file of a TLS option (`what`: "TLS certificate"), which must hold a
+// block whose BEGIN line contains `label` ("CERTIFICATE", "PRIVATE KEY"):
+// NotFound for a file that cannot be read, InvalidArgument naming the file
+// for one that is empty or is not that PEM. gRPC itself only says "cannot
+// listen" or "empty address list" for such files.
+absl::StatusOr<std::string> ReadPemFile(const std::string& path, const char* what,
+                                        const char* label);
+
 // Adds the token to a call and sets its deadline (seconds from now; <= 0 or
 // more than a day: none).
 void PrepareContext(grpc::ClientContext& context, const std::string& token, double deadline_s);

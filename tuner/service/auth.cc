@@ -6,23 +6,13 @@
 #include <grpcpp/security/server_credentials.h>
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runner/remote/channel.h"
 
 namespace lathe::service {
 namespace {
-
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(what, " ", path, ": cannot read the file"));
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str().empty()) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, " is empty"));
-  return text.str();
-}
 
 absl::string_view SliceView(const grpc_slice& slice) {
   return absl::string_view(reinterpret_cast<const char*>(GRPC_SLICE_START_PTR(slice)),
@@ -127,15 +117,18 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   }
   std::string cert, key, client_ca;
   if (!security.tls_cert_file.empty()) {
-    absl::StatusOr<std::string> c = ReadPem(security.tls_cert_file, "TLS certificate");
+    absl::StatusOr<std::string> c =
+        runner::ReadPemFile(security.tls_cert_file, "TLS certificate", "CERTIFICATE");
     if (!c.ok()) return c.status();
-    absl::StatusOr<std::string> k = ReadPem(security.tls_key_file, "TLS key");
+    absl::StatusOr<std::string> k =
+        runner::ReadPemFile(security.tls_key_file, "TLS key", "PRIVATE KEY");
     if (!k.ok()) return k.status();
     cert = *c;
     key = *k;
   }
   if (!security.tls_client_ca_file.empty()) {
-    absl::StatusOr<std::string> ca = ReadPem(security.tls_client_ca_file, "TLS client CA");
+    absl::StatusOr<std::string> ca =
+        runner::ReadPemFile(security.tls_client_ca_file, "TLS client CA", "CERTIFICATE");
     if (!ca.ok()) return ca.status();
     client_ca = *ca;
   }

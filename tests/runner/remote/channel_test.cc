@@ -47,6 +47,8 @@ TEST_F(ChannelTest, ChannelOptionsAreChecked) {
   options.tls_cert_file = Write("cert.pem", "x");
   EXPECT_NE(MakeChannel(options).status().message().find("--tls-ca"), std::string::npos);
   options.tls_ca_file = Write("ca.pem", "x");
+  EXPECT_NE(MakeChannel(options).status().message().find("no PEM CERTIFICATE"), std::string::npos);
+  options.tls_ca_file = Write("ca.pem", "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n");
   EXPECT_NE(MakeChannel(options).status().message().find("--tls-key"), std::string::npos);
   options.tls_ca_file = dir_ + "/none.pem";
   EXPECT_EQ(MakeChannel(options).status().code(), absl::StatusCode::kNotFound);

@@ -331,6 +331,16 @@ tls)
   submit --trials 2 --remeasure-top -1 --wait "${mtls[@]}" > out.txt 2> /dev/null ||
     fail "job over TLS: $(cat out.txt)"
   grep -q ' done 2/2 trials' out.txt || fail "job over TLS: $(cat out.txt)"
+  # A file that is not the PEM an option wants is refused naming the file
+  # (gRPC only said "cannot listen" or "empty address list").
+  out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --tls-cert token \
+    --tls-key server.key 2>&1) && fail "a token as a certificate accepted"
+  echo "$out" | grep -q 'TLS certificate token: no PEM CERTIFICATE in it' || fail "cert: $out"
+  out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --tls-cert server.pem \
+    --tls-key server.pem 2>&1) && fail "a certificate as a key accepted"
+  echo "$out" | grep -q 'TLS key server.pem: no PEM PRIVATE KEY in it' || fail "key: $out"
+  out=$(client jobs --tls-ca token 2>&1) && fail "a token as a CA accepted"
+  echo "$out" | grep -q 'TLS CA token: no PEM CERTIFICATE in it' || fail "ca: $out"
   ;;
 
 *)
