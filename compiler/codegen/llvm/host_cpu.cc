@@ -53,7 +53,14 @@ bool IsX86Feature(const std::string& name) {
   // table lacks is left out of the map.
   llvm::StringMap<bool> disabled;
   llvm::X86::updateImpliedFeatures(name, /*Enabled=*/false, disabled);
-  return disabled.count(name) > 0;
+  if (disabled.count(name) > 0) return true;
+  // Host detection names a few features the table lacks ("hle" in LLVM 16),
+  // and host target strings carry them: every name it reports, present or
+  // not, is known (and "hle" by name, for strings made on another machine).
+  if (name == "hle") return true;
+  static const std::map<std::string, bool>* const host = new std::map<std::string, bool>(
+      HostCpuFeatures());
+  return host->count(name) > 0;
 }
 
 }  // namespace lathe
