@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/codegen/target_info.h"
 #include "compiler/schedule/trace.h"
 
@@ -46,23 +47,40 @@ absl::StatusOr<KernelPlan> PlanKernel(db::Database* db, const Workload& workload
                        matching == db::TargetMatching::kCompatible ? " or a compatible target" : "",
                        " in ", db->path());
     } else {
-      const db::Match& match = **best;
-      const proto::Record& record = match.record;
-      absl::StatusOr<KernelProgram> program = ReplayRecord(record, workload, target);
-      if (program.ok()) {
-        origin.source = KernelSource::kDatabase;
-        origin.structural_hash = program->structural_hash;
-        origin.record_id = record.id();
-        origin.job = record.job();
-        origin.median_s = record.median_s();
-        origin.record_target = record.target().canonical();
-        origin.exact_target = match.exact;
-        origin.difference = match.difference;
-        return KernelPlan{workload, target, *std::move(program), std::move(origin)};
+      // The fastest record whose trace still builds the program it measured;
+      // past the first, the next fastest programs, up to kRecordsTried.
+      std::vector<db::Match> candidates = {**best};
+      std::vector<std::string> skipped;
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        const db::Match& match = candidates[i];
+        const proto::Record& record = match.record;
+        absl::StatusOr<KernelProgram> program = ReplayRecord(record, workload, target);
+        if (program.ok()) {
+          origin.source = KernelSource::kDatabase;
+          origin.structural_hash = program->structural_hash;
+          origin.record_id = record.id();
+          origin.job = record.job();
+          origin.median_s = record.median_s();
+          origin.record_target = record.target().canonical();
+          origin.exact_target = match.exact;
+          origin.difference = match.difference;
+          origin.skipped_reason = absl::StrJoin(skipped, "; ");
+          return KernelPlan{workload, target, *std::move(program), std::move(origin)};
+        }
+        skipped.push_back(absl::StrCat("record ", record.id(), " of ", db->path(), " for ",
+                                       workload.CanonicalForm(), " is not used: ",
+                                       program.status().message()));
+        if (i == 0) {
+          absl::StatusOr<std::vector<db::Match>> top =
+              db->Top(workload.Key(), TargetInfoOf(target), kRecordsTried, matching);
+          if (top.ok()) {
+            for (db::Match& m : *top) {
+              if (m.record.id() != record.id()) candidates.push_back(std::move(m));
+            }
+          }
+        }
       }
-      origin.fallback_reason = absl::StrCat("record ", record.id(), " of ", db->path(), " for ",
-                                            workload.CanonicalForm(), " is not used: ",
-                                            program.status().message());
+      origin.fallback_reason = absl::StrJoin(skipped, "; ");
     }
   }
   absl::StatusOr<KernelProgram> program = MakeKernelProgram(workload, nullptr, target);

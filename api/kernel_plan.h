@@ -43,6 +43,10 @@ struct KernelOrigin {
   // kDefault after a database was consulted: why no record was used, e.g.
   // "no record of matmul:... for llvm ... in tuned.db". Empty otherwise.
   std::string fallback_reason;
+  // kDatabase: why faster records were passed over (their traces no longer
+  // replay to what they measured, e.g. after a Lathe upgrade). Empty when
+  // the fastest was used.
+  std::string skipped_reason;
 
   bool tuned() const { return source == KernelSource::kDatabase; }
 };
@@ -61,9 +65,16 @@ struct KernelPlan {
 absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record, const Workload& workload,
                                            const Target& target);
 
+// How many of a task's fastest programs a build tries before the default
+// schedule, when their traces no longer replay.
+inline constexpr int kRecordsTried = 8;
+
 // The program to compile for (workload, target): from the best record in
 // `db` (nullptr: no database, the default schedule without a reason) under
-// `matching`, else the default schedule with origin.fallback_reason set.
+// `matching` whose trace still replays to what it measured, trying the next
+// fastest programs (up to kRecordsTried) when the best does not
+// (origin.skipped_reason says why), else the default schedule with
+// origin.fallback_reason set.
 // Errors: a database that fails to answer (naming its file and the
 // workload), and the default schedule's own errors (naming the workload).
 absl::StatusOr<KernelPlan> PlanKernel(db::Database* db, const Workload& workload,

@@ -95,6 +95,9 @@ std::string ManifestKernel(const Entry& e) {
         ", \"structural_hash\": ", JsonString(o.structural_hash), ", \"target\": ",
         JsonString(o.record_target), ", \"exact_target\": ", o.exact_target ? "true" : "false",
         "}");
+    if (!o.skipped_reason.empty()) {
+      absl::StrAppend(&source, ", \"skipped_reason\": ", JsonString(o.skipped_reason));
+    }
   } else {
     source = absl::StrCat("\"source\": ", e.from_trace ? "\"trace\"" : "\"default\"");
     if (!o.fallback_reason.empty()) {
@@ -291,6 +294,13 @@ absl::Status RunCompile(const CompileOptions& options) {
   for (const Entry* e : untuned) {
     std::fprintf(stderr, "lathe: warning: %s: not tuned, using the default schedule (%s)\n",
                  e->spec.c_str(), e->plan->origin.fallback_reason.c_str());
+  }
+  for (const Entry& e : entries) {
+    if (e.plan && !e.plan->origin.skipped_reason.empty()) {
+      std::fprintf(stderr, "lathe: warning: %s: using record %lld, a slower one (%s)\n",
+                   e.spec.c_str(), static_cast<long long>(e.plan->origin.record_id),
+                   e.plan->origin.skipped_reason.c_str());
+    }
   }
 
   StagedOutputs staged;

@@ -91,6 +91,25 @@ TEST(PlanKernel, ARecordThatReplaysToAnotherProgramIsAMiss) {
       << plan->origin.fallback_reason;
 }
 
+// A stale fastest record (its trace builds another program now) does not
+// demote the build to the default schedule when a slower record replays.
+TEST(PlanKernel, PassesOverAStaleFastestRecordToOneThatReplays) {
+  TempFolder dir;
+  const Target target = HostTarget(1);
+  const std::string path = dir.path() + "/t.db";
+  CreateDatabase(path, {RecordOf(kSpec, target, 2e-3),
+                        RecordOf(kSpec, target, 1e-3, /*hash=*/"00000000deadbeef")});
+  std::unique_ptr<db::Database> db = OpenReadOnly(path);
+  ASSERT_NE(db, nullptr);
+  absl::StatusOr<KernelPlan> plan = PlanKernel(db.get(), Spec(kSpec), target);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->origin.tuned());
+  EXPECT_EQ(plan->origin.median_s, 2e-3);
+  EXPECT_NE(plan->origin.skipped_reason.find("measured as 00000000deadbeef"), std::string::npos)
+      << plan->origin.skipped_reason;
+  EXPECT_TRUE(plan->origin.fallback_reason.empty());
+}
+
 TEST(PlanKernel, WithoutADatabaseTheDefaultAndNoReason) {
   absl::StatusOr<KernelPlan> plan = PlanKernel(nullptr, Spec(kSpec), HostTarget(1));
   ASSERT_TRUE(plan.ok()) << plan.status();
