@@ -115,7 +115,9 @@ absl::Status RunServe(const ServeOptions& options) {
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  std::fprintf(stderr, "lathe serve: stopping (signal %d); unfinished jobs resume on restart\n",
+  std::fprintf(stderr,
+               "lathe serve: stopping (signal %d); unfinished jobs (not simulated ones) resume "
+               "on restart\n",
                signal_number);
   (*daemon)->Shutdown();
   (*server)->Shutdown();

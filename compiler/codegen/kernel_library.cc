@@ -107,10 +107,16 @@ class TempDir {
 }  // namespace
 
 absl::Status WriteFileBytes(const std::string& path, const std::string& bytes) {
+  errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
-  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+  if (!out) {
+    // The reason, where the C library left one ("No such file or directory").
+    const int error = errno;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot write ", path, error != 0 ? absl::StrCat(": ", std::strerror(error)) : ""));
+  }
   return absl::OkStatus();
 }
 

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
@@ -17,6 +19,10 @@ namespace lathe::runner {
 namespace {
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", path, " is a directory"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(what, " ", path, ": cannot read the file"));
   std::stringstream text;
@@ -97,7 +103,9 @@ absl::Status CheckAddressPort(const std::string& address) {
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options) {
-  if (options.address.empty()) return absl::InvalidArgumentError("no tuner address (--tuner)");
+  if (options.address.empty()) {
+    return absl::InvalidArgumentError("no tuner address (--tuner; --connect for a runner)");
+  }
   if (absl::Status st = CheckAddressPort(options.address); !st.ok()) return st;
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (options.tls_ca_file.empty()) {

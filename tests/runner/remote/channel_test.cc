@@ -32,6 +32,7 @@ TEST_F(ChannelTest, TokenFileIsTrimmedAndMustHoldOnePrintableWord) {
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.message().find(dir_ + "/none"), std::string::npos) << missing;
   EXPECT_NE(ReadTokenFile("").status().message().find("--token-file"), std::string::npos);
+  EXPECT_NE(ReadTokenFile(dir_).status().message().find("is a directory"), std::string::npos);
   // gRPC would refuse it as metadata, naming neither the token nor the file.
   absl::Status huge = ReadTokenFile(Write("huge", std::string(9000, 'x'))).status();
   EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument);
