@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
@@ -202,8 +203,21 @@ absl::StatusOr<Trace> Trace::FromProto(const proto::Trace& message) {
           "trace: decision for instruction ", d.instruction(), ", but the trace has ",
           message.instructions_size(), " instructions"));
     }
-    trace.decisions[d.instruction()] =
-        std::vector<int64_t>(d.values().begin(), d.values().end());
+    // A decision belongs to a sampling instruction, one per instruction: a
+    // second one (which replay would have taken over the first) or one on
+    // another kind of instruction is a damaged trace.
+    const std::string& kind = trace.instructions[d.instruction()].kind;
+    if (!absl::StartsWith(kind, "sample_")) {
+      return absl::InvalidArgumentError(absl::StrCat("trace: decision for instruction ",
+                                                     d.instruction(), " (", kind,
+                                                     "), which samples nothing"));
+    }
+    if (!trace.decisions
+             .emplace(d.instruction(), std::vector<int64_t>(d.values().begin(), d.values().end()))
+             .second) {
+      return absl::InvalidArgumentError(absl::StrCat("trace: two decisions for instruction ",
+                                                     d.instruction(), " (", kind, ")"));
+    }
   }
   return trace;
 }

@@ -70,6 +70,25 @@ TEST(Trace, RejectsDecisionForMissingInstruction) {
   EXPECT_FALSE(Trace::FromProto(message).ok());
 }
 
+// A decision belongs to a sampling instruction, one per instruction.
+TEST(Trace, RejectsADecisionTwiceOrOnAnInstructionThatSamplesNothing) {
+  proto::Trace message;
+  Example().ToProto(&message);
+  *message.add_decisions() = message.decisions(0);  // instruction 2 again
+  auto twice = Trace::FromProto(message);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("two decisions for instruction 2 (sample_perfect_tile)"),
+            std::string::npos)
+      << twice.status();
+  Example().ToProto(&message);
+  message.mutable_decisions(0)->set_instruction(3);  // split
+  auto not_sampling = Trace::FromProto(message);
+  ASSERT_FALSE(not_sampling.ok());
+  EXPECT_NE(not_sampling.status().message().find("instruction 3 (split), which samples nothing"),
+            std::string::npos)
+      << not_sampling.status();
+}
+
 TEST(Trace, RejectsMalformedJson) {
   auto parsed = Trace::FromJson("{\"instructions\": [");
   ASSERT_FALSE(parsed.ok());
