@@ -1,15 +1,17 @@
 #include "cli/tune_command.h"
 
-#include <cmath>
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -159,14 +161,27 @@ absl::StatusOr<std::optional<double>> DefaultScheduleMedian(
 // The specs of a --workloads-file: one per line, blank lines and '#'
 // comments skipped (what `lathe compile --misses` writes).
 absl::StatusOr<std::vector<std::string>> ReadWorkloadsFile(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return absl::InvalidArgumentError(absl::StrCat("--workloads-file ", path, " is a directory"));
+  }
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("--workloads-file ", path, ": cannot read"));
   std::vector<std::string> specs;
   std::string line;
-  while (std::getline(in, line)) {
+  // Each spec is checked here, so that a bad one is named by file and line.
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string where = absl::StrCat("--workloads-file ", path, ":", number, ": ");
+    if (line.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(where, "not text (a NUL byte)"));
+    }
     line = line.substr(0, line.find('#'));
     absl::string_view spec = absl::StripAsciiWhitespace(line);
-    if (!spec.empty()) specs.emplace_back(spec);
+    if (spec.empty()) continue;
+    if (absl::StatusOr<Workload> w = ParseWorkloadSpec(spec); !w.ok()) {
+      return absl::Status(w.status().code(), absl::StrCat(where, w.status().message()));
+    }
+    specs.emplace_back(spec);
   }
   if (in.bad()) return absl::DataLossError(absl::StrCat("--workloads-file ", path, ": read error"));
   return specs;

@@ -124,6 +124,12 @@ refusals)
   expect_error "missing.db" "$lathe" compile "$MM" --db missing.db -o k.a
   expect_error "matmul:M=4,N=4: matmul: missing parameter K" "$lathe" compile "$MM" matmul:M=4,N=4 -o k.a
   expect_error "--workloads-file nope.txt: cannot read" "$lathe" tune --workloads-file nope.txt
+  # A bad spec in the file is named by file and line.
+  printf '# misses\n%s\nmatmul:M=4,N=4\n' "$MM" > bad-misses.txt
+  expect_error "--workloads-file bad-misses.txt:3: matmul: missing parameter K" \
+    "$lathe" tune --workloads-file bad-misses.txt
+  mkdir a-folder
+  expect_error "--workloads-file a-folder is a directory" "$lathe" tune --workloads-file a-folder
   # --prefix names every kernel, so two sets link into one program.
   "$lathe" compile "$MM" "$DENSE" -o p.o --header p.h --prefix tuned_
   grep -q 'int tuned_matmul_32x48x16(' p.h && grep -q 'int tuned_dense_8x40x32x1x1(' p.h || fail "prefix: $(cat p.h)"
