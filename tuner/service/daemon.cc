@@ -515,9 +515,12 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
     failure = result.status() == proto::MEASURE_BUILD_ERROR ||
               result.status() == proto::MEASURE_RUN_ERROR;
   }
-  if (runners_.RecordResult(request.runner_id(), failure)) {
+  const std::string why = !request.infrastructure_error().empty() ? request.infrastructure_error()
+                                                                   : request.result().error();
+  if (runners_.RecordResult(request.runner_id(), failure, why)) {
     Log(absl::StrCat("runner ", info->id(), " (", info->name(),
-                     ") quarantined after repeated failures; it gets no more work"));
+                     ") quarantined after repeated failures; it gets no more work (the last: ",
+                     runners_.LastFailure(request.runner_id()), ")"));
     leases_.ReleaseRunner(request.runner_id());
   }
   if (request.acquire_wait_s() > 0 || request.prefetch()) {

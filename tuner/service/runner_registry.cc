@@ -60,7 +60,10 @@ absl::Status RunnerRegistry::CheckActive(const std::string& id) {
   if (it->second.state() == proto::RUNNER_QUARANTINED) {
     return absl::FailedPreconditionError(absl::StrCat(
         "runner \"", id, "\" is quarantined after ", it->second.consecutive_failures(),
-        " consecutive failures"));
+        " consecutive failures",
+        last_failure_.count(id) && !last_failure_[id].empty()
+            ? absl::StrCat(" (the last: ", last_failure_[id], ")")
+            : ""));
   }
   return absl::OkStatus();
 }
@@ -74,7 +77,7 @@ absl::StatusOr<proto::RunnerInfo> RunnerRegistry::Get(const std::string& id) {
   return it->second;
 }
 
-bool RunnerRegistry::RecordResult(const std::string& id, bool failure) {
+bool RunnerRegistry::RecordResult(const std::string& id, bool failure, const std::string& why) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = runners_.find(id);
   if (it == runners_.end()) return false;
@@ -85,6 +88,10 @@ bool RunnerRegistry::RecordResult(const std::string& id, bool failure) {
     return false;
   }
   info.set_failures(info.failures() + 1);
+  // At most a line of it: the message travels in a gRPC status.
+  if (!why.empty()) {
+    last_failure_[id] = why.size() <= 200 ? why : absl::StrCat(why.substr(0, 200), "...");
+  }
   info.set_consecutive_failures(info.consecutive_failures() + 1);
   if (info.state() != proto::RUNNER_QUARANTINED && quarantine_after_ > 0 &&
       info.consecutive_failures() >= quarantine_after_) {
@@ -92,6 +99,12 @@ bool RunnerRegistry::RecordResult(const std::string& id, bool failure) {
     return true;
   }
   return false;
+}
+
+std::string RunnerRegistry::LastFailure(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = last_failure_.find(id);
+  return it == last_failure_.end() ? std::string() : it->second;
 }
 
 std::vector<proto::RunnerInfo> RunnerRegistry::List(const std::map<std::string, int>& leases) {

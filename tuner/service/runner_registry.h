@@ -48,7 +48,11 @@ class RunnerRegistry {
   absl::StatusOr<proto::RunnerInfo> Get(const std::string& id);
 
   // Counts a result; true when this result put the runner in quarantine.
-  bool RecordResult(const std::string& id, bool failure);
+  // `why` (a failure's message) is what the quarantine then names as the
+  // last failure, so that the runner's operator sees the cause.
+  bool RecordResult(const std::string& id, bool failure, const std::string& why = "");
+  // The message of a runner's last failure that had one ("" if none).
+  std::string LastFailure(const std::string& id);
 
   // Every runner, in registration order, with the leases each holds.
   std::vector<proto::RunnerInfo> List(const std::map<std::string, int>& leases);
@@ -63,6 +67,7 @@ class RunnerRegistry {
   std::mutex mutex_;
   int64_t next_ = 1;
   std::map<std::string, proto::RunnerInfo> runners_;
+  std::map<std::string, std::string> last_failure_;  // by runner id
   std::vector<std::string> order_;
 };
 

@@ -24,12 +24,14 @@ TEST(RunnerRegistry, QuarantinesAfterConsecutiveFailuresOnly) {
   EXPECT_FALSE(registry.RecordResult(id, true));
   EXPECT_FALSE(registry.RecordResult(id, true));
   EXPECT_TRUE(registry.CheckActive(id).ok());
-  // The third in a row quarantines it, once.
-  EXPECT_TRUE(registry.RecordResult(id, true));
+  // The third in a row quarantines it, once, and it is told why.
+  EXPECT_TRUE(registry.RecordResult(id, true, "killed by signal 6 (SIGABRT)"));
   EXPECT_FALSE(registry.RecordResult(id, true));
   absl::Status active = registry.CheckActive(id);
   EXPECT_EQ(active.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(active.message().find("quarantined"), std::string::npos) << active;
+  EXPECT_NE(active.message().find("(the last: killed by signal 6 (SIGABRT))"), std::string::npos)
+      << active;
   std::vector<proto::RunnerInfo> list = registry.List({});
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].state(), proto::RUNNER_QUARANTINED);
