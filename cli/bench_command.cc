@@ -66,6 +66,9 @@ absl::Status RecordMeasurement(const BenchOptions& options, const Workload& work
 }
 
 absl::Status RunBench(const BenchOptions& options) {
+  if (!options.job.empty() && options.db_path.empty()) {
+    return absl::InvalidArgumentError("--job names the record of --db: give --db too");
+  }
   absl::StatusOr<Workload> workload = options.workload.Resolve();
   if (!workload.ok()) return workload.status();
   absl::StatusOr<Target> target = ParseTarget(options.target);

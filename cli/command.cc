@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -66,6 +67,10 @@ int RunApp(CLI::App& app, int argc, char** argv) {
     return Fail(std::string(e.what()) + " (see lathe --help)", kExitUsage);
   } catch (const CommandFailed& e) {
     return Fail(e.what(), kExitFailure);
+  } catch (const std::bad_alloc&) {
+    // A workload or trace too large for this machine: say so, not "bad_alloc".
+    return Fail("out of memory (the workload, trace or file is too large for this machine)",
+                kExitFailure);
   } catch (const std::exception& e) {
     return Fail(std::string("unexpected: ") + e.what(), kExitFailure);
   }

@@ -98,6 +98,8 @@ errors)
   out=$("$lathe" tune "$W" --threads 999 2>&1) && fail "999 threads accepted"
   [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q 'runs 999 threads, but this process may use' \
     || fail "999 threads: $out"
+  out=$("$lathe" bench "$W" --job j 2>&1) && fail "bench: --job without --db accepted"
+  echo "$out" | grep -q -- '--job names the record of --db' || fail "bench --job: $out"
   out=$("$lathe" bench "$W" --threads 999 2>&1) && fail "bench: 999 threads accepted"
   echo "$out" | grep -q 'runs 999 threads' || fail "bench 999 threads: $out"
   ;;
