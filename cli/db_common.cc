@@ -1,5 +1,6 @@
 #include "cli/db_common.h"
 
+#include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "compiler/workload/flop_count.h"
 #include "compiler/workload/spec.h"
@@ -32,6 +33,18 @@ std::string StatusName(proto::MeasureStatus status) {
     default:
       return "unknown";
   }
+}
+
+std::string Shown(const std::string& field) {
+  std::string out;
+  for (unsigned char c : field) {
+    if (c < 0x20 || c == 0x7f) {
+      absl::StrAppendFormat(&out, "\\x%02x", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
 }
 
 std::string FormatUnixMs(int64_t unix_ms) {

@@ -117,9 +117,12 @@ absl::Status RunBest(const LookupOptions& options) {
                 best.match.difference.c_str());
   }
   std::printf("record    #%lld, %s, runner %s, lathe %s%s\n", static_cast<long long>(r.id()),
-              FormatUnixMs(r.measured_at_unix_ms()).c_str(), r.runner().c_str(),
-              r.lathe_version().c_str(), r.job().empty() ? "" : (", job " + r.job()).c_str());
-  if (!r.target().device().empty()) std::printf("device    %s\n", r.target().device().c_str());
+              FormatUnixMs(r.measured_at_unix_ms()).c_str(), Shown(r.runner()).c_str(),
+              Shown(r.lathe_version()).c_str(),
+              r.job().empty() ? "" : (", job " + Shown(r.job())).c_str());
+  if (!r.target().device().empty()) {
+    std::printf("device    %s\n", Shown(r.target().device()).c_str());
+  }
   std::printf("time      median %s, spread %.1f%%, %d samples, %.2f GFLOP/s\n",
               TimeText(r.median_s()).c_str(), r.spread() * 100, r.times_s_size(),
               RecordGflops(r));
@@ -164,7 +167,7 @@ absl::Status RunTop(const LookupOptions& options) {
     std::printf("%4d  %8lld  %12s  %9.2f  %6.1f%%  %-16s  %-7s  %s\n", ++rank,
                 static_cast<long long>(r.id()), median.c_str(), RecordGflops(r),
                 r.spread() * 100, r.structural_hash().c_str(), m.replays ? "yes" : "NO",
-                r.runner().c_str());
+                Shown(r.runner()).c_str());
   }
   return absl::OkStatus();
 }

@@ -130,6 +130,14 @@ import_checks)
   # The file as exported still imports.
   "$lathe" db import --db fine.db all.jsonl > /dev/null
   "$lathe" db check --db fine.db > /dev/null
+  # Stored text is shown with its control characters escaped: a runner named
+  # with a terminal escape cannot clear the screen of whoever looks it up.
+  { cat header.jsonl; sed -E 's/"runner":"[^"]*"/"runner":"evil\\u001b[2J"/' one.jsonl; } > evil.jsonl
+  grep -q 'evil' evil.jsonl || fail "the edit changed nothing"
+  "$lathe" db import --db evil.db evil.jsonl > /dev/null
+  "$lathe" db best "$W" --target "$T" --db evil.db > evil.txt
+  grep -q 'runner evil\\x1b\[2J' evil.txt || fail "runner not escaped: $(cat -v evil.txt)"
+  ! grep -q "$(printf '\033')" evil.txt || fail "a raw escape was printed: $(cat -v evil.txt)"
   ;;
 read_only_folder)
   # A database in a folder this user cannot write: SQLite cannot create the
