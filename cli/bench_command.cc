@@ -73,7 +73,6 @@ absl::Status RunBench(const BenchOptions& options) {
   if (!workload.ok()) return workload.status();
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
-  if (options.threads < 0) return absl::InvalidArgumentError("--threads must be >= 1");
   if (options.threads > 0) target->num_threads = options.threads;
   // Refuse before compiling: running code for features this machine lacks
   // would crash on an illegal instruction, not fail cleanly; more threads

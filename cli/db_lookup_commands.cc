@@ -162,8 +162,7 @@ absl::Status RunTop(const LookupOptions& options) {
   int rank = 0;
   for (const CheckedMatch& m : *matches) {
     const proto::Record& r = m.match.record;
-    std::string median = TimeIn(r.median_s(), unit);
-    median = median.substr(0, median.rfind(' '));  // the unit is in the heading
+    const std::string median = NumberIn(r.median_s(), unit);  // the unit is in the heading
     std::printf("%4d  %8lld  %12s  %9.2f  %6.1f%%  %-16s  %-7s  %s\n", ++rank,
                 static_cast<long long>(r.id()), median.c_str(), RecordGflops(r),
                 r.spread() * 100, r.structural_hash().c_str(), m.replays ? "yes" : "NO",

@@ -79,21 +79,14 @@ void PrintCommitted(const std::string& verb, const std::string& source,
 }
 
 // --json: one object for the whole command, whatever the number of inputs:
-// {"db": ..., "sources": [{"source": ..., "added": n, "duplicates": n}, ...],
-//  "added": n, "duplicates": n}.
-void PrintCommittedJson(const std::string& db_path,
-                        const std::vector<std::pair<std::string, db::CommitResult>>& sources) {
-  int64_t added = 0, duplicates = 0;
-  std::vector<std::string> rows;
-  for (const auto& [source, result] : sources) {
-    added += result.added;
-    duplicates += result.duplicates;
-    rows.push_back(absl::StrCat("{\"source\": ", JsonString(source), ", \"added\": ", result.added,
-                                ", \"duplicates\": ", result.duplicates, "}"));
-  }
+// {"db": ..., "sources": [...], "added": n, "duplicates": n}, each source a
+// JSON value (an import's: {"source": ..., "added": n, "duplicates": n}; a
+// merge, one commit for all: the file's name).
+void PrintCommittedJson(const std::string& db_path, const std::vector<std::string>& sources,
+                        const db::CommitResult& total) {
   std::printf("{\"db\": %s, \"sources\": [%s], \"added\": %lld, \"duplicates\": %lld}\n",
-              JsonString(db_path).c_str(), absl::StrJoin(rows, ", ").c_str(),
-              static_cast<long long>(added), static_cast<long long>(duplicates));
+              JsonString(db_path).c_str(), absl::StrJoin(sources, ", ").c_str(),
+              static_cast<long long>(total.added), static_cast<long long>(total.duplicates));
 }
 
 // Runs `fill` on the database at `path`, created if absent; a database this
@@ -116,7 +109,8 @@ absl::Status IntoDatabase(const DbArgs& args,
 }
 
 absl::Status RunImport(const TransferOptions& options) {
-  std::vector<std::pair<std::string, db::CommitResult>> done;
+  std::vector<std::string> sources;
+  db::CommitResult total;
   absl::Status imported = IntoDatabase(options.db, [&](db::Database& db) -> absl::Status {
     for (const std::string& input : options.inputs) {
       absl::StatusOr<db::CommitResult> result;
@@ -129,11 +123,15 @@ absl::Status RunImport(const TransferOptions& options) {
       }
       if (!result.ok()) return result.status();
       if (!options.db.json) PrintCommitted("imported", input, *result);
-      done.emplace_back(input, *result);
+      sources.push_back(absl::StrCat("{\"source\": ", JsonString(input), ", \"added\": ",
+                                     result->added, ", \"duplicates\": ", result->duplicates,
+                                     "}"));
+      total.added += result->added;
+      total.duplicates += result->duplicates;
     }
     return absl::OkStatus();
   });
-  if (imported.ok() && options.db.json) PrintCommittedJson(options.db.path, done);
+  if (imported.ok() && options.db.json) PrintCommittedJson(options.db.path, sources, total);
   return imported;
 }
 
@@ -142,13 +140,9 @@ absl::Status RunMerge(const TransferOptions& options) {
     absl::StatusOr<db::CommitResult> result = db::MergeInto(db, options.inputs);
     if (!result.ok()) return result.status();
     if (options.db.json) {
-      // One commit for all sources: the counts are the merge's.
       std::vector<std::string> sources;
       for (const std::string& input : options.inputs) sources.push_back(JsonString(input));
-      std::printf("{\"db\": %s, \"sources\": [%s], \"added\": %lld, \"duplicates\": %lld}\n",
-                  JsonString(options.db.path).c_str(), absl::StrJoin(sources, ", ").c_str(),
-                  static_cast<long long>(result->added),
-                  static_cast<long long>(result->duplicates));
+      PrintCommittedJson(options.db.path, sources, *result);
     } else {
       PrintCommitted("merged into", options.db.path, *result);
     }

@@ -59,8 +59,6 @@ absl::Status RunServe(const ServeOptions& options) {
   if (options.max_message_bytes < 1024) {
     return absl::InvalidArgumentError("--max-message-bytes must be at least 1024");
   }
-  if (options.parallelism < 1) return absl::InvalidArgumentError("--parallelism must be at least 1");
-  if (options.build_ahead < 0) return absl::InvalidArgumentError("--build-ahead must be at least 0");
   if (options.max_workloads_per_job < 1) {
     return absl::InvalidArgumentError("--max-workloads-per-job must be at least 1");
   }
@@ -157,7 +155,8 @@ void AddServeCommand(CLI::App& app) {
       ->check(WholeNumber(1, 4096));
   command->add_option("--build-ahead", options->build_ahead,
                       "queued candidates a lease names for its runner to build while it "
-                      "measures; 0: none (default 4)");
+                      "measures; 0: none (default 4)")
+      ->check(WholeNumber(0, 64));
   command->add_option("--max-message-bytes", options->max_message_bytes,
                       "refuse requests larger than this (default 4 MiB)");
   command->add_option("--port-file", options->port_file,

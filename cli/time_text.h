@@ -18,6 +18,8 @@ TimeUnit TimeUnitFor(double seconds);
 // `seconds` in `unit`, to five significant digits ("1.2253 ms", "20.410 us",
 // "146.63 us"); ns with one decimal ("19.8 ns").
 std::string TimeIn(double seconds, TimeUnit unit);
+// The same without the unit ("1.2253"), for a column whose heading names it.
+std::string NumberIn(double seconds, TimeUnit unit);
 
 // `seconds` in its own unit: TimeIn(seconds, TimeUnitFor(seconds)).
 std::string TimeText(double seconds);

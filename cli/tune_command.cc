@@ -204,11 +204,8 @@ absl::Status RunTune(TuneCommandOptions options) {
   }
   if (options.trials < 1) return absl::InvalidArgumentError("--trials must be at least 1");
   if (options.time_budget_s < 0) return absl::InvalidArgumentError("--time-budget must be >= 0");
-  if (options.batch_size < 1) return absl::InvalidArgumentError("--batch must be at least 1");
-  if (options.population < 0) return absl::InvalidArgumentError("--population must be at least 1");
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
-  if (options.threads < 0) return absl::InvalidArgumentError("--threads must be >= 1");
   if (options.threads > 0) target->num_threads = options.threads;
   if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) return st;
 

@@ -99,8 +99,14 @@ std::string Statement::ColumnBlob(int index) const {
 }
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path, int flags) {
+  return OpenAs(path, path, flags);
+}
+
+absl::StatusOr<std::unique_ptr<Connection>> Connection::OpenAs(const std::string& path,
+                                                               const std::string& filename,
+                                                               int flags) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_EXRESCODE, nullptr);
+  int rc = sqlite3_open_v2(filename.c_str(), &db, flags | SQLITE_OPEN_EXRESCODE, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);
@@ -120,15 +126,7 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::OpenImmutable(const std:
     }
   }
   uri += "?immutable=1";
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(uri.c_str(), &db,
-                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close_v2(db);
-    return SqliteError(rc, path, absl::StrCat("cannot open: ", message));
-  }
-  return std::unique_ptr<Connection>(new Connection(path, db));
+  return OpenAs(path, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
 }
 
 Connection::~Connection() {

@@ -89,6 +89,11 @@ class Connection {
 
  private:
   Connection(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  // Opens `filename` (the path, or a URI of it) under `flags`; errors name
+  // `path`.
+  static absl::StatusOr<std::unique_ptr<Connection>> OpenAs(const std::string& path,
+                                                            const std::string& filename,
+                                                            int flags);
   std::string path_;
   sqlite3* db_;
   std::map<std::string, std::unique_ptr<Statement>> statements_;

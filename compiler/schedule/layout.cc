@@ -33,11 +33,11 @@ absl::StatusOr<std::vector<int64_t>> LayoutShape(
       continue;
     }
     const int64_t outer = shape[d] / splits[d] + (shape[d] % splits[d] != 0);
-    if (SaturatingProduct(outer, splits[d], MaxPaddedExtent(shape[d]) + 1) >
-        MaxPaddedExtent(shape[d])) {
+    const int64_t max_padded = MaxPaddedExtent(shape[d]);
+    if (SaturatingProduct(outer, splits[d], max_padded + 1) > max_padded) {
       return absl::InvalidArgumentError(absl::StrCat(
           "layout: split ", splits[d], " of dimension ", d, " (extent ", shape[d],
-          ") pads it past ", MaxPaddedExtent(shape[d]),
+          ") pads it past ", max_padded,
           " elements (at most twice its extent, or its extent + 64)"));
     }
     split_shape.push_back(outer);

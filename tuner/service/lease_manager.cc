@@ -35,7 +35,8 @@ int64_t LeaseManager::Enqueue(WorkItem work) {
   Item& item = items_[id];
   item.work = std::move(work);
   if (!item.work.simulated && build_ahead_hints_ > 0) {
-    item.promised_to = affinity_.RunnerOf(ProgramAffinity::KeyOf(item.work.request));
+    item.program = ProgramAffinity::KeyOf(item.work.request);
+    item.promised_to = affinity_.RunnerOf(item.program);
   }
   queue_.push_back(id);
   queued_.notify_all();
@@ -97,26 +98,25 @@ std::optional<Lease> LeaseManager::TakeLocked(const std::string& runner,
   item.promised_to.clear();
   leases_[lease.id] = LiveLease{id, runner, now_() + lease_time_};
   if (!simulated && build_ahead_hints_ > 0) {
-    affinity_.Remember(ProgramAffinity::KeyOf(item.work.request), runner);
-    HintLocked(runner, id, lease.work.request);
+    affinity_.Remember(item.program, runner);
+    HintLocked(runner, lease.work.request);
   }
   return lease;
 }
 
-void LeaseManager::HintLocked(const std::string& runner, int64_t leased,
-                              proto::MeasureRequest& request) {
+void LeaseManager::HintLocked(const std::string& runner, proto::MeasureRequest& request) {
   int hints = 0;
   for (int64_t id : queue_) {
     if (hints >= build_ahead_hints_) break;
     Item& item = items_[id];
     const proto::MeasureRequest& other = item.work.request;
-    if (id == leased || item.work.simulated || !other.has_trace() ||
+    if (item.work.simulated || !other.has_trace() ||
         other.target() != request.target() || other.workload() != request.workload()) {
       continue;
     }
     if (!item.promised_to.empty() && item.promised_to != runner) continue;
     item.promised_to = runner;
-    affinity_.Remember(ProgramAffinity::KeyOf(other), runner);
+    affinity_.Remember(item.program, runner);
     *request.add_build_ahead() = other.trace();
     ++hints;
   }

@@ -136,6 +136,9 @@ class LeaseManager {
     std::optional<absl::StatusOr<proto::MeasureResult>> outcome;
     std::string lease;  // the live lease, if any
     std::string promised_to;  // the runner told to build it ahead, if any
+    // ProgramAffinity::KeyOf(work.request), computed once when queued (it
+    // serializes the trace); real items only, with build-ahead on.
+    uint64_t program = 0;
     // Its waiter alone is woken by its outcome (a job has up to
     // --parallelism waiters; waking them all at every result costs more
     // than the dispatch itself on a small machine).
@@ -155,10 +158,10 @@ class LeaseManager {
   // promised to it, else the oldest unpromised one, else the oldest.
   std::optional<Lease> TakeLocked(const std::string& runner, const std::string& target,
                                   bool simulated);
-  // Names in `request` (leased to `runner` from item `leased`) the next
-  // queued items of its workload and target not promised to another
-  // runner, and promises them to `runner`.
-  void HintLocked(const std::string& runner, int64_t leased, proto::MeasureRequest& request);
+  // Names in `request` (just leased to `runner`, its item out of the queue)
+  // the next queued items of its workload and target not promised to
+  // another runner, and promises them to `runner`.
+  void HintLocked(const std::string& runner, proto::MeasureRequest& request);
   // Drops the promises to a runner that will not build them.
   void ForgetRunnerLocked(const std::string& runner);
   static std::string WaiterKey(const std::string& target, bool simulated);

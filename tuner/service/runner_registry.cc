@@ -21,6 +21,7 @@ void RunnerRegistry::ForgetSilentLocked() {
   for (const std::string& id : order_) {
     if (runners_[id].last_seen_unix_ms() < cutoff_ms) {
       runners_.erase(id);
+      last_failure_.erase(id);
     } else {
       kept.push_back(id);
     }
@@ -58,12 +59,11 @@ absl::Status RunnerRegistry::CheckActive(const std::string& id) {
   }
   it->second.set_last_seen_unix_ms(absl::ToUnixMillis(now_()));
   if (it->second.state() == proto::RUNNER_QUARANTINED) {
+    auto last = last_failure_.find(id);
     return absl::FailedPreconditionError(absl::StrCat(
         "runner \"", id, "\" is quarantined after ", it->second.consecutive_failures(),
         " consecutive failures",
-        last_failure_.count(id) && !last_failure_[id].empty()
-            ? absl::StrCat(" (the last: ", last_failure_[id], ")")
-            : ""));
+        last == last_failure_.end() ? "" : absl::StrCat(" (the last: ", last->second, ")")));
   }
   return absl::OkStatus();
 }

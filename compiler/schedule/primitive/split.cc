@@ -3,10 +3,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compiler/schedule/padding_limit.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
+#include "compiler/schedule/padding_limit.h"
 #include "compiler/util/check.h"
 
 namespace lathe::primitive {
@@ -27,7 +27,9 @@ absl::StatusOr<std::vector<std::string>> Split(
   if (loop->for_kind == ForKind::kThreadBinding) {
     return fail("is bound to a thread axis");
   }
-  // 1. Resolve the factors: at most one is inferred.
+  // 1. Resolve the factors: at most one is inferred. Products saturate just
+  // past the most a split may pad: no overflow.
+  const int64_t max_padded = MaxPaddedExtent(loop->extent);
   int64_t known_product = 1;
   int inferred = -1;
   for (size_t i = 0; i < factors.size(); ++i) {
@@ -39,9 +41,7 @@ absl::StatusOr<std::vector<std::string>> Split(
     if (*factors[i] < 1) {
       return fail(absl::StrCat("factor ", *factors[i], " is not positive"));
     }
-    // Saturated just past the most a split may pad: no overflow.
-    known_product =
-        SaturatingProduct(known_product, *factors[i], MaxPaddedExtent(loop->extent) + 1);
+    known_product = SaturatingProduct(known_product, *factors[i], max_padded + 1);
   }
   std::vector<int64_t> extents;
   for (const auto& f : factors) extents.push_back(f.value_or(0));
@@ -52,10 +52,10 @@ absl::StatusOr<std::vector<std::string>> Split(
                              "] cover only ", known_product, " iterations"));
   }
   int64_t product = 1;
-  for (int64_t e : extents) product = SaturatingProduct(product, e, MaxPaddedExtent(loop->extent) + 1);
-  if (product > MaxPaddedExtent(loop->extent)) {
+  for (int64_t e : extents) product = SaturatingProduct(product, e, max_padded + 1);
+  if (product > max_padded) {
     return fail(absl::StrCat("factors [", absl::StrJoin(extents, ", "), "] make more than ",
-                             MaxPaddedExtent(loop->extent),
+                             max_padded,
                              " iterations (a split may pad a loop to at most twice its extent, or "
                              "its extent + 64)"));
   }
