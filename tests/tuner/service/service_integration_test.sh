@@ -272,6 +272,9 @@ refusals)
   out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --lease-seconds 1e-9 2>&1) &&
     fail "a lease of 1e-9 s accepted"
   echo "$out" | grep -q -- '--lease-seconds must be in \[1, 86400\]' || fail "lease: $out"
+  out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --build-ahead -1 2>&1) &&
+    fail "--build-ahead -1 accepted"
+  echo "$out" | grep -q -- '--build-ahead: must be a whole number in \[0, 64\]' || fail "build-ahead: $out"
   out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token \
     --port-file /nonexistent/port 2>&1) && fail "an unwritable port file accepted"
   echo "$out" | tail -1 | grep -q -- '--port-file /nonexistent/port: cannot write' || fail "port file: $out"
