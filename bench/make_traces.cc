@@ -114,10 +114,18 @@ absl::Status ScheduleConv(TracedSchedule* sch, const ConvTiles& t) {
   }
   LATHE_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(y, c));
   LATHE_RETURN_IF_ERROR(UnrollAndVectorize(sch, init, 2));
-  // 2. Weights packed [K/KR][C][R][S][KR], once per call.
+  // 2. Weights packed [K/KR][C][R][S][KR], once per call, in the panels'
+  //    order (kernel channels innermost, vectorized; panels in parallel) so
+  //    that the copy's stores are consecutive.
   LATHE_ASSIGN_OR_RETURN(BlockRV wp,
                          sch->CacheRead(y, 1, "global", Layout{{t.kr, 1, 1, 1}, {0, 2, 3, 4, 1}}));
-  (void)wp;
+  {
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> wl, sch->GetLoops(wp));
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> wk, sch->Split(wl[0], {Factor(), Factor(t.kr)}));
+    LATHE_RETURN_IF_ERROR(sch->Reorder({wl[1], wl[2], wl[3], wk[1]}));
+    LATHE_RETURN_IF_ERROR(sch->Vectorize(wk[1]));
+    LATHE_RETURN_IF_ERROR(sch->Parallel(wk[0]));
+  }
   // 3. The micro-kernel and the parallel outer loop.
   if (t.unroll_s) LATHE_RETURN_IF_ERROR(sch->Unroll(s));
   LATHE_RETURN_IF_ERROR(sch->Unroll(qi));

@@ -28,11 +28,14 @@
 // once per call (the iterations of the parallel loop share it: compute_at
 // under it would not be data-parallel). A location fixed per branch rather
 // than sample_compute_location: the number of loops of the copy, which
-// get_loops records, depends on the location, and the copy's inner loop is
-// vectorized when the layout keeps the operand's last dimension last. The
-// copy is marked kPlacedAnnotation (block_nest.h) so RandomComputeLocation
-// leaves it where it is (ParallelVectorizeUnroll may still parallelize a
-// copy left at the root).
+// get_loops records, depends on the location. The copy's inner loop is
+// vectorized when the layout keeps the operand's last dimension last;
+// otherwise the vector dimension's loop is split by the panel and its part
+// within a panel moved innermost and vectorized, so that the copy stores in
+// the panels' order (a copy left at the root then runs its outer loop in
+// parallel). The copy is marked kPlacedAnnotation (block_nest.h) so
+// RandomComputeLocation leaves it where it is (ParallelVectorizeUnroll may
+// still parallelize a copy left at the root whose nest it can read).
 // Tests: tests/tuner/space/pack_operand_test.cc.
 #pragma once
 

@@ -131,8 +131,8 @@ TEST(PackOperands, PanelAtTheOuterLoopWhenIndexedByIt) {
   }
 }
 
-TEST(PackOperands, ConvWeightsPackedAtTheRootAndNotVectorized) {
-  RuleFixture f("conv2d_nchw:N=1,C=4,H=14,W=14,K=32,R=3,S=3,pad=1", Znver4());
+TEST(PackOperands, ConvWeightsStoredInPanelOrderAtTheRoot) {
+  RuleFixture f("conv2d_nchw:N=1,C=4,H=14,W=14,K=64,R=3,S=3,pad=1", Znver4());
   TilePlan plan = PlanWith(f, "Y", "vk", "vp");
   std::unique_ptr<TracedSchedule> sch = f.Fresh();
   absl::StatusOr<TiledNest> nest = TileBlock(sch.get(), "Y", plan);
@@ -143,10 +143,46 @@ TEST(PackOperands, ConvWeightsPackedAtTheRootAndNotVectorized) {
   const BlockNode* pack = p.FindBlock("W_global");
   ASSERT_NE(pack, nullptr) << PrintProgram(p);
   std::vector<ForNode*> loops = p.LoopsAbove(pack);
-  ASSERT_EQ(loops.size(), 4u);  // k, c, r, s at the root
-  // Stores to [K/32][C][R][S][32] are strided in s: left to LLVM's scalar code.
-  for (const ForNode* l : loops) EXPECT_EQ(l->for_kind, ForKind::kSerial);
-  absl::Status checked = testing::CheckProgram(f.workload, p, HostTarget(1));
+  // k's panels (parallel), c, r, s, then k within its panel, whose stores
+  // into [K/32][C][R][S][32] are consecutive.
+  ASSERT_EQ(loops.size(), 5u) << PrintProgram(p);
+  EXPECT_EQ(loops[0]->extent, 2);
+  EXPECT_EQ(loops[0]->for_kind, ForKind::kParallel);
+  EXPECT_EQ(loops[1]->extent, 4);
+  EXPECT_EQ(loops[4]->extent, 32);
+  EXPECT_EQ(loops[4]->for_kind, ForKind::kVectorized);
+  const BufferPtr cache = AccessesOf(*pack).writes.front().buffer;
+  EXPECT_EQ(cache->shape, (std::vector<int64_t>{2, 4, 3, 3, 32}));
+  absl::Status checked = testing::CheckProgram(f.workload, p, HostTarget(2));
+  EXPECT_TRUE(checked.ok()) << checked;
+}
+
+// Under the parallel loop of k (the copy of one outer tile's panels), the
+// panel loop is innermost as at the root, and nothing more is parallel.
+TEST(PackOperands, ConvWeightsStoredInPanelOrderAtTheOuterLoop) {
+  RuleFixture f("conv2d_nchw:N=1,C=4,H=14,W=14,K=64,R=3,S=3,pad=1", Znver4());
+  TilePlan plan = PlanWith(f, "Y", "vk", "vk");
+  std::unique_ptr<TracedSchedule> sch = f.Fresh();
+  absl::StatusOr<TiledNest> nest = TileBlock(sch.get(), "Y", plan);
+  ASSERT_TRUE(nest.ok()) << nest.status();
+  ASSERT_TRUE(CacheWriteOutput(sch.get(), *nest).ok());
+  ASSERT_TRUE(PackOperands(sch.get(), *nest).ok());
+  const Program& p = sch->program();
+  const BlockNode* pack = p.FindBlock("W_global");
+  ASSERT_NE(pack, nullptr) << PrintProgram(p);
+  std::vector<ForNode*> loops = p.LoopsAbove(pack);
+  // The loops down to k's outer one, then k's panels, c, r, s and k within
+  // its panel.
+  ASSERT_GE(loops.size(), 6u) << PrintProgram(p);
+  const std::string parallel = sch->LoopName(nest->parallel_loop).value();
+  EXPECT_EQ(loops[loops.size() - 6]->var->name, parallel) << PrintProgram(p);
+  EXPECT_EQ(loops.back()->extent, 32);
+  EXPECT_EQ(loops.back()->for_kind, ForKind::kVectorized);
+  for (size_t i = loops.size() - 5; i + 1 < loops.size(); ++i) {
+    EXPECT_EQ(loops[i]->for_kind, ForKind::kSerial) << loops[i]->var->name;
+  }
+  ASSERT_TRUE(sch->Parallel(nest->parallel_loop).ok());
+  absl::Status checked = testing::CheckProgram(f.workload, p, HostTarget(2));
   EXPECT_TRUE(checked.ok()) << checked;
 }
 
