@@ -35,18 +35,6 @@ std::string StatusName(proto::MeasureStatus status) {
   }
 }
 
-std::string Shown(const std::string& field) {
-  std::string out;
-  for (unsigned char c : field) {
-    if (c < 0x20 || c == 0x7f) {
-      absl::StrAppendFormat(&out, "\\x%02x", c);
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
-}
-
 std::string FormatUnixMs(int64_t unix_ms) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixMillis(unix_ms),
                           absl::UTCTimeZone());

@@ -27,10 +27,6 @@ struct DbArgs {
 std::string StatusName(proto::MeasureStatus status);
 // "2026-11-22 07:10:33 UTC"
 std::string FormatUnixMs(int64_t unix_ms);
-// A stored field (a runner's name, a job, a device, an error) as a terminal
-// line shows it: control characters escaped ("\x1b"), so that a record
-// imported or reported by anyone cannot move the cursor or clear the screen.
-std::string Shown(const std::string& field);
 // GFLOP/s of the record's workload at its median, or 0 when the workload's
 // flop count is unknown (a form this build cannot parse).
 double RecordGflops(const proto::Record& record);

@@ -11,6 +11,7 @@
 #include "cli/db_command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
+#include "cli/shown_text.h"
 #include "cli/time_text.h"
 
 namespace lathe::cli {
@@ -47,7 +48,8 @@ absl::Status RunList(const DbArgs& args) {
     return absl::OkStatus();
   }
   for (const db::TaskSummary& t : *tasks) {
-    std::printf("%s\n  on %s\n  %lld records (%lld ok)", t.workload.c_str(), t.target.c_str(),
+    std::printf("%s\n  on %s\n  %lld records (%lld ok)", Shown(t.workload).c_str(),
+                Shown(t.target).c_str(),
                 static_cast<long long>(t.records), static_cast<long long>(t.ok_records));
     if (t.best_median_s) {
       std::printf(", best %s = %.2f GFLOP/s", TimeText(*t.best_median_s).c_str(), gflops(t));

@@ -13,6 +13,7 @@
 #include "cli/db_command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
+#include "cli/shown_text.h"
 #include "cli/output_paths.h"
 #include "cli/record_lookup.h"
 #include "cli/time_text.h"

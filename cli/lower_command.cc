@@ -105,13 +105,18 @@ void AddLowerCommand(CLI::App& app) {
   options->workload.AddTo(command, /*spec_required=*/true);
   command->add_option("--trace", options->trace_path,
                       "a trace file (JSON) to replay before printing");
-  command->add_flag("--default", options->use_default,
-                    "without --trace: replay the default schedule (parallel "
-                    "outer loops, vectorized inner loop)");
+  // --default with --trace, or --vector-width without --default, would be
+  // ignored without a word.
+  CLI::Option* use_default =
+      command->add_flag("--default", options->use_default,
+                        "without --trace: replay the default schedule (parallel "
+                        "outer loops, vectorized inner loop)")
+          ->excludes("--trace");
   command->add_option("--vector-width", options->vector_width,
                       "floats per vector for --default (16: AVX-512, "
                       "8: AVX2, 4: SSE)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}))
+      ->needs(use_default);
   command->add_flag("--show-trace", options->show_trace,
                     "also print the replayed trace");
   command->add_flag("--lowered", options->lowered,

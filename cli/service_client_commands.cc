@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
 #include "tuner/search/measurement_rounds.h"
+#include "cli/shown_text.h"
 #include "cli/time_text.h"
 #include "compiler/codegen/target.h"
 #include "google/protobuf/util/json_util.h"
@@ -118,7 +119,7 @@ std::string StateName(proto::JobState state) {
 }
 
 std::string ProgressLine(const proto::JobStatus& job) {
-  std::string line = absl::StrFormat("%s %s %lld/%lld trials", job.id(), StateName(job.state()),
+  std::string line = absl::StrFormat("%s %s %lld/%lld trials", Shown(job.id()), StateName(job.state()),
                                      static_cast<long long>(job.trials_done()),
                                      static_cast<long long>(job.trials_total()));
   if (job.work_leased() + job.work_queued() > 0) {
@@ -127,11 +128,11 @@ std::string ProgressLine(const proto::JobStatus& job) {
   for (const proto::TaskStatus& t : job.tasks()) {
     const std::string name = t.workload().substr(0, t.workload().find(','));
     if (t.best_s() > 0) {
-      absl::StrAppendFormat(&line, " | %s %s %.1f GFLOP/s", name, TimeText(t.best_s()),
+      absl::StrAppendFormat(&line, " | %s %s %.1f GFLOP/s", Shown(name), TimeText(t.best_s()),
                             t.best_gflops());
     }
   }
-  if (!job.error().empty()) absl::StrAppend(&line, " | error: ", job.error());
+  if (!job.error().empty()) absl::StrAppend(&line, " | error: ", Shown(job.error()));
   return line;
 }
 
@@ -251,10 +252,11 @@ absl::Status RunSubmit(const SubmitOptions& options) {
 void PrintJobs(const proto::ListJobsResponse& jobs) {
   std::printf("%-28s %-10s %-13s %s\n", "JOB", "STATE", "TRIALS", "WORKLOADS / TARGET");
   for (const proto::JobStatus& job : jobs.jobs()) {
-    std::printf("%-28s %-10s %-13s %s on \"%s\"%s\n", job.id().c_str(),
+    std::printf("%-28s %-10s %-13s %s on \"%s\"%s\n", Shown(job.id()).c_str(),
                 StateName(job.state()).c_str(),
                 absl::StrCat(job.trials_done(), "/", job.trials_total()).c_str(),
-                absl::StrJoin(job.spec().workloads(), " ").c_str(), job.spec().target().c_str(),
+                Shown(absl::StrJoin(job.spec().workloads(), " ")).c_str(),
+                Shown(job.spec().target()).c_str(),
                 job.spec().simulated() ? " (simulated)" : "");
   }
 }
@@ -386,7 +388,8 @@ void AddServiceClientCommands(CLI::App& app) {
       for (const proto::RunnerInfo& r : runners->runners()) {
         std::printf("%-16s %-12s %-8lld %-9lld %s on \"%s\"%s\n", r.id().c_str(),
                     RunnerStateName(r.state()).c_str(), static_cast<long long>(r.results()),
-                    static_cast<long long>(r.failures()), r.name().c_str(), r.target().c_str(),
+                    static_cast<long long>(r.failures()), Shown(r.name()).c_str(),
+                    Shown(r.target()).c_str(),
                     r.simulated() ? " (simulated)" : "");
       }
       std::printf("leases expired: %lld; results dropped (late or unknown lease): %lld\n",

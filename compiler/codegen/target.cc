@@ -94,17 +94,23 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
         "target \"", text, "\": unknown kind \"", words[0], "\" (accepted: llvm, host)"));
   }
   int num_threads = 0;
-  bool has_cpu = false, has_attr = false;
+  // -mattr lists add up (the last setting of a feature wins, as in LLVM);
+  // a second -mcpu or -num-threads would silently replace the first.
+  bool has_cpu = false;
+  auto given_twice = [&](absl::string_view option) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target \"", text, "\": ", option, " is given twice"));
+  };
   for (size_t i = 1; i < words.size(); ++i) {
     const std::string& w = words[i];
     if (absl::StartsWith(w, "-mcpu=") && !is_host) {
+      if (has_cpu) return given_twice("-mcpu");
       target.cpu = w.substr(6);
       has_cpu = true;
       if (target.cpu.empty()) {
         return absl::InvalidArgumentError(absl::StrCat("target \"", text, "\": empty -mcpu"));
       }
     } else if (absl::StartsWith(w, "-mattr=") && !is_host) {
-      has_attr = true;
       for (absl::string_view f : absl::StrSplit(w.substr(7), ',', absl::SkipEmpty())) {
         if (f.size() < 2 || (f[0] != '+' && f[0] != '-')) {
           return absl::InvalidArgumentError(absl::StrCat(
@@ -114,6 +120,7 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
         target.features.push_back(std::string(f));
       }
     } else if (absl::StartsWith(w, "-num-threads=")) {
+      if (num_threads > 0) return given_twice("-num-threads");
       if (!absl::SimpleAtoi(w.substr(13), &num_threads) || num_threads < 1 ||
           num_threads > 1024) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -125,8 +132,6 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
           is_host ? "-num-threads=N" : "-mcpu=NAME, -mattr=+a,-b, -num-threads=N", ")"));
     }
   }
-  (void)has_cpu;
-  (void)has_attr;
   if (is_host) {
     return HostTarget(num_threads > 0 ? num_threads : AllowedCpuCount());
   }

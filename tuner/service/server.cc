@@ -10,6 +10,39 @@
 #include "tuner/service/tuner_service.h"
 
 namespace lathe::service {
+namespace {
+
+// Whether a plain (insecure) listener can bind `address` right now: told
+// apart from a TLS listener that cannot, it names the certificate and key as
+// the cause (gRPC reports neither, only that the server did not start).
+bool CanListenWithoutTls(const std::string& address) {
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A server with no service does not start; this one answers every call
+  // "unimplemented" for the instant it listens.
+  proto::TunerService::Service unimplemented;
+  builder.RegisterService(&unimplemented);
+  std::unique_ptr<grpc::Server> probe = builder.BuildAndStart();
+  if (probe == nullptr) return false;
+  probe->Shutdown(std::chrono::system_clock::now());
+  probe->Wait();
+  return port != 0;
+}
+
+absl::Status ListenFailure(const std::string& address, const ServerSecurity& security) {
+  if (!security.tls_cert_file.empty() && CanListenWithoutTls(address)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot listen on ", address, " with TLS: the certificate ", security.tls_cert_file,
+        " and the key ", security.tls_key_file,
+        " are not a pair (or not a kind gRPC serves); the address itself is free"));
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "cannot listen on ", address, ": the port is in use or the address is not this machine's"));
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(Daemon& daemon, const std::string& address,
                                                       const ServerSecurity& security,
@@ -36,7 +69,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Daemon& daemon, const std:
   builder.SetMaxSendMessageSize(runner::kMaxServiceMessageBytes);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", address));
+    return ListenFailure(address, security);
   }
   return server;
 }

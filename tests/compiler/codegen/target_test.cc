@@ -44,6 +44,20 @@ TEST(Target, RejectsBadStrings) {
               ::testing::HasSubstr("unknown option \"-O3\""));
 }
 
+// A second -mcpu or -num-threads used to replace the first without a word.
+TEST(Target, RefusesAnOptionGivenTwice) {
+  EXPECT_THAT(std::string(ParseTarget("llvm -num-threads=2 -num-threads=1").status().message()),
+              ::testing::HasSubstr("-num-threads is given twice"));
+  EXPECT_THAT(std::string(ParseTarget("host -num-threads=1 -num-threads=1").status().message()),
+              ::testing::HasSubstr("-num-threads is given twice"));
+  EXPECT_THAT(std::string(ParseTarget("llvm -mcpu=znver4 -mcpu=haswell").status().message()),
+              ::testing::HasSubstr("-mcpu is given twice"));
+  // -mattr lists add up.
+  absl::StatusOr<Target> t = ParseTarget("llvm -mcpu=haswell -mattr=+avx2 -mattr=+fma");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_THAT(t->ToString(), ::testing::HasSubstr("-mattr=+avx2,+fma"));
+}
+
 // LLVM warns on a CPU or feature it does not know and aborts on a CPU
 // without 64-bit mode: ParseTarget refuses them by name instead.
 TEST(Target, RefusesCpusAndFeaturesLlvmDoesNotKnow) {

@@ -342,6 +342,12 @@ tls)
   out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --tls-cert server.pem \
     --tls-key server.pem 2>&1) && fail "a certificate as a key accepted"
   echo "$out" | grep -q 'TLS key server.pem: no PEM PRIVATE KEY in it' || fail "key: $out"
+  # A certificate and a key that are each well formed but not a pair: gRPC
+  # only fails to start; the daemon names the two files in one line.
+  out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --tls-cert server.pem \
+    --tls-key client.key 2>&1) && fail "a certificate with another's key accepted"
+  echo "$out" | grep -q '^lathe: error: cannot listen on 127.0.0.1:0 with TLS: the certificate server.pem and the key client.key are not a pair' ||
+    fail "mismatched pair: $out"
   out=$(client jobs --tls-ca token 2>&1) && fail "a token as a CA accepted"
   echo "$out" | grep -q 'TLS CA token: no PEM CERTIFICATE in it' || fail "ca: $out"
   ;;
