@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <random>
 
 #include "absl/strings/match.h"
@@ -61,6 +62,31 @@ absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
     tasks.push_back(*std::move(task));
   }
   return tasks;
+}
+
+// A job's per-task trials, errors and best, read back from its records
+// (re-measurements of near-ties are not trials): a daemon that restarts
+// knows a job only by its row and its records, and would otherwise show a
+// finished job without its tasks and count a resumed one's from zero.
+void SetTasksFromRecords(const std::vector<tuner::Task>& tasks,
+                         const std::vector<proto::Record>& records, proto::JobStatus& job) {
+  job.clear_tasks();
+  for (const tuner::Task& task : tasks) {
+    proto::TaskStatus& status = *job.add_tasks();
+    status.set_workload(task.workload.CanonicalForm());
+    for (const proto::Record& r : records) {
+      if (r.workload_key() != task.key) continue;
+      const bool ok = r.status() == proto::MEASURE_OK;
+      if (!absl::StrContains(r.runner(), kRemeasureMark)) {
+        status.set_trials(status.trials() + 1);
+        if (!ok) status.set_errors(status.errors() + 1);
+      }
+      if (ok && r.median_s() > 0 && (status.best_s() == 0 || r.median_s() < status.best_s())) {
+        status.set_best_s(r.median_s());
+        status.set_best_gflops(static_cast<double>(task.flops) / r.median_s() * 1e-9);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -137,6 +163,9 @@ absl::Status Daemon::Resume() {
       if (!absl::StrContains(r.runner(), kRemeasureMark)) ++trials;
     }
     job.set_trials_done(trials);
+    if (absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(job.spec()); tasks.ok()) {
+      SetTasksFromRecords(*tasks, *records, job);
+    }
     const bool unfinished = !IsFinal(job.state());
     if (unfinished) job.set_resumed(1);
     LATHE_RETURN_IF_ERROR(jobs_.Add(job));
@@ -267,6 +296,9 @@ void Daemon::RunJob(const std::string& id, Run& run) {
   if (!job.ok()) return;
   const proto::JobSpec spec = job->spec();
   const int64_t before = job->trials_done();
+  // A resumed job's tasks as its records left them: this run's counts add up.
+  std::map<std::string, proto::TaskStatus> tasks_before;
+  for (const proto::TaskStatus& t : job->tasks()) tasks_before[t.workload()] = t;
   auto finish = [&](proto::JobState state, const std::string& error) {
     jobs_.Update(
         id,
@@ -325,11 +357,14 @@ void Daemon::RunJob(const std::string& id, Run& run) {
           j.clear_tasks();
           for (const tuner::TaskProgress& t : p.tasks) {
             proto::TaskStatus& task = *j.add_tasks();
+            const proto::TaskStatus& earlier = tasks_before[t.workload];
             task.set_workload(t.workload);
-            task.set_trials(t.trials);
-            task.set_errors(t.errors);
-            task.set_best_s(t.best_s.value_or(0));
-            task.set_best_gflops(t.best_gflops);
+            task.set_trials(earlier.trials() + t.trials);
+            task.set_errors(earlier.errors() + t.errors);
+            // The tuner's best covers the database, this job's earlier
+            // records included.
+            task.set_best_s(t.best_s.value_or(earlier.best_s()));
+            task.set_best_gflops(t.best_s ? t.best_gflops : earlier.best_gflops());
           }
         },
         absl::StrCat(before + p.trials_done, "/", spec.max_trials(), " trials",

@@ -227,12 +227,30 @@ TEST_F(DaemonTest, UnfinishedJobResumesInTheNextDaemonWithoutRemeasuring) {
   proto::JobStatus job = daemon->GetJob(id).value();
   EXPECT_EQ(job.resumed(), 1);
   EXPECT_GE(job.trials_done(), 4);
+  // Its task as its records left it, before any new result.
+  ASSERT_EQ(job.tasks_size(), 1);
+  EXPECT_EQ(job.tasks(0).trials(), job.trials_done());
+  EXPECT_GT(job.tasks(0).best_s(), 0);
   {
     FakeRunner runner(*daemon, TestTarget());
     job = WaitForEnd(*daemon, id);
   }
   EXPECT_EQ(job.state(), proto::JOB_DONE) << job.error();
   EXPECT_EQ(job.trials_done(), 12);
+  // The trials of both daemons, not only the second one's.
+  ASSERT_EQ(job.tasks_size(), 1);
+  EXPECT_EQ(job.tasks(0).trials(), 12);
+  EXPECT_EQ(job.tasks(0).errors(), 0);
+  const double best_s = job.tasks(0).best_s();
+  daemon.reset();
+  // A daemon started after the job ended still shows its task.
+  daemon = Daemon::Start(Options()).value();
+  job = daemon->GetJob(id).value();
+  ASSERT_EQ(job.tasks_size(), 1);
+  EXPECT_EQ(job.tasks(0).trials(), 12);
+  EXPECT_GT(job.tasks(0).best_s(), 0);
+  EXPECT_LE(job.tasks(0).best_s(), best_s);
+  EXPECT_GT(job.tasks(0).best_gflops(), 0);
   daemon.reset();
   std::vector<proto::Record> records =
       db::Database::Open(dir_ + "/t.db", {}).value()->RecordsOfJob(id).value();
