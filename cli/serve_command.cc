@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/output_paths.h"
 #include "runner/remote/channel.h"
+#include "tuner/service/auth.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
 
@@ -62,6 +64,20 @@ absl::Status RunServe(const ServeOptions& options) {
   if (options.max_workloads_per_job < 1) {
     return absl::InvalidArgumentError("--max-workloads-per-job must be at least 1");
   }
+  service::ServerSecurity security;
+  security.token = *token;
+  security.tls_cert_file = options.tls_cert;
+  security.tls_key_file = options.tls_key;
+  security.tls_client_ca_file = options.tls_client_ca;
+  // TLS files that cannot be read or are not PEM of the right kind, before
+  // the database is created, as for a refused address.
+  if (absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+          service::MakeServerCredentials(security);
+      !credentials.ok()) {
+    return credentials.status();
+  }
+  struct stat db_stat;
+  const bool db_existed = stat(options.db_path.c_str(), &db_stat) == 0;
 
   // SIGINT and SIGTERM are taken by sigwait below; every thread started
   // from here on inherits the mask.
@@ -83,14 +99,19 @@ absl::Status RunServe(const ServeOptions& options) {
   absl::StatusOr<std::unique_ptr<service::Daemon>> daemon = service::Daemon::Start(daemon_options);
   if (!daemon.ok()) return daemon.status();
 
-  service::ServerSecurity security;
-  security.token = *token;
-  security.tls_cert_file = options.tls_cert;
-  security.tls_key_file = options.tls_key;
-  security.tls_client_ca_file = options.tls_client_ca;
   absl::StatusOr<std::unique_ptr<service::Server>> server =
       service::Server::Start(**daemon, options.listen, security, options.max_message_bytes);
-  if (!server.ok()) return server.status();
+  if (!server.ok()) {
+    // A daemon that never listened leaves no database it created (a
+    // certificate and key that are not a pair are found only here).
+    daemon->reset();
+    if (!db_existed) {
+      for (const char* suffix : {"", "-wal", "-shm", ".serve-lock"}) {
+        std::remove(absl::StrCat(options.db_path, suffix).c_str());
+      }
+    }
+    return server.status();
+  }
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));
   std::fprintf(stderr, "lathe serve: listening on %s:%d (%s), database %s\n", host.c_str(),
                (*server)->port(), options.tls_cert.empty() ? "token, no TLS" : "token and TLS",

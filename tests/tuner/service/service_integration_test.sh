@@ -179,6 +179,7 @@ stop_daemon)
   out=$("$lathe" serve --listen "127.0.0.1:$first_port" --db other.db --token-file token 2>&1) &&
     fail "a second daemon on the same port ran"
   echo "$out" | grep -q "cannot listen on 127.0.0.1:$first_port" || fail "same port: $out"
+  [ ! -e other.db ] || fail "the daemon that could not listen left the database it created"
   out=$("$lathe" serve --listen 127.0.0.1:0 --db t.db --token-file token 2>&1) &&
     fail "a second daemon on the same database ran"
   echo "$out" | grep -q 'another lathe serve runs on this database' || fail "same database: $out"
@@ -348,6 +349,8 @@ tls)
     --tls-key client.key 2>&1) && fail "a certificate with another's key accepted"
   echo "$out" | grep -q '^lathe: error: cannot listen on 127.0.0.1:0 with TLS: the certificate server.pem and the key client.key are not a pair' ||
     fail "mismatched pair: $out"
+  # A daemon that never listened leaves no database it created.
+  [ ! -e other.db ] && [ ! -e other.db.serve-lock ] || fail "a database was left: $(ls other.db*)"
   out=$(client jobs --tls-ca token 2>&1) && fail "a token as a CA accepted"
   echo "$out" | grep -q 'TLS CA token: no PEM CERTIFICATE in it' || fail "ca: $out"
   ;;
