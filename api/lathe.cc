@@ -49,6 +49,7 @@ absl::StatusOr<KernelPlan> Database::Plan(const std::string& spec, const std::st
   if (!workload.ok()) return Prefixed(workload.status(), spec);
   absl::StatusOr<Target> parsed = ParseTarget(target);
   if (!parsed.ok()) return Prefixed(parsed.status(), spec);
+  std::lock_guard<std::mutex> lock(db_mutex_);
   return PlanKernel(db_.get(), *workload, *parsed,
                     options_.compatible ? db::TargetMatching::kCompatible
                                         : db::TargetMatching::kExact);

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -85,6 +86,9 @@ struct ObjectFile {
   KernelOrigin origin;
 };
 
+// Plan, GetKernel and GetObject may be called from several threads at once:
+// the lookups take turns on the one connection, the compiles run side by
+// side.
 class Database {
  public:
   // Opens the tuning database read-only (a build never writes to it). An
@@ -115,6 +119,9 @@ class Database {
  private:
   Database(std::string path, std::unique_ptr<db::Database> db, Options options);
   std::string path_;
+  // A db::Database is one SQLite connection with its statement cache and
+  // transaction state: one lookup at a time.
+  std::mutex db_mutex_;
   std::unique_ptr<db::Database> db_;
   Options options_;
 };

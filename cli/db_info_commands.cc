@@ -1,5 +1,7 @@
-// `lathe db list`, `lathe db stats`, `lathe db check`.
+// `lathe db list`, `lathe db stats`, `lathe db stamp`, `lathe db check`.
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "cli/db_command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
+#include "cli/output_paths.h"
 #include "cli/shown_text.h"
 #include "cli/time_text.h"
 
@@ -92,6 +95,50 @@ absl::Status RunStats(const DbArgs& args) {
   return absl::OkStatus();
 }
 
+struct StampOptions {
+  DbArgs db;
+  std::string output;
+};
+
+// The database's content stamp (db::Database::ContentStamp), printed, or
+// written to --output only when it differs from what the file holds: the
+// file's mtime then moves exactly when the records do, which is what a
+// build's dependency on the database needs (cmake/package/LatheKernels.cmake).
+absl::Status RunStamp(const StampOptions& options) {
+  if (!options.output.empty()) {
+    if (absl::Status st = CheckOutputPaths({{"--db", options.db.path}}, {{"--output", options.output}});
+        !st.ok()) {
+      return st;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      options.db.Open(db::OpenOptions::Mode::kReadOnly);
+  if (!db.ok()) return db.status();
+  absl::StatusOr<std::string> stamp = (*db)->ContentStamp();
+  if (!stamp.ok()) return stamp.status();
+  if (options.output.empty()) {
+    std::printf("%s\n", stamp->c_str());
+    return absl::OkStatus();
+  }
+  const std::string line = *stamp + "\n";
+  {
+    std::ifstream in(options.output);
+    std::stringstream held;
+    held << in.rdbuf();
+    if (in && held.str() == line) return absl::OkStatus();
+  }
+  // Written whole, then renamed: a build never reads half a stamp.
+  const std::string partial = options.output + ".partial";
+  std::ofstream out(partial);
+  out << line;
+  out.close();
+  if (!out || std::rename(partial.c_str(), options.output.c_str()) != 0) {
+    std::remove(partial.c_str());
+    return absl::PermissionDeniedError(absl::StrCat("cannot write ", options.output));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunCheck(const DbArgs& args) {
   absl::StatusOr<std::unique_ptr<db::Database>> db = args.Open(db::OpenOptions::Mode::kReadOnly);
   if (!db.ok()) return db.status();
@@ -129,6 +176,14 @@ void AddDbInfoCommands(CLI::App* db) {
   CLI::App* stats_command = db->add_subcommand("stats", "counts of records, tasks and jobs");
   stats->AddTo(stats_command);
   SetAction(stats_command, [stats] { return RunStats(*stats); });
+
+  auto stamp = std::make_shared<StampOptions>();
+  CLI::App* stamp_command = db->add_subcommand(
+      "stamp", "one line that changes when the records do (for build dependencies)");
+  stamp_command->add_option("--db", stamp->db.path, "the database file (default: lathe.db)");
+  stamp_command->add_option("-o,--output", stamp->output,
+                            "write the line to this file, only when it differs from its content");
+  SetAction(stamp_command, [stamp] { return RunStamp(*stamp); });
 
   auto check = std::make_shared<DbArgs>();
   CLI::App* check_command = db->add_subcommand(

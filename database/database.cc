@@ -671,6 +671,37 @@ absl::StatusOr<std::vector<TaskSummary>> Database::Tasks() {
   return tasks;
 }
 
+absl::StatusOr<std::string> Database::ContentStamp() {
+  absl::StatusOr<std::unique_ptr<ReadTransaction>> snapshot = ReadTransaction::Begin(*connection_);
+  if (!snapshot.ok()) return snapshot.status();
+  absl::StatusOr<int64_t> version = connection_->QueryInt("PRAGMA user_version");
+  if (!version.ok()) return version.status();
+  absl::StatusOr<Statement*> rows =
+      connection_->Prepare("SELECT id, fingerprint FROM records ORDER BY id");
+  if (!rows.ok()) return rows.status();
+  // FNV-1a over "id fingerprint\n" lines: stable across processes and
+  // builds, unlike std::hash.
+  uint64_t digest = 0xcbf29ce484222325ull;
+  auto mix = [&digest](const std::string& bytes) {
+    for (unsigned char c : bytes) {
+      digest ^= c;
+      digest *= 0x100000001b3ull;
+    }
+  };
+  int64_t count = 0, last_id = 0;
+  while (true) {
+    absl::StatusOr<bool> row = (*rows)->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    ++count;
+    last_id = (*rows)->ColumnInt(0);
+    mix(absl::StrCat(last_id, " ", (*rows)->ColumnText(1), "\n"));
+  }
+  (*rows)->Reset();
+  return absl::StrCat("lathe-db-stamp schema ", *version, " records ", count, " last ", last_id,
+                      " digest ", absl::Hex(digest, absl::kZeroPad16));
+}
+
 absl::StatusOr<Stats> Database::GetStats() {
   absl::StatusOr<std::unique_ptr<ReadTransaction>> snapshot = ReadTransaction::Begin(*connection_);
   if (!snapshot.ok()) return snapshot.status();

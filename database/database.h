@@ -158,6 +158,14 @@ class Database {
   absl::StatusOr<std::vector<TaskSummary>> Tasks();
   absl::StatusOr<Stats> GetStats();
 
+  // One line that changes when, and only when, what lookups answer from
+  // may have changed: the schema version, the number of records, the last
+  // record id, and a digest of every record's id and fingerprint. Builds
+  // regenerate their kernels on a change of it (`lathe db stamp`), not of
+  // the file's mtime, which commits still in the WAL, a copy that keeps an
+  // older mtime, or a write that changed nothing would mislead.
+  absl::StatusOr<std::string> ContentStamp();
+
   // Calls `visit` with every record in commit order, stopping at the first
   // error it returns (export, merge, check).
   absl::Status ForEachRecord(const std::function<absl::Status(const proto::Record&)>& visit);

@@ -15,13 +15,21 @@
 # database record each kernel came from) under
 # ${CMAKE_CURRENT_BINARY_DIR}/lathe/<name>/; <target> links the archive and
 # includes the folder, so its sources `#include "<name>.h"`. The step runs
-# again when the database (or the lathe command) changes. Workloads without
-# a record fall back to the default schedule with a warning in the build log,
-# unless REQUIRE_TUNED.
+# again when the database's records (or the lathe command) change: every
+# build runs `lathe db stamp`, which rewrites <name>.db-stamp only when the
+# records differ, so commits a running `lathe tune` or `lathe serve` holds in
+# the WAL count, a copy that keeps an older mtime counts, and a write that
+# changed no record does not. Workloads without a record fall back to the
+# default schedule with a warning in the build log, unless REQUIRE_TUNED.
 include_guard(GLOBAL)
-find_package(Threads REQUIRED)
 
 function(lathe_add_kernels target)
+  # Here rather than beside the include guard: imported targets belong to
+  # the directory that finds them, and every directory that calls this
+  # function links Threads::Threads.
+  if(NOT TARGET Threads::Threads)
+    find_package(Threads REQUIRED)
+  endif()
   cmake_parse_arguments(ARG "REQUIRE_TUNED;COMPATIBLE" "DB;DEVICE;NAME;PREFIX;OUTPUT_VARIABLE"
                         "WORKLOADS" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
@@ -55,12 +63,12 @@ function(lathe_add_kernels target)
   set(args compile ${ARG_WORKLOADS} --target ${ARG_DEVICE} -o ${lib} --header ${header}
            --manifest ${manifest})
   set(depends Lathe::lathe)
+  set(stamp "")
   if(ARG_DB)
     get_filename_component(db ${ARG_DB} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
     list(APPEND args --db ${db})
-    # The database's mtime: a finished `lathe tune` (or `lathe db merge`)
-    # leaves its commits in the main file (the WAL is checkpointed on close).
-    list(APPEND depends ${db})
+    set(stamp ${dir}/${ARG_NAME}.db-stamp)
+    list(APPEND depends ${stamp})
   elseif(ARG_REQUIRE_TUNED OR ARG_COMPATIBLE)
     message(FATAL_ERROR "lathe_add_kernels(${target}): REQUIRE_TUNED and COMPATIBLE need DB")
   endif()
@@ -75,6 +83,14 @@ function(lathe_add_kernels target)
   endif()
 
   file(MAKE_DIRECTORY ${dir})
+  if(stamp)
+    # Runs at every build; a byproduct, so Ninja looks at the stamp's mtime
+    # again afterwards (restat) and regenerates only when it moved.
+    add_custom_target(${ARG_NAME}_db_stamp
+      COMMAND Lathe::lathe db stamp --db ${db} --output ${stamp}
+      BYPRODUCTS ${stamp}
+      VERBATIM)
+  endif()
   add_custom_command(
     OUTPUT ${lib} ${header} ${manifest}
     COMMAND Lathe::lathe ${args}
@@ -82,6 +98,9 @@ function(lathe_add_kernels target)
     COMMENT "Lathe: kernels ${ARG_NAME} (${ARG_DEVICE})"
     VERBATIM)
   add_custom_target(${ARG_NAME}_generate DEPENDS ${lib} ${header} ${manifest})
+  if(stamp)
+    add_dependencies(${ARG_NAME}_generate ${ARG_NAME}_db_stamp)
+  endif()
   add_dependencies(${target} ${ARG_NAME}_generate)
   # A full path: the link step depends on the archive and relinks when it changes.
   target_link_libraries(${target} PRIVATE ${lib} Threads::Threads m)

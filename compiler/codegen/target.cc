@@ -140,7 +140,7 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
   if (!target.cpu.empty() && target.cpu != "generic" && !IsX86_64Cpu(target.cpu)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "target \"", text, "\": -mcpu=", target.cpu,
-        " is not an x86-64 CPU LLVM knows (e.g. x86-64-v3, skylake-avx512, znver4, or host)"));
+        " is not an x86-64 CPU LLVM knows (e.g. x86-64-v3, skylake-avx512, znver4; for this machine's CPU, the target \"host\")"));
   }
   for (const std::string& f : target.features) {
     const std::string name = f.substr(1);

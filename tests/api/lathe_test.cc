@@ -2,8 +2,10 @@
 // checked against the workload's reference.
 #include "api/lathe.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compiler/measure/reference_check.h"
@@ -33,6 +35,34 @@ TEST(Api, KernelFromTheDatabaseMatchesTheReference) {
     return absl::OkStatus();
   });
   EXPECT_TRUE(check.ok()) << check;
+}
+
+// One Database shared by several threads: every lookup finds the record.
+// (Unguarded, the threads shared one SQLite connection: some lookups missed
+// the record or failed mid-transaction, and GetKernel crashed.)
+TEST(Api, OneDatabaseAnswersSeveralThreads) {
+  TempFolder dir;
+  const std::string path = dir.path() + "/t.db";
+  CreateDatabase(path, {RecordOf(kDense, HostTarget(1), 1e-4)});
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  std::atomic<int> tuned{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        absl::StatusOr<KernelPlan> plan = (*db)->Plan(kDense, "host -num-threads=1");
+        if (!plan.ok()) {
+          ++failed;
+        } else if (plan->origin.tuned()) {
+          ++tuned;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(tuned.load(), 200);
 }
 
 TEST(Api, TypedCallAndTheDefaultScheduleWithoutADatabase) {

@@ -637,6 +637,40 @@ TEST_F(DatabaseTest, ForEachRecordVisitorMayRunOtherQueries) {
   EXPECT_EQ(bests, 2);
 }
 
+// ContentStamp
+
+TEST_F(DatabaseTest, ContentStampChangesWithTheRecordsAndOnlyWithThem) {
+  absl::StatusOr<std::string> empty = db_->ContentStamp();
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_NE(empty->find(" records 0 "), std::string::npos) << *empty;
+  MustCommit({OkRecord("a", DefaultTarget(), "fast", 1e-3)});
+  const std::string one = *db_->ContentStamp();
+  EXPECT_NE(one, *empty);
+  EXPECT_EQ(*db_->ContentStamp(), one);  // reading changes nothing
+  // A job row, a cost model or a commit of a duplicate are not records
+  // a lookup answers from.
+  proto::Job job;
+  job.set_id("j");
+  job.set_state("running");
+  ASSERT_TRUE(db_->PutJob(job).ok());
+  MustCommit({OkRecord("a", DefaultTarget(), "fast", 1e-3)});
+  EXPECT_EQ(*db_->ContentStamp(), one);
+  MustCommit({OkRecord("a", DefaultTarget(), "mid", 2e-3)});
+  const std::string two = *db_->ContentStamp();
+  EXPECT_NE(two, one);
+  ASSERT_EQ(*db_->Prune(1), 1);
+  EXPECT_NE(*db_->ContentStamp(), two);
+
+  // The same records committed into another file in the same order: the
+  // same stamp (it is what a lookup answers from, not where the file is).
+  TempFolder other_folder;
+  absl::StatusOr<std::unique_ptr<Database>> other =
+      Database::Open(other_folder.File("other.db"), CreateMode());
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE((*other)->Commit({OkRecord("a", DefaultTarget(), "fast", 1e-3)}).ok());
+  EXPECT_EQ(*(*other)->ContentStamp(), one);
+}
+
 // Prune
 
 TEST_F(DatabaseTest, PruneKeepsTheKFastestOkRecordsOfEveryTask) {
