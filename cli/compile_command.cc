@@ -220,7 +220,8 @@ absl::Status RunCompile(const CompileOptions& options) {
     if (!IsCIdentifier(entry.function)) {
       return absl::InvalidArgumentError(absl::StrCat(
           options.function.empty() ? "--prefix " : "--function ", entry.function,
-          ": not a C identifier"));
+          ": not a C identifier free to name a kernel (keywords, main, _X..., __... and "
+          "lathe, lathe_... are taken)"));
     }
     if (auto [it, fresh] = by_key.emplace(workload.Key(), i); !fresh) {
       return absl::InvalidArgumentError(absl::StrCat(

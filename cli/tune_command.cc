@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <iterator>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -67,18 +68,48 @@ struct TuneCommandOptions {
   bool no_default = false;
 };
 
-// Set by SIGINT: the tuner stops, abandoning the candidate being measured
-// (the runner kills its worker; nothing of it is recorded).
+// Set by SIGINT, SIGTERM or SIGHUP (Ctrl-C, `timeout`, a CI job cancelled,
+// a closed terminal): the tuner stops, abandoning the candidate being
+// measured (the runner kills its worker; nothing of it is recorded), and
+// what was measured is committed.
 std::atomic<bool> g_stop{false};
 
-extern "C" void OnInterrupt(int) {
+extern "C" void OnInterrupt(int signal_number) {
   if (g_stop.load()) {
-    // A second Ctrl-C: the user means it.
-    std::signal(SIGINT, SIG_DFL);
-    std::raise(SIGINT);
+    // A second signal: the user means it.
+    std::signal(signal_number, SIG_DFL);
+    std::raise(signal_number);
   }
   g_stop.store(true);
 }
+
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// The handlers from the job's first row to its last: a signal before the
+// search begins (while the default schedules are measured) stops the run
+// as cleanly as one during it.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop.store(false);
+    struct sigaction action = {};
+    action.sa_handler = OnInterrupt;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+      sigaction(kStopSignals[i], &action, &previous_[i]);
+    }
+  }
+  ~StopSignals() {
+    for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+      sigaction(kStopSignals[i], &previous_[i], nullptr);
+    }
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction previous_[std::size(kStopSignals)] = {};
+};
 
 std::string FormatDuration(double s) {
   if (s < 60) return absl::StrFormat("%.0fs", s);
@@ -203,7 +234,6 @@ absl::Status RunTune(TuneCommandOptions options) {
     return absl::InvalidArgumentError("no workload: give one or more specs, e.g. matmul:M=512,N=512,K=512");
   }
   if (options.trials < 1) return absl::InvalidArgumentError("--trials must be at least 1");
-  if (options.time_budget_s < 0) return absl::InvalidArgumentError("--time-budget must be >= 0");
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
   if (options.threads > 0) target->num_threads = options.threads;
@@ -258,6 +288,7 @@ absl::Status RunTune(TuneCommandOptions options) {
   job_record.set_description(absl::StrCat("lathe tune ", absl::StrJoin(options.specs, " "),
                                           " on ", target->ToString()));
   job_record.set_state("running");
+  StopSignals stop_signals;
   if (absl::Status st = (*db)->PutJob(job_record); !st.ok()) return st;
 
   runner::LocalRunnerOptions runner_options;
@@ -274,9 +305,22 @@ absl::Status RunTune(TuneCommandOptions options) {
     for (const tuner::Task& task : tasks) {
       absl::StatusOr<std::optional<double>> median =
           DefaultScheduleMedian(task.workload, *target, **db, **runner, options, job);
-      if (!median.ok()) return median.status();
+      if (g_stop.load()) break;
+      if (!median.ok()) {
+        job_record.set_state("stopped");
+        (*db)->PutJob(job_record).IgnoreError();
+        return median.status();
+      }
       default_medians.push_back(*median);
     }
+  }
+  if (g_stop.load()) {
+    job_record.set_state("stopped");
+    (*db)->PutJob(job_record).IgnoreError();
+    std::fprintf(stderr, "lathe tune: stopped before the search began (job %s); what was "
+                         "measured is in %s, run again to continue\n",
+                 job.c_str(), options.db_path.c_str());
+    return absl::OkStatus();
   }
 
   char host[256] = "localhost";
@@ -305,13 +349,7 @@ absl::Status RunTune(TuneCommandOptions options) {
     return (*runner)->Measure(request);
   };
 
-  g_stop.store(false);
-  struct sigaction action = {}, previous = {};
-  action.sa_handler = OnInterrupt;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, &previous);
   absl::StatusOr<tuner::TuneReport> report = tuner::Tune(tasks, **db, measure, tune);
-  sigaction(SIGINT, &previous, nullptr);
   printer.Finish();
   job_record.set_state(report.ok() && !report->interrupted ? "done" : "stopped");
   (*db)->PutJob(job_record).IgnoreError();
@@ -391,7 +429,8 @@ void AddTuneCommand(CLI::App& app) {
       ->check(WholeNumber(1, 1024));
   command->add_option("--trials", options->trials, "measurements in all (default 200)");
   command->add_option("--time-budget", options->time_budget_s,
-                      "stop after this many seconds (default: no limit)");
+                      "stop after this many seconds (default: no limit)")
+      ->check(NonNegativeNumber());
   command->add_option("--db", options->db_path, "the database (default lathe.db)");
   command->add_option("--seed", options->seed, "the search's seed (default 1)")
       ->check(WholeNumber(0, INT64_MAX));

@@ -81,6 +81,10 @@ bool IsCIdentifier(const std::string& name) {
       "typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
       "while", "xor", "xor_eq"};
   if (kTaken->count(name)) return false;
+  // The runtime's symbols (lathe_alloc, lathe_parallel_for, ...), and
+  // "lathe", whose setter would be lathe_set_num_threads: a kernel of such a
+  // name called itself instead of the runtime and never returned.
+  if (name == "lathe" || name.rfind("lathe_", 0) == 0) return false;
   if (name.size() >= 2 && name[0] == '_' &&
       (name[1] == '_' || std::isupper(static_cast<unsigned char>(name[1])))) {
     return false;

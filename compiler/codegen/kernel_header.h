@@ -43,8 +43,8 @@ struct LibraryKernel {
 std::string DefaultFunctionName(const Workload& workload);
 
 // True for a valid C identifier that is free to name a function: not a C or
-// C++ keyword, not reserved (_X..., __...), not main (what --function
-// accepts).
+// C++ keyword, not reserved (_X..., __...), not main, not the runtime's
+// (lathe, lathe_...) (what --function accepts).
 bool IsCIdentifier(const std::string& name);
 
 // The name of the thread-count setter a shared library exports:

@@ -51,7 +51,11 @@ runs_and_continues)
   "$lathe" tune "$W" --threads 1 --time-budget 0.001 --no-default --db empty.db > none.txt
   grep -q 'best     none (nothing measured yet)' none.txt || fail "nothing measured: $(cat none.txt)"
   ;;
-sigint)
+sigint|sigterm)
+  # SIGTERM (timeout, a CI job cancelled) stops as cleanly as Ctrl-C: it
+  # used to kill the run and lose the batch being measured.
+  signal=INT
+  [ "$case_name" = sigterm ] && signal=TERM
   # Not through tune(): $! must be lathe's pid, not a subshell's.
   "$lathe" tune "$W" --threads 1 --min-time 0.005 --batch 4 --seed 3 --population 16 \
     --generations 1 --trials 100000 --no-default > out.txt 2> err.txt &
@@ -63,14 +67,14 @@ sigint)
     sleep 0.1
   done
   [ "${n:-0}" -ge 8 ] || fail "no records after 60 s"
-  kill -INT "$pid"
-  wait "$pid" || fail "exit code $? after SIGINT: $(cat err.txt)"
+  kill -"$signal" "$pid"
+  wait "$pid" || fail "exit code $? after SIG$signal: $(cat err.txt)"
   pid=""
   grep -q 'stopped after [0-9]* trials' out.txt || fail "output: $(cat out.txt)"
   trials=$(sed -E 's/stopped after ([0-9]+) trials.*/\1/' out.txt | head -1)
   [ "$("$lathe" db stats --json | json_number records)" = "$trials" ] \
     || fail "$trials trials reported, $("$lathe" db stats --json | json_number records) records"
-  "$lathe" db check > /dev/null || fail "check after SIGINT"
+  "$lathe" db check > /dev/null || fail "check after SIG$signal"
   "$lathe" db export -o all.jsonl > /dev/null
   grep -q '"job":"tune-' all.jsonl || fail "job"
   ;;
@@ -90,6 +94,10 @@ errors)
   echo "$out" | grep -q '^lathe: error: --min-time' || fail "min time: $out"
   out=$("$lathe" tune "$W" --min-time inf 2>&1) && fail "an infinite min time accepted"
   echo "$out" | grep -q '^lathe: error: --min-time.*finite' || fail "min time inf: $out"
+  out=$("$lathe" tune "$W" --time-budget nan 2>&1) && fail "a time budget of nan accepted"
+  echo "$out" | grep -q -- '--time-budget' || fail "time budget nan: $out"
+  out=$("$lathe" compile "$W" -o k.a --function lathe_parallel_for 2>&1) && fail "a runtime name accepted"
+  echo "$out" | grep -q 'lathe_parallel_for: not a C identifier' || fail "runtime name: $out"
   out=$("$lathe" tune "$W" --seed -1 2>&1) && fail "seed -1 accepted"
   echo "$out" | grep -q -- '--seed: must be a whole number in \[0, ' || fail "seed: $out"
   out=$("$lathe" tune "$W" --threads 0 2>&1) && fail "0 threads accepted"

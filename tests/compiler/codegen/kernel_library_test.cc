@@ -64,10 +64,12 @@ TEST(KernelHeader, DefaultFunctionNameIsACIdentifier) {
   EXPECT_FALSE(IsCIdentifier("9lives"));
   EXPECT_FALSE(IsCIdentifier("a-b"));
   // Keywords (the header is C and C++), reserved names and main.
-  for (const char* taken : {"int", "return", "class", "bool", "_Bool", "__kernel", "main"}) {
+  // The runtime's names: a kernel named lathe_parallel_for called itself.
+  for (const char* taken : {"int", "return", "class", "bool", "_Bool", "__kernel", "main",
+                            "lathe_parallel_for", "lathe_alloc", "lathe"}) {
     EXPECT_FALSE(IsCIdentifier(taken)) << taken;
   }
-  for (const char* free : {"integer", "_kernel", "my_main", "Class"}) {
+  for (const char* free : {"integer", "_kernel", "my_main", "Class", "latheconv", "my_lathe_mm"}) {
     EXPECT_TRUE(IsCIdentifier(free)) << free;
   }
 }
