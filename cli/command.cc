@@ -59,6 +59,11 @@ void SetAction(CLI::App* command, std::function<absl::Status()> action) {
 int RunApp(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
+    // Output that could not be written (a full disk, a closed pipe) is a
+    // failure, not a result.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      return Fail("cannot write the output (standard output)", kExitFailure);
+    }
     return 0;
   } catch (const CLI::Success& e) {
     // --help and --version: CLI11 prints them and reports success.

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -94,7 +95,15 @@ ThreadPool* GetPoolLocked() {
     // LATHE_SPIN_US=0 is meaningful (never spin), so read it by hand.
     const char* spin_us = std::getenv("LATHE_SPIN_US");
     if (spin_us != nullptr && *spin_us != '\0') {
-      options.spin_ns = std::strtoll(spin_us, nullptr, 10) * 1000;
+      // At most a second, so that the product (and the deadline the pool
+      // adds it to) cannot overflow; garbage and negatives mean 0.
+      char* end = nullptr;
+      const long long us = std::strtoll(spin_us, &end, 10);
+      if (end != spin_us && *end == '\0' && us > 0) {
+        options.spin_ns = std::min<long long>(us, 1000000) * 1000;
+      } else {
+        options.spin_ns = 0;
+      }
     }
     g_pool = ThreadPool::Create(options);
   }
