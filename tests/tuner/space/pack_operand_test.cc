@@ -131,14 +131,25 @@ TEST(PackOperands, PanelAtTheOuterLoopWhenIndexedByIt) {
   }
 }
 
+// The steps of MultiLevelTiling up to packing (tile, cache the output,
+// pack the operands) on `block` with `plan`.
+absl::StatusOr<TiledNest> TileAndPack(TracedSchedule* sch, const std::string& block,
+                                      const TilePlan& plan) {
+  absl::StatusOr<TiledNest> nest = TileBlock(sch, block, plan);
+  if (!nest.ok()) return nest.status();
+  if (absl::StatusOr<OutputCache> cached = CacheWriteOutput(sch, *nest); !cached.ok()) {
+    return cached.status();
+  }
+  if (absl::Status packed = PackOperands(sch, *nest); !packed.ok()) return packed;
+  return nest;
+}
+
 TEST(PackOperands, ConvWeightsStoredInPanelOrderAtTheRoot) {
   RuleFixture f("conv2d_nchw:N=1,C=4,H=14,W=14,K=64,R=3,S=3,pad=1", Znver4());
   TilePlan plan = PlanWith(f, "Y", "vk", "vp");
   std::unique_ptr<TracedSchedule> sch = f.Fresh();
-  absl::StatusOr<TiledNest> nest = TileBlock(sch.get(), "Y", plan);
+  absl::StatusOr<TiledNest> nest = TileAndPack(sch.get(), "Y", plan);
   ASSERT_TRUE(nest.ok()) << nest.status();
-  ASSERT_TRUE(CacheWriteOutput(sch.get(), *nest).ok());
-  ASSERT_TRUE(PackOperands(sch.get(), *nest).ok());
   const Program& p = sch->program();
   const BlockNode* pack = p.FindBlock("W_global");
   ASSERT_NE(pack, nullptr) << PrintProgram(p);
@@ -163,10 +174,8 @@ TEST(PackOperands, ConvWeightsStoredInPanelOrderAtTheOuterLoop) {
   RuleFixture f("conv2d_nchw:N=1,C=4,H=14,W=14,K=64,R=3,S=3,pad=1", Znver4());
   TilePlan plan = PlanWith(f, "Y", "vk", "vk");
   std::unique_ptr<TracedSchedule> sch = f.Fresh();
-  absl::StatusOr<TiledNest> nest = TileBlock(sch.get(), "Y", plan);
+  absl::StatusOr<TiledNest> nest = TileAndPack(sch.get(), "Y", plan);
   ASSERT_TRUE(nest.ok()) << nest.status();
-  ASSERT_TRUE(CacheWriteOutput(sch.get(), *nest).ok());
-  ASSERT_TRUE(PackOperands(sch.get(), *nest).ok());
   const Program& p = sch->program();
   const BlockNode* pack = p.FindBlock("W_global");
   ASSERT_NE(pack, nullptr) << PrintProgram(p);
