@@ -101,9 +101,7 @@ absl::Status IntoDatabase(const DbArgs& args,
   absl::Status filled = fill(**db);
   if (!filled.ok() && !existed) {
     db->reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::remove(absl::StrCat(args.path, suffix).c_str());
-    }
+    db::RemoveDatabaseFiles(args.path);
   }
   return filled;
 }

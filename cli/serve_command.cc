@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "cli/command.h"
 #include "cli/output_paths.h"
+#include "database/database.h"
 #include "runner/remote/channel.h"
 #include "tuner/service/auth.h"
 #include "tuner/service/daemon.h"
@@ -106,9 +107,8 @@ absl::Status RunServe(const ServeOptions& options) {
     // certificate and key that are not a pair are found only here).
     daemon->reset();
     if (!db_existed) {
-      for (const char* suffix : {"", "-wal", "-shm", ".serve-lock"}) {
-        std::remove(absl::StrCat(options.db_path, suffix).c_str());
-      }
+      db::RemoveDatabaseFiles(options.db_path);
+      std::remove(absl::StrCat(options.db_path, ".serve-lock").c_str());
     }
     return server.status();
   }

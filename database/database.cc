@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -20,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "database/file_check.h"
+#include "database/fnv128.h"
 #include "database/record_codec.h"
 #include "database/schema.h"
 #include "database/sqlite_connection.h"
@@ -679,15 +681,7 @@ absl::StatusOr<std::string> Database::ContentStamp() {
   absl::StatusOr<Statement*> rows =
       connection_->Prepare("SELECT id, fingerprint FROM records ORDER BY id");
   if (!rows.ok()) return rows.status();
-  // FNV-1a over "id fingerprint\n" lines: stable across processes and
-  // builds, unlike std::hash.
-  uint64_t digest = 0xcbf29ce484222325ull;
-  auto mix = [&digest](const std::string& bytes) {
-    for (unsigned char c : bytes) {
-      digest ^= c;
-      digest *= 0x100000001b3ull;
-    }
-  };
+  Fnv128 digest;
   int64_t count = 0, last_id = 0;
   while (true) {
     absl::StatusOr<bool> row = (*rows)->Step();
@@ -695,11 +689,12 @@ absl::StatusOr<std::string> Database::ContentStamp() {
     if (!*row) break;
     ++count;
     last_id = (*rows)->ColumnInt(0);
-    mix(absl::StrCat(last_id, " ", (*rows)->ColumnText(1), "\n"));
+    digest.Int(last_id);
+    digest.String((*rows)->ColumnText(1));
   }
   (*rows)->Reset();
   return absl::StrCat("lathe-db-stamp schema ", *version, " records ", count, " last ", last_id,
-                      " digest ", absl::Hex(digest, absl::kZeroPad16));
+                      " digest ", digest.Hex());
 }
 
 absl::StatusOr<Stats> Database::GetStats() {
@@ -963,6 +958,10 @@ absl::StatusOr<CheckReport> Database::Check() {
   }
   if (schema_version_ >= 3) CheckBest(report);
   return report;
+}
+
+void RemoveDatabaseFiles(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove(absl::StrCat(path, suffix).c_str());
 }
 
 }  // namespace lathe::db

@@ -99,6 +99,11 @@ struct CheckReport {
   bool ok() const { return problems.empty(); }
 };
 
+// Removes a database file and its -wal and -shm beside it, best effort:
+// what a command that created a database and then failed leaves behind
+// (none of it open any more).
+void RemoveDatabaseFiles(const std::string& path);
+
 class Database {
  public:
   // The schema version this build writes; files of newer versions are refused.

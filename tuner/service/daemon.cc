@@ -71,20 +71,24 @@ absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
 void SetTasksFromRecords(const std::vector<tuner::Task>& tasks,
                          const std::vector<proto::Record>& records, proto::JobStatus& job) {
   job.clear_tasks();
+  std::map<std::string, std::pair<const tuner::Task*, proto::TaskStatus*>> by_key;
   for (const tuner::Task& task : tasks) {
-    proto::TaskStatus& status = *job.add_tasks();
-    status.set_workload(task.workload.CanonicalForm());
-    for (const proto::Record& r : records) {
-      if (r.workload_key() != task.key) continue;
-      const bool ok = r.status() == proto::MEASURE_OK;
-      if (!absl::StrContains(r.runner(), kRemeasureMark)) {
-        status.set_trials(status.trials() + 1);
-        if (!ok) status.set_errors(status.errors() + 1);
-      }
-      if (ok && r.median_s() > 0 && (status.best_s() == 0 || r.median_s() < status.best_s())) {
-        status.set_best_s(r.median_s());
-        status.set_best_gflops(static_cast<double>(task.flops) / r.median_s() * 1e-9);
-      }
+    proto::TaskStatus* status = job.add_tasks();
+    status->set_workload(task.workload.CanonicalForm());
+    by_key[task.key] = {&task, status};
+  }
+  for (const proto::Record& r : records) {
+    auto it = by_key.find(r.workload_key());
+    if (it == by_key.end()) continue;
+    const auto& [task, status] = it->second;
+    const bool ok = r.status() == proto::MEASURE_OK;
+    if (!absl::StrContains(r.runner(), kRemeasureMark)) {
+      status->set_trials(status->trials() + 1);
+      if (!ok) status->set_errors(status->errors() + 1);
+    }
+    if (ok && r.median_s() > 0 && (status->best_s() == 0 || r.median_s() < status->best_s())) {
+      status->set_best_s(r.median_s());
+      status->set_best_gflops(static_cast<double>(task->flops) / r.median_s() * 1e-9);
     }
   }
 }
@@ -387,7 +391,7 @@ void Daemon::RunJob(const std::string& id, Run& run) {
   absl::StatusOr<tuner::TuneReport> report = tuner::Tune(*tasks, **db, measure, tune);
   db->reset();
   if (simulated) {
-    for (const char* suffix : {"", "-wal", "-shm"}) unlink(absl::StrCat(path, suffix).c_str());
+    db::RemoveDatabaseFiles(path);
   }
   if (run.cancelled.load()) {
     finish(proto::JOB_CANCELLED, "");
