@@ -66,4 +66,27 @@ rm -f tuned.db-wal tuned.db-shm
 cp -p more.db tuned.db
 "$cmake" --build mlp > rebuild.txt 2>&1 || fail "rebuild after copy: $(cat rebuild.txt)"
 grep -q 'Lathe: kernels mlp_tuned' rebuild.txt || fail "an older-mtime copy not regenerated: $(cat rebuild.txt)"
+# Two directories of one project, each with find_package(Lathe) and its own
+# kernels: both link Threads::Threads (imported targets belong to the
+# directory that finds them; the second directory once failed to generate).
+mkdir -p two/a two/b
+cat > two/CMakeLists.txt <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(two LANGUAGES C)
+add_subdirectory(a)
+add_subdirectory(b)
+CMAKE
+for sub in a b; do
+  cat > two/$sub/CMakeLists.txt <<CMAKE
+find_package(Lathe 0.1 REQUIRED)
+add_executable(app_$sub main.c)
+lathe_add_kernels(app_$sub NAME k_$sub WORKLOADS matmul:M=8,N=8,K=8 DEVICE "$T")
+CMAKE
+  printf '#include "k_%s.h"\nint main(void) { float a[64] = {0}, b[64] = {0}, c[64]; return matmul_8x8x8(a, b, c); }\n' \
+    "$sub" > two/$sub/main.c
+done
+"$cmake" -S two -B two-build -G "$generator" -DCMAKE_PREFIX_PATH="$d/prefix" > two.txt 2>&1 ||
+  fail "two directories, configure: $(cat two.txt)"
+"$cmake" --build two-build > two.txt 2>&1 || fail "two directories, build: $(cat two.txt)"
+two-build/a/app_a && two-build/b/app_b || fail "two directories, run"
 echo ok
