@@ -259,4 +259,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace lathe
 
-int main(int argc, char** argv) { return lathe::Main(argc, argv); }
+int main(int argc, char** argv) {
+  lathe::bench::RunOnFairOpenBlasCore(argv);
+  return lathe::Main(argc, argv);
+}

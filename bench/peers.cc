@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "bench/openblas_core.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 extern "C" char* openblas_get_corename(void);
@@ -115,8 +117,35 @@ void PinLatheThreads() {
               std::getenv("LATHE_PIN_THREADS"));
 }
 
+// Set by RunOnFairOpenBlasCore for the program it re-executes: the core
+// OpenBLAS had chosen itself.
+constexpr char kOpenBlasChoseEnv[] = "LATHE_BENCH_OPENBLAS_CHOSE";
+
+void RunOnFairOpenBlasCore(char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;  // the user's pin
+  const std::string detected = openblas_get_corename();
+  const std::string fairer = FairerOpenBlasCore(detected, HostVectorExtensions());
+  if (fairer.empty()) return;
+  // OpenBLAS reads OPENBLAS_CORETYPE once, when it is loaded.
+  setenv("OPENBLAS_CORETYPE", fairer.c_str(), /*overwrite=*/1);
+  setenv(kOpenBlasChoseEnv, detected.c_str(), /*overwrite=*/1);
+  execv("/proc/self/exe", argv);
+  std::fprintf(stderr, "warning: cannot re-run with OPENBLAS_CORETYPE=%s (%s); OpenBLAS runs %s\n",
+               fairer.c_str(), std::strerror(errno), detected.c_str());
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv(kOpenBlasChoseEnv);
+}
+
 void PrintOpenBlasCore() {
   const char* pinned = std::getenv("OPENBLAS_CORETYPE");
+  const char* chose = std::getenv(kOpenBlasChoseEnv);
+  if (pinned != nullptr && chose != nullptr) {
+    std::printf(
+        "OpenBLAS core: %s (OpenBLAS chose %s, a narrower kernel than this CPU runs; the bench "
+        "set OPENBLAS_CORETYPE=%s)\n",
+        openblas_get_corename(), chose, pinned);
+    return;
+  }
   std::printf("OpenBLAS core: %s (OPENBLAS_CORETYPE=%s)\n",
               openblas_get_corename(), pinned ? pinned : "unset");
   if (pinned) {

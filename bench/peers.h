@@ -70,6 +70,13 @@ InterleavedTimes TimeInterleaved(const std::function<void()>& a,
 // /proc/cpuinfo's model name.
 std::string CpuModel();
 
+// Re-executes this program (argv as main got it) with OPENBLAS_CORETYPE set
+// to a wider kernel when OpenBLAS chose one narrower than the CPU runs
+// (openblas_core.h: Debian's OpenBLAS falls back to SSE3 on CPUs newer than
+// it). Does nothing when the user set OPENBLAS_CORETYPE. Call it first in
+// main, before any thread starts.
+void RunOnFairOpenBlasCore(char** argv);
+
 // Prints the kernel OpenBLAS runs (openblas_get_corename) and warns when
 // OPENBLAS_CORETYPE pins it (PEERS.md: run under env -u OPENBLAS_CORETYPE).
 void PrintOpenBlasCore();

@@ -905,5 +905,6 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "runner-worker") == 0) {
     return lathe::runner::RunMeasureWorker(STDIN_FILENO, STDOUT_FILENO);
   }
+  lathe::bench::RunOnFairOpenBlasCore(argv);
   return lathe::Main(argc, argv);
 }
