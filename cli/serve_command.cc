@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/output_paths.h"
 #include "database/database.h"
+#include "database/writer_lock.h"
 #include "runner/remote/channel.h"
 #include "tuner/service/auth.h"
 #include "tuner/service/daemon.h"
@@ -108,7 +109,7 @@ absl::Status RunServe(const ServeOptions& options) {
     daemon->reset();
     if (!db_existed) {
       db::RemoveDatabaseFiles(options.db_path);
-      std::remove(absl::StrCat(options.db_path, ".serve-lock").c_str());
+      std::remove(db::WriterLockPath(options.db_path).c_str());
     }
     return server.status();
   }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <iterator>
 #include <cmath>
@@ -32,6 +33,7 @@
 #include "compiler/codegen/target_info.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
+#include "database/writer_lock.h"
 #include "runner/local_runner.h"
 #include "runner/measurable_target.h"
 #include "runner/measure_worker.h"
@@ -112,9 +114,35 @@ class StopSignals {
 };
 
 std::string FormatDuration(double s) {
+  // An ETA of 10^9 trials at a second each overflowed the int below.
+  if (!(s < 1e6 * 3600)) return ">1000000h";
   if (s < 60) return absl::StrFormat("%.0fs", s);
   if (s < 3600) return absl::StrFormat("%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
   return absl::StrFormat("%dh%02dm", static_cast<int>(s) / 3600, static_cast<int>(s) / 60 % 60);
+}
+
+// The names of workloads (canonical forms) in one progress line: each cut
+// after as few of its parameters as tell it from the others
+// ("matmul:M=512" alone; "matmul:M=512,N=256" beside "matmul:M=512,N=1024").
+std::vector<std::string> ShortNames(const std::vector<std::string>& workloads) {
+  std::vector<std::vector<std::string>> parts;
+  for (const std::string& w : workloads) parts.push_back(absl::StrSplit(w, ','));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    size_t keep = 1;
+    for (size_t j = 0; j < workloads.size(); ++j) {
+      if (j == i) continue;
+      // The parameters i shares with j from the start, and one more.
+      size_t shared = 0;
+      while (shared < parts[i].size() && shared < parts[j].size() &&
+             parts[i][shared] == parts[j][shared]) {
+        ++shared;
+      }
+      keep = std::max(keep, std::min(shared + 1, parts[i].size()));
+    }
+    names.push_back(absl::StrJoin(parts[i].begin(), parts[i].begin() + keep, ","));
+  }
+  return names;
 }
 
 // Live progress on a terminal (one line redrawn), plain lines otherwise.
@@ -123,9 +151,15 @@ class ProgressPrinter {
   ProgressPrinter() : tty_(isatty(STDERR_FILENO) == 1) {}
 
   void Print(const tuner::TuneProgress& p) {
+    if (names_.size() != p.tasks.size()) {
+      std::vector<std::string> workloads;
+      for (const tuner::TaskProgress& t : p.tasks) workloads.push_back(t.workload);
+      names_ = ShortNames(workloads);
+    }
     std::vector<std::string> tasks;
-    for (const tuner::TaskProgress& t : p.tasks) {
-      std::string name = t.workload.substr(0, t.workload.find(','));
+    for (size_t i = 0; i < p.tasks.size(); ++i) {
+      const tuner::TaskProgress& t = p.tasks[i];
+      const std::string& name = names_[i];
       tasks.push_back(t.best_s ? absl::StrFormat("%s %.1f GFLOP/s", name, t.best_gflops)
                                : absl::StrCat(name, " -"));
     }
@@ -151,6 +185,7 @@ class ProgressPrinter {
 
  private:
   bool tty_;
+  std::vector<std::string> names_;  // of p.tasks, as shown
   bool dirty_ = false;
   int64_t next_plain_ = 0;
 };
@@ -225,7 +260,13 @@ absl::Status RunTune(TuneCommandOptions options) {
     if (specs->empty() && options.specs.empty()) {
       // Nothing untuned: a CI step that tunes the misses of a build has
       // nothing to do, which is success.
-      std::printf("nothing to tune: %s lists no workload\n", options.workloads_file.c_str());
+      if (options.json) {
+        std::printf("{\"db\": %s, \"trials\": 0, \"nothing_to_tune\": %s, \"tasks\": []}\n",
+                    JsonString(options.db_path).c_str(),
+                    JsonString(absl::StrCat(options.workloads_file, " lists no workload")).c_str());
+      } else {
+        std::printf("nothing to tune: %s lists no workload\n", options.workloads_file.c_str());
+      }
       return absl::OkStatus();
     }
     options.specs.insert(options.specs.end(), specs->begin(), specs->end());
@@ -278,6 +319,11 @@ absl::Status RunTune(TuneCommandOptions options) {
   open.mode = db::OpenOptions::Mode::kCreate;
   absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(options.db_path, open);
   if (!db.ok()) return db.status();
+  // Held to the end: a second run (or a daemon) on this database would
+  // measure the same programs and time its candidates beside ours.
+  absl::StatusOr<std::unique_ptr<db::WriterLock>> lock =
+      db::WriterLock::Acquire(options.db_path, "lathe tune");
+  if (!lock.ok()) return lock.status();
   const std::string job =
       options.job.empty()
           ? absl::StrCat("tune-", absl::FormatTime("%Y%m%dT%H%M%S", absl::Now(), absl::UTCTimeZone()),

@@ -83,6 +83,10 @@ fallback_and_misses)
     --misses misses2.txt 2> err.txt || fail "still untuned: $(cat err.txt)"
   [ "$(grep -vc '^#' misses2.txt)" -eq 0 ] || fail "misses2: $(cat misses2.txt)"
   "$lathe" tune --workloads-file misses2.txt --db tuned.db | grep -q 'nothing to tune' || fail "empty misses"
+  # A script that reads --json gets JSON for it too (it printed the text).
+  "$lathe" tune --workloads-file misses2.txt --db tuned.db --json > nothing.json
+  grep -qx '{"db": "tuned.db", "trials": 0, "nothing_to_tune": "misses2.txt lists no workload", "tasks": \[\]}' \
+    nothing.json || fail "empty misses, --json: $(cat nothing.json)"
   # A record whose trace replays to another program is a miss, never used.
   "$lathe" db export --db tuned.db -o all.jsonl
   sed -E 's/"structural_hash":"[0-9a-f]+"/"structural_hash":"00000000deadbeef"/' all.jsonl > stale.jsonl

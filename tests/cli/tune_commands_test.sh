@@ -46,6 +46,11 @@ runs_and_continues)
   grep -q 'tuned: 4 trials' summary.txt || fail "summary: $(cat summary.txt)"
   grep -q 'default .* GFLOP/s' summary.txt || fail "no default comparison: $(cat summary.txt)"
   grep -q '^\[.* trials' progress.txt || fail "no progress: $(cat progress.txt)"
+  # Two workloads that share their first parameter are told apart in the
+  # progress line (each was shown as "matmul:K=16").
+  "$lathe" tune "$W" matmul:M=16,N=48,K=16 --threads 1 --min-time 0.005 --batch 4 --seed 3 \
+    --population 16 --generations 1 --trials 8 --no-default --db two.db > /dev/null 2> two.txt
+  grep -q '^\[.*matmul:K=16,M=32 .* | matmul:K=16,M=16 ' two.txt || fail "progress names: $(cat two.txt)"
   "$lathe" db check > /dev/null
   # A budget spent before the first measurement: nothing failed, nothing ran.
   "$lathe" tune "$W" --threads 1 --time-budget 0.001 --no-default --db empty.db > none.txt
@@ -67,6 +72,13 @@ sigint|sigterm)
     sleep 0.1
   done
   [ "${n:-0}" -ge 8 ] || fail "no records after 60 s"
+  # A second run on the database is refused while the first one runs: it
+  # would measure the same programs and time its candidates beside them.
+  if "$lathe" tune "$W" --threads 1 --trials 4 --no-default > second.txt 2> second_err.txt; then
+    fail "a second lathe tune on the database ran: $(cat second.txt)"
+  fi
+  grep -q "^lathe: error: lathe.db: another lathe tune (pid $pid) runs on this database" \
+    second_err.txt || fail "second run: $(cat second_err.txt)"
   kill -"$signal" "$pid"
   wait "$pid" || fail "exit code $? after SIG$signal: $(cat err.txt)"
   pid=""

@@ -117,7 +117,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (!db.ok()) return db.status();
   // Locked once the path is known to be a database (no lock file beside
   // what is not one), before any job is resumed.
-  absl::StatusOr<std::unique_ptr<ServeLock>> lock = ServeLock::Acquire(options.db_path);
+  absl::StatusOr<std::unique_ptr<db::WriterLock>> lock =
+      db::WriterLock::Acquire(options.db_path, "lathe serve");
   if (!lock.ok()) return lock.status();
   daemon->lock_ = *std::move(lock);
   daemon->db_ = *std::move(db);

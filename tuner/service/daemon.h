@@ -28,11 +28,11 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "database/database.h"
+#include "database/writer_lock.h"
 #include "proto/service.pb.h"
 #include "tuner/service/job_table.h"
 #include "tuner/service/lease_manager.h"
 #include "tuner/service/runner_registry.h"
-#include "tuner/service/serve_lock.h"
 
 namespace lathe::service {
 
@@ -58,7 +58,7 @@ class Daemon {
  public:
   // Opens (or creates) the database and resumes its unfinished jobs.
   // FailedPrecondition when another daemon serves the database
-  // (serve_lock.h).
+  // (database/writer_lock.h).
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
   ~Daemon();
   // Stops every job after the candidates in flight; unfinished jobs stay
@@ -102,7 +102,7 @@ class Daemon {
   void Log(const std::string& line) const;
 
   const DaemonOptions options_;
-  std::unique_ptr<ServeLock> lock_;   // held while the daemon runs
+  std::unique_ptr<db::WriterLock> lock_;  // held while the daemon runs
   std::unique_ptr<db::Database> db_;  // jobs table; guarded by db_mutex_
   std::mutex db_mutex_;
   JobTable jobs_;

@@ -580,6 +580,31 @@ TEST_F(TunerTest, NearTiesAreMeasuredAgainInTwoLongerRounds) {
   EXPECT_EQ(remeasured, 3);
 }
 
+// A stop while the near-ties are measured again ends the run as stopped:
+// every trial was measured, but the best is not settled.
+TEST_F(TunerTest, AStopDuringTheNearTiesReMeasurementIsAnInterruptedRun) {
+  auto db = OpenDb("near_ties_stopped.db");
+  std::vector<Task> tasks = {SmallTask()};
+  TuneOptions options = FastOptions();
+  options.max_trials = 8;
+  options.batch_size = 8;
+  options.measure_rounds = 1;
+  options.remeasure_top = 3;
+  options.near_tie = 100;
+  std::atomic<bool> stop{false};
+  options.stop = &stop;
+  int calls = 0;
+  MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    if (++calls == 9) stop.store(true);  // the first re-measurement
+    return FakeMeasure(request);
+  };
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->trials, 8);
+  EXPECT_TRUE(report->interrupted);
+  EXPECT_LT(calls, 8 + 3 * 2);
+}
+
 TEST_F(TunerTest, SeveralTasksAllGetTrials) {
   auto db = OpenDb("tasks.db");
   std::vector<Task> tasks = {SmallTask("matmul:M=32,N=48,K=16"),

@@ -182,7 +182,7 @@ stop_daemon)
   [ ! -e other.db ] || fail "the daemon that could not listen left the database it created"
   out=$("$lathe" serve --listen 127.0.0.1:0 --db t.db --token-file token 2>&1) &&
     fail "a second daemon on the same database ran"
-  echo "$out" | grep -q 'another lathe serve runs on this database' || fail "same database: $out"
+  echo "$out" | grep -q 'another lathe serve (pid [0-9]*) runs on this database' || fail "same database: $out"
   for r in a b; do start_runner $r; done
   wait_for 30 "two runners" runners_registered 2
   job=$(submit --trials 20)
@@ -350,7 +350,7 @@ tls)
   echo "$out" | grep -q '^lathe: error: cannot listen on 127.0.0.1:0 with TLS: the certificate server.pem and the key client.key are not a pair' ||
     fail "mismatched pair: $out"
   # A daemon that never listened leaves no database it created.
-  [ ! -e other.db ] && [ ! -e other.db.serve-lock ] || fail "a database was left: $(ls other.db*)"
+  [ ! -e other.db ] && [ ! -e other.db.lock ] || fail "a database was left: $(ls other.db*)"
   out=$(client jobs --tls-ca token 2>&1) && fail "a token as a CA accepted"
   echo "$out" | grep -q 'TLS CA token: no PEM CERTIFICATE in it' || fail "ca: $out"
   ;;
