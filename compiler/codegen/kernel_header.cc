@@ -47,6 +47,25 @@ std::string Prototype(const Workload& workload, const std::string& function_name
   return absl::StrCat("int ", function_name, "(\n", absl::StrJoin(params, ",\n"), ");\n");
 }
 
+// What a .o or .a declares of the runtime linked with its kernels.
+constexpr char kRuntimeDeclarations[] =
+    "/* From the Lathe runtime (lathe_runtime.h), linked with the kernels.\n"
+    " * lathe_set_num_threads: the threads of parallel loops; n <= 0 restores the\n"
+    " * default: LATHE_NUM_THREADS, else the CPUs this process may run on.\n"
+    " * lathe_release_scratch: frees the scratch blocks (packed operands, padded\n"
+    " * inputs; up to 64 MiB) kept for the next kernel call; the next call\n"
+    " * allocates afresh. */\n"
+    "#ifndef LATHE_RUNTIME_H_\n"
+    "void lathe_set_num_threads(int n);\n"
+    "void lathe_release_scratch(void);\n"
+    "#endif\n\n";
+
+// Above the release functions of a shared library.
+constexpr char kSharedReleaseComment[] =
+    "/* Frees the scratch blocks (packed operands, padded inputs; up to 64 MiB)\n"
+    " * this library's runtime keeps for the next kernel call; the next call\n"
+    " * allocates afresh. */\n";
+
 std::string Guard(const std::string& stem) {
   std::string guard = "LATHE_";
   for (char c : stem) {
@@ -116,6 +135,10 @@ std::string SharedSetNumThreadsName(const std::string& function_name) {
   return function_name + "_set_num_threads";
 }
 
+std::string SharedReleaseScratchName(const std::string& function_name) {
+  return function_name + "_release_scratch";
+}
+
 std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
                          const Target& target, const std::string& function_name,
                          LibraryKind kind) {
@@ -132,6 +155,8 @@ std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
                   ", structural hash ", kernel.structural_hash, "\n",
                   " *\n",
                   " * Tensors are row-major and densely packed; inputs first, outputs last.\n",
+                  " * An output must not overlap an input or another output: the kernel is\n",
+                  " * compiled assuming none do.\n",
                   " * Returns 0 on success, non-zero when a scratch allocation or a parallel\n",
                   " * task failed.\n",
                   " */\n",
@@ -156,14 +181,10 @@ std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
         "/* Threads of this library's parallel loops (the runtime inside a shared\n"
         " * library is private to it). n <= 0 restores the default: LATHE_NUM_THREADS,\n"
         " * else the CPUs this process may run on. */\n",
-        "void ", SharedSetNumThreadsName(function_name), "(int n);\n\n");
+        "void ", SharedSetNumThreadsName(function_name), "(int n);\n\n", kSharedReleaseComment,
+        "void ", SharedReleaseScratchName(function_name), "(void);\n\n");
   } else {
-    absl::StrAppend(
-        &out,
-        "/* From the Lathe runtime (lathe_runtime.h), linked with the kernel: the\n"
-        " * threads of parallel loops. n <= 0 restores the default:\n"
-        " * LATHE_NUM_THREADS, else the CPUs this process may run on. */\n",
-        "#ifndef LATHE_RUNTIME_H_\nvoid lathe_set_num_threads(int n);\n#endif\n\n");
+    absl::StrAppend(&out, kRuntimeDeclarations);
   }
   absl::StrAppend(&out, "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif  /* ", guard,
                   " */\n");
@@ -188,6 +209,8 @@ std::string KernelLibraryHeader(const std::vector<LibraryKernel>& kernels, const
                   " * kernels: ", kernels.size(), "\n",
                   " *\n",
                   " * Tensors are row-major and densely packed; inputs first, outputs last.\n",
+                  " * An output must not overlap an input or another output: the kernels are\n",
+                  " * compiled assuming none do.\n",
                   " * Each kernel returns 0 on success, non-zero when a scratch allocation\n",
                   " * or a parallel task failed.\n",
                   " */\n",
@@ -212,14 +235,13 @@ std::string KernelLibraryHeader(const std::vector<LibraryKernel>& kernels, const
     for (const LibraryKernel& k : kernels) {
       absl::StrAppend(&out, "void ", SharedSetNumThreadsName(k.function_name), "(int n);\n");
     }
+    absl::StrAppend(&out, "\n", kSharedReleaseComment);
+    for (const LibraryKernel& k : kernels) {
+      absl::StrAppend(&out, "void ", SharedReleaseScratchName(k.function_name), "(void);\n");
+    }
     absl::StrAppend(&out, "\n");
   } else {
-    absl::StrAppend(
-        &out,
-        "/* From the Lathe runtime (lathe_runtime.h), linked with the kernels: the\n"
-        " * threads of parallel loops. n <= 0 restores the default:\n"
-        " * LATHE_NUM_THREADS, else the CPUs this process may run on. */\n",
-        "#ifndef LATHE_RUNTIME_H_\nvoid lathe_set_num_threads(int n);\n#endif\n\n");
+    absl::StrAppend(&out, kRuntimeDeclarations);
   }
   absl::StrAppend(&out, "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif  /* ", guard,
                   " */\n");

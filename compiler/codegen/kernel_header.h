@@ -53,6 +53,12 @@ bool IsCIdentifier(const std::string& name);
 // share or interpose a pool), so lathe_set_num_threads is not visible there.
 std::string SharedSetNumThreadsName(const std::string& function_name);
 
+// The name of the scratch release a shared library exports:
+// NAME_release_scratch, the library's door to lathe_release_scratch (kept
+// scratch blocks, up to 64 MiB, are otherwise freed only when the library is
+// unloaded), private for the same reason as the setter.
+std::string SharedReleaseScratchName(const std::string& function_name);
+
 // The header text for the kernel `function_name`.
 std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
                          const Target& target, const std::string& function_name,

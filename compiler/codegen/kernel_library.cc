@@ -176,7 +176,7 @@ absl::Status LinkSharedLibrary(const std::string& object,
   TempDir dir;
   if (dir.path().empty()) return absl::InternalError("shared library: cannot create a temp folder");
   // The runtime goes in as an archive so that --exclude-libs hides it; the
-  // setter below is the library's own door to its private runtime.
+  // functions below are the library's own doors to its private runtime.
   absl::StatusOr<std::string> runtime = WriteArchive(RuntimeMembers());
   if (!runtime.ok()) return runtime.status();
   std::string kernel_o = dir.path() + "/kernel.o";
@@ -186,10 +186,13 @@ absl::Status LinkSharedLibrary(const std::string& object,
   absl::Status st = WriteFileBytes(kernel_o, object);
   if (st.ok()) st = WriteFileBytes(runtime_a, *runtime);
   if (st.ok()) {
-    std::string setters = "void lathe_set_num_threads(int n);\n";
+    std::string setters =
+        "void lathe_set_num_threads(int n);\nvoid lathe_release_scratch(void);\n";
     for (const std::string& name : function_names) {
       absl::StrAppend(&setters, "__attribute__((visibility(\"default\"))) void ",
-                      SharedSetNumThreadsName(name), "(int n) { lathe_set_num_threads(n); }\n");
+                      SharedSetNumThreadsName(name), "(int n) { lathe_set_num_threads(n); }\n",
+                      "__attribute__((visibility(\"default\"))) void ",
+                      SharedReleaseScratchName(name), "(void) { lathe_release_scratch(); }\n");
     }
     st = WriteFileBytes(setter_c, setters);
   }

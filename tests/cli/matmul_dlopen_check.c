@@ -1,5 +1,6 @@
 /* Loads a shared library from `lathe compile -o X.so` with dlopen, finds
- * the kernel and its thread setter with dlsym and calls them through the C
+ * the kernel, its thread setter and its scratch release with dlsym and
+ * calls them through the C
  * ABI of DESIGN.md (int f(const float* A, const float* B, float* C)),
  * checking the result against plain loops.
  *   matmul_dlopen_check LIB.so FUNCTION M N K
@@ -12,6 +13,7 @@
 
 typedef int (*matmul_fn)(const float*, const float*, float*);
 typedef void (*set_threads_fn)(int);
+typedef void (*release_fn)(void);
 
 int main(int argc, char** argv) {
   if (argc != 6) {
@@ -28,13 +30,16 @@ int main(int argc, char** argv) {
   char setter[256];
   snprintf(setter, sizeof setter, "%s_set_num_threads", argv[2]);
   set_threads_fn set_threads = (set_threads_fn)dlsym(lib, setter);
-  if (fn == NULL || set_threads == NULL) {
-    printf("dlsym: %s or %s missing\n", argv[2], setter);
+  char release_name[256];
+  snprintf(release_name, sizeof release_name, "%s_release_scratch", argv[2]);
+  release_fn release = (release_fn)dlsym(lib, release_name);
+  if (fn == NULL || set_threads == NULL || release == NULL) {
+    printf("dlsym: %s, %s or %s missing\n", argv[2], setter, release_name);
     return 5;
   }
   /* The runtime inside is private: its own symbols are not exported. */
-  if (dlsym(lib, "lathe_parallel_for") != NULL) {
-    printf("lathe_parallel_for is exported\n");
+  if (dlsym(lib, "lathe_parallel_for") != NULL || dlsym(lib, "lathe_release_scratch") != NULL) {
+    printf("the runtime's symbols are exported\n");
     return 6;
   }
   float* a = malloc(sizeof(float) * m * kk);
@@ -43,6 +48,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < m * kk; ++i) a[i] = (float)((i * 7) % 11) * 0.25f - 1.0f;
   for (int i = 0; i < kk * n; ++i) b[i] = (float)((i * 5) % 13) * 0.125f - 0.75f;
   for (int threads = 1; threads <= 2; ++threads) {
+    /* The second call runs after its scratch was given back. */
+    if (threads == 2) release();
     set_threads(threads);
     memset(c, 0, sizeof(float) * m * n);
     int rc = fn(a, b, c);

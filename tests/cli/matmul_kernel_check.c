@@ -1,7 +1,8 @@
 /* A C program that links a kernel from `lathe compile` (.o + runtime, or
  * .a) through its generated header and checks it against plain loops.
  * Built by tests/cli/CMakeLists.txt with -DFN=<kernel> -DM= -DN= -DK= and
- * -include <header>; exits 0 and prints "ok" when every element matches. */
+ * -include <header>; exits 0 and prints "ok" when every element matches
+ * (after a second call, made once the scratch was released). */
 #include <math.h>
 #include <stdio.h>
 
@@ -16,6 +17,10 @@ int main(void) {
   for (int i = 0; i < K * N; ++i) b[i] = (float)((i * 5) % 13) * 0.125f - 0.75f;
   lathe_set_num_threads(2);
   int rc = FN(a, b, c);
+  /* Declared by the header, linked with the runtime: the kernel runs again
+   * after its kept scratch was given back. */
+  lathe_release_scratch();
+  if (rc == 0) rc = FN(a, b, c);
   if (rc != 0) {
     printf("kernel returned %d\n", rc);
     return 3;

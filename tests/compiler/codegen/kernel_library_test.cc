@@ -87,8 +87,12 @@ TEST(KernelHeader, DocumentsShapesWorkloadTargetAndThreads) {
   EXPECT_NE(h.find(k->structural_hash), std::string::npos);
   EXPECT_NE(h.find("extern \"C\""), std::string::npos);
   EXPECT_NE(h.find("void lathe_set_num_threads(int n);"), std::string::npos);
+  EXPECT_NE(h.find("void lathe_release_scratch(void);"), std::string::npos) << h;
+  EXPECT_NE(h.find("An output must not overlap an input"), std::string::npos) << h;
   std::string so = KernelHeader(w, *k, target, "mm", LibraryKind::kShared);
   EXPECT_NE(so.find("void mm_set_num_threads(int n);"), std::string::npos) << so;
+  EXPECT_NE(so.find("void mm_release_scratch(void);"), std::string::npos) << so;
+  EXPECT_EQ(so.find("lathe_release_scratch"), std::string::npos) << so;
 }
 
 // Libraries of several kernels: one object, one header.
@@ -169,6 +173,10 @@ TEST(KernelHeader, LibraryHeaderDeclaresEveryKernel) {
                                        "k");
   EXPECT_NE(so.find("void mm_set_num_threads(int n);"), std::string::npos) << so;
   EXPECT_NE(so.find("void dense_set_num_threads(int n);"), std::string::npos) << so;
+  EXPECT_NE(so.find("void mm_release_scratch(void);"), std::string::npos) << so;
+  EXPECT_NE(so.find("void dense_release_scratch(void);"), std::string::npos) << so;
+  EXPECT_NE(h.find("void lathe_release_scratch(void);"), std::string::npos) << h;
+  EXPECT_NE(h.find("An output must not overlap an input"), std::string::npos) << h;
   EXPECT_EQ(h, KernelLibraryHeader(k.Kernels("mm", "dense"), k.target, LibraryKind::kStatic,
                                    "mlp-tuned"));
 }
