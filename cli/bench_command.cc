@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/json_text.h"
 #include "cli/time_text.h"
+#include "cli/trace_file.h"
 #include "cli/workload_args.h"
 #include "compiler/codegen/target_info.h"
 #include "compiler/util/check.h"
@@ -81,7 +82,7 @@ absl::Status RunBench(const BenchOptions& options) {
 
   std::unique_ptr<Trace> trace;
   if (!options.trace_path.empty()) {
-    absl::StatusOr<Trace> loaded = Trace::Load(options.trace_path);
+    absl::StatusOr<Trace> loaded = LoadTraceFor(options.trace_path, *workload);
     if (!loaded.ok()) return loaded.status();
     trace = std::make_unique<Trace>(*std::move(loaded));
   }

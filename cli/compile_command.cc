@@ -23,6 +23,7 @@
 #include "cli/command.h"
 #include "cli/json_text.h"
 #include "cli/output_paths.h"
+#include "cli/trace_file.h"
 #include "cli/workload_args.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_library.h"
@@ -258,7 +259,7 @@ absl::Status RunCompile(const CompileOptions& options) {
     Entry& entry = entries[i];
     const Workload& workload = (*workloads)[i].second;
     if (!options.trace_path.empty()) {
-      absl::StatusOr<Trace> trace = Trace::Load(options.trace_path);
+      absl::StatusOr<Trace> trace = LoadTraceFor(options.trace_path, workload);
       if (!trace.ok()) return trace.status();
       absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(workload, &*trace, *target);
       if (!kernel.ok()) {

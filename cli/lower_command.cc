@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/trace_file.h"
 #include "cli/workload_args.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
@@ -55,15 +56,8 @@ absl::Status RunLower(const LowerOptions& options) {
   absl::StatusOr<Trace> trace;
   std::string trace_name = options.trace_path;
   if (!options.trace_path.empty()) {
-    trace = Trace::Load(options.trace_path);
+    trace = LoadTraceFor(options.trace_path, *workload);
     if (!trace.ok()) return trace.status();
-    if (!trace->workload.empty() &&
-        trace->workload != workload->CanonicalForm()) {
-      std::fprintf(stderr,
-                   "lathe: warning: trace %s was recorded on %s, not %s\n",
-                   options.trace_path.c_str(), trace->workload.c_str(),
-                   workload->CanonicalForm().c_str());
-    }
   } else if (options.use_default) {
     // The schedule used when no trace is given; replayed below like a file,
     // so what is printed is what a stored default trace would give.

@@ -326,7 +326,7 @@ absl::StatusOr<ExprRV> ConcreteSchedule::SampleCategorical(
     std::optional<int64_t> decision) {
   int64_t index;
   if (decision.has_value()) {
-    LATHE_RETURN_IF_ERROR(primitive::CheckCategorical(*decision, candidates.size()));
+    LATHE_RETURN_IF_ERROR(primitive::CheckCategorical(*decision, candidates, probs));
     index = *decision;
   } else {
     LATHE_ASSIGN_OR_RETURN(index, primitive::SampleCategorical(&rng_, candidates, probs));

@@ -46,6 +46,15 @@ lookups)
     || fail "stale record not flagged: $(cat stale.txt)"
   "$lathe" db best "$W" --target "$T" --db stale.db --json | grep -q '"replays": false' || fail "json replays"
   "$lathe" db check > check.txt || fail "check: $(cat check.txt)"
+  # A trace recorded on another workload that replays on this one: a
+  # warning, and the record names the workload it measured.
+  "$lathe" bench matmul:M=32,N=48,K=32 --target "$T" --min-time 0.01 --repeats 3 \
+    --trace best.json --db other.db > /dev/null 2> warn.txt
+  grep -q '^lathe: warning: trace best.json was recorded on matmul:K=16,M=32,N=48,dtype=float32, not matmul:K=32,M=32,N=48,dtype=float32$' \
+    warn.txt || fail "no warning: $(cat warn.txt)"
+  "$lathe" db export --db other.db -o other.jsonl
+  [ "$(grep -o '"workload":"[^"]*"' other.jsonl | sort -u)" = '"workload":"matmul:K=32,M=32,N=48,dtype=float32"' ] ||
+    fail "the stored trace names another workload: $(grep -o '"workload":"[^"]*"' other.jsonl | sort -u)"
   ;;
 transfer)
   bench --job shard-a

@@ -81,9 +81,12 @@ absl::Status CheckPerfectTile(const std::vector<int64_t>& factors, int64_t exten
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> SampleCategorical(Rng* rng,
-                                          const std::vector<int64_t>& candidates,
-                                          const std::vector<double>& probs) {
+namespace {
+
+// The candidates and their probabilities make a distribution: as many of
+// each, none negative, not all 0.
+absl::Status CheckDistribution(const std::vector<int64_t>& candidates,
+                               const std::vector<double>& probs) {
   if (candidates.empty() || candidates.size() != probs.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sample_categorical: ", candidates.size(), " candidates and ",
@@ -96,17 +99,30 @@ absl::StatusOr<int64_t> SampleCategorical(Rng* rng,
     }
     total += p;
   }
-  if (total <= 0) {
+  if (!(total > 0)) {
     return absl::InvalidArgumentError("sample_categorical: probabilities sum to 0");
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> SampleCategorical(Rng* rng,
+                                          const std::vector<int64_t>& candidates,
+                                          const std::vector<double>& probs) {
+  if (absl::Status st = CheckDistribution(candidates, probs); !st.ok()) return st;
   return rng->Categorical(probs);
 }
 
-absl::Status CheckCategorical(int64_t decision, size_t num_candidates) {
-  if (decision < 0 || decision >= static_cast<int64_t>(num_candidates)) {
+absl::Status CheckCategorical(int64_t decision, const std::vector<int64_t>& candidates,
+                              const std::vector<double>& probs) {
+  // A trace replayed with its decisions is also mutated (sampled again), so
+  // its distribution must be one here already, not only when resampled.
+  if (absl::Status st = CheckDistribution(candidates, probs); !st.ok()) return st;
+  if (decision < 0 || decision >= static_cast<int64_t>(candidates.size())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sample_categorical: decision ", decision, " is not an index into ",
-        num_candidates, " candidates"));
+        candidates.size(), " candidates"));
   }
   return absl::OkStatus();
 }

@@ -29,6 +29,9 @@ absl::Status CheckPerfectTile(const std::vector<int64_t>& factors, int64_t exten
 absl::StatusOr<int64_t> SampleCategorical(Rng* rng,
                                           const std::vector<int64_t>& candidates,
                                           const std::vector<double>& probs);
-absl::Status CheckCategorical(int64_t decision, size_t num_candidates);
+// Errors: the candidates and probabilities are not a distribution (as
+// SampleCategorical refuses them), or the decision is not an index of one.
+absl::Status CheckCategorical(int64_t decision, const std::vector<int64_t>& candidates,
+                              const std::vector<double>& probs);
 
 }  // namespace lathe::primitive

@@ -56,7 +56,19 @@ TEST(SampleCategorical, FollowsProbabilities) {
   EXPECT_GT(counts[0], 1300);
   EXPECT_GT(counts[1], 1300);
   EXPECT_FALSE(primitive::SampleCategorical(&rng, {1, 2}, {0.5}).ok());
-  EXPECT_FALSE(primitive::CheckCategorical(3, 3).ok());
+  EXPECT_FALSE(primitive::CheckCategorical(3, {1, 2, 3}, {1, 1, 1}).ok());
+}
+
+// A decision is checked against a distribution the sampler would accept:
+// a trace replayed with its decisions is mutated (sampled again) later.
+TEST(CheckCategorical, RefusesADecisionOfABadDistribution) {
+  EXPECT_TRUE(primitive::CheckCategorical(1, {1, 2}, {0.5, 0.5}).ok());
+  absl::Status fewer = primitive::CheckCategorical(1, {1, 2}, {0.5});
+  ASSERT_FALSE(fewer.ok());
+  EXPECT_EQ(fewer.message(), "sample_categorical: 2 candidates and 1 probabilities");
+  EXPECT_FALSE(primitive::CheckCategorical(0, {1, 2}, {-1, 2}).ok());
+  EXPECT_FALSE(primitive::CheckCategorical(0, {1, 2}, {0, 0}).ok());
+  EXPECT_FALSE(primitive::CheckCategorical(0, {}, {}).ok());
 }
 
 TEST(Rng, GoldenSequence) {
