@@ -110,6 +110,16 @@ struct Config {
   int64_t within;    // ... within this many trials
 };
 
+// One tuned program against the peer, in this process (CompareWithPeer).
+struct PeerComparison {
+  std::string hash;                // the program's structural hash
+  double lathe_s = 0, peer_s = 0;  // interleaved medians
+  double lathe_warm_s = 0, peer_warm_s = 0;  // the same, the second call of each
+  double max_rel_err = 0;
+  std::string peer_impl;
+  double load_average = 0;  // 1-minute, when the comparison began
+};
+
 // Everything printed about one configuration, also written as JSON.
 struct Result {
   Config config;
@@ -135,17 +145,16 @@ struct Result {
   std::vector<int64_t> trained_on;
   std::optional<double> final_best_gflops;  // the database's best after tuning
   std::optional<double> remeasured_gflops;  // it, through the worker again
-  std::string best_hash;
   // The last judged batches measured again (measurement_agreement.h).
   bench::Agreement agreement;
   std::vector<int64_t> remeasured_trained_on;  // rows each batch's model had seen
   double remeasure_s = 0;
   int remeasure_rounds = 0;
-  double lathe_s = 0, peer_s = 0;  // in-process, interleaved medians
-  double lathe_warm_s = 0, peer_warm_s = 0;  // the same, the second call of each
-  double max_rel_err = 0;
-  std::string peer_impl;
-  double load_average = 0;  // 1-minute, when the comparison began
+  std::string fastest_within_hash;  // bench::FastestWithin of config.within
+  PeerComparison tuned;  // the database's best after tuning
+  // The fastest of the first config.within trials, when the run had more
+  // and it is another program: what "within N trials" found.
+  std::optional<PeerComparison> within;
 };
 
 // Set by SIGINT: tuning stops after the candidate in flight; the comparison
@@ -333,6 +342,7 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
   result.interrupted = report->interrupted;
   result.curve = bench::TuningCurve(report->history, 0, task_in.flops);
   result.checkpoints = bench::AtCheckpoints(result.curve, kCheckpoints);
+  result.fastest_within_hash = bench::FastestWithin(report->history, 0, config.within);
   result.wall_s = report->wall_s;
   result.measure_s = report->measure_s;
   result.accuracy = report->batch_accuracy;
@@ -382,28 +392,22 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
   return absl::OkStatus();
 }
 
-// 3. The database's best, rebuilt here and timed against the peer.
-absl::Status CompareWithPeer(const Options& opt, const Config& config,
-                             const tuner::Task& task, db::Database& db,
-                             Result& result) {
-  LATHE_ASSIGN_OR_RETURN(
-      std::optional<db::Match> best,
-      db.Best(task.key, TargetInfoOf(task.target, HostDeviceDescription())));
-  if (!best) {
-    return absl::NotFoundError(
-        absl::StrCat(config.spec, ": no successful candidate to compare"));
-  }
-  result.best_hash = best->record.structural_hash();
-  LATHE_ASSIGN_OR_RETURN(Trace trace, Trace::FromProto(best->record.trace()));
+// 3. A measured program (the database's best, or the fastest within the
+// target's trials), rebuilt here and timed against the peer.
+absl::StatusOr<PeerComparison> CompareWithPeer(const Options& opt, const Config& config,
+                                               const tuner::Task& task,
+                                               const proto::Record& record) {
+  PeerComparison result;
+  result.hash = record.structural_hash();
+  LATHE_ASSIGN_OR_RETURN(Trace trace, Trace::FromProto(record.trace()));
   LATHE_ASSIGN_OR_RETURN(KernelProgram program,
                          MakeKernelProgram(task.workload, &trace, task.target));
   // The database stores the hash the worker computed; the program timed here
   // must be the one it measured.
-  if (program.structural_hash != result.best_hash) {
+  if (program.structural_hash != result.hash) {
     return absl::InternalError(absl::StrCat(
-        config.spec, ": the best record's trace replays to program ",
-        program.structural_hash, " here, not to the measured ",
-        result.best_hash));
+        config.spec, ": record ", record.id(), "'s trace replays to program ",
+        program.structural_hash, " here, not to the measured ", result.hash));
   }
   LATHE_ASSIGN_OR_RETURN(CompiledKernel kernel,
                          Compile(program.lowered, task.target));
@@ -450,7 +454,7 @@ absl::Status CompareWithPeer(const Options& opt, const Config& config,
   result.max_rel_err = e.rel;
   if (!(e.rel < 1e-4)) {
     return absl::InternalError(absl::StrCat(
-        config.spec, ": the tuned kernel ", result.best_hash,
+        config.spec, ": the tuned kernel ", result.hash,
         " disagrees with ", config.peer, " (max rel err ", e.rel, ")"));
   }
   double load[1] = {0};
@@ -461,7 +465,18 @@ absl::Status CompareWithPeer(const Options& opt, const Config& config,
   result.peer_s = t.b_s;
   result.lathe_warm_s = t.a_warm_s;
   result.peer_warm_s = t.b_warm_s;
-  return absl::OkStatus();
+  return result;
+}
+
+// The record of program `hash` of the task (OK, the last measured).
+absl::StatusOr<proto::Record> RecordOfProgram(db::Database& db, const tuner::Task& task,
+                                              const std::string& hash) {
+  LATHE_ASSIGN_OR_RETURN(std::vector<proto::Record> records,
+                         db.RecordsOfTask(task.key, task.target.ToString()));
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    if (it->structural_hash() == hash && it->status() == proto::MEASURE_OK) return *it;
+  }
+  return absl::NotFoundError(absl::StrCat("no record of program ", hash));
 }
 
 std::string AccuracyText(const bench::AccuracySummary& a) {
@@ -471,9 +486,29 @@ std::string AccuracyText(const bench::AccuracySummary& a) {
 }
 
 // 2. and 3. in words.
-void Print(const Result& r) {
+// One in-process comparison with the peer, titled `what`.
+void PrintComparison(const Result& r, const PeerComparison& p, const std::string& what) {
   const Config& c = r.config;
   const double flops = r.flops;
+  std::printf("%s, in this process, interleaved (%s %s, %d thread%s):\n", what.c_str(), c.peer,
+              p.peer_impl.c_str(), c.threads, c.threads == 1 ? "" : "s");
+  std::printf("  tuned %s  %7.1f GFLOP/s (%.3f ms)   max rel err %.2g\n",
+              p.hash.substr(0, 12).c_str(), flops / p.lathe_s * 1e-9, p.lathe_s * 1e3,
+              p.max_rel_err);
+  std::printf("  %-18s  %7.1f GFLOP/s (%.3f ms)\n", c.peer, flops / p.peer_s * 1e-9,
+              p.peer_s * 1e3);
+  std::printf("  ratio tuned/%s: %.2f\n", c.peer, p.peer_s / p.lathe_s);
+  std::printf(
+      "  the second calls (each side again right after its first): tuned %.3f ms, %s "
+      "%.3f ms, ratio %.2f\n",
+      p.lathe_warm_s * 1e3, c.peer, p.peer_warm_s * 1e3, p.peer_warm_s / p.lathe_warm_s);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  std::printf("  load average %.2f on %ld cpus%s\n", p.load_average, cpus,
+              p.load_average >= cpus ? ": the machine is busy, the figures say little" : "");
+}
+
+void Print(const Result& r) {
+  const Config& c = r.config;
   std::printf("\ntuning curve (best so far, as the runner measured it):\n");
   std::printf("  %7s  %9s  %12s\n", "trials", "wall s", "best GFLOP/s");
   for (const bench::CurvePoint& p : r.checkpoints) {
@@ -560,35 +595,27 @@ void Print(const Result& r) {
                 a.close_share * 100);
   }
 
-  if (r.lathe_s > 0) {
-    const double ratio = r.peer_s / r.lathe_s;
+  if (r.tuned.lathe_s > 0) {
+    PrintComparison(r, r.tuned, "the best after tuning");
+    if (r.within) {
+      PrintComparison(r, *r.within,
+                      absl::StrCat("the fastest of the first ", c.within, " trials"));
+    }
+    // Judged on what the run had found by c.within trials: the final best
+    // when the run was no longer, or when nothing faster came later.
+    const PeerComparison& judged = r.within ? *r.within : r.tuned;
+    const double ratio = judged.peer_s / judged.lathe_s;
     std::printf(
-        "after tuning, in this process, interleaved (%s %s, %d thread%s):\n",
-        c.peer, r.peer_impl.c_str(), c.threads, c.threads == 1 ? "" : "s");
-    std::printf("  tuned %s  %7.1f GFLOP/s (%.3f ms)   max rel err %.2g\n",
-                r.best_hash.substr(0, 12).c_str(), flops / r.lathe_s * 1e-9,
-                r.lathe_s * 1e3, r.max_rel_err);
-    std::printf("  %-18s  %7.1f GFLOP/s (%.3f ms)\n", c.peer,
-                flops / r.peer_s * 1e-9, r.peer_s * 1e3);
-    std::printf("  ratio tuned/%s: %.2f\n", c.peer, ratio);
-    std::printf(
-        "  the second calls (each side again right after its first): tuned %.3f ms, %s "
-        "%.3f ms, ratio %.2f\n",
-        r.lathe_warm_s * 1e3, c.peer, r.peer_warm_s * 1e3, r.peer_warm_s / r.lathe_warm_s);
-    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    std::printf("  load average %.2f on %ld cpus%s\n", r.load_average, cpus,
-                r.load_average >= cpus
-                    ? ": the machine is busy, the figures say little"
-                    : "");
-    std::printf(
-        "target: tuned >= %.1fx %s within %lld trials: %s (%.2fx after %lld "
-        "trials)\n",
+        "target: tuned >= %.1fx %s within %lld trials: %s (%.2fx, %s)\n",
         c.target, c.peer, static_cast<long long>(c.within),
-        r.trials > c.within   ? "not judged (the best may be of a later trial)"
-        : ratio >= c.target   ? "met"
-        : r.trials < c.within ? "not met yet (fewer trials than that)"
-                              : "not met",
-        ratio, static_cast<long long>(r.trials));
+        r.trials < c.within && ratio < c.target ? "not met yet (fewer trials than that)"
+        : ratio >= c.target                     ? "met"
+                                                : "not met",
+        ratio,
+        r.trials <= c.within ? absl::StrCat("after ", r.trials, " trials").c_str()
+        : r.within ? absl::StrCat("the fastest of the first ", c.within, " trials").c_str()
+                   : absl::StrCat("found by trial ", c.within, ", the best after ", r.trials)
+                         .c_str());
   }
   std::printf("target: search overhead <= 15%%: %s (%.1f%%)\n",
               overhead <= 0.15 ? "met" : "not met", overhead * 100);
@@ -672,14 +699,20 @@ std::string ToJson(const Result& r) {
       ", \"accuracy_apart_trained_500\": ", or_null(apart500.batches > 0, apart500.mean),
       ", \"batches\": [", absl::StrJoin(batches, ", "), "]",
       ",\n   \"remeasured\": ", RemeasuredJson(r),
-      ",\n   \"peer\": \"", r.config.peer, "\", \"peer_impl\": \"", r.peer_impl,
-      "\", \"best_hash\": \"", r.best_hash, "\", \"tuned_gflops\": ",
-      or_null(r.lathe_s > 0, flops / r.lathe_s * 1e-9),
-      ", \"peer_gflops\": ", or_null(r.peer_s > 0, flops / r.peer_s * 1e-9),
-      ", \"ratio\": ", or_null(r.lathe_s > 0, r.peer_s / r.lathe_s),
+      ",\n   \"peer\": \"", r.config.peer, "\", \"peer_impl\": \"", r.tuned.peer_impl,
+      "\", \"best_hash\": \"", r.tuned.hash, "\", \"tuned_gflops\": ",
+      or_null(r.tuned.lathe_s > 0, flops / r.tuned.lathe_s * 1e-9),
+      ", \"peer_gflops\": ", or_null(r.tuned.peer_s > 0, flops / r.tuned.peer_s * 1e-9),
+      ", \"ratio\": ", or_null(r.tuned.lathe_s > 0, r.tuned.peer_s / r.tuned.lathe_s),
       ", \"ratio_second_calls\": ",
-      or_null(r.lathe_warm_s > 0, r.peer_warm_s / r.lathe_warm_s),
-      ", \"load_average\": ", JsonNumber(r.load_average), ",\n   \"curve\": [",
+      or_null(r.tuned.lathe_warm_s > 0, r.tuned.peer_warm_s / r.tuned.lathe_warm_s),
+      ", \"load_average\": ", JsonNumber(r.tuned.load_average),
+      ",\n   \"within_trials\": ", r.config.within, ", \"fastest_within_hash\": \"",
+      r.fastest_within_hash, "\", \"ratio_within\": ",
+      r.within ? JsonNumber(r.within->peer_s / r.within->lathe_s)
+               : or_null(r.tuned.lathe_s > 0 && r.trials >= r.config.within,
+                         r.tuned.peer_s / r.tuned.lathe_s),
+      ",\n   \"curve\": [",
       absl::StrJoin(curve, ", "), "]}");
 }
 
@@ -718,7 +751,19 @@ absl::StatusOr<Result> RunConfig(const Options& opt, const Config& config) {
         db_path.c_str(), earlier.size());
   }
   LATHE_RETURN_IF_ERROR(TuneConfig(opt, config, task, *db, result));
-  LATHE_RETURN_IF_ERROR(CompareWithPeer(opt, config, task, *db, result));
+  LATHE_ASSIGN_OR_RETURN(std::optional<db::Match> best,
+                         db->Best(task.key, TargetInfoOf(task.target, HostDeviceDescription())));
+  if (!best) {
+    return absl::NotFoundError(absl::StrCat(config.spec, ": no successful candidate to compare"));
+  }
+  LATHE_ASSIGN_OR_RETURN(result.tuned, CompareWithPeer(opt, config, task, best->record));
+  // A run of more trials than the target's judges what it had found by then.
+  if (result.trials > config.within && !result.fastest_within_hash.empty() &&
+      result.fastest_within_hash != result.tuned.hash) {
+    LATHE_ASSIGN_OR_RETURN(proto::Record record,
+                           RecordOfProgram(*db, task, result.fastest_within_hash));
+    LATHE_ASSIGN_OR_RETURN(result.within, CompareWithPeer(opt, config, task, record));
+  }
   Print(result);
   return result;
 }
@@ -871,8 +916,8 @@ int Main(int argc, char** argv) {
     std::printf("  %-12s %3d %7lld %8.1f %13.1f %13.1f %6.2f %8.1f%% %9s %9s\n",
                 r.config.name.c_str(), r.config.threads,
                 static_cast<long long>(r.trials), r.wall_s,
-                flops / r.lathe_s * 1e-9, flops / r.peer_s * 1e-9,
-                r.peer_s / r.lathe_s,
+                flops / r.tuned.lathe_s * 1e-9, flops / r.tuned.peer_s * 1e-9,
+                r.tuned.peer_s / r.tuned.lathe_s,
                 bench::SearchOverhead(r.measure_all_s, r.wall_s) * 100,
                 mean_text(bench::MeanAccuracy(r.accuracy, r.trained_on, kAccuracyRows)).c_str(),
                 mean_text(bench::MeanAccuracy(r.accuracy_apart, r.trained_on, kAccuracyRows))

@@ -25,6 +25,19 @@ std::vector<CurvePoint> TuningCurve(
   return curve;
 }
 
+std::string FastestWithin(const std::vector<tuner::TuneReport::Trial>& history, int task,
+                          int64_t trials) {
+  const tuner::TuneReport::Trial* fastest = nullptr;
+  int64_t seen = 0;
+  for (const tuner::TuneReport::Trial& trial : history) {
+    if (trial.task != task) continue;
+    if (++seen > trials) break;
+    if (trial.status != proto::MEASURE_OK || !(trial.median_s > 0)) continue;
+    if (fastest == nullptr || trial.median_s < fastest->median_s) fastest = &trial;
+  }
+  return fastest == nullptr ? "" : fastest->structural_hash;
+}
+
 std::vector<CurvePoint> AtCheckpoints(const std::vector<CurvePoint>& curve,
                                       const std::vector<int64_t>& checkpoints) {
   std::vector<CurvePoint> points;

@@ -17,6 +17,25 @@ Trial Failed(int task, proto::MeasureStatus status, double at_s) {
   return Trial{task, "h", status, 0, at_s};
 }
 
+TEST(FastestWithin, IsTheFastestOkTrialOfTheTaskAmongItsFirstN) {
+  std::vector<Trial> history = {
+      Trial{0, "a", proto::MEASURE_OK, 2.0, 1},
+      Trial{1, "other task", proto::MEASURE_OK, 0.1, 2},
+      Trial{0, "wrong", proto::MEASURE_WRONG_RESULT, 0.5, 3},
+      Trial{0, "b", proto::MEASURE_OK, 1.0, 4},
+      Trial{0, "c", proto::MEASURE_OK, 1.0, 5},  // a tie: the first stays
+      Trial{0, "d", proto::MEASURE_OK, 0.2, 6},  // the 5th trial of task 0
+  };
+  EXPECT_EQ(FastestWithin(history, 0, 1), "a");
+  EXPECT_EQ(FastestWithin(history, 0, 2), "a");  // the failed one never counts
+  EXPECT_EQ(FastestWithin(history, 0, 4), "b");
+  EXPECT_EQ(FastestWithin(history, 0, 5), "d");
+  EXPECT_EQ(FastestWithin(history, 0, 100), "d");
+  EXPECT_EQ(FastestWithin(history, 1, 1), "other task");
+  EXPECT_EQ(FastestWithin(history, 2, 10), "");
+  EXPECT_EQ(FastestWithin({Failed(0, proto::MEASURE_RUN_ERROR, 1)}, 0, 1), "");
+}
+
 TEST(TuningCurve, KeepsTheBestSoFarPerTrialOfTheTask) {
   // 2e9 flops: a median of 1 s is 2 GFLOP/s.
   std::vector<Trial> history = {Ok(0, 1.0, 1), Ok(0, 2.0, 2), Ok(0, 0.5, 3),
