@@ -485,7 +485,6 @@ std::string AccuracyText(const bench::AccuracySummary& a) {
                          a.batches == 1 ? "" : "es");
 }
 
-// 2. and 3. in words.
 // One in-process comparison with the peer, titled `what`.
 void PrintComparison(const Result& r, const PeerComparison& p, const std::string& what) {
   const Config& c = r.config;
@@ -507,6 +506,7 @@ void PrintComparison(const Result& r, const PeerComparison& p, const std::string
               p.load_average >= cpus ? ": the machine is busy, the figures say little" : "");
 }
 
+// 2. and 3. in words.
 void Print(const Result& r) {
   const Config& c = r.config;
   std::printf("\ntuning curve (best so far, as the runner measured it):\n");
@@ -614,7 +614,7 @@ void Print(const Result& r) {
         ratio,
         r.trials <= c.within ? absl::StrCat("after ", r.trials, " trials").c_str()
         : r.within ? absl::StrCat("the fastest of the first ", c.within, " trials").c_str()
-                   : absl::StrCat("found by trial ", c.within, ", the best after ", r.trials)
+                   : absl::StrCat("the best after ", r.trials, " trials, found within ", c.within)
                          .c_str());
   }
   std::printf("target: search overhead <= 15%%: %s (%.1f%%)\n",

@@ -123,7 +123,7 @@ std::string FormatDuration(double s) {
 
 // The names of workloads (canonical forms) in one progress line: each cut
 // after as few of its parameters as tell it from the others
-// ("matmul:M=512" alone; "matmul:M=512,N=256" beside "matmul:M=512,N=1024").
+// ("matmul:K=512" alone; "matmul:K=512,M=256" beside "matmul:K=512,M=1024").
 std::vector<std::string> ShortNames(const std::vector<std::string>& workloads) {
   std::vector<std::vector<std::string>> parts;
   for (const std::string& w : workloads) parts.push_back(absl::StrSplit(w, ','));
