@@ -50,6 +50,17 @@ class TunerTest : public ::testing::Test {
     return options;
   }
 
+  // One batch of 8, measured once, then its 3 fastest measured again.
+  static TuneOptions NearTiesOptions() {
+    TuneOptions options = FastOptions();
+    options.max_trials = 8;
+    options.batch_size = 8;
+    options.measure_rounds = 1;
+    options.remeasure_top = 3;
+    options.near_tie = 100;  // the 3 fastest all count as ties
+    return options;
+  }
+
   test_support::TempFolder folder_;
 };
 
@@ -550,12 +561,7 @@ TEST_F(TunerTest, CandidateAbandonedForTheStopIsNotRecorded) {
 TEST_F(TunerTest, NearTiesAreMeasuredAgainInTwoLongerRounds) {
   auto db = OpenDb("near_ties.db");
   std::vector<Task> tasks = {SmallTask()};
-  TuneOptions options = FastOptions();
-  options.max_trials = 8;
-  options.batch_size = 8;
-  options.measure_rounds = 1;
-  options.remeasure_top = 3;
-  options.near_tie = 100;  // the 3 fastest all count as ties
+  TuneOptions options = NearTiesOptions();
   std::vector<double> min_times;
   MeasureFn measure = [&](const proto::MeasureRequest& request) {
     min_times.push_back(request.min_time_s());
@@ -585,12 +591,7 @@ TEST_F(TunerTest, NearTiesAreMeasuredAgainInTwoLongerRounds) {
 TEST_F(TunerTest, AStopDuringTheNearTiesReMeasurementIsAnInterruptedRun) {
   auto db = OpenDb("near_ties_stopped.db");
   std::vector<Task> tasks = {SmallTask()};
-  TuneOptions options = FastOptions();
-  options.max_trials = 8;
-  options.batch_size = 8;
-  options.measure_rounds = 1;
-  options.remeasure_top = 3;
-  options.near_tie = 100;
+  TuneOptions options = NearTiesOptions();
   std::atomic<bool> stop{false};
   options.stop = &stop;
   int calls = 0;
