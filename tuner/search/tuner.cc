@@ -579,8 +579,9 @@ absl::StatusOr<TuneReport> Loop::Run() {
   if (!report_.interrupted && options_.remeasure_top > 1) {
     LATHE_RETURN_IF_ERROR(RemeasureNearTies());
     // A stop during the re-measuring leaves the near-ties unsettled: the
-    // run did not finish (it reported "done" and its job as done).
-    report_.interrupted = Stopping();
+    // run did not finish (it reported "done" and its job as done). The
+    // time budget does not count: it ends the search, not the re-measuring.
+    report_.interrupted = options_.stop != nullptr && options_.stop->load();
   }
   for (const TaskState& s : states_) report_.tasks.push_back(s.progress);
   report_.wall_s = Seconds(start_);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <thread>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -604,6 +606,30 @@ TEST_F(TunerTest, AStopDuringTheNearTiesReMeasurementIsAnInterruptedRun) {
   EXPECT_EQ(report->trials, 8);
   EXPECT_TRUE(report->interrupted);
   EXPECT_LT(calls, 8 + 3 * 2);
+}
+
+// The time budget ends the search, not the run: the near-ties are measured
+// again after it, and the run is not an interrupted one.
+TEST_F(TunerTest, ARunEndedByItsTimeBudgetIsNotInterrupted) {
+  auto db = OpenDb("near_ties_budget.db");
+  std::vector<Task> tasks = {SmallTask()};
+  TuneOptions options = NearTiesOptions();
+  options.max_trials = 1000;
+  // The first batch's 8 measurements would take 1.2 s: the budget ends the
+  // search inside it, after a few of them.
+  options.time_budget_s = 1.0;
+  int calls = 0;
+  MeasureFn measure = [&](const proto::MeasureRequest& request) {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    return FakeMeasure(request);
+  };
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_GE(report->trials, 3);
+  EXPECT_LT(report->trials, 8);
+  EXPECT_EQ(calls, report->trials + 3 * 2);  // then the 3 near-ties, in two rounds
+  EXPECT_FALSE(report->interrupted);
 }
 
 TEST_F(TunerTest, SeveralTasksAllGetTrials) {
