@@ -626,9 +626,13 @@ TEST_F(TunerTest, ARunEndedByItsTimeBudgetIsNotInterrupted) {
   };
   absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
   ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_GE(report->trials, 3);
+  // At least two trials (the search of the first batch took under 0.7 s),
+  // so that there are near-ties to measure again.
+  ASSERT_GE(report->trials, 2);
   EXPECT_LT(report->trials, 8);
-  EXPECT_EQ(calls, report->trials + 3 * 2);  // then the 3 near-ties, in two rounds
+  // Then the (at most 3) near-ties, in two rounds.
+  const int64_t ties = std::min<int64_t>(report->trials, 3);
+  EXPECT_EQ(calls, report->trials + ties * 2);
   EXPECT_FALSE(report->interrupted);
 }
 
