@@ -10,42 +10,50 @@
 
 namespace lathe::api {
 
-absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record, const Workload& workload,
+absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record,
+                                           const Workload& workload,
                                            const Target& target) {
   absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
   if (!trace.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("its trace does not load: ", trace.status().message()));
   }
-  absl::StatusOr<KernelProgram> program = MakeKernelProgram(workload, &*trace, target);
+  absl::StatusOr<KernelProgram> program =
+      MakeKernelProgram(workload, &*trace, target);
   if (!program.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("its trace no longer replays: ", program.status().message()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "its trace no longer replays: ", program.status().message()));
   }
   if (program->structural_hash != record.structural_hash()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "this Lathe replays its trace to program ", program->structural_hash,
-        ", it was measured as ", record.structural_hash(), " (the compiler changed since; tune again)"));
+        ", it was measured as ", record.structural_hash(),
+        " (the compiler changed since; tune again)"));
   }
   return program;
 }
 
-absl::StatusOr<KernelPlan> PlanKernel(db::Database* db, const Workload& workload,
-                                      const Target& target, db::TargetMatching matching) {
+absl::StatusOr<KernelPlan> PlanKernel(db::Database* db,
+                                      const Workload& workload,
+                                      const Target& target,
+                                      db::TargetMatching matching) {
   KernelOrigin origin;
   if (db != nullptr) {
     absl::StatusOr<std::optional<db::Match>> best =
         db->Best(workload.Key(), TargetInfoOf(target), matching);
     if (!best.ok()) {
-      return absl::Status(best.status().code(),
-                          absl::StrCat(db->path(), ": looking up ", workload.CanonicalForm(), ": ",
-                                       best.status().message()));
+      return absl::Status(
+          best.status().code(),
+          absl::StrCat(db->path(), ": looking up ", workload.CanonicalForm(),
+                       ": ", best.status().message()));
     }
     if (!best->has_value()) {
-      origin.fallback_reason =
-          absl::StrCat("no record of ", workload.CanonicalForm(), " for ", target.ToString(),
-                       matching == db::TargetMatching::kCompatible ? " or a compatible target" : "",
-                       " in ", db->path());
+      origin.fallback_reason = absl::StrCat(
+          "no record of ", workload.CanonicalForm(), " for ", target.ToString(),
+          matching == db::TargetMatching::kCompatible
+              ? " or a compatible target"
+              : "",
+          " in ", db->path());
     } else {
       // The fastest record whose trace still builds the program it measured;
       // past the first, the next fastest programs, up to kRecordsTried.
@@ -54,7 +62,8 @@ absl::StatusOr<KernelPlan> PlanKernel(db::Database* db, const Workload& workload
       for (size_t i = 0; i < candidates.size(); ++i) {
         const db::Match& match = candidates[i];
         const proto::Record& record = match.record;
-        absl::StatusOr<KernelProgram> program = ReplayRecord(record, workload, target);
+        absl::StatusOr<KernelProgram> program =
+            ReplayRecord(record, workload, target);
         if (program.ok()) {
           origin.source = KernelSource::kDatabase;
           origin.structural_hash = program->structural_hash;
@@ -65,17 +74,20 @@ absl::StatusOr<KernelPlan> PlanKernel(db::Database* db, const Workload& workload
           origin.exact_target = match.exact;
           origin.difference = match.difference;
           origin.skipped_reason = absl::StrJoin(skipped, "; ");
-          return KernelPlan{workload, target, *std::move(program), std::move(origin)};
+          return KernelPlan{workload, target, *std::move(program),
+                            std::move(origin)};
         }
-        skipped.push_back(absl::StrCat("record ", record.id(), " of ", db->path(), " for ",
-                                       workload.CanonicalForm(), " is not used: ",
-                                       program.status().message()));
+        skipped.push_back(
+            absl::StrCat("record ", record.id(), " of ", db->path(), " for ",
+                         workload.CanonicalForm(),
+                         " is not used: ", program.status().message()));
         if (i == 0) {
-          absl::StatusOr<std::vector<db::Match>> top =
-              db->Top(workload.Key(), TargetInfoOf(target), kRecordsTried, matching);
+          absl::StatusOr<std::vector<db::Match>> top = db->Top(
+              workload.Key(), TargetInfoOf(target), kRecordsTried, matching);
           if (top.ok()) {
             for (db::Match& m : *top) {
-              if (m.record.id() != record.id()) candidates.push_back(std::move(m));
+              if (m.record.id() != record.id())
+                candidates.push_back(std::move(m));
             }
           }
         }
@@ -83,11 +95,13 @@ absl::StatusOr<KernelPlan> PlanKernel(db::Database* db, const Workload& workload
       origin.fallback_reason = absl::StrJoin(skipped, "; ");
     }
   }
-  absl::StatusOr<KernelProgram> program = MakeKernelProgram(workload, nullptr, target);
+  absl::StatusOr<KernelProgram> program =
+      MakeKernelProgram(workload, nullptr, target);
   if (!program.ok()) {
-    return absl::Status(program.status().code(),
-                        absl::StrCat(workload.CanonicalForm(), ": default schedule: ",
-                                     program.status().message()));
+    return absl::Status(
+        program.status().code(),
+        absl::StrCat(workload.CanonicalForm(),
+                     ": default schedule: ", program.status().message()));
   }
   origin.source = KernelSource::kDefault;
   origin.structural_hash = program->structural_hash;

@@ -62,7 +62,8 @@ struct KernelPlan {
 // record was measured as. FailedPrecondition saying why not otherwise (the
 // trace does not load, no longer replays, or gives another program); `lathe
 // db best|top` report the same check (cli/record_lookup.h).
-absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record, const Workload& workload,
+absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record,
+                                           const Workload& workload,
                                            const Target& target);
 
 // How many of a task's fastest programs a build tries before the default
@@ -77,8 +78,8 @@ inline constexpr int kRecordsTried = 8;
 // origin.fallback_reason set.
 // Errors: a database that fails to answer (naming its file and the
 // workload), and the default schedule's own errors (naming the workload).
-absl::StatusOr<KernelPlan> PlanKernel(db::Database* db, const Workload& workload,
-                                      const Target& target,
-                                      db::TargetMatching matching = db::TargetMatching::kExact);
+absl::StatusOr<KernelPlan> PlanKernel(
+    db::Database* db, const Workload& workload, const Target& target,
+    db::TargetMatching matching = db::TargetMatching::kExact);
 
 }  // namespace lathe::api

@@ -14,37 +14,44 @@ namespace {
 
 // Prefixes an error with what it concerns, keeping its code.
 absl::Status Prefixed(const absl::Status& status, const std::string& prefix) {
-  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
+  return absl::Status(status.code(),
+                      absl::StrCat(prefix, ": ", status.message()));
 }
 
 }  // namespace
 
 int Kernel::operator()(float* const* args) const {
   if (compiled_ == nullptr) return -1;
-  return compiled_->Call(std::vector<float*>(args, args + compiled_->num_args()));
+  return compiled_->Call(
+      std::vector<float*>(args, args + compiled_->num_args()));
 }
 
-int Kernel::num_args() const { return compiled_ == nullptr ? 0 : compiled_->num_args(); }
+int Kernel::num_args() const {
+  return compiled_ == nullptr ? 0 : compiled_->num_args();
+}
 
-Database::Database(std::string path, std::unique_ptr<db::Database> db, Options options)
+Database::Database(std::string path, std::unique_ptr<db::Database> db,
+                   Options options)
     : path_(std::move(path)), db_(std::move(db)), options_(options) {}
 
 Database::~Database() = default;
 
-absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path,
-                                                         Options options) {
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(
+    const std::string& path, Options options) {
   std::unique_ptr<db::Database> db;
   if (!path.empty()) {
     db::OpenOptions open;
     open.mode = db::OpenOptions::Mode::kReadOnly;
-    absl::StatusOr<std::unique_ptr<db::Database>> opened = db::Database::Open(path, open);
+    absl::StatusOr<std::unique_ptr<db::Database>> opened =
+        db::Database::Open(path, open);
     if (!opened.ok()) return opened.status();
     db = *std::move(opened);
   }
   return std::unique_ptr<Database>(new Database(path, std::move(db), options));
 }
 
-absl::StatusOr<KernelPlan> Database::Plan(const std::string& spec, const std::string& target) {
+absl::StatusOr<KernelPlan> Database::Plan(const std::string& spec,
+                                          const std::string& target) {
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
   if (!workload.ok()) return Prefixed(workload.status(), spec);
   absl::StatusOr<Target> parsed = ParseTarget(target);
@@ -55,36 +62,44 @@ absl::StatusOr<KernelPlan> Database::Plan(const std::string& spec, const std::st
                                         : db::TargetMatching::kExact);
 }
 
-absl::StatusOr<Kernel> Database::GetKernel(const std::string& spec, const std::string& target) {
+absl::StatusOr<Kernel> Database::GetKernel(const std::string& spec,
+                                           const std::string& target) {
   absl::StatusOr<KernelPlan> plan = Plan(spec, target);
   if (!plan.ok()) return plan.status();
-  absl::StatusOr<CompiledKernel> compiled = Compile(plan->program.lowered, plan->target);
-  if (!compiled.ok()) return Prefixed(compiled.status(), plan->workload.CanonicalForm());
+  absl::StatusOr<CompiledKernel> compiled =
+      Compile(plan->program.lowered, plan->target);
+  if (!compiled.ok())
+    return Prefixed(compiled.status(), plan->workload.CanonicalForm());
   Kernel kernel;
-  kernel.compiled_ = std::make_shared<const CompiledKernel>(*std::move(compiled));
+  kernel.compiled_ =
+      std::make_shared<const CompiledKernel>(*std::move(compiled));
   kernel.workload_ = plan->workload.CanonicalForm();
   kernel.target_ = plan->target.ToString();
   kernel.origin_ = std::move(plan->origin);
   return kernel;
 }
 
-absl::StatusOr<ObjectFile> Database::GetObject(const std::string& spec, const std::string& target,
-                                               const std::string& function_name) {
+absl::StatusOr<ObjectFile> Database::GetObject(
+    const std::string& spec, const std::string& target,
+    const std::string& function_name) {
   absl::StatusOr<KernelPlan> plan = Plan(spec, target);
   if (!plan.ok()) return plan.status();
   ObjectFile object;
-  object.function_name =
-      function_name.empty() ? DefaultFunctionName(plan->workload) : function_name;
+  object.function_name = function_name.empty()
+                             ? DefaultFunctionName(plan->workload)
+                             : function_name;
   if (!IsCIdentifier(object.function_name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(spec, ": function name ", object.function_name, " is not a C identifier"));
+    return absl::InvalidArgumentError(absl::StrCat(spec, ": function name ",
+                                                   object.function_name,
+                                                   " is not a C identifier"));
   }
   absl::StatusOr<std::string> bytes =
       KernelObject(plan->program, plan->target, object.function_name);
-  if (!bytes.ok()) return Prefixed(bytes.status(), plan->workload.CanonicalForm());
+  if (!bytes.ok())
+    return Prefixed(bytes.status(), plan->workload.CanonicalForm());
   object.bytes = *std::move(bytes);
-  object.header = KernelHeader(plan->workload, plan->program, plan->target, object.function_name,
-                               LibraryKind::kObject);
+  object.header = KernelHeader(plan->workload, plan->program, plan->target,
+                               object.function_name, LibraryKind::kObject);
   object.origin = std::move(plan->origin);
   return object;
 }

@@ -2,9 +2,10 @@
 //
 //   absl::StatusOr<std::unique_ptr<lathe::api::Database>> db =
 //       lathe::api::Database::Open("tuned.db");
-//   absl::StatusOr<lathe::api::Kernel> mm = (*db)->GetKernel("matmul:M=64,N=64,K=64");
-//   int rc = (*mm)(a, b, c);            // or (*mm)(args) with float* const* args
-//   if (!mm->origin().tuned()) ...      // the default schedule answered
+//   absl::StatusOr<lathe::api::Kernel> mm =
+//   (*db)->GetKernel("matmul:M=64,N=64,K=64"); int rc = (*mm)(a, b, c); // or
+//   (*mm)(args) with float* const* args if (!mm->origin().tuned()) ...      //
+//   the default schedule answered
 //
 // A kernel comes from the best record of (workload, target) in the
 // database, its trace replayed and checked to build the program that was
@@ -55,9 +56,11 @@ class Kernel {
   // kernel). Only floats, so that kernel(vector.data()) with float** picks
   // the overload above.
   template <typename... T,
-            typename = std::enable_if_t<(std::is_same_v<std::remove_const_t<T>, float> && ...)>>
+            typename = std::enable_if_t<
+                (std::is_same_v<std::remove_const_t<T>, float> && ...)>>
   int operator()(T*... args) const {
-    float* pointers[] = {const_cast<float*>(static_cast<const float*>(args))...};
+    float* pointers[] = {
+        const_cast<float*>(static_cast<const float*>(args))...};
     if (static_cast<int>(sizeof...(T)) != num_args()) return -1;
     return (*this)(static_cast<float* const*>(pointers));
   }
@@ -105,15 +108,18 @@ class Database {
   // What GetKernel and GetObject compile: the plan of kernel_plan.h.
   // Errors: a bad spec or target (InvalidArgument naming it), a database
   // that fails to answer.
-  absl::StatusOr<KernelPlan> Plan(const std::string& spec, const std::string& target = "host");
+  absl::StatusOr<KernelPlan> Plan(const std::string& spec,
+                                  const std::string& target = "host");
 
   // The kernel of `spec` for `target`, compiled in this process. Errors:
   // those of Plan; FailedPrecondition when the target cannot run here.
-  absl::StatusOr<Kernel> GetKernel(const std::string& spec, const std::string& target = "host");
+  absl::StatusOr<Kernel> GetKernel(const std::string& spec,
+                                   const std::string& target = "host");
 
   // The kernel as an object file; function_name empty: the default name
   // (e.g. matmul_64x64x64).
-  absl::StatusOr<ObjectFile> GetObject(const std::string& spec, const std::string& target = "host",
+  absl::StatusOr<ObjectFile> GetObject(const std::string& spec,
+                                       const std::string& target = "host",
                                        const std::string& function_name = "");
 
  private:

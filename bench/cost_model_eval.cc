@@ -16,7 +16,8 @@
 //
 //   bench_cost_model --db FILE --workload SPEC --target TARGET [--batch 32]
 //                    [--tolerance 0.03] [--configs NAME,NAME] [--show-clashes]
-//                    [--show-errors N] [--show-buckets] [--print-lowered RECORD_ID]
+//                    [--show-errors N] [--show-buckets] [--print-lowered
+//                    RECORD_ID]
 //                    [--label fastest|median|Q] [--judge fastest|median|Q]
 //                    [--train-groups task|batch] [--drop-features PREFIX,...]
 //                    [--split-seed N] [--self-select K] [--show-batches]
@@ -55,11 +56,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "compiler/codegen/target.h"
 #include "compiler/ir/printer.h"
@@ -114,14 +115,20 @@ std::vector<Config> Configs() {
   return {
       config("default", [](Options&) {}),
       config("before: depth 6 100 rounds eta 0.2 every feature",
-             [](Options& o) { o.max_depth = 6, o.num_rounds = 100, o.learning_rate = 0.2, o.colsample_bytree = 1; }),
-      config("every feature per tree", [](Options& o) { o.colsample_bytree = 1; }),
+             [](Options& o) {
+               o.max_depth = 6, o.num_rounds = 100, o.learning_rate = 0.2,
+               o.colsample_bytree = 1;
+             }),
+      config("every feature per tree",
+             [](Options& o) { o.colsample_bytree = 1; }),
       config("depth 3", [](Options& o) { o.max_depth = 3; }),
       config("depth 5", [](Options& o) { o.max_depth = 5; }),
-      config("300 rounds eta 0.1", [](Options& o) { o.num_rounds = 300, o.learning_rate = 0.1; }),
+      config("300 rounds eta 0.1",
+             [](Options& o) { o.num_rounds = 300, o.learning_rate = 0.1; }),
       config("subsample 0.8", [](Options& o) { o.subsample = 0.8; }),
       config("bins 256", [](Options& o) { o.max_bin = 256; }),
-      config("reg:squarederror", [](Options& o) { o.objective = "reg:squarederror"; }),
+      config("reg:squarederror",
+             [](Options& o) { o.objective = "reg:squarederror"; }),
   };
 }
 
@@ -138,8 +145,8 @@ struct Accuracy {
   double pairs[kBuckets] = {};
 };
 
-void AddBuckets(const std::vector<double>& predicted, const std::vector<double>& throughputs,
-                Accuracy* out) {
+void AddBuckets(const std::vector<double>& predicted,
+                const std::vector<double>& throughputs, Accuracy* out) {
   for (size_t i = 0; i < predicted.size(); ++i) {
     for (size_t j = i + 1; j < predicted.size(); ++j) {
       const size_t fast = throughputs[i] >= throughputs[j] ? i : j;
@@ -149,7 +156,7 @@ void AddBuckets(const std::vector<double>& predicted, const std::vector<double>&
       int b = 0;
       while (b < kBuckets - 1 && gap >= kBucketBounds[b]) ++b;
       out->pairs[b] += 1;
-      out->right[b] += predicted[fast] > predicted[slow]    ? 1
+      out->right[b] += predicted[fast] > predicted[slow]   ? 1
                        : predicted[fast] < predicted[slow] ? 0
                                                            : 0.5;
     }
@@ -169,17 +176,21 @@ std::string BucketText(const Accuracy& a) {
   std::string out = " [by gap <5%/5-20%/20-50%/>50%:";
   for (int b = 0; b < kBuckets; ++b) {
     absl::StrAppend(&out, b ? "/" : " ",
-                    a.pairs[b] > 0 ? absl::StrFormat("%.2f", a.right[b] / a.pairs[b]) : "-");
+                    a.pairs[b] > 0
+                        ? absl::StrFormat("%.2f", a.right[b] / a.pairs[b])
+                        : "-");
   }
   absl::StrAppend(&out, " of ");
-  for (int b = 0; b < kBuckets; ++b) absl::StrAppend(&out, b ? "/" : "", a.pairs[b]);
+  for (int b = 0; b < kBuckets; ++b)
+    absl::StrAppend(&out, b ? "/" : "", a.pairs[b]);
   return out + "]";
 }
 
 // A model of `options` trained on rows `train`, judged on rows `test`.
-Accuracy TrainAndJudge(const tuner::XgbCostModelOptions& options, const std::vector<Row>& rows,
-                       const std::vector<size_t>& train, const std::vector<size_t>& test,
-                       double tolerance) {
+Accuracy TrainAndJudge(const tuner::XgbCostModelOptions& options,
+                       const std::vector<Row>& rows,
+                       const std::vector<size_t>& train,
+                       const std::vector<size_t>& test, double tolerance) {
   auto subset = [&](const std::vector<size_t>& which, bool judge) {
     tuner::TrainingSet set;
     for (size_t i : which) {
@@ -190,13 +201,17 @@ Accuracy TrainAndJudge(const tuner::XgbCostModelOptions& options, const std::vec
     return set;
   };
   tuner::XgbCostModel model(options);
-  if (absl::Status s = model.Train(subset(train, false)); !s.ok()) Die(std::string(s.message()));
+  if (absl::Status s = model.Train(subset(train, false)); !s.ok())
+    Die(std::string(s.message()));
   const tuner::TrainingSet judged = subset(test, true);
-  absl::StatusOr<std::vector<double>> predicted = model.Predict(judged.features);
+  absl::StatusOr<std::vector<double>> predicted =
+      model.Predict(judged.features);
   if (!predicted.ok()) Die("prediction failed");
   Accuracy a;
-  a.strict = tuner::PairwiseAccuracy(*predicted, judged.throughputs, judged.groups);
-  a.tolerant = tuner::PairwiseAccuracy(*predicted, judged.throughputs, judged.groups, tolerance);
+  a.strict =
+      tuner::PairwiseAccuracy(*predicted, judged.throughputs, judged.groups);
+  a.tolerant = tuner::PairwiseAccuracy(*predicted, judged.throughputs,
+                                       judged.groups, tolerance);
   AddBuckets(*predicted, judged.throughputs, &a);
   return a;
 }
@@ -204,16 +219,21 @@ Accuracy TrainAndJudge(const tuner::XgbCostModelOptions& options, const std::vec
 // GFLOP/s of a record by `how`: "fastest" (the fastest repeat, what the
 // tuner trains on: tuner/search/training_label.h), "median" (the record's
 // median) or a quantile of its repeats in [0, 1].
-double Label(const tuner::Task& task, const proto::Record& record, const std::string& how) {
+double Label(const tuner::Task& task, const proto::Record& record,
+             const std::string& how) {
   if (how == "fastest") return tuner::TrainingThroughput(task.flops, record);
-  if (record.status() != proto::MEASURE_OK || !(record.median_s() > 0)) return 0;
+  if (record.status() != proto::MEASURE_OK || !(record.median_s() > 0))
+    return 0;
   double seconds = record.median_s();
   if (how != "median") {
     double q = 0;
-    if (!absl::SimpleAtod(how, &q) || q < 0 || q > 1) Die("--label/--judge: fastest, median or 0..1");
+    if (!absl::SimpleAtod(how, &q) || q < 0 || q > 1)
+      Die("--label/--judge: fastest, median or 0..1");
     std::vector<double> times(record.times_s().begin(), record.times_s().end());
     std::sort(times.begin(), times.end());
-    if (!times.empty()) seconds = times[static_cast<size_t>(q * static_cast<double>(times.size() - 1) + 0.5)];
+    if (!times.empty())
+      seconds = times[static_cast<size_t>(
+          q * static_cast<double>(times.size() - 1) + 0.5)];
   }
   return seconds > 0 ? static_cast<double>(task.flops) / seconds * 1e-9 : 0;
 }
@@ -224,17 +244,18 @@ std::vector<size_t> Range(size_t begin, size_t end) {
   return out;
 }
 
-void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, double tolerance,
-              bool buckets) {
+void Evaluate(const Config& config, const std::vector<Row>& rows, int batch,
+              double tolerance, bool buckets) {
   // Online, as the tuner: each batch judged by a model of every earlier row,
   // averaged in bands of trained rows.
   const std::vector<size_t> bands = {1, 128, 256, 500};
   std::map<size_t, std::pair<Accuracy, int>> sums;
   Accuracy late;  // every batch after 256 rows, for the buckets
-  for (size_t start = static_cast<size_t>(batch); start < rows.size(); start += batch) {
-    const Accuracy a =
-        TrainAndJudge(config.options, rows, Range(0, start),
-                      Range(start, std::min(rows.size(), start + batch)), tolerance);
+  for (size_t start = static_cast<size_t>(batch); start < rows.size();
+       start += batch) {
+    const Accuracy a = TrainAndJudge(
+        config.options, rows, Range(0, start),
+        Range(start, std::min(rows.size(), start + batch)), tolerance);
     size_t band = 0;
     for (size_t b : bands) {
       if (start >= b) band = b;
@@ -243,7 +264,8 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
     ++sums[band].second;
     if (g_show_batches) {
       std::printf("  batch of rows %zu-%zu: %.3f/%.3f\n", start,
-                  std::min(rows.size(), start + batch) - 1, a.strict, a.tolerant);
+                  std::min(rows.size(), start + batch) - 1, a.strict,
+                  a.tolerant);
     }
     if (start >= 256) AddAccuracy(a, 1, &late);
   }
@@ -260,8 +282,10 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
   Accuracy cv;
   for (size_t fold = 0; fold < 5; ++fold) {
     std::vector<size_t> train, test;
-    for (size_t i = 0; i < order.size(); ++i) (i % 5 == fold ? test : train).push_back(order[i]);
-    AddAccuracy(TrainAndJudge(config.options, rows, train, test, tolerance), 0.2, &cv);
+    for (size_t i = 0; i < order.size(); ++i)
+      (i % 5 == fold ? test : train).push_back(order[i]);
+    AddAccuracy(TrainAndJudge(config.options, rows, train, test, tolerance),
+                0.2, &cv);
   }
   std::printf("   5-fold: %.3f/%.3f", cv.strict, cv.tolerant);
   // The model as it stands after the first 500 rows, judged on every row
@@ -270,10 +294,11 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
   // programs of one batch, which the search picked as close to each other).
   constexpr size_t kForward = 500;
   if (rows.size() > kForward) {
-    const Accuracy next = TrainAndJudge(config.options, rows, Range(0, kForward),
-                                        Range(kForward, rows.size()), tolerance);
-    std::printf("   first 500 -> the rest: %.3f/%.3f (%zu rows)", next.strict, next.tolerant,
-                rows.size() - kForward);
+    const Accuracy next =
+        TrainAndJudge(config.options, rows, Range(0, kForward),
+                      Range(kForward, rows.size()), tolerance);
+    std::printf("   first 500 -> the rest: %.3f/%.3f (%zu rows)", next.strict,
+                next.tolerant, rows.size() - kForward);
   }
   std::printf("\n");
   if (buckets) {
@@ -290,12 +315,13 @@ void Evaluate(const Config& config, const std::vector<Row>& rows, int batch, dou
 // `ensemble` > 1 the prediction is the mean of that many models, each
 // trained on a bootstrap sample of the rows (a guess at what would make the
 // picks less overrated).
-void SelfSelect(const Config& config, const std::vector<Row>& rows, int batch, double tolerance,
-                int ensemble) {
+void SelfSelect(const Config& config, const std::vector<Row>& rows, int batch,
+                double tolerance, int ensemble) {
   Accuracy sum;
   int picks = 0;
   std::mt19937 rng(g_split_seed);
-  for (size_t start = 500; start + static_cast<size_t>(batch) <= rows.size(); start += 64) {
+  for (size_t start = 500; start + static_cast<size_t>(batch) <= rows.size();
+       start += 64) {
     const std::vector<size_t> pool = Range(start, rows.size());
     tuner::TrainingSet candidates;
     for (size_t i : pool) candidates.features.push_back(rows[i].features);
@@ -303,7 +329,9 @@ void SelfSelect(const Config& config, const std::vector<Row>& rows, int batch, d
     for (int k = 0; k < ensemble; ++k) {
       tuner::TrainingSet train;
       for (size_t n = 0; n < start; ++n) {
-        const size_t i = ensemble == 1 ? n : std::uniform_int_distribution<size_t>(0, start - 1)(rng);
+        const size_t i = ensemble == 1 ? n
+                                       : std::uniform_int_distribution<size_t>(
+                                             0, start - 1)(rng);
         train.features.push_back(rows[i].features);
         train.throughputs.push_back(rows[i].throughput);
         train.groups.push_back(rows[i].train_group);
@@ -311,17 +339,22 @@ void SelfSelect(const Config& config, const std::vector<Row>& rows, int batch, d
       tuner::XgbCostModelOptions options = config.options;
       options.seed = static_cast<uint64_t>(k);
       tuner::XgbCostModel model(options);
-      if (absl::Status s = model.Train(train); !s.ok()) Die(std::string(s.message()));
-      absl::StatusOr<std::vector<double>> predicted = model.Predict(candidates.features);
+      if (absl::Status s = model.Train(train); !s.ok())
+        Die(std::string(s.message()));
+      absl::StatusOr<std::vector<double>> predicted =
+          model.Predict(candidates.features);
       if (!predicted.ok()) Die("prediction failed");
       // Ranks, not scores: a pairwise model's scores have no common scale.
       std::vector<size_t> order = Range(0, pool.size());
-      std::sort(order.begin(), order.end(),
-                [&](size_t a, size_t b) { return (*predicted)[a] < (*predicted)[b]; });
-      for (size_t r = 0; r < order.size(); ++r) mean[order[r]] += static_cast<double>(r);
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return (*predicted)[a] < (*predicted)[b];
+      });
+      for (size_t r = 0; r < order.size(); ++r)
+        mean[order[r]] += static_cast<double>(r);
     }
     std::vector<size_t> order = Range(0, pool.size());
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mean[a] > mean[b]; });
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return mean[a] > mean[b]; });
     std::vector<double> predicted, judged;
     for (int k = 0; k < batch; ++k) {
       predicted.push_back(mean[order[static_cast<size_t>(k)]]);
@@ -335,8 +368,11 @@ void SelfSelect(const Config& config, const std::vector<Row>& rows, int batch, d
     ++picks;
   }
   if (picks == 0) return;
-  std::printf("%-28s self-selected batches after 500 rows, ensemble of %d: %.3f/%.3f (%d)\n",
-              config.name.c_str(), ensemble, sum.strict / picks, sum.tolerant / picks, picks);
+  std::printf(
+      "%-28s self-selected batches after 500 rows, ensemble of %d: %.3f/%.3f "
+      "(%d)\n",
+      config.name.c_str(), ensemble, sum.strict / picks, sum.tolerant / picks,
+      picks);
 }
 
 // The records whose held-out predicted rank is furthest from their measured
@@ -349,7 +385,8 @@ void ShowErrors(const std::vector<Row>& rows, int count) {
   std::vector<double> measured_rank(rows.size()), predicted_rank(rows.size());
   for (size_t fold = 0; fold < 5; ++fold) {
     std::vector<size_t> train, test;
-    for (size_t i = 0; i < order.size(); ++i) (i % 5 == fold ? test : train).push_back(order[i]);
+    for (size_t i = 0; i < order.size(); ++i)
+      (i % 5 == fold ? test : train).push_back(order[i]);
     tuner::TrainingSet set;
     for (size_t i : train) {
       set.features.push_back(rows[i].features);
@@ -357,16 +394,19 @@ void ShowErrors(const std::vector<Row>& rows, int count) {
       set.groups.push_back(rows[i].train_group);
     }
     tuner::XgbCostModel model;
-    if (absl::Status s = model.Train(set); !s.ok()) Die(std::string(s.message()));
+    if (absl::Status s = model.Train(set); !s.ok())
+      Die(std::string(s.message()));
     std::vector<std::vector<float>> judged;
     for (size_t i : test) judged.push_back(rows[i].features);
     absl::StatusOr<std::vector<double>> predicted = model.Predict(judged);
     if (!predicted.ok()) Die("prediction failed");
     auto percentile = [&](auto value, std::vector<double>* out) {
       std::vector<size_t> by = Range(0, test.size());
-      std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return value(a) < value(b); });
+      std::stable_sort(by.begin(), by.end(),
+                       [&](size_t a, size_t b) { return value(a) < value(b); });
       for (size_t r = 0; r < by.size(); ++r) {
-        (*out)[test[by[r]]] = static_cast<double>(r) / static_cast<double>(by.size() - 1);
+        (*out)[test[by[r]]] =
+            static_cast<double>(r) / static_cast<double>(by.size() - 1);
       }
     };
     percentile([&](size_t k) { return rows[test[k]].judged; }, &measured_rank);
@@ -377,13 +417,16 @@ void ShowErrors(const std::vector<Row>& rows, int count) {
     return std::fabs(predicted_rank[a] - measured_rank[a]) >
            std::fabs(predicted_rank[b] - measured_rank[b]);
   });
-  std::printf("held-out rank errors (rank percentile in the fold, measured -> predicted):\n");
+  std::printf(
+      "held-out rank errors (rank percentile in the fold, measured -> "
+      "predicted):\n");
   for (int k = 0; k < count && k < static_cast<int>(worst.size()); ++k) {
     const Row& row = rows[worst[static_cast<size_t>(k)]];
     std::printf("  record %lld, %.1f GFLOP/s, rank %.2f -> %.2f: %s\n",
                 static_cast<long long>(row.record_id), row.throughput,
                 measured_rank[worst[static_cast<size_t>(k)]],
-                predicted_rank[worst[static_cast<size_t>(k)]], row.decisions.c_str());
+                predicted_rank[worst[static_cast<size_t>(k)]],
+                row.decisions.c_str());
   }
 }
 
@@ -422,14 +465,17 @@ int Main(int argc, char** argv) {
     } else if (flag == "--target") {
       target_text = value;
     } else if (flag == "--batch") {
-      if (!absl::SimpleAtoi(value, &batch) || batch < 2) Die("--batch: a count >= 2");
+      if (!absl::SimpleAtoi(value, &batch) || batch < 2)
+        Die("--batch: a count >= 2");
     } else if (flag == "--split-seed") {
-      if (!absl::SimpleAtoi(value, &g_split_seed)) Die("--split-seed: a number");
+      if (!absl::SimpleAtoi(value, &g_split_seed))
+        Die("--split-seed: a number");
     } else if (flag == "--drop-features") {
       drop_prefixes = absl::StrSplit(value, ',');
     } else if (flag == "--train-groups") {
       train_groups = value;
-      if (value != "task" && value != "batch") Die("--train-groups: task or batch");
+      if (value != "task" && value != "batch")
+        Die("--train-groups: task or batch");
     } else if (flag == "--label") {
       label = value;
     } else if (flag == "--judge") {
@@ -439,15 +485,18 @@ int Main(int argc, char** argv) {
     } else if (flag == "--configs") {
       config_names = absl::StrSplit(value, ',');
     } else if (flag == "--show-errors") {
-      if (!absl::SimpleAtoi(value, &show_errors) || show_errors < 0) Die("--show-errors: a count");
+      if (!absl::SimpleAtoi(value, &show_errors) || show_errors < 0)
+        Die("--show-errors: a count");
     } else if (flag == "--print-lowered") {
       int64_t id = 0;
       if (!absl::SimpleAtoi(value, &id)) Die("--print-lowered: a record id");
       print_lowered.push_back(id);
     } else if (flag == "--self-select") {
-      if (!absl::SimpleAtoi(value, &self_select) || self_select < 1) Die("--self-select: a count");
+      if (!absl::SimpleAtoi(value, &self_select) || self_select < 1)
+        Die("--self-select: a count");
     } else if (flag == "--tolerance") {
-      if (!absl::SimpleAtod(value, &tolerance) || tolerance < 0) Die("--tolerance: >= 0");
+      if (!absl::SimpleAtod(value, &tolerance) || tolerance < 0)
+        Die("--tolerance: >= 0");
     } else {
       Die("unknown flag " + flag);
     }
@@ -461,7 +510,8 @@ int Main(int argc, char** argv) {
   if (!task.ok()) Die(std::string(task.status().message()));
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kReadOnly;
-  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(db_path, open);
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      db::Database::Open(db_path, open);
   if (!db.ok()) Die(std::string(db.status().message()));
   absl::StatusOr<std::vector<proto::Record>> records =
       (*db)->RecordsOfTask(task->key, task->target.ToString());
@@ -487,11 +537,13 @@ int Main(int argc, char** argv) {
     row.record_id = record.id();
     row.lowered_hash = candidate->lowered_hash;
     for (const auto& [instruction, values] : trace->decisions) {
-      absl::StrAppend(&row.decisions, instruction, ":", absl::StrJoin(values, ","), " ");
+      absl::StrAppend(&row.decisions, instruction, ":",
+                      absl::StrJoin(values, ","), " ");
     }
     row.throughput = Label(*task, record, label);
     row.judged = Label(*task, record, judge.empty() ? label : judge);
-    row.train_group = train_groups == "batch" ? static_cast<int>(rows.size()) / batch : 0;
+    row.train_group =
+        train_groups == "batch" ? static_cast<int>(rows.size()) / batch : 0;
     rows.push_back(std::move(row));
   }
   if (!judge_file.empty()) {
@@ -500,15 +552,17 @@ int Main(int argc, char** argv) {
     size_t index = 0, judged = 0;
     double seconds = 0;
     while (in >> index >> seconds) {
-      if (index >= rows.size() || !(seconds > 0)) Die("--judge-file: bad line " + std::to_string(index));
+      if (index >= rows.size() || !(seconds > 0))
+        Die("--judge-file: bad line " + std::to_string(index));
       rows[index].judged = static_cast<double>(task->flops) / seconds * 1e-9;
       ++judged;
     }
     std::printf("%zu rows judged by %s\n", judged, judge_file.c_str());
   }
-  std::printf("%zu records of %s (%d skipped: no longer replay); batches of %d; "
-              "accuracy strict/within-%.0f%%-excluded (batches)\n",
-              rows.size(), spec.c_str(), skipped, batch, tolerance * 100);
+  std::printf(
+      "%zu records of %s (%d skipped: no longer replay); batches of %d; "
+      "accuracy strict/within-%.0f%%-excluded (batches)\n",
+      rows.size(), spec.c_str(), skipped, batch, tolerance * 100);
   if (rows.size() < static_cast<size_t>(2 * batch)) Die("too few records");
   if (!drop_prefixes.empty()) {
     const std::vector<std::string>& names = tuner::FeatureNames();
@@ -536,21 +590,27 @@ int Main(int argc, char** argv) {
       absl::StatusOr<Program> lowered = LowerProgram((*scheduled)->program());
       if (!lowered.ok()) Die("lowering failed");
       const auto start = std::chrono::steady_clock::now();
-      const std::vector<float> features = tuner::ExtractProgramFeatures(*lowered, task->target);
-      extract_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::vector<float> features =
+          tuner::ExtractProgramFeatures(*lowered, task->target);
+      extract_s += std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
       if (drop_prefixes.empty() && features != row.features) {
         Die("features differ between two extractions");
       }
       for (int64_t id : print_lowered) {
         if (id == row.record_id) {
           std::printf("record %lld (%.1f GFLOP/s), trace:\n%s\nlowered:\n%s\n",
-                      static_cast<long long>(id), row.throughput, row.trace.ToText().c_str(),
+                      static_cast<long long>(id), row.throughput,
+                      row.trace.ToText().c_str(),
                       PrintProgram(*lowered).c_str());
         }
       }
     }
-    std::printf("%zu features per program; feature extraction %.1f us per program\n",
-                rows[0].features.size(), extract_s / static_cast<double>(rows.size()) * 1e6);
+    std::printf(
+        "%zu features per program; feature extraction %.1f us per program\n",
+        rows[0].features.size(),
+        extract_s / static_cast<double>(rows.size()) * 1e6);
   }
 
   {
@@ -573,21 +633,27 @@ int Main(int argc, char** argv) {
     }
     std::map<std::string, int> lowered;
     for (const Row& row : rows) ++lowered[row.lowered_hash];
-    std::printf("%zu distinct lowered programs among %zu records\n", lowered.size(), rows.size());
-    std::printf("%zu distinct feature rows (%zu records share theirs); training-set accuracy "
-                "of the default model %.3f\n",
-                same.size(), shared,
-                TrainAndJudge({}, rows, Range(0, rows.size()), Range(0, rows.size()), 0).strict);
+    std::printf("%zu distinct lowered programs among %zu records\n",
+                lowered.size(), rows.size());
+    std::printf(
+        "%zu distinct feature rows (%zu records share theirs); training-set "
+        "accuracy "
+        "of the default model %.3f\n",
+        same.size(), shared,
+        TrainAndJudge({}, rows, Range(0, rows.size()), Range(0, rows.size()), 0)
+            .strict);
   }
   if (show_errors > 0) ShowErrors(rows, show_errors);
   for (const Config& config : Configs()) {
     if (!config_names.empty() &&
-        std::find(config_names.begin(), config_names.end(), config.name) == config_names.end()) {
+        std::find(config_names.begin(), config_names.end(), config.name) ==
+            config_names.end()) {
       continue;
     }
     if (self_select > 0) {
       SelfSelect(config, rows, batch, tolerance, 1);
-      if (self_select > 1) SelfSelect(config, rows, batch, tolerance, self_select);
+      if (self_select > 1)
+        SelfSelect(config, rows, batch, tolerance, self_select);
       continue;
     }
     Evaluate(config, rows, batch, tolerance, show_buckets);

@@ -21,7 +21,8 @@
 // runner/remote/lease_courier.h); --no-prefetch measures the runner that
 // asks only when done, one round trip per candidate.
 //
-// Usage: bench_dispatch [--runners 1,2,4,8,16] [--delay-ms 20] [--per-runner 50]
+// Usage: bench_dispatch [--runners 1,2,4,8,16] [--delay-ms 20] [--per-runner
+// 50]
 //                       [--no-prefetch] [--json FILE]
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
@@ -59,19 +60,22 @@ struct Row {
   int candidates = 0;
   double delay_ms = 0;
   double wall_s = 0;
-  double throughput = 0;    // candidates per second
-  double scaling = 0;       // throughput / throughput at N = 1
-  double overhead_ms = 0;   // per candidate, per runner, against the nominal delay
-  double slept_ms = 0;      // the delay as it really passed, mean
-  double dispatch_ms = 0;   // overhead_ms less the sleep's overshoot
-  double cpu_ms = 0;        // CPU time of the whole process (daemon, runners) per candidate
+  double throughput = 0;  // candidates per second
+  double scaling = 0;     // throughput / throughput at N = 1
+  double overhead_ms =
+      0;                // per candidate, per runner, against the nominal delay
+  double slept_ms = 0;  // the delay as it really passed, mean
+  double dispatch_ms = 0;  // overhead_ms less the sleep's overshoot
+  double cpu_ms =
+      0;  // CPU time of the whole process (daemon, runners) per candidate
 };
 
 double ProcessCpuSeconds() {
   rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) *
+             1e-6;
 }
 
 int Fail(const std::string& message) {
@@ -94,15 +98,18 @@ int main(int argc, char** argv) {
       runner_counts.clear();
       for (absl::string_view part : absl::StrSplit(value, ',')) {
         int n = 0;
-        if (!absl::SimpleAtoi(part, &n) || n < 1) return Fail("--runners: a list of counts >= 1");
+        if (!absl::SimpleAtoi(part, &n) || n < 1)
+          return Fail("--runners: a list of counts >= 1");
         runner_counts.push_back(n);
       }
       ++i;
     } else if (arg == "--delay-ms" && value) {
-      if (!absl::SimpleAtod(value, &delay_ms) || delay_ms <= 0) return Fail("--delay-ms > 0");
+      if (!absl::SimpleAtod(value, &delay_ms) || delay_ms <= 0)
+        return Fail("--delay-ms > 0");
       ++i;
     } else if (arg == "--per-runner" && value) {
-      if (!absl::SimpleAtoi(value, &per_runner) || per_runner < 1) return Fail("--per-runner >= 1");
+      if (!absl::SimpleAtoi(value, &per_runner) || per_runner < 1)
+        return Fail("--per-runner >= 1");
       ++i;
     } else if (arg == "--no-prefetch") {
       prefetch = false;
@@ -110,9 +117,10 @@ int main(int argc, char** argv) {
       json_path = value;
       ++i;
     } else {
-      return Fail(absl::StrCat("unknown argument ", arg,
-                               " (--runners LIST --delay-ms MS --per-runner N --no-prefetch "
-                               "--json FILE)"));
+      return Fail(absl::StrCat(
+          "unknown argument ", arg,
+          " (--runners LIST --delay-ms MS --per-runner N --no-prefetch "
+          "--json FILE)"));
     }
   }
 
@@ -132,15 +140,18 @@ int main(int argc, char** argv) {
     request.set_min_time_s(0.1);
   }
 
-  std::printf("DISPATCH BENCHMARK: simulated runners (no measurement), %.1f ms per candidate,\n"
-              "real daemon and runners over gRPC on 127.0.0.1 with token auth; %d candidates "
-              "per runner; request %zu bytes; runners %s\n\n",
-              delay_ms, per_runner, request.ByteSizeLong(),
-              prefetch ? "fetch the next lease while measuring (prefetch)"
-                       : "ask for the next lease when done (--no-prefetch)");
-  std::printf("%8s %11s %9s %11s %9s %7s %13s %10s %13s %8s\n", "runners", "candidates",
-              "wall s", "cand/s", "scaling", "ideal", "overhead ms", "slept ms", "dispatch ms",
-              "cpu ms");
+  std::printf(
+      "DISPATCH BENCHMARK: simulated runners (no measurement), %.1f ms per "
+      "candidate,\n"
+      "real daemon and runners over gRPC on 127.0.0.1 with token auth; %d "
+      "candidates "
+      "per runner; request %zu bytes; runners %s\n\n",
+      delay_ms, per_runner, request.ByteSizeLong(),
+      prefetch ? "fetch the next lease while measuring (prefetch)"
+               : "ask for the next lease when done (--no-prefetch)");
+  std::printf("%8s %11s %9s %11s %9s %7s %13s %10s %13s %8s\n", "runners",
+              "candidates", "wall s", "cand/s", "scaling", "ideal",
+              "overhead ms", "slept ms", "dispatch ms", "cpu ms");
   std::vector<Row> rows;
   for (int n : runner_counts) {
     service::DaemonOptions options;
@@ -148,12 +159,14 @@ int main(int argc, char** argv) {
     options.scratch_dir = dir;
     options.log = false;
     options.lease_time = absl::Seconds(30);
-    absl::StatusOr<std::unique_ptr<service::Daemon>> daemon = service::Daemon::Start(options);
+    absl::StatusOr<std::unique_ptr<service::Daemon>> daemon =
+        service::Daemon::Start(options);
     if (!daemon.ok()) return Fail(std::string(daemon.status().message()));
     service::ServerSecurity security;
     security.token = "bench-token";
-    absl::StatusOr<std::unique_ptr<service::Server>> server = service::Server::Start(
-        **daemon, "127.0.0.1:0", security, runner::kMaxServiceMessageBytes);
+    absl::StatusOr<std::unique_ptr<service::Server>> server =
+        service::Server::Start(**daemon, "127.0.0.1:0", security,
+                               runner::kMaxServiceMessageBytes);
     if (!server.ok()) return Fail(std::string(server.status().message()));
 
     std::atomic<bool> stop{false};
@@ -171,19 +184,24 @@ int main(int argc, char** argv) {
         remote.stop = &stop;
         remote.log = false;
         absl::Status status = runner::RunRemoteRunner(remote);
-        if (!status.ok()) std::fprintf(stderr, "runner %d: %s\n", r, std::string(status.message()).c_str());
+        if (!status.ok())
+          std::fprintf(stderr, "runner %d: %s\n", r,
+                       std::string(status.message()).c_str());
       });
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (static_cast<int>((*daemon)->ListRunners().size()) < n) {
-      if (std::chrono::steady_clock::now() > deadline) return Fail("runners did not register");
+      if (std::chrono::steady_clock::now() > deadline)
+        return Fail("runners did not register");
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     if (n == runner_counts.front()) {
       // For scale: one authenticated unary round trip on this machine now.
       runner::ChannelOptions channel;
       channel.address = absl::StrCat("127.0.0.1:", (*server)->port());
-      auto stub = proto::TunerService::NewStub(runner::MakeChannel(channel).value());
+      auto stub =
+          proto::TunerService::NewStub(runner::MakeChannel(channel).value());
       constexpr int kCalls = 200;
       auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < kCalls + 20; ++i) {
@@ -194,8 +212,10 @@ int main(int argc, char** argv) {
         (void)stub->ListJobs(&context, proto::ListJobsRequest(), &response);
       }
       std::printf("(one unary RPC round trip: %.3f ms)\n",
-                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                          .count() / kCalls);
+                  std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                          .count() /
+                      kCalls);
     }
     double slept_s = 0;  // the runners' actual delays, summed
     double cpu_s = 0;
@@ -205,14 +225,19 @@ int main(int argc, char** argv) {
       const double cpu_start = ProcessCpuSeconds();
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < count; ++i) {
-        items.push_back((*daemon)->leases().Enqueue(service::WorkItem{"bench", true, request}));
+        items.push_back((*daemon)->leases().Enqueue(
+            service::WorkItem{"bench", true, request}));
       }
       for (int64_t item : items) {
-        absl::StatusOr<proto::MeasureResult> result = (*daemon)->leases().Wait(item);
-        if (result.ok() && result->times_s_size() > 0) slept_s += result->times_s(0);
+        absl::StatusOr<proto::MeasureResult> result =
+            (*daemon)->leases().Wait(item);
+        if (result.ok() && result->times_s_size() > 0)
+          slept_s += result->times_s(0);
       }
       cpu_s = ProcessCpuSeconds() - cpu_start;
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           start)
+          .count();
     };
     run(n * 2);  // warm-up: connections up, every runner polling
     Row row;
@@ -231,9 +256,11 @@ int main(int argc, char** argv) {
     row.dispatch_ms = row.wall_s * 1e3 * n / row.candidates - row.slept_ms;
     row.cpu_ms = cpu_s * 1e3 / row.candidates;
     rows.push_back(row);
-    std::printf("%8d %11d %9.3f %11.1f %9.2f %7.1f %13.3f %10.3f %13.3f %8.3f\n", n,
-                row.candidates, row.wall_s, row.throughput, row.scaling, static_cast<double>(n),
-                row.overhead_ms, row.slept_ms, row.dispatch_ms, row.cpu_ms);
+    std::printf(
+        "%8d %11d %9.3f %11.1f %9.2f %7.1f %13.3f %10.3f %13.3f %8.3f\n", n,
+        row.candidates, row.wall_s, row.throughput, row.scaling,
+        static_cast<double>(n), row.overhead_ms, row.slept_ms, row.dispatch_ms,
+        row.cpu_ms);
     std::fflush(stdout);
     stop.store(true);
     for (std::thread& t : runners) t.join();
@@ -242,23 +269,29 @@ int main(int argc, char** argv) {
   }
   std::system(absl::StrCat("rm -rf ", dir).c_str());
   std::printf(
-      "\nscaling: throughput against 1 runner (target >= 0.9 x runners). overhead: wall x "
-      "runners / candidates - delay, per candidate; slept: the delay as it really passed in the "
-      "runner (sleep overshoot under load); dispatch: overhead less the overshoot (target <= 1 "
+      "\nscaling: throughput against 1 runner (target >= 0.9 x runners). "
+      "overhead: wall x "
+      "runners / candidates - delay, per candidate; slept: the delay as it "
+      "really passed in the "
+      "runner (sleep overshoot under load); dispatch: overhead less the "
+      "overshoot (target <= 1 "
       "ms)\n");
   if (!json_path.empty()) {
     std::vector<std::string> items;
     for (const Row& r : rows) {
       items.push_back(absl::StrFormat(
-          "{\"runners\": %d, \"candidates\": %d, \"delay_ms\": %.3f, \"wall_s\": %.4f, "
-          "\"throughput\": %.2f, \"scaling\": %.3f, \"overhead_ms\": %.4f, \"slept_ms\": %.4f, "
+          "{\"runners\": %d, \"candidates\": %d, \"delay_ms\": %.3f, "
+          "\"wall_s\": %.4f, "
+          "\"throughput\": %.2f, \"scaling\": %.3f, \"overhead_ms\": %.4f, "
+          "\"slept_ms\": %.4f, "
           "\"dispatch_ms\": %.4f, \"cpu_ms\": %.4f}",
-          r.runners, r.candidates, r.delay_ms, r.wall_s, r.throughput, r.scaling, r.overhead_ms,
-          r.slept_ms, r.dispatch_ms, r.cpu_ms));
+          r.runners, r.candidates, r.delay_ms, r.wall_s, r.throughput,
+          r.scaling, r.overhead_ms, r.slept_ms, r.dispatch_ms, r.cpu_ms));
     }
-    std::ofstream(json_path) << "{\"benchmark\": \"dispatch (simulated runners)\", \"prefetch\": "
-                             << (prefetch ? "true" : "false") << ", \"rows\": [\n  "
-                             << absl::StrJoin(items, ",\n  ") << "\n]}\n";
+    std::ofstream(json_path)
+        << "{\"benchmark\": \"dispatch (simulated runners)\", \"prefetch\": "
+        << (prefetch ? "true" : "false") << ", \"rows\": [\n  "
+        << absl::StrJoin(items, ",\n  ") << "\n]}\n";
   }
   return 0;
 }

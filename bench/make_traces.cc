@@ -30,9 +30,11 @@ namespace lathe {
 namespace {
 
 // Unrolls all loops of `block` but the innermost, which is vectorized.
-absl::Status UnrollAndVectorize(TracedSchedule* sch, BlockRV block, size_t num_inner) {
+absl::Status UnrollAndVectorize(TracedSchedule* sch, BlockRV block,
+                                size_t num_inner) {
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
-  if (loops.size() < num_inner) return absl::InternalError("too few loops to unroll and vectorize");
+  if (loops.size() < num_inner)
+    return absl::InternalError("too few loops to unroll and vectorize");
   for (size_t i = loops.size() - num_inner; i + 1 < loops.size(); ++i) {
     LATHE_RETURN_IF_ERROR(sch->Unroll(loops[i]));
   }
@@ -54,8 +56,10 @@ absl::Status ScheduleMatmul(TracedSchedule* sch, const MatmulTiles& t) {
   LATHE_ASSIGN_OR_RETURN(BlockRV c, sch->GetBlock("C"));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(c));
   LoopRV i = loops[0], j = loops[1], k = loops[2];
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> is, sch->Split(i, {Factor(), Factor(t.mr)}));
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> js, sch->Split(j, {Factor(), Factor(t.nr)}));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> is,
+                         sch->Split(i, {Factor(), Factor(t.mr)}));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> js,
+                         sch->Split(j, {Factor(), Factor(t.nr)}));
   LoopRV io = is[0], ii = is[1], jo = js[0], ji = js[1];
   LATHE_RETURN_IF_ERROR(sch->Reorder({jo, io, k, ii, ji}));
   // 1. The register tile: accumulate in C_local, written back per tile.
@@ -67,11 +71,14 @@ absl::Status ScheduleMatmul(TracedSchedule* sch, const MatmulTiles& t) {
   LATHE_RETURN_IF_ERROR(UnrollAndVectorize(sch, init, 2));
   // 3. Packing: B as [N/NR][K][NR] panels, one per jo iteration; A as
   //    [M/MR][K][MR], once.
-  LATHE_ASSIGN_OR_RETURN(BlockRV bp, sch->CacheRead(c, 1, "global", Layout{{1, t.nr}, {1, 0, 2}}));
+  LATHE_ASSIGN_OR_RETURN(
+      BlockRV bp, sch->CacheRead(c, 1, "global", Layout{{1, t.nr}, {1, 0, 2}}));
   LATHE_RETURN_IF_ERROR(sch->ComputeAt(bp, jo));
   LATHE_RETURN_IF_ERROR(UnrollAndVectorize(sch, bp, 1));
   if (t.pack_a) {
-    LATHE_ASSIGN_OR_RETURN(BlockRV ap, sch->CacheRead(c, 0, "global", Layout{{t.mr, 1}, {0, 2, 1}}));
+    LATHE_ASSIGN_OR_RETURN(
+        BlockRV ap,
+        sch->CacheRead(c, 0, "global", Layout{{t.mr, 1}, {0, 2, 1}}));
     (void)ap;
   }
   // 4. The micro-kernel: rows unrolled, columns vectorized; panels in parallel.
@@ -84,11 +91,12 @@ absl::Status ScheduleMatmul(TracedSchedule* sch, const MatmulTiles& t) {
 struct ConvTiles {
   int64_t qr = 7;   // output pixels of a row in the register tile (unrolled)
   int64_t kr = 32;  // output channels in the register tile (vectorized)
-  bool unroll_s = false;  // unrolled, LLVM shares broadcasts across s and spills
+  bool unroll_s =
+      false;  // unrolled, LLVM shares broadcasts across s and spills
 };
 
-// conv2d_nchw Y[n, k, p, q] = sum_{c, r, s} pad[n, c, p + r, q + s] W[k, c, r, s]:
-// the direct-convolution micro-kernel of KERNELS.md. A tile of QR output
+// conv2d_nchw Y[n, k, p, q] = sum_{c, r, s} pad[n, c, p + r, q + s] W[k, c, r,
+// s]: the direct-convolution micro-kernel of KERNELS.md. A tile of QR output
 // pixels x KR output channels accumulates in registers, vectorized over the
 // channels: the accumulator is laid out [.., q, k] (cache_write with a
 // layout) and W is packed as [K/KR][C][R][S][KR], so every vector access is
@@ -98,30 +106,38 @@ struct ConvTiles {
 absl::Status ScheduleConv(TracedSchedule* sch, const ConvTiles& t) {
   LATHE_ASSIGN_OR_RETURN(BlockRV y, sch->GetBlock("Y"));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(y));
-  LoopRV n = loops[0], k = loops[1], p = loops[2], q = loops[3], c = loops[4], r = loops[5], s = loops[6];
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> ks, sch->Split(k, {Factor(), Factor(t.kr)}));
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> qs, sch->Split(q, {Factor(), Factor(t.qr)}));
+  LoopRV n = loops[0], k = loops[1], p = loops[2], q = loops[3], c = loops[4],
+         r = loops[5], s = loops[6];
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> ks,
+                         sch->Split(k, {Factor(), Factor(t.kr)}));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> qs,
+                         sch->Split(q, {Factor(), Factor(t.qr)}));
   LoopRV ko = ks[0], ki = ks[1], qo = qs[0], qi = qs[1];
   LATHE_RETURN_IF_ERROR(sch->Reorder({n, p, ko, qo, c, r, s, qi, ki}));
   // 1. The register tile, channels innermost: Y[n, k, p, q] -> [n, p, q, k].
-  LATHE_ASSIGN_OR_RETURN(BlockRV wb, sch->CacheWrite(y, 0, "local", Layout{{1, 1, 1, 1}, {0, 2, 3, 1}}));
+  LATHE_ASSIGN_OR_RETURN(
+      BlockRV wb,
+      sch->CacheWrite(y, 0, "local", Layout{{1, 1, 1, 1}, {0, 2, 3, 1}}));
   LATHE_RETURN_IF_ERROR(sch->ReverseComputeAt(wb, qo));
   {
     LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> wl, sch->GetLoops(wb));
     // Under n, p, ko, qo: the tile's loops, all unrolled so that the
     // accumulator is addressed at constants and stays in registers.
-    for (size_t i = 4; i < wl.size(); ++i) LATHE_RETURN_IF_ERROR(sch->Unroll(wl[i]));
+    for (size_t i = 4; i < wl.size(); ++i)
+      LATHE_RETURN_IF_ERROR(sch->Unroll(wl[i]));
   }
   LATHE_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(y, c));
   LATHE_RETURN_IF_ERROR(UnrollAndVectorize(sch, init, 2));
   // 2. Weights packed [K/KR][C][R][S][KR], once per call, in the panels'
   //    order (kernel channels innermost, vectorized; panels in parallel) so
   //    that the copy's stores are consecutive.
-  LATHE_ASSIGN_OR_RETURN(BlockRV wp,
-                         sch->CacheRead(y, 1, "global", Layout{{t.kr, 1, 1, 1}, {0, 2, 3, 4, 1}}));
+  LATHE_ASSIGN_OR_RETURN(
+      BlockRV wp,
+      sch->CacheRead(y, 1, "global", Layout{{t.kr, 1, 1, 1}, {0, 2, 3, 4, 1}}));
   {
     LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> wl, sch->GetLoops(wp));
-    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> wk, sch->Split(wl[0], {Factor(), Factor(t.kr)}));
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> wk,
+                           sch->Split(wl[0], {Factor(), Factor(t.kr)}));
     LATHE_RETURN_IF_ERROR(sch->Reorder({wl[1], wl[2], wl[3], wk[1]}));
     LATHE_RETURN_IF_ERROR(sch->Vectorize(wk[1]));
     LATHE_RETURN_IF_ERROR(sch->Parallel(wk[0]));
@@ -141,18 +157,26 @@ absl::Status ScheduleConv(TracedSchedule* sch, const ConvTiles& t) {
 // Experiment: GotoBLAS cache blocking. K split by KC outside the tiles, so
 // the tile accumulates into C itself (LICM keeps it in registers across the
 // KC loop): ko > io0 (M/MC, parallel) > jo > io1 > ki > ii > ji.
-absl::Status ScheduleMatmulBlocked(TracedSchedule* sch, int64_t mr, int64_t nr, int64_t mc, int64_t kc) {
+absl::Status ScheduleMatmulBlocked(TracedSchedule* sch, int64_t mr, int64_t nr,
+                                   int64_t mc, int64_t kc) {
   LATHE_ASSIGN_OR_RETURN(BlockRV c, sch->GetBlock("C"));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(c));
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> is, sch->Split(loops[0], {Factor(), Factor(mc / mr), Factor(mr)}));
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> js, sch->Split(loops[1], {Factor(), Factor(nr)}));
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> ks, sch->Split(loops[2], {Factor(), Factor(kc)}));
-  LATHE_RETURN_IF_ERROR(sch->Reorder({ks[0], is[0], js[0], is[1], ks[1], is[2], js[1]}));
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> is,
+      sch->Split(loops[0], {Factor(), Factor(mc / mr), Factor(mr)}));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> js,
+                         sch->Split(loops[1], {Factor(), Factor(nr)}));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> ks,
+                         sch->Split(loops[2], {Factor(), Factor(kc)}));
+  LATHE_RETURN_IF_ERROR(
+      sch->Reorder({ks[0], is[0], js[0], is[1], ks[1], is[2], js[1]}));
   LATHE_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(c, ks[0]));
   LATHE_RETURN_IF_ERROR(UnrollAndVectorize(sch, init, 1));
-  LATHE_ASSIGN_OR_RETURN(BlockRV bp, sch->CacheRead(c, 1, "global", Layout{{1, nr}, {1, 0, 2}}));
+  LATHE_ASSIGN_OR_RETURN(
+      BlockRV bp, sch->CacheRead(c, 1, "global", Layout{{1, nr}, {1, 0, 2}}));
   LATHE_RETURN_IF_ERROR(UnrollAndVectorize(sch, bp, 1));
-  LATHE_ASSIGN_OR_RETURN(BlockRV ap, sch->CacheRead(c, 0, "global", Layout{{mr, 1}, {0, 2, 1}}));
+  LATHE_ASSIGN_OR_RETURN(
+      BlockRV ap, sch->CacheRead(c, 0, "global", Layout{{mr, 1}, {0, 2, 1}}));
   (void)ap;
   LATHE_RETURN_IF_ERROR(sch->Unroll(is[2]));
   LATHE_RETURN_IF_ERROR(sch->Vectorize(js[1]));
@@ -160,16 +184,19 @@ absl::Status ScheduleMatmulBlocked(TracedSchedule* sch, int64_t mr, int64_t nr, 
   return absl::OkStatus();
 }
 
-absl::Status WriteTrace(const std::string& spec, const std::string& path,
-                        const std::function<absl::Status(TracedSchedule*)>& schedule) {
+absl::Status WriteTrace(
+    const std::string& spec, const std::string& path,
+    const std::function<absl::Status(TracedSchedule*)>& schedule) {
   LATHE_ASSIGN_OR_RETURN(Workload w, ParseWorkloadSpec(spec));
   LATHE_ASSIGN_OR_RETURN(Program p, w.InitialProgram());
   TracedSchedule sch(std::move(p));
   sch.mutable_trace().workload = w.CanonicalForm();
   absl::Status st = schedule(&sch);
-  if (!st.ok()) return absl::Status(st.code(), absl::StrCat(spec, ": ", st.message()));
+  if (!st.ok())
+    return absl::Status(st.code(), absl::StrCat(spec, ": ", st.message()));
   LATHE_RETURN_IF_ERROR(sch.trace().Save(path));
-  std::printf("%s: %s\n%s\n", path.c_str(), w.CanonicalForm().c_str(), sch.trace().ToText().c_str());
+  std::printf("%s: %s\n%s\n", path.c_str(), w.CanonicalForm().c_str(),
+              sch.trace().ToText().c_str());
   return absl::OkStatus();
 }
 
@@ -188,7 +215,8 @@ int Main(int argc, char** argv) {
        [](TracedSchedule* s) { return ScheduleMatmul(s, MatmulTiles{}); }},
       {"matmul:M=2048,N=2048,K=2048", "matmul_2048.json",
        [](TracedSchedule* s) { return ScheduleMatmul(s, MatmulTiles{}); }},
-      {"conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1", "conv2d_128x28.json",
+      {"conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1",
+       "conv2d_128x28.json",
        [](TracedSchedule* s) { return ScheduleConv(s, ConvTiles{}); }},
   };
   // Variants for experiments (bench_kernels --conv-trace FILE), not in git.
@@ -197,21 +225,30 @@ int Main(int argc, char** argv) {
       std::string spec = absl::StrCat("matmul:M=", n, ",N=", n, ",K=", n);
       for (int64_t kc : {128, 256, 512}) {
         jobs.push_back({spec, absl::StrCat("mm", n, "_blocked_kc", kc, ".json"),
-                        [=](TracedSchedule* s) { return ScheduleMatmulBlocked(s, 8, 32, 128, kc); }});
+                        [=](TracedSchedule* s) {
+                          return ScheduleMatmulBlocked(s, 8, 32, 128, kc);
+                        }});
       }
-      jobs.push_back({spec, absl::StrCat("mm", n, "_4x64.json"),
-                      [=](TracedSchedule* s) { return ScheduleMatmul(s, MatmulTiles{4, 64, true}); }});
+      jobs.push_back(
+          {spec, absl::StrCat("mm", n, "_4x64.json"), [=](TracedSchedule* s) {
+             return ScheduleMatmul(s, MatmulTiles{4, 64, true});
+           }});
       jobs.push_back({spec, absl::StrCat("mm", n, "_8x32_nopacka.json"),
-                      [=](TracedSchedule* s) { return ScheduleMatmul(s, MatmulTiles{8, 32, false}); }});
+                      [=](TracedSchedule* s) {
+                        return ScheduleMatmul(s, MatmulTiles{8, 32, false});
+                      }});
     }
   }
   if (std::getenv("LATHE_CONV_VARIANTS")) {
     for (int64_t qr : {7, 14, 28}) {
       for (int64_t kr : {16, 32, 64}) {
         for (bool us : {false, true}) {
-          jobs.push_back({"conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1",
-                          absl::StrCat("conv_q", qr, "_k", kr, us ? "_us" : "", ".json"),
-                          [=](TracedSchedule* s) { return ScheduleConv(s, ConvTiles{qr, kr, us}); }});
+          jobs.push_back(
+              {"conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1",
+               absl::StrCat("conv_q", qr, "_k", kr, us ? "_us" : "", ".json"),
+               [=](TracedSchedule* s) {
+                 return ScheduleConv(s, ConvTiles{qr, kr, us});
+               }});
         }
       }
     }
@@ -219,7 +256,8 @@ int Main(int argc, char** argv) {
   for (const Job& job : jobs) {
     absl::Status st = WriteTrace(job.spec, dir + "/" + job.file, job.schedule);
     if (!st.ok()) {
-      std::fprintf(stderr, "bench_make_traces: %s\n", std::string(st.message()).c_str());
+      std::fprintf(stderr, "bench_make_traces: %s\n",
+                   std::string(st.message()).c_str());
       return 1;
     }
   }

@@ -28,15 +28,15 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "compiler/util/check.h"
 #include "compiler/codegen/target.h"
+#include "compiler/util/check.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 #include "runner/local_runner.h"
 #include "tuner/cost_model/cost_model.h"
 #include "tuner/search/measurement_rounds.h"
-#include "tuner/search/training_label.h"
 #include "tuner/search/task.h"
+#include "tuner/search/training_label.h"
 
 namespace lathe {
 namespace {
@@ -53,7 +53,8 @@ struct Options {
 };
 
 double NowSec() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -65,11 +66,12 @@ struct Pass {
 };
 
 [[noreturn]] void Usage(const char* why) {
-  std::fprintf(stderr,
-               "bench_measure_batches: %s\nusage: bench_measure_batches --db FILE "
-               "--workload SPEC --worker PATH [--threads N] [--from ROW] [--batches N] "
-               "[--batch N] [--rounds N] [--min-time S] [--repeat N]\n",
-               why);
+  std::fprintf(
+      stderr,
+      "bench_measure_batches: %s\nusage: bench_measure_batches --db FILE "
+      "--workload SPEC --worker PATH [--threads N] [--from ROW] [--batches N] "
+      "[--batch N] [--rounds N] [--min-time S] [--repeat N]\n",
+      why);
   std::exit(2);
 }
 
@@ -80,23 +82,35 @@ Options Parse(int argc, char** argv) {
     if (i + 1 >= argc) Usage(("missing the value of " + flag).c_str());
     const char* value = argv[++i];
     bool ok = true;
-    if (flag == "--db") o.db = value;
-    else if (flag == "--workload") o.workload = value;
-    else if (flag == "--worker") o.worker = value;
-    else if (flag == "--threads") ok = absl::SimpleAtoi(value, &o.threads);
-    else if (flag == "--from") ok = absl::SimpleAtoi(value, &o.from);
-    else if (flag == "--batches") ok = absl::SimpleAtoi(value, &o.batches);
-    else if (flag == "--batch") ok = absl::SimpleAtoi(value, &o.batch);
-    else if (flag == "--rounds") ok = absl::SimpleAtoi(value, &o.rounds);
-    else if (flag == "--min-time") ok = absl::SimpleAtod(value, &o.min_time_s);
-    else if (flag == "--repeat") ok = absl::SimpleAtoi(value, &o.repeat);
-    else Usage(("unknown flag " + flag).c_str());
+    if (flag == "--db")
+      o.db = value;
+    else if (flag == "--workload")
+      o.workload = value;
+    else if (flag == "--worker")
+      o.worker = value;
+    else if (flag == "--threads")
+      ok = absl::SimpleAtoi(value, &o.threads);
+    else if (flag == "--from")
+      ok = absl::SimpleAtoi(value, &o.from);
+    else if (flag == "--batches")
+      ok = absl::SimpleAtoi(value, &o.batches);
+    else if (flag == "--batch")
+      ok = absl::SimpleAtoi(value, &o.batch);
+    else if (flag == "--rounds")
+      ok = absl::SimpleAtoi(value, &o.rounds);
+    else if (flag == "--min-time")
+      ok = absl::SimpleAtod(value, &o.min_time_s);
+    else if (flag == "--repeat")
+      ok = absl::SimpleAtoi(value, &o.repeat);
+    else
+      Usage(("unknown flag " + flag).c_str());
     if (!ok) Usage(("bad value for " + flag).c_str());
   }
   if (o.db.empty() || o.workload.empty() || o.worker.empty()) {
     Usage("--db, --workload and --worker are required");
   }
-  if (o.batch < 1 || o.batches < 1 || o.rounds < 1 || o.repeat < 1 || o.from < 0) {
+  if (o.batch < 1 || o.batches < 1 || o.rounds < 1 || o.repeat < 1 ||
+      o.from < 0) {
     Usage("counts must be positive");
   }
   return o;
@@ -104,8 +118,8 @@ Options Parse(int argc, char** argv) {
 
 // The share of pairs (within batches) that `a` orders as `truth` does,
 // batch by batch, pairs with a failure on either side left out.
-double PairAgreement(const std::vector<double>& a, const std::vector<double>& truth,
-                     int batch) {
+double PairAgreement(const std::vector<double>& a,
+                     const std::vector<double>& truth, int batch) {
   std::vector<double> x, y;
   std::vector<int> groups;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -118,7 +132,8 @@ double PairAgreement(const std::vector<double>& a, const std::vector<double>& tr
 }
 
 absl::StatusOr<Pass> MeasurePass(const Options& o, const tuner::Task& task,
-                                 const std::vector<proto::Record>& records, bool hints) {
+                                 const std::vector<proto::Record>& records,
+                                 bool hints) {
   runner::LocalRunnerOptions runner_options;
   runner_options.worker_argv = {o.worker};
   runner_options.timeout_s = 30;
@@ -141,13 +156,17 @@ absl::StatusOr<Pass> MeasurePass(const Options& o, const tuner::Task& task,
     }
     return r;
   };
-  for (size_t first = 0; first < records.size(); first += static_cast<size_t>(o.batch)) {
-    const size_t n = std::min(records.size() - first, static_cast<size_t>(o.batch));
+  for (size_t first = 0; first < records.size();
+       first += static_cast<size_t>(o.batch)) {
+    const size_t n =
+        std::min(records.size() - first, static_cast<size_t>(o.batch));
     std::vector<const proto::Trace*> traces;
-    for (size_t i = 0; i < n; ++i) traces.push_back(&records[first + i].trace());
-    LATHE_ASSIGN_OR_RETURN(std::vector<std::optional<proto::MeasureResult>> results,
-                           tuner::MeasureBatchInRounds(task, traces, settings, o.rounds,
-                                                       /*flush_cache=*/false, hints, measure));
+    for (size_t i = 0; i < n; ++i)
+      traces.push_back(&records[first + i].trace());
+    LATHE_ASSIGN_OR_RETURN(
+        std::vector<std::optional<proto::MeasureResult>> results,
+        tuner::MeasureBatchInRounds(task, traces, settings, o.rounds,
+                                    /*flush_cache=*/false, hints, measure));
     for (const std::optional<proto::MeasureResult>& r : results) {
       if (r->status() != proto::MEASURE_OK) ++pass.failed;
       pass.labels.push_back(tuner::TrainingThroughput(task.flops, *r));
@@ -161,28 +180,35 @@ int Main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(o.workload);
   if (!workload.ok()) Usage(std::string(workload.status().message()).c_str());
-  absl::StatusOr<tuner::Task> task = tuner::MakeTask(*workload, HostTarget(o.threads), 1);
+  absl::StatusOr<tuner::Task> task =
+      tuner::MakeTask(*workload, HostTarget(o.threads), 1);
   if (!task.ok()) Usage(std::string(task.status().message()).c_str());
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kReadOnly;
-  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(o.db, open);
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      db::Database::Open(o.db, open);
   if (!db.ok()) Usage(std::string(db.status().message()).c_str());
   absl::StatusOr<std::vector<proto::Record>> all =
       (*db)->RecordsOfTask(task->key, task->target.ToString());
   if (!all.ok()) Usage(std::string(all.status().message()).c_str());
   const size_t from = std::min(all->size(), static_cast<size_t>(o.from));
-  const size_t to = std::min(all->size(), from + static_cast<size_t>(o.batches * o.batch));
-  const std::vector<proto::Record> records(all->begin() + static_cast<std::ptrdiff_t>(from),
-                                           all->begin() + static_cast<std::ptrdiff_t>(to));
+  const size_t to =
+      std::min(all->size(), from + static_cast<size_t>(o.batches * o.batch));
+  const std::vector<proto::Record> records(
+      all->begin() + static_cast<std::ptrdiff_t>(from),
+      all->begin() + static_cast<std::ptrdiff_t>(to));
   if (records.empty()) Usage("no records in that range");
-  std::printf("%zu records (rows %zu-%zu of %zu) of %s on %s, batches of %d, %d rounds, "
-              "%.3f s per candidate\n",
-              records.size(), from, to - 1, all->size(), o.workload.c_str(),
-              task->target.ToString().c_str(), o.batch, o.rounds, o.min_time_s);
-  std::printf("%-14s %8s %9s %13s %11s %9s\n", "pass", "wall s", "build s", "of it ahead",
-              "check+time", "failed");
+  std::printf(
+      "%zu records (rows %zu-%zu of %zu) of %s on %s, batches of %d, %d "
+      "rounds, "
+      "%.3f s per candidate\n",
+      records.size(), from, to - 1, all->size(), o.workload.c_str(),
+      task->target.ToString().c_str(), o.batch, o.rounds, o.min_time_s);
+  std::printf("%-14s %8s %9s %13s %11s %9s\n", "pass", "wall s", "build s",
+              "of it ahead", "check+time", "failed");
   std::vector<double> recorded;  // the run's own labels
-  for (const proto::Record& r : records) recorded.push_back(tuner::TrainingThroughput(task->flops, r));
+  for (const proto::Record& r : records)
+    recorded.push_back(tuner::TrainingThroughput(task->flops, r));
   std::vector<Pass> passes[2];  // one by one, build ahead
   for (int rep = 0; rep < o.repeat; ++rep) {
     for (int side = 0; side < 2; ++side) {
@@ -194,8 +220,9 @@ int Main(int argc, char** argv) {
         return 1;
       }
       std::printf("%-14s %8.1f %9.1f %7.1f (%3lld) %11.1f %9lld\n",
-                  hints ? "build ahead" : "one by one", pass->wall_s, pass->build_s,
-                  pass->build_ahead_s, static_cast<long long>(pass->built_ahead), pass->run_s,
+                  hints ? "build ahead" : "one by one", pass->wall_s,
+                  pass->build_s, pass->build_ahead_s,
+                  static_cast<long long>(pass->built_ahead), pass->run_s,
                   static_cast<long long>(pass->failed));
       std::fflush(stdout);
       passes[hints ? 1 : 0].push_back(*std::move(pass));
@@ -203,14 +230,16 @@ int Main(int argc, char** argv) {
   }
   // Does building beside timing disturb the timing? The labels of the two
   // kinds of pass, program by program, and their order against the run's.
-  std::printf("labels (the tuner's: fastest samples), %zu programs:\n", records.size());
+  std::printf("labels (the tuner's: fastest samples), %zu programs:\n",
+              records.size());
   for (int side = 0; side < 2; ++side) {
     double agreement = 0;
     for (const Pass& p : passes[side]) {
-      agreement += PairAgreement(p.labels, recorded, o.batch) / static_cast<double>(passes[side].size());
+      agreement += PairAgreement(p.labels, recorded, o.batch) /
+                   static_cast<double>(passes[side].size());
     }
-    std::printf("  %-12s pairs in the run's order: %.3f\n", side == 1 ? "build ahead" : "one by one",
-                agreement);
+    std::printf("  %-12s pairs in the run's order: %.3f\n",
+                side == 1 ? "build ahead" : "one by one", agreement);
   }
   std::vector<double> ratios;  // build ahead / one by one, same repeat
   for (size_t p = 0; p < passes[0].size(); ++p) {
@@ -222,8 +251,11 @@ int Main(int argc, char** argv) {
   }
   std::sort(ratios.begin(), ratios.end());
   if (!ratios.empty()) {
-    std::printf("  throughput, build ahead / one by one: median %.3f (quartiles %.3f, %.3f)\n",
-                ratios[ratios.size() / 2], ratios[ratios.size() / 4], ratios[3 * ratios.size() / 4]);
+    std::printf(
+        "  throughput, build ahead / one by one: median %.3f (quartiles %.3f, "
+        "%.3f)\n",
+        ratios[ratios.size() / 2], ratios[ratios.size() / 4],
+        ratios[3 * ratios.size() / 4]);
   }
   return 0;
 }

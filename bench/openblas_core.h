@@ -18,9 +18,9 @@ namespace lathe::bench {
 
 // The vector extensions OpenBLAS's x86-64 kernels are built for.
 struct VectorExtensions {
-  bool avx2_fma = false;    // Haswell and later
-  bool avx512 = false;      // F, CD, BW, DQ, VL: SkylakeX
-  bool avx512_bf16 = false; // and BF16: Cooperlake
+  bool avx2_fma = false;     // Haswell and later
+  bool avx512 = false;       // F, CD, BW, DQ, VL: SkylakeX
+  bool avx512_bf16 = false;  // and BF16: Cooperlake
 };
 
 // This CPU's, from cpuid (__builtin_cpu_supports).
@@ -31,6 +31,7 @@ VectorExtensions HostVectorExtensions();
 // uses the widest vectors the CPU has or when it is a core this function
 // does not rank (an AMD or Arm core, say: OpenBLAS knows those better), else
 // the best x86-64 core of those extensions. Empty when `detected` stands.
-std::string FairerOpenBlasCore(std::string_view detected, const VectorExtensions& cpu);
+std::string FairerOpenBlasCore(std::string_view detected,
+                               const VectorExtensions& cpu);
 
 }  // namespace lathe::bench

@@ -124,13 +124,16 @@ constexpr char kOpenBlasChoseEnv[] = "LATHE_BENCH_OPENBLAS_CHOSE";
 void RunOnFairOpenBlasCore(char** argv) {
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;  // the user's pin
   const std::string detected = openblas_get_corename();
-  const std::string fairer = FairerOpenBlasCore(detected, HostVectorExtensions());
+  const std::string fairer =
+      FairerOpenBlasCore(detected, HostVectorExtensions());
   if (fairer.empty()) return;
   // OpenBLAS reads OPENBLAS_CORETYPE once, when it is loaded.
   setenv("OPENBLAS_CORETYPE", fairer.c_str(), /*overwrite=*/1);
   setenv(kOpenBlasChoseEnv, detected.c_str(), /*overwrite=*/1);
   execv("/proc/self/exe", argv);
-  std::fprintf(stderr, "warning: cannot re-run with OPENBLAS_CORETYPE=%s (%s); OpenBLAS runs %s\n",
+  std::fprintf(stderr,
+               "warning: cannot re-run with OPENBLAS_CORETYPE=%s (%s); "
+               "OpenBLAS runs %s\n",
                fairer.c_str(), std::strerror(errno), detected.c_str());
   unsetenv("OPENBLAS_CORETYPE");
   unsetenv(kOpenBlasChoseEnv);
@@ -141,7 +144,8 @@ void PrintOpenBlasCore() {
   const char* chose = std::getenv(kOpenBlasChoseEnv);
   if (pinned != nullptr && chose != nullptr) {
     std::printf(
-        "OpenBLAS core: %s (OpenBLAS chose %s, a narrower kernel than this CPU runs; the bench "
+        "OpenBLAS core: %s (OpenBLAS chose %s, a narrower kernel than this CPU "
+        "runs; the bench "
         "set OPENBLAS_CORETYPE=%s)\n",
         openblas_get_corename(), chose, pinned);
     return;

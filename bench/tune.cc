@@ -88,14 +88,14 @@ struct Options {
   int64_t trials = 0;        // 0: 500 for matmul, 1000 for conv
   double time_budget_s = 0;  // per configuration; 0: none
   uint64_t seed = 1;
-  int rounds = 15;  // interleaved samples per side (conv: 4x)
-  double min_time_s = 0;  // per measurement; 0: the tuner's default
-  int measure_rounds = 0;  // 0: the tuner's default
+  int rounds = 15;            // interleaved samples per side (conv: 4x)
+  double min_time_s = 0;      // per measurement; 0: the tuner's default
+  int measure_rounds = 0;     // 0: the tuner's default
   int remeasure_batches = 2;  // the last judged batches measured again; 0: none
   // With every CPU measuring: search only while a batch is built (the
   // tuner's search_while_building), or, false, before it (to compare).
   bool search_while_building = true;
-  std::string db;   // empty: a temporary database per configuration
+  std::string db;  // empty: a temporary database per configuration
   std::string json;
 };
 
@@ -114,7 +114,8 @@ struct Config {
 struct PeerComparison {
   std::string hash;                // the program's structural hash
   double lathe_s = 0, peer_s = 0;  // interleaved medians
-  double lathe_warm_s = 0, peer_warm_s = 0;  // the same, the second call of each
+  double lathe_warm_s = 0,
+         peer_warm_s = 0;  // the same, the second call of each
   double max_rel_err = 0;
   std::string peer_impl;
   double load_average = 0;  // 1-minute, when the comparison began
@@ -135,23 +136,25 @@ struct Result {
   double measure_all_s = 0;  // every measurement, near-tie re-measuring too
   double build_s = 0, run_s = 0;  // the worker's build and check+timing
   double check_s = 0;             // of run_s, the reference checks
-  double build_ahead_s = 0;       // of build_s, builds done before their request
-  double build_only_s = 0;  // build-only requests (search_while_building), not in build_s
+  double build_ahead_s = 0;  // of build_s, builds done before their request
+  double build_only_s =
+      0;  // build-only requests (search_while_building), not in build_s
   int64_t build_only_requests = 0;
   double failed_s = 0;  // measurement time of the candidates that failed
   std::map<std::string, int64_t> failures;  // by status
-  std::vector<double> accuracy;        // each judged batch, strict
+  std::vector<double> accuracy;             // each judged batch, strict
   std::vector<double> accuracy_apart;  // the same, pairs kOrderableGap apart
   std::vector<int64_t> trained_on;
   std::optional<double> final_best_gflops;  // the database's best after tuning
   std::optional<double> remeasured_gflops;  // it, through the worker again
   // The last judged batches measured again (measurement_agreement.h).
   bench::Agreement agreement;
-  std::vector<int64_t> remeasured_trained_on;  // rows each batch's model had seen
+  std::vector<int64_t>
+      remeasured_trained_on;  // rows each batch's model had seen
   double remeasure_s = 0;
   int remeasure_rounds = 0;
   std::string fastest_within_hash;  // bench::FastestWithin of config.within
-  PeerComparison tuned;  // the database's best after tuning
+  PeerComparison tuned;             // the database's best after tuning
   // The fastest of the first config.within trials, when the run had more
   // and it is another program: what "within N trials" found.
   std::optional<PeerComparison> within;
@@ -256,11 +259,13 @@ absl::Status MeasureBatchesAgain(const Options& opt,
         std::vector<std::optional<proto::MeasureResult>> results,
         tuner::MeasureBatchInRounds(
             task, traces, settings, tune.measure_rounds, tune.flush_cache,
-            /*build_ahead=*/true,
-            [&](const proto::MeasureRequest& request) { return runner.Measure(request); }));
+            /*build_ahead=*/true, [&](const proto::MeasureRequest& request) {
+              return runner.Measure(request);
+            }));
     bench::RemeasuredBatch remeasured{batch.predicted, batch.throughputs, {}};
     for (const std::optional<proto::MeasureResult>& r : results) {
-      remeasured.again.push_back(r ? tuner::TrainingThroughput(task.flops, *r) : 0);
+      remeasured.again.push_back(r ? tuner::TrainingThroughput(task.flops, *r)
+                                   : 0);
     }
     batches.push_back(std::move(remeasured));
     result.remeasured_trained_on.push_back(report.batch_accuracy_trained_on[b]);
@@ -342,11 +347,13 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
   result.interrupted = report->interrupted;
   result.curve = bench::TuningCurve(report->history, 0, task_in.flops);
   result.checkpoints = bench::AtCheckpoints(result.curve, kCheckpoints);
-  result.fastest_within_hash = bench::FastestWithin(report->history, 0, config.within);
+  result.fastest_within_hash =
+      bench::FastestWithin(report->history, 0, config.within);
   result.wall_s = report->wall_s;
   result.measure_s = report->measure_s;
   result.accuracy = report->batch_accuracy;
-  result.accuracy_apart = bench::AccuracyOnPairsApart(report->judged_batches, kOrderableGap);
+  result.accuracy_apart =
+      bench::AccuracyOnPairsApart(report->judged_batches, kOrderableGap);
   result.trained_on = report->batch_accuracy_trained_on;
   if (!report->tasks.empty() && report->tasks[0].best_s) {
     result.final_best_gflops = report->tasks[0].best_gflops;
@@ -381,8 +388,8 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
   if (report->interrupted) return absl::OkStatus();
   // A figure to read the accuracy by, not one of the run's: a failure here
   // is reported and the comparison with the peer still runs.
-  if (absl::Status again = MeasureBatchesAgain(opt, tune, task_in, db, *runner,
-                                               *report, result);
+  if (absl::Status again =
+          MeasureBatchesAgain(opt, tune, task_in, db, *runner, *report, result);
       !again.ok()) {
     result.agreement = {};
     std::fprintf(stderr,
@@ -394,7 +401,8 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
 
 // 3. A measured program (the database's best, or the fastest within the
 // target's trials), rebuilt here and timed against the peer.
-absl::StatusOr<PeerComparison> CompareWithPeer(const Options& opt, const Config& config,
+absl::StatusOr<PeerComparison> CompareWithPeer(const Options& opt,
+                                               const Config& config,
                                                const tuner::Task& task,
                                                const proto::Record& record) {
   PeerComparison result;
@@ -454,13 +462,14 @@ absl::StatusOr<PeerComparison> CompareWithPeer(const Options& opt, const Config&
   result.max_rel_err = e.rel;
   if (!(e.rel < 1e-4)) {
     return absl::InternalError(absl::StrCat(
-        config.spec, ": the tuned kernel ", result.hash,
-        " disagrees with ", config.peer, " (max rel err ", e.rel, ")"));
+        config.spec, ": the tuned kernel ", result.hash, " disagrees with ",
+        config.peer, " (max rel err ", e.rel, ")"));
   }
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) result.load_average = load[0];
   const int rounds = conv ? opt.rounds * 4 : opt.rounds;
-  const bench::InterleavedTimes t = bench::TimeInterleaved(run_lathe, run_peer, rounds);
+  const bench::InterleavedTimes t =
+      bench::TimeInterleaved(run_lathe, run_peer, rounds);
   result.lathe_s = t.a_s;
   result.peer_s = t.b_s;
   result.lathe_warm_s = t.a_warm_s;
@@ -469,12 +478,14 @@ absl::StatusOr<PeerComparison> CompareWithPeer(const Options& opt, const Config&
 }
 
 // The record of program `hash` of the task (OK, the last measured).
-absl::StatusOr<proto::Record> RecordOfProgram(db::Database& db, const tuner::Task& task,
+absl::StatusOr<proto::Record> RecordOfProgram(db::Database& db,
+                                              const tuner::Task& task,
                                               const std::string& hash) {
   LATHE_ASSIGN_OR_RETURN(std::vector<proto::Record> records,
                          db.RecordsOfTask(task.key, task.target.ToString()));
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    if (it->structural_hash() == hash && it->status() == proto::MEASURE_OK) return *it;
+    if (it->structural_hash() == hash && it->status() == proto::MEASURE_OK)
+      return *it;
   }
   return absl::NotFoundError(absl::StrCat("no record of program ", hash));
 }
@@ -486,24 +497,30 @@ std::string AccuracyText(const bench::AccuracySummary& a) {
 }
 
 // One in-process comparison with the peer, titled `what`.
-void PrintComparison(const Result& r, const PeerComparison& p, const std::string& what) {
+void PrintComparison(const Result& r, const PeerComparison& p,
+                     const std::string& what) {
   const Config& c = r.config;
   const double flops = r.flops;
-  std::printf("%s, in this process, interleaved (%s %s, %d thread%s):\n", what.c_str(), c.peer,
-              p.peer_impl.c_str(), c.threads, c.threads == 1 ? "" : "s");
+  std::printf("%s, in this process, interleaved (%s %s, %d thread%s):\n",
+              what.c_str(), c.peer, p.peer_impl.c_str(), c.threads,
+              c.threads == 1 ? "" : "s");
   std::printf("  tuned %s  %7.1f GFLOP/s (%.3f ms)   max rel err %.2g\n",
-              p.hash.substr(0, 12).c_str(), flops / p.lathe_s * 1e-9, p.lathe_s * 1e3,
-              p.max_rel_err);
-  std::printf("  %-18s  %7.1f GFLOP/s (%.3f ms)\n", c.peer, flops / p.peer_s * 1e-9,
-              p.peer_s * 1e3);
+              p.hash.substr(0, 12).c_str(), flops / p.lathe_s * 1e-9,
+              p.lathe_s * 1e3, p.max_rel_err);
+  std::printf("  %-18s  %7.1f GFLOP/s (%.3f ms)\n", c.peer,
+              flops / p.peer_s * 1e-9, p.peer_s * 1e3);
   std::printf("  ratio tuned/%s: %.2f\n", c.peer, p.peer_s / p.lathe_s);
   std::printf(
-      "  the second calls (each side again right after its first): tuned %.3f ms, %s "
+      "  the second calls (each side again right after its first): tuned %.3f "
+      "ms, %s "
       "%.3f ms, ratio %.2f\n",
-      p.lathe_warm_s * 1e3, c.peer, p.peer_warm_s * 1e3, p.peer_warm_s / p.lathe_warm_s);
+      p.lathe_warm_s * 1e3, c.peer, p.peer_warm_s * 1e3,
+      p.peer_warm_s / p.lathe_warm_s);
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   std::printf("  load average %.2f on %ld cpus%s\n", p.load_average, cpus,
-              p.load_average >= cpus ? ": the machine is busy, the figures say little" : "");
+              p.load_average >= cpus
+                  ? ": the machine is busy, the figures say little"
+                  : "");
 }
 
 // 2. and 3. in words.
@@ -539,14 +556,16 @@ void Print(const Result& r) {
   const double overhead = bench::SearchOverhead(r.measure_all_s, r.wall_s);
   std::printf(
       "search overhead: %.1f%% of %.1f s wall outside measurement "
-      "(measurement %.1f s: worker build %.1f s of which %.1f s done ahead beside "
+      "(measurement %.1f s: worker build %.1f s of which %.1f s done ahead "
+      "beside "
       "other candidates, check+timing %.1f s of which checks %.1f s, the rest "
       "process and pipe round trips, and waits for builds)\n",
-      overhead * 100, r.wall_s, r.measure_all_s, r.build_s, r.build_ahead_s, r.run_s,
-      r.check_s);
+      overhead * 100, r.wall_s, r.measure_all_s, r.build_s, r.build_ahead_s,
+      r.run_s, r.check_s);
   if (r.build_only_requests > 0) {
     std::printf(
-        "  of the measurement, %lld build-only requests (a batch built on every CPU "
+        "  of the measurement, %lld build-only requests (a batch built on "
+        "every CPU "
         "while the next was searched): %.1f s\n",
         static_cast<long long>(r.build_only_requests), r.build_only_s);
   }
@@ -561,9 +580,11 @@ void Print(const Result& r) {
       "  trained on >= %lld rows: %s\n", static_cast<long long>(kAccuracyRows),
       AccuracyText(bench::MeanAccuracy(r.accuracy, r.trained_on, kAccuracyRows))
           .c_str());
-  std::printf(
-      "    on the pairs whose labels are more than %.0f%% apart: %s\n", kOrderableGap * 100,
-      AccuracyText(bench::MeanAccuracy(r.accuracy_apart, r.trained_on, kAccuracyRows)).c_str());
+  std::printf("    on the pairs whose labels are more than %.0f%% apart: %s\n",
+              kOrderableGap * 100,
+              AccuracyText(bench::MeanAccuracy(r.accuracy_apart, r.trained_on,
+                                               kAccuracyRows))
+                  .c_str());
   std::printf(
       "  every trained batch:   %s\n",
       AccuracyText(bench::MeanAccuracy(r.accuracy, r.trained_on, 1)).c_str());
@@ -585,12 +606,14 @@ void Print(const Result& r) {
         "model had trained on %s rows) measured again after tuning, in %d "
         "round%s as in tuning (%.1f s); pairs in the same order:\n",
         a.batches, a.batches == 1 ? "" : "es",
-        absl::StrJoin(r.remeasured_trained_on, ", ").c_str(), r.remeasure_rounds,
-        r.remeasure_rounds == 1 ? "" : "s", r.remeasure_s);
-    std::printf("  the labels and the re-measurement: %.3f\n", a.label_vs_again);
+        absl::StrJoin(r.remeasured_trained_on, ", ").c_str(),
+        r.remeasure_rounds, r.remeasure_rounds == 1 ? "" : "s", r.remeasure_s);
+    std::printf("  the labels and the re-measurement: %.3f\n",
+                a.label_vs_again);
     std::printf("  the model and the labels:          %.3f (its accuracy)\n",
                 a.model_vs_label);
-    std::printf("  the model and the re-measurement:  %.3f\n", a.model_vs_again);
+    std::printf("  the model and the re-measurement:  %.3f\n",
+                a.model_vs_again);
     std::printf("  pairs whose labels differ by less than 1%%: %.0f%%\n",
                 a.close_share * 100);
   }
@@ -598,8 +621,9 @@ void Print(const Result& r) {
   if (r.tuned.lathe_s > 0) {
     PrintComparison(r, r.tuned, "the best after tuning");
     if (r.within) {
-      PrintComparison(r, *r.within,
-                      absl::StrCat("the fastest of the first ", c.within, " trials"));
+      PrintComparison(
+          r, *r.within,
+          absl::StrCat("the fastest of the first ", c.within, " trials"));
     }
     // Judged on what the run had found by c.within trials: the final best
     // when the run was no longer, or when nothing faster came later.
@@ -608,14 +632,19 @@ void Print(const Result& r) {
     std::printf(
         "target: tuned >= %.1fx %s within %lld trials: %s (%.2fx, %s)\n",
         c.target, c.peer, static_cast<long long>(c.within),
-        r.trials < c.within && ratio < c.target ? "not met yet (fewer trials than that)"
-        : ratio >= c.target                     ? "met"
-                                                : "not met",
+        r.trials < c.within && ratio < c.target
+            ? "not met yet (fewer trials than that)"
+        : ratio >= c.target ? "met"
+                            : "not met",
         ratio,
-        r.trials <= c.within ? absl::StrCat("after ", r.trials, " trials").c_str()
-        : r.within ? absl::StrCat("the fastest of the first ", c.within, " trials").c_str()
-                   : absl::StrCat("the best after ", r.trials, " trials, found within ", c.within)
-                         .c_str());
+        r.trials <= c.within
+            ? absl::StrCat("after ", r.trials, " trials").c_str()
+        : r.within
+            ? absl::StrCat("the fastest of the first ", c.within, " trials")
+                  .c_str()
+            : absl::StrCat("the best after ", r.trials,
+                           " trials, found within ", c.within)
+                  .c_str());
   }
   std::printf("target: search overhead <= 15%%: %s (%.1f%%)\n",
               overhead <= 0.15 ? "met" : "not met", overhead * 100);
@@ -624,7 +653,8 @@ void Print(const Result& r) {
   const bench::AccuracySummary apart =
       bench::MeanAccuracy(r.accuracy_apart, r.trained_on, kAccuracyRows);
   std::printf(
-      "target: pairwise accuracy >= 0.75 after 500 records: %s (%.3f; on the pairs more "
+      "target: pairwise accuracy >= 0.75 after 500 records: %s (%.3f; on the "
+      "pairs more "
       "than %.0f%% apart: %.3f)\n",
       a.batches == 0   ? "not judged (no batch after 500 records)"
       : a.mean >= 0.75 ? "met"
@@ -638,15 +668,14 @@ std::string JsonNumber(double v) { return absl::StrFormat("%.6g", v); }
 std::string RemeasuredJson(const Result& r) {
   const bench::Agreement& a = r.agreement;
   if (a.batches == 0) return "null";
-  return absl::StrCat(
-      "{\"batches\": ", a.batches, ", \"trained_on\": [",
-      absl::StrJoin(r.remeasured_trained_on, ", "),
-      "], \"rounds\": ", r.remeasure_rounds,
-      ", \"seconds\": ", JsonNumber(r.remeasure_s),
-      ", \"label_vs_again\": ", JsonNumber(a.label_vs_again),
-      ", \"model_vs_label\": ", JsonNumber(a.model_vs_label),
-      ", \"model_vs_again\": ", JsonNumber(a.model_vs_again),
-      ", \"close_share\": ", JsonNumber(a.close_share), "}");
+  return absl::StrCat("{\"batches\": ", a.batches, ", \"trained_on\": [",
+                      absl::StrJoin(r.remeasured_trained_on, ", "),
+                      "], \"rounds\": ", r.remeasure_rounds,
+                      ", \"seconds\": ", JsonNumber(r.remeasure_s),
+                      ", \"label_vs_again\": ", JsonNumber(a.label_vs_again),
+                      ", \"model_vs_label\": ", JsonNumber(a.model_vs_label),
+                      ", \"model_vs_again\": ", JsonNumber(a.model_vs_again),
+                      ", \"close_share\": ", JsonNumber(a.close_share), "}");
 }
 
 std::string ToJson(const Result& r) {
@@ -686,8 +715,8 @@ std::string ToJson(const Result& r) {
       ", \"build_only_s\": ", JsonNumber(r.build_only_s),
       ", \"build_only_requests\": ", r.build_only_requests,
       ", \"failed_s\": ", JsonNumber(r.failed_s),
-      ", \"run_s\": ", JsonNumber(r.run_s), ", \"check_s\": ", JsonNumber(r.check_s),
-      ", \"search_overhead\": ",
+      ", \"run_s\": ", JsonNumber(r.run_s),
+      ", \"check_s\": ", JsonNumber(r.check_s), ", \"search_overhead\": ",
       JsonNumber(bench::SearchOverhead(r.measure_all_s, r.wall_s)),
       ",\n   \"checkpoints\": [", absl::StrJoin(points, ", "),
       "], \"final_best_gflops\": ",
@@ -696,24 +725,28 @@ std::string ToJson(const Result& r) {
       or_null(r.remeasured_gflops.has_value(), r.remeasured_gflops.value_or(0)),
       ",\n   \"accuracy_trained_500\": ", or_null(a500.batches > 0, a500.mean),
       ", \"accuracy_all\": ", or_null(all.batches > 0, all.mean),
-      ", \"accuracy_apart_trained_500\": ", or_null(apart500.batches > 0, apart500.mean),
-      ", \"batches\": [", absl::StrJoin(batches, ", "), "]",
-      ",\n   \"remeasured\": ", RemeasuredJson(r),
-      ",\n   \"peer\": \"", r.config.peer, "\", \"peer_impl\": \"", r.tuned.peer_impl,
+      ", \"accuracy_apart_trained_500\": ",
+      or_null(apart500.batches > 0, apart500.mean), ", \"batches\": [",
+      absl::StrJoin(batches, ", "), "]",
+      ",\n   \"remeasured\": ", RemeasuredJson(r), ",\n   \"peer\": \"",
+      r.config.peer, "\", \"peer_impl\": \"", r.tuned.peer_impl,
       "\", \"best_hash\": \"", r.tuned.hash, "\", \"tuned_gflops\": ",
       or_null(r.tuned.lathe_s > 0, flops / r.tuned.lathe_s * 1e-9),
-      ", \"peer_gflops\": ", or_null(r.tuned.peer_s > 0, flops / r.tuned.peer_s * 1e-9),
-      ", \"ratio\": ", or_null(r.tuned.lathe_s > 0, r.tuned.peer_s / r.tuned.lathe_s),
+      ", \"peer_gflops\": ",
+      or_null(r.tuned.peer_s > 0, flops / r.tuned.peer_s * 1e-9),
+      ", \"ratio\": ",
+      or_null(r.tuned.lathe_s > 0, r.tuned.peer_s / r.tuned.lathe_s),
       ", \"ratio_second_calls\": ",
-      or_null(r.tuned.lathe_warm_s > 0, r.tuned.peer_warm_s / r.tuned.lathe_warm_s),
+      or_null(r.tuned.lathe_warm_s > 0,
+              r.tuned.peer_warm_s / r.tuned.lathe_warm_s),
       ", \"load_average\": ", JsonNumber(r.tuned.load_average),
-      ",\n   \"within_trials\": ", r.config.within, ", \"fastest_within_hash\": \"",
-      r.fastest_within_hash, "\", \"ratio_within\": ",
+      ",\n   \"within_trials\": ", r.config.within,
+      ", \"fastest_within_hash\": \"", r.fastest_within_hash,
+      "\", \"ratio_within\": ",
       r.within ? JsonNumber(r.within->peer_s / r.within->lathe_s)
                : or_null(r.tuned.lathe_s > 0 && r.trials >= r.config.within,
                          r.tuned.peer_s / r.tuned.lathe_s),
-      ",\n   \"curve\": [",
-      absl::StrJoin(curve, ", "), "]}");
+      ",\n   \"curve\": [", absl::StrJoin(curve, ", "), "]}");
 }
 
 absl::StatusOr<Result> RunConfig(const Options& opt, const Config& config) {
@@ -751,18 +784,23 @@ absl::StatusOr<Result> RunConfig(const Options& opt, const Config& config) {
         db_path.c_str(), earlier.size());
   }
   LATHE_RETURN_IF_ERROR(TuneConfig(opt, config, task, *db, result));
-  LATHE_ASSIGN_OR_RETURN(std::optional<db::Match> best,
-                         db->Best(task.key, TargetInfoOf(task.target, HostDeviceDescription())));
+  LATHE_ASSIGN_OR_RETURN(
+      std::optional<db::Match> best,
+      db->Best(task.key, TargetInfoOf(task.target, HostDeviceDescription())));
   if (!best) {
-    return absl::NotFoundError(absl::StrCat(config.spec, ": no successful candidate to compare"));
+    return absl::NotFoundError(
+        absl::StrCat(config.spec, ": no successful candidate to compare"));
   }
-  LATHE_ASSIGN_OR_RETURN(result.tuned, CompareWithPeer(opt, config, task, best->record));
+  LATHE_ASSIGN_OR_RETURN(result.tuned,
+                         CompareWithPeer(opt, config, task, best->record));
   // A run of more trials than the target's judges what it had found by then.
   if (result.trials > config.within && !result.fastest_within_hash.empty() &&
       result.fastest_within_hash != result.tuned.hash) {
-    LATHE_ASSIGN_OR_RETURN(proto::Record record,
-                           RecordOfProgram(*db, task, result.fastest_within_hash));
-    LATHE_ASSIGN_OR_RETURN(result.within, CompareWithPeer(opt, config, task, record));
+    LATHE_ASSIGN_OR_RETURN(
+        proto::Record record,
+        RecordOfProgram(*db, task, result.fastest_within_hash));
+    LATHE_ASSIGN_OR_RETURN(result.within,
+                           CompareWithPeer(opt, config, task, record));
   }
   Print(result);
   return result;
@@ -820,8 +858,10 @@ absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
         return absl::InvalidArgumentError("--min-time must be > 0 seconds");
       }
     } else if (flag == "--measure-rounds") {
-      if (!absl::SimpleAtoi(value, &opt.measure_rounds) || opt.measure_rounds < 1) {
-        return absl::InvalidArgumentError("--measure-rounds must be at least 1");
+      if (!absl::SimpleAtoi(value, &opt.measure_rounds) ||
+          opt.measure_rounds < 1) {
+        return absl::InvalidArgumentError(
+            "--measure-rounds must be at least 1");
       }
     } else if (flag == "--remeasure-batches") {
       if (!absl::SimpleAtoi(value, &opt.remeasure_batches) ||
@@ -831,7 +871,8 @@ absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
       }
     } else if (flag == "--search-while-building") {
       if (value != "0" && value != "1") {
-        return absl::InvalidArgumentError("--search-while-building must be 0 or 1");
+        return absl::InvalidArgumentError(
+            "--search-while-building must be 0 or 1");
       }
       opt.search_while_building = value == "1";
     } else if (flag == "--db") {
@@ -851,7 +892,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr,
                  "bench_tune: %s\nusage: %s [--workload matmul1024|conv|all] "
                  "[--threads 1,2] [--trials N] [--time-budget S] [--seed N] "
-                 "[--rounds N] [--min-time S] [--measure-rounds N] [--remeasure-batches N] "
+                 "[--rounds N] [--min-time S] [--measure-rounds N] "
+                 "[--remeasure-batches N] "
                  "[--search-while-building 0|1] [--db PATH] [--json FILE|-]\n",
                  std::string(parsed.status().message()).c_str(), argv[0]);
     return 2;
@@ -905,23 +947,26 @@ int Main(int argc, char** argv) {
   }
 
   std::printf("\nsummary\n");
-  std::printf("  %-12s %3s %7s %8s %13s %13s %6s %9s %9s %9s\n", "workload", "thr",
-              "trials", "wall s", "tuned GFLOP/s", "peer GFLOP/s", "ratio",
-              "overhead", "acc>=500", ">1% apart");
+  std::printf("  %-12s %3s %7s %8s %13s %13s %6s %9s %9s %9s\n", "workload",
+              "thr", "trials", "wall s", "tuned GFLOP/s", "peer GFLOP/s",
+              "ratio", "overhead", "acc>=500", ">1% apart");
   auto mean_text = [](const bench::AccuracySummary& a) {
     return a.batches ? absl::StrFormat("%.3f", a.mean) : std::string("n/a");
   };
   for (const Result& r : results) {
     const double flops = r.flops;
-    std::printf("  %-12s %3d %7lld %8.1f %13.1f %13.1f %6.2f %8.1f%% %9s %9s\n",
-                r.config.name.c_str(), r.config.threads,
-                static_cast<long long>(r.trials), r.wall_s,
-                flops / r.tuned.lathe_s * 1e-9, flops / r.tuned.peer_s * 1e-9,
-                r.tuned.peer_s / r.tuned.lathe_s,
-                bench::SearchOverhead(r.measure_all_s, r.wall_s) * 100,
-                mean_text(bench::MeanAccuracy(r.accuracy, r.trained_on, kAccuracyRows)).c_str(),
-                mean_text(bench::MeanAccuracy(r.accuracy_apart, r.trained_on, kAccuracyRows))
-                    .c_str());
+    std::printf(
+        "  %-12s %3d %7lld %8.1f %13.1f %13.1f %6.2f %8.1f%% %9s %9s\n",
+        r.config.name.c_str(), r.config.threads,
+        static_cast<long long>(r.trials), r.wall_s,
+        flops / r.tuned.lathe_s * 1e-9, flops / r.tuned.peer_s * 1e-9,
+        r.tuned.peer_s / r.tuned.lathe_s,
+        bench::SearchOverhead(r.measure_all_s, r.wall_s) * 100,
+        mean_text(bench::MeanAccuracy(r.accuracy, r.trained_on, kAccuracyRows))
+            .c_str(),
+        mean_text(
+            bench::MeanAccuracy(r.accuracy_apart, r.trained_on, kAccuracyRows))
+            .c_str());
   }
   if (!opt.json.empty()) {
     const std::string text = absl::StrCat(

@@ -25,15 +25,16 @@ std::vector<CurvePoint> TuningCurve(
   return curve;
 }
 
-std::string FastestWithin(const std::vector<tuner::TuneReport::Trial>& history, int task,
-                          int64_t trials) {
+std::string FastestWithin(const std::vector<tuner::TuneReport::Trial>& history,
+                          int task, int64_t trials) {
   const tuner::TuneReport::Trial* fastest = nullptr;
   int64_t seen = 0;
   for (const tuner::TuneReport::Trial& trial : history) {
     if (trial.task != task) continue;
     if (++seen > trials) break;
     if (trial.status != proto::MEASURE_OK || !(trial.median_s > 0)) continue;
-    if (fastest == nullptr || trial.median_s < fastest->median_s) fastest = &trial;
+    if (fastest == nullptr || trial.median_s < fastest->median_s)
+      fastest = &trial;
   }
   return fastest == nullptr ? "" : fastest->structural_hash;
 }
@@ -78,7 +79,8 @@ std::vector<double> AccuracyOnPairsApart(
   for (const tuner::TuneReport::JudgedBatch& batch : batches) {
     // A judged batch is of one task.
     const std::vector<int> one_task(batch.throughputs.size(), 0);
-    accuracy.push_back(tuner::PairwiseAccuracy(batch.predicted, batch.throughputs, one_task, gap));
+    accuracy.push_back(tuner::PairwiseAccuracy(
+        batch.predicted, batch.throughputs, one_task, gap));
   }
   return accuracy;
 }

@@ -32,8 +32,8 @@ std::vector<CurvePoint> TuningCurve(
 // MEASURE_OK; the first of equal ones) among the first `trials` trials of
 // `task` in `history`; empty when none of them ran. What the tuner had found
 // "within N trials", for a run of more than N.
-std::string FastestWithin(const std::vector<tuner::TuneReport::Trial>& history, int task,
-                          int64_t trials);
+std::string FastestWithin(const std::vector<tuner::TuneReport::Trial>& history,
+                          int task, int64_t trials);
 
 // The curve's points at the given trial counts (those it reaches, in the
 // order given), then its last point when that is not among them.

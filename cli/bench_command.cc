@@ -14,20 +14,20 @@
 #include "cli/time_text.h"
 #include "cli/trace_file.h"
 #include "cli/workload_args.h"
-#include "compiler/codegen/target_info.h"
-#include "compiler/util/check.h"
-#include "database/database.h"
-#include "runner/measurable_target.h"
-#include "tuner/search/measurement_record.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/target.h"
+#include "compiler/codegen/target_info.h"
 #include "compiler/measure/reference_check.h"
 #include "compiler/measure/timing.h"
 #include "compiler/runtime/lathe_runtime.h"
 #include "compiler/schedule/trace.h"
+#include "compiler/util/check.h"
 #include "compiler/workload/flop_count.h"
+#include "database/database.h"
+#include "runner/measurable_target.h"
+#include "tuner/search/measurement_record.h"
 
 namespace lathe::cli {
 namespace {
@@ -45,9 +45,11 @@ struct BenchOptions {
 };
 
 // Stores the measurement as a record of `db_path` (created when absent).
-absl::Status RecordMeasurement(const BenchOptions& options, const Workload& workload,
-                               const Target& target, const KernelProgram& kernel,
-                               const std::vector<double>& times_s, proto::MeasureStatus status,
+absl::Status RecordMeasurement(const BenchOptions& options,
+                               const Workload& workload, const Target& target,
+                               const KernelProgram& kernel,
+                               const std::vector<double>& times_s,
+                               proto::MeasureStatus status,
                                const std::string& error) {
   proto::MeasureResult result;
   for (double t : times_s) result.add_times_s(t);
@@ -61,14 +63,16 @@ absl::Status RecordMeasurement(const BenchOptions& options, const Workload& work
       {absl::StrCat("lathe bench@", host), LATHE_VERSION, options.job});
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kCreate;
-  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(options.db_path, open);
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      db::Database::Open(options.db_path, open);
   if (!db.ok()) return db.status();
   return (*db)->Commit({record}).status();
 }
 
 absl::Status RunBench(const BenchOptions& options) {
   if (!options.job.empty() && options.db_path.empty()) {
-    return absl::InvalidArgumentError("--job names the record of --db: give --db too");
+    return absl::InvalidArgumentError(
+        "--job names the record of --db: give --db too");
   }
   absl::StatusOr<Workload> workload = options.workload.Resolve();
   if (!workload.ok()) return workload.status();
@@ -78,7 +82,8 @@ absl::Status RunBench(const BenchOptions& options) {
   // Refuse before compiling: running code for features this machine lacks
   // would crash on an illegal instruction, not fail cleanly; more threads
   // than CPUs would time the threads' turns, not the kernel.
-  if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) return st;
+  if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok())
+    return st;
 
   std::unique_ptr<Trace> trace;
   if (!options.trace_path.empty()) {
@@ -86,26 +91,33 @@ absl::Status RunBench(const BenchOptions& options) {
     if (!loaded.ok()) return loaded.status();
     trace = std::make_unique<Trace>(*std::move(loaded));
   }
-  absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(*workload, trace.get(), *target);
+  absl::StatusOr<KernelProgram> kernel =
+      MakeKernelProgram(*workload, trace.get(), *target);
   if (!kernel.ok()) {
     if (trace == nullptr) return kernel.status();
-    return absl::Status(kernel.status().code(), absl::StrCat("trace ", options.trace_path, ": ",
-                                                             kernel.status().message()));
+    return absl::Status(kernel.status().code(),
+                        absl::StrCat("trace ", options.trace_path, ": ",
+                                     kernel.status().message()));
   }
   CodegenOptions codegen;
   codegen.function_name = DefaultFunctionName(*workload);
-  absl::StatusOr<CompiledKernel> compiled = Compile(kernel->lowered, *target, codegen);
+  absl::StatusOr<CompiledKernel> compiled =
+      Compile(kernel->lowered, *target, codegen);
   if (!compiled.ok()) return compiled.status();
   double compile_ms = kernel->schedule_ms + compiled->times().total_ms();
 
-  KernelCall call = [&compiled](const std::vector<float*>& args) { return compiled->Run(args); };
-  if (absl::Status st = CheckAgainstReference(*workload, call, /*seed=*/1); !st.ok()) {
+  KernelCall call = [&compiled](const std::vector<float*>& args) {
+    return compiled->Run(args);
+  };
+  if (absl::Status st = CheckAgainstReference(*workload, call, /*seed=*/1);
+      !st.ok()) {
     if (!options.db_path.empty()) {
-      LATHE_RETURN_IF_ERROR(RecordMeasurement(options, *workload, *target, *kernel, {},
-                                              proto::MEASURE_WRONG_RESULT,
-                                              std::string(st.message())));
+      LATHE_RETURN_IF_ERROR(RecordMeasurement(
+          options, *workload, *target, *kernel, {}, proto::MEASURE_WRONG_RESULT,
+          std::string(st.message())));
     }
-    return absl::Status(st.code(), absl::StrCat("reference check failed: ", st.message()));
+    return absl::Status(st.code(),
+                        absl::StrCat("reference check failed: ", st.message()));
   }
 
   // Buffers for timing: the check's values do not matter for time, only that
@@ -125,29 +137,38 @@ absl::Status RunBench(const BenchOptions& options) {
   timing.min_time_s = options.min_time_s;
   timing.min_samples = std::max(1, options.repeats);
   timing.max_samples = std::max(timing.max_samples, timing.min_samples);
-  absl::StatusOr<TimingStats> stats = TimeRepeatedly([&] { return compiled->Run(args); }, timing);
+  absl::StatusOr<TimingStats> stats =
+      TimeRepeatedly([&] { return compiled->Run(args); }, timing);
   if (!stats.ok()) return stats.status();
   absl::StatusOr<int64_t> flops = FlopCount(*workload);
   if (!flops.ok()) return flops.status();
-  double gflops = stats->median_s > 0 ? static_cast<double>(*flops) / stats->median_s * 1e-9 : 0;
+  double gflops = stats->median_s > 0
+                      ? static_cast<double>(*flops) / stats->median_s * 1e-9
+                      : 0;
   std::string schedule = kernel->default_schedule ? "default" : "trace";
   if (!options.db_path.empty()) {
-    LATHE_RETURN_IF_ERROR(RecordMeasurement(options, *workload, *target, *kernel,
-                                            stats->samples_s, proto::MEASURE_OK, ""));
+    LATHE_RETURN_IF_ERROR(RecordMeasurement(options, *workload, *target,
+                                            *kernel, stats->samples_s,
+                                            proto::MEASURE_OK, ""));
   }
 
   if (options.json) {
     std::printf(
         "{\"workload\": %s, \"target\": %s, \"threads\": %d, \"schedule\": %s, "
-        "\"structural_hash\": %s, \"reference_check\": \"pass\", \"compile_ms\": %.3f, "
-        "\"median_ms\": %.6f, \"min_ms\": %.6f, \"p90_ms\": %.6f, \"mean_ms\": %.6f, "
-        "\"stddev_ms\": %.6f, \"samples\": %zu, \"calls_per_sample\": %lld, \"flops\": %lld, "
+        "\"structural_hash\": %s, \"reference_check\": \"pass\", "
+        "\"compile_ms\": %.3f, "
+        "\"median_ms\": %.6f, \"min_ms\": %.6f, \"p90_ms\": %.6f, \"mean_ms\": "
+        "%.6f, "
+        "\"stddev_ms\": %.6f, \"samples\": %zu, \"calls_per_sample\": %lld, "
+        "\"flops\": %lld, "
         "\"gflops\": %.3f}\n",
-        JsonString(workload->CanonicalForm()).c_str(), JsonString(target->ToString()).c_str(),
-        target->num_threads, JsonString(schedule).c_str(),
-        JsonString(kernel->structural_hash).c_str(), compile_ms, stats->median_s * 1e3,
-        stats->min_s * 1e3, stats->p90_s * 1e3, stats->mean_s * 1e3, stats->stddev_s * 1e3,
-        stats->samples_s.size(), static_cast<long long>(stats->calls_per_sample),
+        JsonString(workload->CanonicalForm()).c_str(),
+        JsonString(target->ToString()).c_str(), target->num_threads,
+        JsonString(schedule).c_str(),
+        JsonString(kernel->structural_hash).c_str(), compile_ms,
+        stats->median_s * 1e3, stats->min_s * 1e3, stats->p90_s * 1e3,
+        stats->mean_s * 1e3, stats->stddev_s * 1e3, stats->samples_s.size(),
+        static_cast<long long>(stats->calls_per_sample),
         static_cast<long long>(*flops), gflops);
     return absl::OkStatus();
   }
@@ -158,17 +179,21 @@ absl::Status RunBench(const BenchOptions& options) {
               kernel->structural_hash.c_str());
   std::printf("check     matches the reference\n");
   std::printf(
-      "compile   %.1f ms (schedule+lower %.1f, codegen %.1f, O3 %.1f, machine code %.1f, link "
+      "compile   %.1f ms (schedule+lower %.1f, codegen %.1f, O3 %.1f, machine "
+      "code %.1f, link "
       "%.1f)\n",
-      compile_ms, kernel->schedule_ms, t.codegen_ms, t.optimize_ms, t.machine_code_ms, t.link_ms);
+      compile_ms, kernel->schedule_ms, t.codegen_ms, t.optimize_ms,
+      t.machine_code_ms, t.link_ms);
   // One unit for the line, the median's.
   const TimeUnit unit = TimeUnitFor(stats->median_s);
-  std::printf("time      median %s  min %s  p90 %s  stddev %s  (%zu samples x %lld calls)\n",
-              TimeIn(stats->median_s, unit).c_str(), TimeIn(stats->min_s, unit).c_str(),
-              TimeIn(stats->p90_s, unit).c_str(), TimeIn(stats->stddev_s, unit).c_str(),
-              stats->samples_s.size(), static_cast<long long>(stats->calls_per_sample));
-  std::printf("gflops    %.2f (%lld flop, %d threads)\n", gflops, static_cast<long long>(*flops),
-              target->num_threads);
+  std::printf(
+      "time      median %s  min %s  p90 %s  stddev %s  (%zu samples x %lld "
+      "calls)\n",
+      TimeIn(stats->median_s, unit).c_str(), TimeIn(stats->min_s, unit).c_str(),
+      TimeIn(stats->p90_s, unit).c_str(), TimeIn(stats->stddev_s, unit).c_str(),
+      stats->samples_s.size(), static_cast<long long>(stats->calls_per_sample));
+  std::printf("gflops    %.2f (%lld flop, %d threads)\n", gflops,
+              static_cast<long long>(*flops), target->num_threads);
   return absl::OkStatus();
 }
 
@@ -176,25 +201,37 @@ absl::Status RunBench(const BenchOptions& options) {
 
 void AddBenchCommand(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
-  CLI::App* command = app.add_subcommand(
-      "bench", "compile one kernel in-process, check it against the reference and time it");
+  CLI::App* command =
+      app.add_subcommand("bench",
+                         "compile one kernel in-process, check it against the "
+                         "reference and time it");
   options->workload.AddTo(command, /*spec_required=*/true);
-  command->add_option("--trace", options->trace_path,
-                      "a trace file (JSON) to schedule with; default: the default schedule");
+  command->add_option(
+      "--trace", options->trace_path,
+      "a trace file (JSON) to schedule with; default: the default schedule");
   command->add_option("--target", options->target,
-                      "target, e.g. host or \"llvm -mcpu=haswell\" (default: host); it must run here");
-  command->add_option("--threads", options->threads,
-                      "threads of parallel loops (default: the target's; host: every CPU)")
+                      "target, e.g. host or \"llvm -mcpu=haswell\" (default: "
+                      "host); it must run here");
+  command
+      ->add_option(
+          "--threads", options->threads,
+          "threads of parallel loops (default: the target's; host: every CPU)")
       ->check(WholeNumber(1, 1024));
   command->add_flag("--json", options->json, "print one JSON object");
-  command->add_option("--min-time", options->min_time_s,
-                      "keep timing until the samples total this many seconds (default 0.5)")
+  command
+      ->add_option(
+          "--min-time", options->min_time_s,
+          "keep timing until the samples total this many seconds (default 0.5)")
       ->check(NonNegativeNumber());
-  command->add_option("--repeats", options->repeats, "at least this many samples (default 10)")
+  command
+      ->add_option("--repeats", options->repeats,
+                   "at least this many samples (default 10)")
       ->check(WholeNumber(1, 1000000));
-  command->add_option("--db", options->db_path,
-                      "record the measurement in this database (created when absent)");
-  command->add_option("--job", options->job, "with --db: the job the record belongs to");
+  command->add_option(
+      "--db", options->db_path,
+      "record the measurement in this database (created when absent)");
+  command->add_option("--job", options->job,
+                      "with --db: the job the record belongs to");
   SetAction(command, [options] { return RunBench(*options); });
 }
 

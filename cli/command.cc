@@ -74,8 +74,10 @@ int RunApp(CLI::App& app, int argc, char** argv) {
     return Fail(e.what(), kExitFailure);
   } catch (const std::bad_alloc&) {
     // A workload or trace too large for this machine: say so, not "bad_alloc".
-    return Fail("out of memory (the workload, trace or file is too large for this machine)",
-                kExitFailure);
+    return Fail(
+        "out of memory (the workload, trace or file is too large for this "
+        "machine)",
+        kExitFailure);
   } catch (const std::exception& e) {
     return Fail(std::string("unexpected: ") + e.what(), kExitFailure);
   }
@@ -89,10 +91,12 @@ CLI::Validator NumberAbove(double bound, bool inclusive) {
       [bound, inclusive, rule](std::string& text) -> std::string {
         double value = 0;
         // Finite: an infinite --min-time timed forever.
-        const bool ok = absl::SimpleAtod(text, &value) && std::isfinite(value) &&
+        const bool ok = absl::SimpleAtod(text, &value) &&
+                        std::isfinite(value) &&
                         (inclusive ? value >= bound : value > bound);
         return ok ? std::string()
-                  : absl::StrCat("must be a finite number ", rule, ", got \"", text, "\"");
+                  : absl::StrCat("must be a finite number ", rule, ", got \"",
+                                 text, "\"");
       },
       absl::StrCat("NUMBER ", rule));
 }
@@ -104,14 +108,18 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
   return CLI::Validator(
       [min, max, rule](std::string& text) -> std::string {
         int64_t value = 0;
-        const bool ok = absl::SimpleAtoi(text, &value) && value >= min && value <= max;
+        const bool ok =
+            absl::SimpleAtoi(text, &value) && value >= min && value <= max;
         return ok ? std::string()
-                  : absl::StrCat("must be a whole number ", rule, ", got \"", text, "\"");
+                  : absl::StrCat("must be a whole number ", rule, ", got \"",
+                                 text, "\"");
       },
       absl::StrCat("INTEGER ", rule));
 }
 
-CLI::Validator NonNegativeNumber() { return NumberAbove(0, /*inclusive=*/true); }
+CLI::Validator NonNegativeNumber() {
+  return NumberAbove(0, /*inclusive=*/true);
+}
 CLI::Validator PositiveNumber() { return NumberAbove(0, /*inclusive=*/false); }
 
 }  // namespace lathe::cli

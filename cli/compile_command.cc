@@ -68,19 +68,22 @@ absl::StatusOr<std::vector<std::pair<std::string, Workload>>> ResolveWorkloads(
     absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
     if (!workload.ok()) {
       // Several specs: say which one.
-      return absl::Status(workload.status().code(),
-                          absl::StrCat(spec, ": ", workload.status().message()));
+      return absl::Status(
+          workload.status().code(),
+          absl::StrCat(spec, ": ", workload.status().message()));
     }
     workloads.emplace_back(spec, *std::move(workload));
   }
   if (!options.expr.empty() || !options.dims.empty()) {
-    absl::StatusOr<Workload> workload = WorkloadArgs{"", options.expr, options.dims}.Resolve();
+    absl::StatusOr<Workload> workload =
+        WorkloadArgs{"", options.expr, options.dims}.Resolve();
     if (!workload.ok()) return workload.status();
     workloads.emplace_back(workload->CanonicalForm(), *std::move(workload));
   }
   if (workloads.empty()) {
     return absl::InvalidArgumentError(
-        "no workload: give one or more specs such as matmul:M=64,N=64,K=64, or --expr/--dims");
+        "no workload: give one or more specs such as matmul:M=64,N=64,K=64, or "
+        "--expr/--dims");
   }
   return workloads;
 }
@@ -91,37 +94,45 @@ std::string ManifestKernel(const Entry& e) {
   std::string source;
   if (o.tuned()) {
     source = absl::StrCat(
-        "\"source\": \"database\", \"record\": {\"id\": ", o.record_id, ", \"job\": ",
-        JsonString(o.job), ", \"median_s\": ", absl::StrFormat("%.9g", o.median_s),
-        ", \"structural_hash\": ", JsonString(o.structural_hash), ", \"target\": ",
-        JsonString(o.record_target), ", \"exact_target\": ", o.exact_target ? "true" : "false",
-        "}");
+        "\"source\": \"database\", \"record\": {\"id\": ", o.record_id,
+        ", \"job\": ", JsonString(o.job),
+        ", \"median_s\": ", absl::StrFormat("%.9g", o.median_s),
+        ", \"structural_hash\": ", JsonString(o.structural_hash),
+        ", \"target\": ", JsonString(o.record_target),
+        ", \"exact_target\": ", o.exact_target ? "true" : "false", "}");
     if (!o.skipped_reason.empty()) {
-      absl::StrAppend(&source, ", \"skipped_reason\": ", JsonString(o.skipped_reason));
+      absl::StrAppend(&source,
+                      ", \"skipped_reason\": ", JsonString(o.skipped_reason));
     }
   } else {
-    source = absl::StrCat("\"source\": ", e.from_trace ? "\"trace\"" : "\"default\"");
+    source = absl::StrCat("\"source\": ",
+                          e.from_trace ? "\"trace\"" : "\"default\"");
     if (!o.fallback_reason.empty()) {
-      absl::StrAppend(&source, ", \"fallback_reason\": ", JsonString(o.fallback_reason));
+      absl::StrAppend(&source,
+                      ", \"fallback_reason\": ", JsonString(o.fallback_reason));
     }
   }
-  return absl::StrCat("{\"spec\": ", JsonString(e.spec), ", \"workload\": ",
-                      JsonString(plan.workload.CanonicalForm()), ", \"workload_key\": ",
-                      JsonString(plan.workload.Key()), ", \"function\": ", JsonString(e.function),
-                      ", \"target\": ", JsonString(plan.target.ToString()), ", ", source,
-                      ", \"structural_hash\": ", JsonString(plan.program.structural_hash), "}");
+  return absl::StrCat(
+      "{\"spec\": ", JsonString(e.spec),
+      ", \"workload\": ", JsonString(plan.workload.CanonicalForm()),
+      ", \"workload_key\": ", JsonString(plan.workload.Key()),
+      ", \"function\": ", JsonString(e.function),
+      ", \"target\": ", JsonString(plan.target.ToString()), ", ", source,
+      ", \"structural_hash\": ", JsonString(plan.program.structural_hash), "}");
 }
 
 absl::Status WriteManifest(const CompileOptions& options, const Target& target,
-                           const std::vector<Entry>& entries, const std::string& path) {
+                           const std::vector<Entry>& entries,
+                           const std::string& path) {
   std::vector<std::string> kernels;
   for (const Entry& e : entries) kernels.push_back(ManifestKernel(e));
   std::string text = absl::StrCat(
-      "{\"lathe_compile_manifest\": 1,\n \"target\": ", JsonString(target.ToString()),
-      ",\n \"database\": ", options.db_path.empty() ? "null" : JsonString(options.db_path),
+      "{\"lathe_compile_manifest\": 1,\n \"target\": ",
+      JsonString(target.ToString()), ",\n \"database\": ",
+      options.db_path.empty() ? "null" : JsonString(options.db_path),
       ",\n \"compatible\": ", options.compatible ? "true" : "false",
-      ",\n \"output\": ", JsonString(options.output),
-      ",\n \"header\": ", options.header.empty() ? "null" : JsonString(options.header),
+      ",\n \"output\": ", JsonString(options.output), ",\n \"header\": ",
+      options.header.empty() ? "null" : JsonString(options.header),
       ",\n \"kernels\": [\n  ", absl::StrJoin(kernels, ",\n  "), "\n]}\n");
   return WriteFileBytes(path, text);
 }
@@ -139,8 +150,9 @@ class StagedOutputs {
   // The name to write `final_path` under for now.
   std::string Add(const std::string& final_path) {
     const std::filesystem::path p(final_path);
-    std::filesystem::path temp = p.parent_path() / (p.stem().string() + ".partial" +
-                                                     p.extension().string());
+    std::filesystem::path temp =
+        p.parent_path() /
+        (p.stem().string() + ".partial" + p.extension().string());
     files_.emplace_back(temp.string(), final_path);
     return files_.back().first;
   }
@@ -156,7 +168,8 @@ class StagedOutputs {
   absl::Status Commit() {
     for (const auto& [temp, final_path] : files_) {
       if (std::rename(temp.c_str(), final_path.c_str()) != 0) {
-        return absl::PermissionDeniedError(absl::StrCat(final_path, ": cannot write"));
+        return absl::PermissionDeniedError(
+            absl::StrCat(final_path, ": cannot write"));
       }
     }
     files_.clear();
@@ -170,10 +183,12 @@ class StagedOutputs {
 absl::Status WriteMisses(const CompileOptions& options, const Target& target,
                          const std::vector<const Entry*>& untuned) {
   std::string text = absl::StrCat(
-      "# lathe compile: workloads without a usable record for ", target.ToString(), " in ",
-      options.db_path, "\n# tune them: lathe tune --workloads-file ", options.misses,
-      " --db ", options.db_path, " --target '", target.ToString(), "'\n");
-  for (const Entry* e : untuned) absl::StrAppend(&text, e->plan->workload.CanonicalForm(), "\n");
+      "# lathe compile: workloads without a usable record for ",
+      target.ToString(), " in ", options.db_path,
+      "\n# tune them: lathe tune --workloads-file ", options.misses, " --db ",
+      options.db_path, " --target '", target.ToString(), "'\n");
+  for (const Entry* e : untuned)
+    absl::StrAppend(&text, e->plan->workload.CanonicalForm(), "\n");
   return WriteFileBytes(options.misses, text);
 }
 
@@ -183,7 +198,9 @@ absl::Status RunCompile(const CompileOptions& options) {
   if (!kind.ok()) return kind.status();
   if (absl::Status st = CheckOutputPaths(
           {{"--db", options.db_path}, {"--trace", options.trace_path}},
-          {{"-o", options.output}, {"--header", options.header}, {"--manifest", options.manifest},
+          {{"-o", options.output},
+           {"--header", options.header},
+           {"--manifest", options.manifest},
            {"--misses", options.misses}});
       !st.ok()) {
     return st;
@@ -194,17 +211,20 @@ absl::Status RunCompile(const CompileOptions& options) {
   const bool single = workloads->size() == 1;
   if (!options.trace_path.empty() && (!single || !options.db_path.empty())) {
     return absl::InvalidArgumentError(
-        "--trace schedules one workload and does not go with --db (the database gives the "
+        "--trace schedules one workload and does not go with --db (the "
+        "database gives the "
         "schedules)");
   }
   if (!options.function.empty() && !single) {
     return absl::InvalidArgumentError(
         "--function names one kernel; with several workloads use --prefix");
   }
-  if (options.db_path.empty() && (options.require_tuned || !options.misses.empty() ||
-                                  options.compatible)) {
+  if (options.db_path.empty() &&
+      (options.require_tuned || !options.misses.empty() ||
+       options.compatible)) {
     return absl::InvalidArgumentError(
-        "--require-tuned, --misses and --compatible need --db (the tuning database)");
+        "--require-tuned, --misses and --compatible need --db (the tuning "
+        "database)");
   }
 
   // Function names: one per workload, and one workload per name.
@@ -219,20 +239,23 @@ absl::Status RunCompile(const CompileOptions& options) {
                          ? options.function
                          : options.prefix + DefaultFunctionName(workload);
     if (!IsCIdentifier(entry.function)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          options.function.empty() ? "--prefix " : "--function ", entry.function,
-          ": not a C identifier free to name a kernel (keywords, main, _X..., __... and "
-          "lathe, lathe_... are taken)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(options.function.empty() ? "--prefix " : "--function ",
+                       entry.function,
+                       ": not a C identifier free to name a kernel (keywords, "
+                       "main, _X..., __... and "
+                       "lathe, lathe_... are taken)"));
     }
     if (auto [it, fresh] = by_key.emplace(workload.Key(), i); !fresh) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "specs ", (*workloads)[it->second].first, " and ", spec, " are the same workload (",
-          workload.CanonicalForm(), "): give it once"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("specs ", (*workloads)[it->second].first, " and ", spec,
+                       " are the same workload (", workload.CanonicalForm(),
+                       "): give it once"));
     }
     if (auto [it, fresh] = by_function.emplace(entry.function, i); !fresh) {
-      return absl::InvalidArgumentError(absl::StrCat("specs ", (*workloads)[it->second].first,
-                                                     " and ", spec, " both get function name ",
-                                                     entry.function));
+      return absl::InvalidArgumentError(
+          absl::StrCat("specs ", (*workloads)[it->second].first, " and ", spec,
+                       " both get function name ", entry.function));
     }
     entries.push_back(std::move(entry));
   }
@@ -240,7 +263,9 @@ absl::Status RunCompile(const CompileOptions& options) {
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
   if (absl::Status runnable = CheckRunnableHere(*target); !runnable.ok()) {
-    std::fprintf(stderr, "lathe: warning: %s (compiling anyway: the output is for another machine)\n",
+    std::fprintf(stderr,
+                 "lathe: warning: %s (compiling anyway: the output is for "
+                 "another machine)\n",
                  std::string(runnable.message()).c_str());
   }
 
@@ -248,7 +273,8 @@ absl::Status RunCompile(const CompileOptions& options) {
   if (!options.db_path.empty()) {
     db::OpenOptions open;
     open.mode = db::OpenOptions::Mode::kReadOnly;
-    absl::StatusOr<std::unique_ptr<db::Database>> opened = db::Database::Open(options.db_path, open);
+    absl::StatusOr<std::unique_ptr<db::Database>> opened =
+        db::Database::Open(options.db_path, open);
     if (!opened.ok()) return opened.status();
     db = *std::move(opened);
   }
@@ -261,47 +287,56 @@ absl::Status RunCompile(const CompileOptions& options) {
     if (!options.trace_path.empty()) {
       absl::StatusOr<Trace> trace = LoadTraceFor(options.trace_path, workload);
       if (!trace.ok()) return trace.status();
-      absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(workload, &*trace, *target);
+      absl::StatusOr<KernelProgram> kernel =
+          MakeKernelProgram(workload, &*trace, *target);
       if (!kernel.ok()) {
-        return absl::Status(kernel.status().code(), absl::StrCat("trace ", options.trace_path,
-                                                                 ": ", kernel.status().message()));
+        return absl::Status(kernel.status().code(),
+                            absl::StrCat("trace ", options.trace_path, ": ",
+                                         kernel.status().message()));
       }
       api::KernelOrigin origin;
       origin.structural_hash = kernel->structural_hash;
-      entry.plan = api::KernelPlan{workload, *target, *std::move(kernel), origin};
+      entry.plan =
+          api::KernelPlan{workload, *target, *std::move(kernel), origin};
       entry.from_trace = true;
       continue;
     }
-    absl::StatusOr<api::KernelPlan> plan = api::PlanKernel(
-        db.get(), workload, *target,
-        options.compatible ? db::TargetMatching::kCompatible : db::TargetMatching::kExact);
+    absl::StatusOr<api::KernelPlan> plan =
+        api::PlanKernel(db.get(), workload, *target,
+                        options.compatible ? db::TargetMatching::kCompatible
+                                           : db::TargetMatching::kExact);
     if (!plan.ok()) return plan.status();
     entry.plan = *std::move(plan);
     if (db != nullptr && !entry.plan->origin.tuned()) untuned.push_back(&entry);
   }
 
   if (!options.misses.empty()) {
-    if (absl::Status st = WriteMisses(options, *target, untuned); !st.ok()) return st;
+    if (absl::Status st = WriteMisses(options, *target, untuned); !st.ok())
+      return st;
   }
   if (options.require_tuned && !untuned.empty()) {
     std::vector<std::string> names;
     for (const Entry* e : untuned) names.push_back(e->spec);
     return absl::FailedPreconditionError(absl::StrCat(
         "--require-tuned: ", untuned.size(), " of ", entries.size(),
-        " workloads have no usable record for ", target->ToString(), " in ", options.db_path,
-        ": ", absl::StrJoin(names, ", "),
-        options.misses.empty() ? " (--misses FILE lists them for lathe tune --workloads-file)"
-                               : absl::StrCat(" (listed in ", options.misses, ")")));
+        " workloads have no usable record for ", target->ToString(), " in ",
+        options.db_path, ": ", absl::StrJoin(names, ", "),
+        options.misses.empty()
+            ? " (--misses FILE lists them for lathe tune --workloads-file)"
+            : absl::StrCat(" (listed in ", options.misses, ")")));
   }
   for (const Entry* e : untuned) {
-    std::fprintf(stderr, "lathe: warning: %s: not tuned, using the default schedule (%s)\n",
-                 e->spec.c_str(), e->plan->origin.fallback_reason.c_str());
+    std::fprintf(
+        stderr,
+        "lathe: warning: %s: not tuned, using the default schedule (%s)\n",
+        e->spec.c_str(), e->plan->origin.fallback_reason.c_str());
   }
   for (const Entry& e : entries) {
     if (e.plan && !e.plan->origin.skipped_reason.empty()) {
-      std::fprintf(stderr, "lathe: warning: %s: using record %lld, a slower one (%s)\n",
-                   e.spec.c_str(), static_cast<long long>(e.plan->origin.record_id),
-                   e.plan->origin.skipped_reason.c_str());
+      std::fprintf(
+          stderr, "lathe: warning: %s: using record %lld, a slower one (%s)\n",
+          e.spec.c_str(), static_cast<long long>(e.plan->origin.record_id),
+          e.plan->origin.skipped_reason.c_str());
     }
   }
 
@@ -309,15 +344,16 @@ absl::Status RunCompile(const CompileOptions& options) {
   if (single && db == nullptr) {
     // The single-kernel library and header of step 2, unchanged.
     const Entry& e = entries.front();
-    if (absl::Status st = WriteKernelLibrary(e.plan->program, *target, e.function,
-                                             staged.Add(options.output));
+    if (absl::Status st = WriteKernelLibrary(
+            e.plan->program, *target, e.function, staged.Add(options.output));
         !st.ok()) {
       return staged.Named(st);
     }
     if (!options.header.empty()) {
-      absl::Status st = WriteFileBytes(
-          staged.Add(options.header),
-          KernelHeader(e.plan->workload, e.plan->program, *target, e.function, *kind));
+      absl::Status st =
+          WriteFileBytes(staged.Add(options.header),
+                         KernelHeader(e.plan->workload, e.plan->program,
+                                      *target, e.function, *kind));
       if (!st.ok()) return staged.Named(st);
     }
   } else {
@@ -327,24 +363,28 @@ absl::Status RunCompile(const CompileOptions& options) {
       k.workload = &e.plan->workload;
       k.kernel = &e.plan->program;
       k.function_name = e.function;
-      k.origin = e.plan->origin.tuned()
-                     ? absl::StrCat("database record ", e.plan->origin.record_id)
-                     : (e.from_trace ? "trace" : "default");
+      k.origin = e.plan->origin.tuned() ? absl::StrCat("database record ",
+                                                       e.plan->origin.record_id)
+                                        : (e.from_trace ? "trace" : "default");
       kernels.push_back(std::move(k));
     }
-    if (absl::Status st = WriteKernelLibrary(kernels, *target, staged.Add(options.output));
+    if (absl::Status st =
+            WriteKernelLibrary(kernels, *target, staged.Add(options.output));
         !st.ok()) {
       return staged.Named(st);
     }
     if (!options.header.empty()) {
-      const std::string stem = std::filesystem::path(options.header).stem().string();
-      absl::Status st = WriteFileBytes(staged.Add(options.header),
-                                       KernelLibraryHeader(kernels, *target, *kind, stem));
+      const std::string stem =
+          std::filesystem::path(options.header).stem().string();
+      absl::Status st =
+          WriteFileBytes(staged.Add(options.header),
+                         KernelLibraryHeader(kernels, *target, *kind, stem));
       if (!st.ok()) return staged.Named(st);
     }
   }
   if (!options.manifest.empty()) {
-    if (absl::Status st = WriteManifest(options, *target, entries, staged.Add(options.manifest));
+    if (absl::Status st = WriteManifest(options, *target, entries,
+                                        staged.Add(options.manifest));
         !st.ok()) {
       return staged.Named(st);
     }
@@ -356,42 +396,57 @@ absl::Status RunCompile(const CompileOptions& options) {
 
 void AddCompileCommand(CLI::App& app) {
   auto options = std::make_shared<CompileOptions>();
-  CLI::App* command = app.add_subcommand(
-      "compile",
-      "compile workloads' kernels (from the tuning database with --db) to one object, static or "
-      "shared library and a C header");
-  command->add_option("specs", options->specs,
-                      "workload specs, e.g. matmul:M=512,N=512,K=512 (see `lathe workloads`)");
-  command->add_option("--expr", options->expr,
-                      "custom workload expression, e.g. \"C[i,j] += A[i,k] * B[k,j]\"");
-  command->add_option("--dims", options->dims,
-                      "extents of the --expr index variables, e.g. i=64,j=64,k=64");
-  command->add_option("--trace", options->trace_path,
-                      "a trace file (JSON) to schedule one workload with; default: the default "
-                      "schedule, or the database's with --db");
-  command->add_option("--db", options->db_path,
-                      "the tuning database: each workload's best record (read only)");
+  CLI::App* command =
+      app.add_subcommand("compile",
+                         "compile workloads' kernels (from the tuning database "
+                         "with --db) to one object, static or "
+                         "shared library and a C header");
+  command->add_option(
+      "specs", options->specs,
+      "workload specs, e.g. matmul:M=512,N=512,K=512 (see `lathe workloads`)");
+  command->add_option(
+      "--expr", options->expr,
+      "custom workload expression, e.g. \"C[i,j] += A[i,k] * B[k,j]\"");
+  command->add_option(
+      "--dims", options->dims,
+      "extents of the --expr index variables, e.g. i=64,j=64,k=64");
+  command->add_option(
+      "--trace", options->trace_path,
+      "a trace file (JSON) to schedule one workload with; default: the default "
+      "schedule, or the database's with --db");
+  command->add_option(
+      "--db", options->db_path,
+      "the tuning database: each workload's best record (read only)");
   command->add_option("--target", options->target,
-                      "target, e.g. host, \"llvm -mcpu=znver4 -num-threads=8\" (default: host)");
-  command->add_option("-o,--output", options->output,
-                      "output file: .o (kernels only), .a (kernels + runtime) or .so (needs cc)")
+                      "target, e.g. host, \"llvm -mcpu=znver4 -num-threads=8\" "
+                      "(default: host)");
+  command
+      ->add_option("-o,--output", options->output,
+                   "output file: .o (kernels only), .a (kernels + runtime) or "
+                   ".so (needs cc)")
       ->required();
-  command->add_option("--header", options->header, "where to write the C header");
-  command->add_option("--function", options->function,
-                      "the kernel's C symbol, one workload only (default: from the workload, "
-                      "e.g. matmul_64x64x64)");
+  command->add_option("--header", options->header,
+                      "where to write the C header");
+  command->add_option(
+      "--function", options->function,
+      "the kernel's C symbol, one workload only (default: from the workload, "
+      "e.g. matmul_64x64x64)");
   command->add_option("--prefix", options->prefix,
                       "prefix of every default function name, e.g. tuned_");
-  command->add_flag("--require-tuned", options->require_tuned,
-                    "fail, listing them, when workloads have no usable record in --db");
+  command->add_flag(
+      "--require-tuned", options->require_tuned,
+      "fail, listing them, when workloads have no usable record in --db");
   command->add_option("--misses", options->misses,
-                    "write the untuned workloads there, one per line (lathe tune --workloads-file)");
-  command->add_flag("--compatible", options->compatible,
-                    "let records of a compatible target answer (other thread count, fewer "
-                    "features)");
-  command->add_option("--manifest", options->manifest,
-                      "write a JSON manifest: each kernel's function and where its schedule "
-                      "came from");
+                      "write the untuned workloads there, one per line (lathe "
+                      "tune --workloads-file)");
+  command->add_flag(
+      "--compatible", options->compatible,
+      "let records of a compatible target answer (other thread count, fewer "
+      "features)");
+  command->add_option(
+      "--manifest", options->manifest,
+      "write a JSON manifest: each kernel's function and where its schedule "
+      "came from");
   SetAction(command, [options] { return RunCompile(*options); });
 }
 

@@ -12,7 +12,8 @@ void DbArgs::AddTo(CLI::App* command) {
   command->add_flag("--json", json, "print JSON");
 }
 
-absl::StatusOr<std::unique_ptr<db::Database>> DbArgs::Open(db::OpenOptions::Mode mode) const {
+absl::StatusOr<std::unique_ptr<db::Database>> DbArgs::Open(
+    db::OpenOptions::Mode mode) const {
   db::OpenOptions options;
   options.mode = mode;
   return db::Database::Open(path, options);
@@ -36,8 +37,8 @@ std::string StatusName(proto::MeasureStatus status) {
 }
 
 std::string FormatUnixMs(int64_t unix_ms) {
-  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixMillis(unix_ms),
-                          absl::UTCTimeZone());
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC",
+                          absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
 }
 
 double RecordGflops(const proto::Record& record) {

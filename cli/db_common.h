@@ -20,7 +20,8 @@ struct DbArgs {
   std::string path = kDefaultDatabase;
   bool json = false;
   void AddTo(CLI::App* command);
-  absl::StatusOr<std::unique_ptr<db::Database>> Open(db::OpenOptions::Mode mode) const;
+  absl::StatusOr<std::unique_ptr<db::Database>> Open(
+      db::OpenOptions::Mode mode) const;
 };
 
 // "ok", "build error", ...

@@ -32,7 +32,8 @@ struct TransferOptions {
 };
 
 absl::Status RunExport(const TransferOptions& options) {
-  if (absl::Status st = CheckOutputPaths({{"--db", options.db.path}}, {{"-o", options.output}});
+  if (absl::Status st = CheckOutputPaths({{"--db", options.db.path}},
+                                         {{"-o", options.output}});
       !st.ok()) {
     return st;
   }
@@ -49,20 +50,25 @@ absl::Status RunExport(const TransferOptions& options) {
   absl::StatusOr<int64_t> count;
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::PermissionDeniedError(absl::StrCat(partial, ": cannot write"));
+    if (!out)
+      return absl::PermissionDeniedError(
+          absl::StrCat(partial, ": cannot write"));
     count = db::ExportJsonl(**db, out);
   }
   if (!count.ok()) {
     std::remove(partial.c_str());
-    return absl::Status(count.status().code(),
-                        absl::StrCat(options.output, ": ", count.status().message()));
+    return absl::Status(
+        count.status().code(),
+        absl::StrCat(options.output, ": ", count.status().message()));
   }
   if (std::rename(partial.c_str(), options.output.c_str()) != 0) {
     std::remove(partial.c_str());
-    return absl::PermissionDeniedError(absl::StrCat(options.output, ": cannot write"));
+    return absl::PermissionDeniedError(
+        absl::StrCat(options.output, ": cannot write"));
   }
   if (options.db.json) {
-    std::printf("{\"exported\": %lld, \"file\": %s}\n", static_cast<long long>(*count),
+    std::printf("{\"exported\": %lld, \"file\": %s}\n",
+                static_cast<long long>(*count),
                 JsonString(options.output).c_str());
   } else {
     std::printf("exported %lld records to %s\n", static_cast<long long>(*count),
@@ -73,8 +79,9 @@ absl::Status RunExport(const TransferOptions& options) {
 
 void PrintCommitted(const std::string& verb, const std::string& source,
                     const db::CommitResult& result) {
-  std::printf("%s %s: %lld records added, %lld exact duplicates skipped\n", verb.c_str(),
-              source.c_str(), static_cast<long long>(result.added),
+  std::printf("%s %s: %lld records added, %lld exact duplicates skipped\n",
+              verb.c_str(), source.c_str(),
+              static_cast<long long>(result.added),
               static_cast<long long>(result.duplicates));
 }
 
@@ -82,21 +89,27 @@ void PrintCommitted(const std::string& verb, const std::string& source,
 // {"db": ..., "sources": [...], "added": n, "duplicates": n}, each source a
 // JSON value (an import's: {"source": ..., "added": n, "duplicates": n}; a
 // merge, one commit for all: the file's name).
-void PrintCommittedJson(const std::string& db_path, const std::vector<std::string>& sources,
+void PrintCommittedJson(const std::string& db_path,
+                        const std::vector<std::string>& sources,
                         const db::CommitResult& total) {
-  std::printf("{\"db\": %s, \"sources\": [%s], \"added\": %lld, \"duplicates\": %lld}\n",
-              JsonString(db_path).c_str(), absl::StrJoin(sources, ", ").c_str(),
-              static_cast<long long>(total.added), static_cast<long long>(total.duplicates));
+  std::printf(
+      "{\"db\": %s, \"sources\": [%s], \"added\": %lld, \"duplicates\": "
+      "%lld}\n",
+      JsonString(db_path).c_str(), absl::StrJoin(sources, ", ").c_str(),
+      static_cast<long long>(total.added),
+      static_cast<long long>(total.duplicates));
 }
 
 // Runs `fill` on the database at `path`, created if absent; a database this
 // command created and then failed to fill is removed again, so that a
 // refused import or merge leaves nothing behind.
-absl::Status IntoDatabase(const DbArgs& args,
-                          const std::function<absl::Status(db::Database&)>& fill) {
+absl::Status IntoDatabase(
+    const DbArgs& args,
+    const std::function<absl::Status(db::Database&)>& fill) {
   struct stat st;
   const bool existed = stat(args.path.c_str(), &st) == 0;
-  absl::StatusOr<std::unique_ptr<db::Database>> db = args.Open(db::OpenOptions::Mode::kCreate);
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      args.Open(db::OpenOptions::Mode::kCreate);
   if (!db.ok()) return db.status();
   absl::Status filled = fill(**db);
   if (!filled.ok() && !existed) {
@@ -109,27 +122,31 @@ absl::Status IntoDatabase(const DbArgs& args,
 absl::Status RunImport(const TransferOptions& options) {
   std::vector<std::string> sources;
   db::CommitResult total;
-  absl::Status imported = IntoDatabase(options.db, [&](db::Database& db) -> absl::Status {
-    for (const std::string& input : options.inputs) {
-      absl::StatusOr<db::CommitResult> result;
-      if (input == "-") {
-        result = db::ImportJsonl(db, std::cin, "<stdin>", CheckImportedRecord);
-      } else {
-        std::ifstream in(input, std::ios::binary);
-        if (!in) return absl::NotFoundError(absl::StrCat(input, ": cannot read"));
-        result = db::ImportJsonl(db, in, input, CheckImportedRecord);
-      }
-      if (!result.ok()) return result.status();
-      if (!options.db.json) PrintCommitted("imported", input, *result);
-      sources.push_back(absl::StrCat("{\"source\": ", JsonString(input), ", \"added\": ",
-                                     result->added, ", \"duplicates\": ", result->duplicates,
-                                     "}"));
-      total.added += result->added;
-      total.duplicates += result->duplicates;
-    }
-    return absl::OkStatus();
-  });
-  if (imported.ok() && options.db.json) PrintCommittedJson(options.db.path, sources, total);
+  absl::Status imported =
+      IntoDatabase(options.db, [&](db::Database& db) -> absl::Status {
+        for (const std::string& input : options.inputs) {
+          absl::StatusOr<db::CommitResult> result;
+          if (input == "-") {
+            result =
+                db::ImportJsonl(db, std::cin, "<stdin>", CheckImportedRecord);
+          } else {
+            std::ifstream in(input, std::ios::binary);
+            if (!in)
+              return absl::NotFoundError(absl::StrCat(input, ": cannot read"));
+            result = db::ImportJsonl(db, in, input, CheckImportedRecord);
+          }
+          if (!result.ok()) return result.status();
+          if (!options.db.json) PrintCommitted("imported", input, *result);
+          sources.push_back(absl::StrCat(
+              "{\"source\": ", JsonString(input), ", \"added\": ",
+              result->added, ", \"duplicates\": ", result->duplicates, "}"));
+          total.added += result->added;
+          total.duplicates += result->duplicates;
+        }
+        return absl::OkStatus();
+      });
+  if (imported.ok() && options.db.json)
+    PrintCommittedJson(options.db.path, sources, total);
   return imported;
 }
 
@@ -139,7 +156,8 @@ absl::Status RunMerge(const TransferOptions& options) {
     if (!result.ok()) return result.status();
     if (options.db.json) {
       std::vector<std::string> sources;
-      for (const std::string& input : options.inputs) sources.push_back(JsonString(input));
+      for (const std::string& input : options.inputs)
+        sources.push_back(JsonString(input));
       PrintCommittedJson(options.db.path, sources, *result);
     } else {
       PrintCommitted("merged into", options.db.path, *result);
@@ -155,11 +173,12 @@ absl::Status RunPrune(const TransferOptions& options) {
   absl::StatusOr<int64_t> deleted = (*db)->Prune(options.k);
   if (!deleted.ok()) return deleted.status();
   if (options.db.json) {
-    std::printf("{\"deleted\": %lld, \"kept_per_task\": %d}\n", static_cast<long long>(*deleted),
-                options.k);
-  } else {
-    std::printf("deleted %lld records; kept the %d fastest ok records of every task\n",
+    std::printf("{\"deleted\": %lld, \"kept_per_task\": %d}\n",
                 static_cast<long long>(*deleted), options.k);
+  } else {
+    std::printf(
+        "deleted %lld records; kept the %d fastest ok records of every task\n",
+        static_cast<long long>(*deleted), options.k);
   }
   return absl::OkStatus();
 }
@@ -168,34 +187,48 @@ absl::Status RunPrune(const TransferOptions& options) {
 
 void AddDbTransferCommands(CLI::App* db) {
   auto export_options = std::make_shared<TransferOptions>();
-  CLI::App* export_command = db->add_subcommand(
-      "export", "write every record as JSON lines (docs/database.md) to a file or stdout");
+  CLI::App* export_command =
+      db->add_subcommand("export",
+                         "write every record as JSON lines (docs/database.md) "
+                         "to a file or stdout");
   export_options->db.AddTo(export_command);
   export_command->add_option("-o,--output", export_options->output,
                              "the file to write (default: stdout)");
-  SetAction(export_command, [export_options] { return RunExport(*export_options); });
+  SetAction(export_command,
+            [export_options] { return RunExport(*export_options); });
 
   auto import_options = std::make_shared<TransferOptions>();
-  CLI::App* import_command = db->add_subcommand(
-      "import", "add the records of JSON-lines files (each file all or nothing; - is stdin)");
+  CLI::App* import_command =
+      db->add_subcommand("import",
+                         "add the records of JSON-lines files (each file all "
+                         "or nothing; - is stdin)");
   import_options->db.AddTo(import_command);
-  import_command->add_option("files", import_options->inputs, "JSON-lines files")->required();
-  SetAction(import_command, [import_options] { return RunImport(*import_options); });
+  import_command
+      ->add_option("files", import_options->inputs, "JSON-lines files")
+      ->required();
+  SetAction(import_command,
+            [import_options] { return RunImport(*import_options); });
 
   auto merge_options = std::make_shared<TransferOptions>();
-  CLI::App* merge_command = db->add_subcommand(
-      "merge", "add every record of other databases (CI shards) to --db, dropping exact duplicates");
+  CLI::App* merge_command =
+      db->add_subcommand("merge",
+                         "add every record of other databases (CI shards) to "
+                         "--db, dropping exact duplicates");
   merge_options->db.AddTo(merge_command);
-  merge_command->add_option("sources", merge_options->inputs, "databases to merge from")
+  merge_command
+      ->add_option("sources", merge_options->inputs, "databases to merge from")
       ->required();
-  SetAction(merge_command, [merge_options] { return RunMerge(*merge_options); });
+  SetAction(merge_command,
+            [merge_options] { return RunMerge(*merge_options); });
 
   auto prune_options = std::make_shared<TransferOptions>();
   CLI::App* prune_command = db->add_subcommand(
       "prune", "keep the k fastest ok records of every task, delete the rest");
   prune_options->db.AddTo(prune_command);
-  prune_command->add_option("-k", prune_options->k, "records to keep per task")->required();
-  SetAction(prune_command, [prune_options] { return RunPrune(*prune_options); });
+  prune_command->add_option("-k", prune_options->k, "records to keep per task")
+      ->required();
+  SetAction(prune_command,
+            [prune_options] { return RunPrune(*prune_options); });
 }
 
 }  // namespace lathe::cli

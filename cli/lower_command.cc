@@ -78,9 +78,9 @@ absl::Status RunLower(const LowerOptions& options) {
   }
   auto scheduled = ReplayTrace(*trace, *program);
   if (!scheduled.ok()) {
-    return absl::Status(scheduled.status().code(),
-                        absl::StrCat("trace ", trace_name, ": ",
-                                     scheduled.status().message()));
+    return absl::Status(
+        scheduled.status().code(),
+        absl::StrCat("trace ", trace_name, ": ", scheduled.status().message()));
   }
   if (options.show_trace) {
     std::printf("# trace\n%s\n", (*scheduled)->trace().ToText().c_str());
@@ -102,13 +102,15 @@ void AddLowerCommand(CLI::App& app) {
   // --default with --trace, or --vector-width without --default, would be
   // ignored without a word.
   CLI::Option* use_default =
-      command->add_flag("--default", options->use_default,
-                        "without --trace: replay the default schedule (parallel "
-                        "outer loops, vectorized inner loop)")
+      command
+          ->add_flag("--default", options->use_default,
+                     "without --trace: replay the default schedule (parallel "
+                     "outer loops, vectorized inner loop)")
           ->excludes("--trace");
-  command->add_option("--vector-width", options->vector_width,
-                      "floats per vector for --default (16: AVX-512, "
-                      "8: AVX2, 4: SSE)")
+  command
+      ->add_option("--vector-width", options->vector_width,
+                   "floats per vector for --default (16: AVX-512, "
+                   "8: AVX2, 4: SSE)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}))
       ->needs(use_default);
   command->add_flag("--show-trace", options->show_trace,

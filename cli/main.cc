@@ -3,8 +3,9 @@
 // cli/command.h for how to add one.
 #include <grpc/support/log.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdlib>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/bench_command.h"
 #include "cli/command.h"
@@ -22,7 +23,8 @@ int main(int argc, char** argv) {
   // gRPC's own log lines ("E1123 ... chttp2_server.cc:1045] UNKNOWN:Name or
   // service not known") came before a command's one-line error, which says
   // what failed; they are shown when asked for with GRPC_VERBOSITY.
-  if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function([](gpr_log_func_args*) {});
+  if (std::getenv("GRPC_VERBOSITY") == nullptr)
+    gpr_set_log_function([](gpr_log_func_args*) {});
   CLI::App app{"Lathe: an auto-tuner for tensor programs", "lathe"};
   lathe::cli::ConfigureApp(app);
   // One line per command.

@@ -40,16 +40,16 @@ absl::Status CheckOutputPaths(const std::vector<NamedPath>& inputs,
     if (!Named(out)) continue;
     for (const NamedPath& in : inputs) {
       if (Named(in) && SameFile(out.second, in.second)) {
-        return absl::InvalidArgumentError(absl::StrCat(out.first, " ", out.second, " is ",
-                                                       Role(in.first),
-                                                       "; refusing to overwrite it"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(out.first, " ", out.second, " is ", Role(in.first),
+                         "; refusing to overwrite it"));
       }
     }
     for (size_t j = 0; j < i; ++j) {
       if (Named(outputs[j]) && SameFile(out.second, outputs[j].second)) {
-        return absl::InvalidArgumentError(absl::StrCat(out.first, " ", out.second, " is also ",
-                                                       outputs[j].first,
-                                                       ": give each output its own file"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(out.first, " ", out.second, " is also ",
+                         outputs[j].first, ": give each output its own file"));
       }
     }
   }

@@ -6,7 +6,8 @@
 
 namespace lathe::cli {
 
-CheckedMatch CheckReplay(db::Match match, const Workload& workload, const Target& target) {
+CheckedMatch CheckReplay(db::Match match, const Workload& workload,
+                         const Target& target) {
   CheckedMatch checked;
   checked.match = std::move(match);
   // The check builds use (api/kernel_plan.h), so that `lathe db best` says
@@ -14,18 +15,20 @@ CheckedMatch CheckReplay(db::Match match, const Workload& workload, const Target
   absl::StatusOr<KernelProgram> program =
       api::ReplayRecord(checked.match.record, workload, target);
   checked.replays = program.ok();
-  if (!program.ok()) checked.replay_problem = std::string(program.status().message());
+  if (!program.ok())
+    checked.replay_problem = std::string(program.status().message());
   return checked;
 }
 
-absl::StatusOr<std::vector<CheckedMatch>> LookupChecked(db::Database& db, const Workload& workload,
-                                                        const Target& target, int k,
-                                                        db::TargetMatching matching) {
+absl::StatusOr<std::vector<CheckedMatch>> LookupChecked(
+    db::Database& db, const Workload& workload, const Target& target, int k,
+    db::TargetMatching matching) {
   absl::StatusOr<std::vector<db::Match>> matches =
       db.Top(workload.Key(), TargetInfoOf(target), k, matching);
   if (!matches.ok()) return matches.status();
   std::vector<CheckedMatch> checked;
-  for (db::Match& match : *matches) checked.push_back(CheckReplay(std::move(match), workload, target));
+  for (db::Match& match : *matches)
+    checked.push_back(CheckReplay(std::move(match), workload, target));
   return checked;
 }
 

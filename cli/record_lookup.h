@@ -30,11 +30,12 @@ struct CheckedMatch {
 };
 
 // Replays `record`'s trace on `workload` for `target` and compares hashes.
-CheckedMatch CheckReplay(db::Match match, const Workload& workload, const Target& target);
+CheckedMatch CheckReplay(db::Match match, const Workload& workload,
+                         const Target& target);
 
 // The k fastest records of (workload, target), each checked.
-absl::StatusOr<std::vector<CheckedMatch>> LookupChecked(db::Database& db, const Workload& workload,
-                                                        const Target& target, int k,
-                                                        db::TargetMatching matching);
+absl::StatusOr<std::vector<CheckedMatch>> LookupChecked(
+    db::Database& db, const Workload& workload, const Target& target, int k,
+    db::TargetMatching matching);
 
 }  // namespace lathe::cli

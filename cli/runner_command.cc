@@ -40,12 +40,14 @@ extern "C" void OnRunnerSignal(int) { g_runner_stop.store(true); }
 absl::Status RunRunner(const RunnerCommandOptions& options) {
   absl::StatusOr<std::string> token = runner::ReadTokenFile(options.token_file);
   if (!token.ok()) return token.status();
-  if (options.simulate_ms < 0) return absl::InvalidArgumentError("--simulate-ms must be >= 0");
+  if (options.simulate_ms < 0)
+    return absl::InvalidArgumentError("--simulate-ms must be >= 0");
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
   if (options.simulate_ms == 0) {
     // Only what runs here, as it would on the target, is measured here.
-    if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) return st;
+    if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok())
+      return st;
   }
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
@@ -56,7 +58,9 @@ absl::Status RunRunner(const RunnerCommandOptions& options) {
   remote.channel.tls_ca_file = options.tls_ca;
   remote.channel.tls_cert_file = options.tls_cert;
   remote.channel.tls_key_file = options.tls_key;
-  remote.name = options.name.empty() ? absl::StrCat("runner@", host, "-", getpid()) : options.name;
+  remote.name = options.name.empty()
+                    ? absl::StrCat("runner@", host, "-", getpid())
+                    : options.name;
   remote.target = target->ToString();
   remote.device = HostDeviceDescription();
   remote.lathe_version = LATHE_VERSION;
@@ -78,29 +82,47 @@ absl::Status RunRunner(const RunnerCommandOptions& options) {
 
 void AddRunnerCommand(CLI::App& app) {
   auto options = std::make_shared<RunnerCommandOptions>();
-  CLI::App* command = app.add_subcommand(
-      "runner", "measure candidates for a tuner daemon (lathe serve): connects out, pulls work");
-  command->add_option("--connect", options->connect, "the tuner's address, host:port")->required();
-  command->add_option("--token-file", options->token_file,
-                      "file holding the tuner's shared token")
+  CLI::App* command =
+      app.add_subcommand("runner",
+                         "measure candidates for a tuner daemon (lathe serve): "
+                         "connects out, pulls work");
+  command
+      ->add_option("--connect", options->connect,
+                   "the tuner's address, host:port")
       ->required();
-  command->add_option("--target", options->target,
-                      "the target measured here (default host); it only gets work of jobs "
-                      "with exactly this target");
-  command->add_option("--name", options->name, "this runner's name (default runner@HOST-PID)");
-  command->add_option("--tls-ca", options->tls_ca, "TLS: the CA of the tuner's certificate (PEM)");
-  command->add_option("--tls-cert", options->tls_cert, "mutual TLS: this runner's certificate");
-  command->add_option("--tls-key", options->tls_key, "mutual TLS: this runner's key");
-  command->add_option("--timeout", options->timeout_s,
-                      "per candidate: build, check and timing, seconds (default 60)")
+  command
+      ->add_option("--token-file", options->token_file,
+                   "file holding the tuner's shared token")
+      ->required();
+  command->add_option(
+      "--target", options->target,
+      "the target measured here (default host); it only gets work of jobs "
+      "with exactly this target");
+  command->add_option("--name", options->name,
+                      "this runner's name (default runner@HOST-PID)");
+  command->add_option("--tls-ca", options->tls_ca,
+                      "TLS: the CA of the tuner's certificate (PEM)");
+  command->add_option("--tls-cert", options->tls_cert,
+                      "mutual TLS: this runner's certificate");
+  command->add_option("--tls-key", options->tls_key,
+                      "mutual TLS: this runner's key");
+  command
+      ->add_option(
+          "--timeout", options->timeout_s,
+          "per candidate: build, check and timing, seconds (default 60)")
       ->check(PositiveNumber());
   command->add_flag("--no-prefetch", options->no_prefetch,
-                    "ask for the next candidate only when this one is measured (by default the "
-                    "next is fetched during the measurement; a short queue still goes to idle "
+                    "ask for the next candidate only when this one is measured "
+                    "(by default the "
+                    "next is fetched during the measurement; a short queue "
+                    "still goes to idle "
                     "runners first)");
-  command->add_option("--simulate-ms", options->simulate_ms,
-                      "DISPATCH BENCHMARK ONLY: measure nothing, answer each candidate after "
-                      "this many ms with a fake time (takes only simulated jobs' work)")
+  command
+      ->add_option(
+          "--simulate-ms", options->simulate_ms,
+          "DISPATCH BENCHMARK ONLY: measure nothing, answer each candidate "
+          "after "
+          "this many ms with a fake time (takes only simulated jobs' work)")
       ->check(NonNegativeNumber());
   SetAction(command, [options] { return RunRunner(*options); });
 }

@@ -45,9 +45,11 @@ struct ServeOptions {
 absl::Status RunServe(const ServeOptions& options) {
   absl::StatusOr<std::string> token = runner::ReadTokenFile(options.token_file);
   if (!token.ok()) return token.status();
-  if (options.db_path.empty()) return absl::InvalidArgumentError("--db is required");
+  if (options.db_path.empty())
+    return absl::InvalidArgumentError("--db is required");
   // Before the database is created: a refused address leaves no file.
-  if (absl::Status st = runner::CheckAddressPort(options.listen); !st.ok()) return st;
+  if (absl::Status st = runner::CheckAddressPort(options.listen); !st.ok())
+    return st;
   if (absl::Status st = CheckOutputPaths(
           {{"--db", options.db_path}, {"--token-file", options.token_file}},
           {{"--port-file", options.port_file}});
@@ -57,14 +59,16 @@ absl::Status RunServe(const ServeOptions& options) {
   // Below a second a lease expires between heartbeats (and the daemon spins
   // expiring them); past a day a dead runner holds its candidate for good.
   if (!(options.lease_s >= 1 && options.lease_s <= 86400)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--lease-seconds must be in [1, 86400], got ", options.lease_s));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--lease-seconds must be in [1, 86400], got ", options.lease_s));
   }
   if (options.max_message_bytes < 1024) {
-    return absl::InvalidArgumentError("--max-message-bytes must be at least 1024");
+    return absl::InvalidArgumentError(
+        "--max-message-bytes must be at least 1024");
   }
   if (options.max_workloads_per_job < 1) {
-    return absl::InvalidArgumentError("--max-workloads-per-job must be at least 1");
+    return absl::InvalidArgumentError(
+        "--max-workloads-per-job must be at least 1");
   }
   service::ServerSecurity security;
   security.token = *token;
@@ -98,11 +102,13 @@ absl::Status RunServe(const ServeOptions& options) {
   daemon_options.measure_parallelism = options.parallelism;
   daemon_options.build_ahead_hints = options.build_ahead;
   daemon_options.lathe_version = LATHE_VERSION;
-  absl::StatusOr<std::unique_ptr<service::Daemon>> daemon = service::Daemon::Start(daemon_options);
+  absl::StatusOr<std::unique_ptr<service::Daemon>> daemon =
+      service::Daemon::Start(daemon_options);
   if (!daemon.ok()) return daemon.status();
 
   absl::StatusOr<std::unique_ptr<service::Server>> server =
-      service::Server::Start(**daemon, options.listen, security, options.max_message_bytes);
+      service::Server::Start(**daemon, options.listen, security,
+                             options.max_message_bytes);
   if (!server.ok()) {
     // A daemon that never listened leaves no database it created (a
     // certificate and key that are not a pair are found only here).
@@ -114,8 +120,9 @@ absl::Status RunServe(const ServeOptions& options) {
     return server.status();
   }
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));
-  std::fprintf(stderr, "lathe serve: listening on %s:%d (%s), database %s\n", host.c_str(),
-               (*server)->port(), options.tls_cert.empty() ? "token, no TLS" : "token and TLS",
+  std::fprintf(stderr, "lathe serve: listening on %s:%d (%s), database %s\n",
+               host.c_str(), (*server)->port(),
+               options.tls_cert.empty() ? "token, no TLS" : "token and TLS",
                options.db_path.c_str());
   std::fflush(stderr);
   if (!options.port_file.empty()) {
@@ -136,7 +143,8 @@ absl::Status RunServe(const ServeOptions& options) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   std::fprintf(stderr,
-               "lathe serve: stopping (signal %d); unfinished jobs (not simulated ones) resume "
+               "lathe serve: stopping (signal %d); unfinished jobs (not "
+               "simulated ones) resume "
                "on restart\n",
                signal_number);
   (*daemon)->Shutdown();
@@ -149,35 +157,50 @@ absl::Status RunServe(const ServeOptions& options) {
 void AddServeCommand(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* command = app.add_subcommand(
-      "serve", "run the tuner daemon: jobs measured by remote runners (lathe runner)");
-  command->add_option("--listen", options->listen,
-                      "address to listen on, e.g. 0.0.0.0:7770; port 0 picks a free one "
-                      "(default 127.0.0.1:7770)");
-  command->add_option("--db", options->db_path, "the database of jobs and results")->required();
-  command->add_option("--token-file", options->token_file,
-                      "file holding the shared token every call must carry")
+      "serve",
+      "run the tuner daemon: jobs measured by remote runners (lathe runner)");
+  command->add_option(
+      "--listen", options->listen,
+      "address to listen on, e.g. 0.0.0.0:7770; port 0 picks a free one "
+      "(default 127.0.0.1:7770)");
+  command
+      ->add_option("--db", options->db_path, "the database of jobs and results")
       ->required();
-  command->add_option("--tls-cert", options->tls_cert, "serve TLS with this certificate (PEM)");
-  command->add_option("--tls-key", options->tls_key, "the certificate's private key (PEM)");
-  command->add_option("--tls-client-ca", options->tls_client_ca,
-                      "mutual TLS: clients must present a certificate signed by this CA (PEM)");
-  command->add_option("--lease-seconds", options->lease_s,
-                      "a runner's lease expires this long after its last heartbeat; the "
-                      "candidate goes to another runner (default 30)");
+  command
+      ->add_option("--token-file", options->token_file,
+                   "file holding the shared token every call must carry")
+      ->required();
+  command->add_option("--tls-cert", options->tls_cert,
+                      "serve TLS with this certificate (PEM)");
+  command->add_option("--tls-key", options->tls_key,
+                      "the certificate's private key (PEM)");
+  command->add_option(
+      "--tls-client-ca", options->tls_client_ca,
+      "mutual TLS: clients must present a certificate signed by this CA (PEM)");
+  command->add_option(
+      "--lease-seconds", options->lease_s,
+      "a runner's lease expires this long after its last heartbeat; the "
+      "candidate goes to another runner (default 30)");
   command->add_option("--max-trials-per-job", options->max_trials_per_job,
                       "refuse jobs asking for more trials (default 10000)");
   command->add_option("--max-workloads-per-job", options->max_workloads_per_job,
                       "refuse jobs with more workloads (default 16)");
-  command->add_option("--quarantine-after", options->quarantine_after,
-                      "consecutive failures after which a runner gets no more work; 0: never "
-                      "(default 5)")
+  command
+      ->add_option("--quarantine-after", options->quarantine_after,
+                   "consecutive failures after which a runner gets no more "
+                   "work; 0: never "
+                   "(default 5)")
       ->check(WholeNumber(0, 1000000));
-  command->add_option("--parallelism", options->parallelism,
-                      "candidates of one job out for measurement at once (default 16)")
+  command
+      ->add_option(
+          "--parallelism", options->parallelism,
+          "candidates of one job out for measurement at once (default 16)")
       ->check(WholeNumber(1, 4096));
-  command->add_option("--build-ahead", options->build_ahead,
-                      "queued candidates a lease names for its runner to build while it "
-                      "measures; 0: none (default 4)")
+  command
+      ->add_option(
+          "--build-ahead", options->build_ahead,
+          "queued candidates a lease names for its runner to build while it "
+          "measures; 0: none (default 4)")
       ->check(WholeNumber(0, 64));
   command->add_option("--max-message-bytes", options->max_message_bytes,
                       "refuse requests larger than this (default 4 MiB)");

@@ -3,7 +3,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cmath>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -16,13 +15,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
-#include "tuner/search/measurement_rounds.h"
 #include "cli/shown_text.h"
 #include "cli/time_text.h"
 #include "compiler/codegen/target.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/service.grpc.pb.h"
 #include "runner/remote/channel.h"
+#include "tuner/search/measurement_rounds.h"
 
 namespace lathe::cli {
 namespace {
@@ -37,14 +36,21 @@ struct ClientOptions {
 };
 
 void AddClientOptions(CLI::App* command, ClientOptions& options) {
-  command->add_option("--tuner", options.tuner, "the tuner's address, host:port")->required();
-  command->add_option("--token-file", options.token_file,
-                      "file holding the tuner's shared token (default: $LATHE_TOKEN_FILE)");
-  command->add_option("--tls-ca", options.tls_ca, "TLS: the CA of the tuner's certificate (PEM)");
-  command->add_option("--tls-cert", options.tls_cert, "mutual TLS: this client's certificate");
-  command->add_option("--tls-key", options.tls_key, "mutual TLS: this client's key");
-  command->add_option("--timeout", options.timeout_s,
-                      "seconds to wait for the tuner's answer (default 30)")
+  command
+      ->add_option("--tuner", options.tuner, "the tuner's address, host:port")
+      ->required();
+  command->add_option(
+      "--token-file", options.token_file,
+      "file holding the tuner's shared token (default: $LATHE_TOKEN_FILE)");
+  command->add_option("--tls-ca", options.tls_ca,
+                      "TLS: the CA of the tuner's certificate (PEM)");
+  command->add_option("--tls-cert", options.tls_cert,
+                      "mutual TLS: this client's certificate");
+  command->add_option("--tls-key", options.tls_key,
+                      "mutual TLS: this client's key");
+  command
+      ->add_option("--timeout", options.timeout_s,
+                   "seconds to wait for the tuner's answer (default 30)")
       ->check(PositiveNumber());
 }
 
@@ -63,7 +69,8 @@ class Client {
     channel.tls_ca_file = options.tls_ca;
     channel.tls_cert_file = options.tls_cert;
     channel.tls_key_file = options.tls_key;
-    absl::StatusOr<std::shared_ptr<grpc::Channel>> made = runner::MakeChannel(channel);
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> made =
+        runner::MakeChannel(channel);
     if (!made.ok()) return made.status();
     return Client(options, *token, proto::TunerService::NewStub(*made));
   }
@@ -74,7 +81,8 @@ class Client {
     grpc::ClientContext context;
     runner::PrepareContext(context, token_, options_.timeout_s);
     Response response;
-    const grpc::Status status = ((*stub_).*method)(&context, request, &response);
+    const grpc::Status status =
+        ((*stub_).*method)(&context, request, &response);
     if (!status.ok()) return runner::FromGrpc(status, options_.tuner);
     return response;
   }
@@ -86,7 +94,9 @@ class Client {
  private:
   Client(ClientOptions options, std::string token,
          std::unique_ptr<proto::TunerService::Stub> stub)
-      : options_(std::move(options)), token_(std::move(token)), stub_(std::move(stub)) {}
+      : options_(std::move(options)),
+        token_(std::move(token)),
+        stub_(std::move(stub)) {}
   ClientOptions options_;
   std::string token_;
   std::shared_ptr<proto::TunerService::Stub> stub_;
@@ -119,31 +129,37 @@ std::string StateName(proto::JobState state) {
 }
 
 std::string ProgressLine(const proto::JobStatus& job) {
-  std::string line = absl::StrFormat("%s %s %lld/%lld trials", Shown(job.id()), StateName(job.state()),
-                                     static_cast<long long>(job.trials_done()),
-                                     static_cast<long long>(job.trials_total()));
+  std::string line = absl::StrFormat(
+      "%s %s %lld/%lld trials", Shown(job.id()), StateName(job.state()),
+      static_cast<long long>(job.trials_done()),
+      static_cast<long long>(job.trials_total()));
   if (job.work_leased() + job.work_queued() > 0) {
-    absl::StrAppendFormat(&line, " (%d measuring, %d queued)", job.work_leased(), job.work_queued());
+    absl::StrAppendFormat(&line, " (%d measuring, %d queued)",
+                          job.work_leased(), job.work_queued());
   }
   for (const proto::TaskStatus& t : job.tasks()) {
     const std::string name = t.workload().substr(0, t.workload().find(','));
     if (t.best_s() > 0) {
-      absl::StrAppendFormat(&line, " | %s %s %.1f GFLOP/s", Shown(name), TimeText(t.best_s()),
-                            t.best_gflops());
+      absl::StrAppendFormat(&line, " | %s %s %.1f GFLOP/s", Shown(name),
+                            TimeText(t.best_s()), t.best_gflops());
     }
   }
-  if (!job.error().empty()) absl::StrAppend(&line, " | error: ", Shown(job.error()));
+  if (!job.error().empty())
+    absl::StrAppend(&line, " | error: ", Shown(job.error()));
   return line;
 }
 
 bool IsFinal(proto::JobState state) {
-  return state == proto::JOB_DONE || state == proto::JOB_FAILED || state == proto::JOB_CANCELLED;
+  return state == proto::JOB_DONE || state == proto::JOB_FAILED ||
+         state == proto::JOB_CANCELLED;
 }
 
 // Follows the job until it ends; its final status.
-absl::StatusOr<proto::JobStatus> Follow(Client& client, const std::string& id, bool print_stdout) {
+absl::StatusOr<proto::JobStatus> Follow(Client& client, const std::string& id,
+                                        bool print_stdout) {
   grpc::ClientContext context;
-  runner::PrepareContext(context, client.token(), 0);  // as long as the job takes
+  runner::PrepareContext(context, client.token(),
+                         0);  // as long as the job takes
   proto::WatchJobRequest request;
   request.set_id(id);
   std::unique_ptr<grpc::ClientReader<proto::JobEvent>> reader =
@@ -154,23 +170,25 @@ absl::StatusOr<proto::JobStatus> Follow(Client& client, const std::string& id, b
   while (reader->Read(&event)) {
     any = true;
     last = event.job();
-    std::fprintf(print_stdout ? stdout : stderr, "%s\n", ProgressLine(last).c_str());
+    std::fprintf(print_stdout ? stdout : stderr, "%s\n",
+                 ProgressLine(last).c_str());
     std::fflush(print_stdout ? stdout : stderr);
   }
   const grpc::Status status = reader->Finish();
   if (!status.ok()) return runner::FromGrpc(status, client.options().tuner);
   if (!any || !IsFinal(last.state())) {
     return absl::UnavailableError(
-        absl::StrCat("tuner at ", client.options().tuner, " ended the watch of ", id,
-                     " before the job ended"));
+        absl::StrCat("tuner at ", client.options().tuner,
+                     " ended the watch of ", id, " before the job ended"));
   }
   return last;
 }
 
 absl::Status FinalStatus(const proto::JobStatus& job) {
   if (job.state() == proto::JOB_DONE) return absl::OkStatus();
-  return absl::AbortedError(absl::StrCat("job ", job.id(), " ", StateName(job.state()),
-                                         job.error().empty() ? "" : ": ", job.error()));
+  return absl::AbortedError(
+      absl::StrCat("job ", job.id(), " ", StateName(job.state()),
+                   job.error().empty() ? "" : ": ", job.error()));
 }
 
 struct SubmitOptions {
@@ -227,37 +245,45 @@ absl::Status RunSubmit(const SubmitOptions& options) {
   if (runners.ok()) {
     bool matched = false;
     for (const proto::RunnerInfo& r : runners->runners()) {
-      matched |= r.target() == job->spec().target() && r.simulated() == job->spec().simulated() &&
-                 r.state() != proto::RUNNER_QUARANTINED && r.state() != proto::RUNNER_LOST;
+      matched |= r.target() == job->spec().target() &&
+                 r.simulated() == job->spec().simulated() &&
+                 r.state() != proto::RUNNER_QUARANTINED &&
+                 r.state() != proto::RUNNER_LOST;
     }
     if (!matched) {
       std::fprintf(stderr,
-                   "lathe: warning: no %srunner of target \"%s\" is connected; job %s waits "
+                   "lathe: warning: no %srunner of target \"%s\" is connected; "
+                   "job %s waits "
                    "for one (lathe runners lists them)\n",
-                   job->spec().simulated() ? "simulated " : "", job->spec().target().c_str(),
-                   job->id().c_str());
+                   job->spec().simulated() ? "simulated " : "",
+                   job->spec().target().c_str(), job->id().c_str());
     }
   }
   if (!options.wait) {
-    std::printf("%s\n", options.client.json ? Json(*job).c_str() : job->id().c_str());
+    std::printf("%s\n",
+                options.client.json ? Json(*job).c_str() : job->id().c_str());
     return absl::OkStatus();
   }
   std::fprintf(stderr, "submitted job %s\n", job->id().c_str());
-  absl::StatusOr<proto::JobStatus> final = Follow(*client, job->id(), /*print_stdout=*/false);
+  absl::StatusOr<proto::JobStatus> final =
+      Follow(*client, job->id(), /*print_stdout=*/false);
   if (!final.ok()) return final.status();
-  std::printf("%s\n", options.client.json ? Json(*final).c_str() : ProgressLine(*final).c_str());
+  std::printf("%s\n", options.client.json ? Json(*final).c_str()
+                                          : ProgressLine(*final).c_str());
   return FinalStatus(*final);
 }
 
 void PrintJobs(const proto::ListJobsResponse& jobs) {
-  std::printf("%-28s %-10s %-13s %s\n", "JOB", "STATE", "TRIALS", "WORKLOADS / TARGET");
+  std::printf("%-28s %-10s %-13s %s\n", "JOB", "STATE", "TRIALS",
+              "WORKLOADS / TARGET");
   for (const proto::JobStatus& job : jobs.jobs()) {
-    std::printf("%-28s %-10s %-13s %s on \"%s\"%s\n", Shown(job.id()).c_str(),
-                StateName(job.state()).c_str(),
-                absl::StrCat(job.trials_done(), "/", job.trials_total()).c_str(),
-                Shown(absl::StrJoin(job.spec().workloads(), " ")).c_str(),
-                Shown(job.spec().target()).c_str(),
-                job.spec().simulated() ? " (simulated)" : "");
+    std::printf(
+        "%-28s %-10s %-13s %s on \"%s\"%s\n", Shown(job.id()).c_str(),
+        StateName(job.state()).c_str(),
+        absl::StrCat(job.trials_done(), "/", job.trials_total()).c_str(),
+        Shown(absl::StrJoin(job.spec().workloads(), " ")).c_str(),
+        Shown(job.spec().target()).c_str(),
+        job.spec().simulated() ? " (simulated)" : "");
   }
 }
 
@@ -281,38 +307,55 @@ std::string RunnerStateName(proto::RunnerState state) {
 void AddServiceClientCommands(CLI::App& app) {
   {
     auto options = std::make_shared<SubmitOptions>();
-    CLI::App* command = app.add_subcommand(
-        "submit", "submit a tuning job to a tuner daemon; prints its id (or follows it: --wait)");
-    command->add_option("specs", options->specs, "workload specs, e.g. matmul:M=512,N=512,K=512")
+    CLI::App* command =
+        app.add_subcommand("submit",
+                           "submit a tuning job to a tuner daemon; prints its "
+                           "id (or follows it: --wait)");
+    command
+        ->add_option("specs", options->specs,
+                     "workload specs, e.g. matmul:M=512,N=512,K=512")
         ->required();
     AddClientOptions(command, options->client);
-    command->add_option("--target", options->target,
-                        "target string of the runners to measure on (default host: this "
-                        "machine's, resolved here)");
-    command->add_option("--trials", options->trials, "measurements in all (default 200)");
-    command->add_option("--batch", options->batch, "candidates per batch (default 32)")
+    command->add_option(
+        "--target", options->target,
+        "target string of the runners to measure on (default host: this "
+        "machine's, resolved here)");
+    command->add_option("--trials", options->trials,
+                        "measurements in all (default 200)");
+    command
+        ->add_option("--batch", options->batch,
+                     "candidates per batch (default 32)")
         ->check(WholeNumber(1, 1024));
-    command->add_option("--seed", options->seed, "the search's seed (default 1)")
+    command
+        ->add_option("--seed", options->seed, "the search's seed (default 1)")
         ->check(WholeNumber(0, INT64_MAX));
-    command->add_option("--min-time", options->min_time_s,
-                        "time each candidate at least this long, seconds (default 0.1)");
-    command->add_option("--weights", options->weights, "how often each workload runs, e.g. 1,4");
-    command->add_option("--measure-rounds", options->measure_rounds,
-                        "measure each batch in this many rounds, the min time split over "
-                        "them (default 3)")
+    command->add_option(
+        "--min-time", options->min_time_s,
+        "time each candidate at least this long, seconds (default 0.1)");
+    command->add_option("--weights", options->weights,
+                        "how often each workload runs, e.g. 1,4");
+    command
+        ->add_option(
+            "--measure-rounds", options->measure_rounds,
+            "measure each batch in this many rounds, the min time split over "
+            "them (default 3)")
         ->check(WholeNumber(1, tuner::kMaxMeasureRounds));
-    command->add_option("--remeasure-top", options->remeasure_top,
-                        "near-ties re-measured at the end (default 3; -1: none)");
-    command->add_flag("--simulated", options->simulated,
-                      "a dispatch benchmark job: only simulated runners take it, nothing is "
-                      "recorded");
-    command->add_flag("--wait", options->wait, "follow the job until it ends (progress on stderr)");
+    command->add_option(
+        "--remeasure-top", options->remeasure_top,
+        "near-ties re-measured at the end (default 3; -1: none)");
+    command->add_flag(
+        "--simulated", options->simulated,
+        "a dispatch benchmark job: only simulated runners take it, nothing is "
+        "recorded");
+    command->add_flag("--wait", options->wait,
+                      "follow the job until it ends (progress on stderr)");
     command->add_flag("--json", options->client.json, "print the job as JSON");
     SetAction(command, [options] { return RunSubmit(*options); });
   }
   {
     auto options = std::make_shared<ClientOptions>();
-    CLI::App* command = app.add_subcommand("jobs", "list a tuner daemon's jobs");
+    CLI::App* command =
+        app.add_subcommand("jobs", "list a tuner daemon's jobs");
     AddClientOptions(command, *options);
     command->add_flag("--json", options->json, "print JSON");
     SetAction(command, [options]() -> absl::Status {
@@ -333,14 +376,15 @@ void AddServiceClientCommands(CLI::App& app) {
   {
     auto options = std::make_shared<ClientOptions>();
     auto job = std::make_shared<std::string>();
-    CLI::App* command =
-        app.add_subcommand("watch", "follow a job's progress until it ends (exit 0: done)");
+    CLI::App* command = app.add_subcommand(
+        "watch", "follow a job's progress until it ends (exit 0: done)");
     command->add_option("job", *job, "the job id")->required();
     AddClientOptions(command, *options);
     SetAction(command, [options, job]() -> absl::Status {
       absl::StatusOr<Client> client = Client::Connect(*options);
       if (!client.ok()) return client.status();
-      absl::StatusOr<proto::JobStatus> final = Follow(*client, *job, /*print_stdout=*/true);
+      absl::StatusOr<proto::JobStatus> final =
+          Follow(*client, *job, /*print_stdout=*/true);
       if (!final.ok()) return final.status();
       return FinalStatus(*final);
     });
@@ -348,7 +392,8 @@ void AddServiceClientCommands(CLI::App& app) {
   {
     auto options = std::make_shared<ClientOptions>();
     auto job = std::make_shared<std::string>();
-    CLI::App* command = app.add_subcommand("cancel", "cancel a job (what it measured stays)");
+    CLI::App* command =
+        app.add_subcommand("cancel", "cancel a job (what it measured stays)");
     command->add_option("job", *job, "the job id")->required();
     AddClientOptions(command, *options);
     SetAction(command, [options, job]() -> absl::Status {
@@ -369,7 +414,8 @@ void AddServiceClientCommands(CLI::App& app) {
   }
   {
     auto options = std::make_shared<ClientOptions>();
-    CLI::App* command = app.add_subcommand("runners", "list the runners of a tuner daemon");
+    CLI::App* command =
+        app.add_subcommand("runners", "list the runners of a tuner daemon");
     AddClientOptions(command, *options);
     command->add_flag("--json", options->json, "print JSON");
     SetAction(command, [options]() -> absl::Status {
@@ -377,24 +423,28 @@ void AddServiceClientCommands(CLI::App& app) {
       if (!client.ok()) return client.status();
       absl::StatusOr<proto::ListRunnersResponse> runners =
           client->Call<proto::ListRunnersRequest, proto::ListRunnersResponse>(
-              &proto::TunerService::Stub::ListRunners, proto::ListRunnersRequest());
+              &proto::TunerService::Stub::ListRunners,
+              proto::ListRunnersRequest());
       if (!runners.ok()) return runners.status();
       if (options->json) {
         std::printf("%s\n", Json(*runners).c_str());
         return absl::OkStatus();
       }
-      std::printf("%-16s %-12s %-8s %-9s %s\n", "RUNNER", "STATE", "RESULTS", "FAILURES",
-                  "NAME / TARGET");
+      std::printf("%-16s %-12s %-8s %-9s %s\n", "RUNNER", "STATE", "RESULTS",
+                  "FAILURES", "NAME / TARGET");
       for (const proto::RunnerInfo& r : runners->runners()) {
-        std::printf("%-16s %-12s %-8lld %-9lld %s on \"%s\"%s\n", r.id().c_str(),
-                    RunnerStateName(r.state()).c_str(), static_cast<long long>(r.results()),
-                    static_cast<long long>(r.failures()), Shown(r.name()).c_str(),
-                    Shown(r.target()).c_str(),
+        std::printf("%-16s %-12s %-8lld %-9lld %s on \"%s\"%s\n",
+                    r.id().c_str(), RunnerStateName(r.state()).c_str(),
+                    static_cast<long long>(r.results()),
+                    static_cast<long long>(r.failures()),
+                    Shown(r.name()).c_str(), Shown(r.target()).c_str(),
                     r.simulated() ? " (simulated)" : "");
       }
-      std::printf("leases expired: %lld; results dropped (late or unknown lease): %lld\n",
-                  static_cast<long long>(runners->leases_expired()),
-                  static_cast<long long>(runners->results_dropped()));
+      std::printf(
+          "leases expired: %lld; results dropped (late or unknown lease): "
+          "%lld\n",
+          static_cast<long long>(runners->leases_expired()),
+          static_cast<long long>(runners->results_dropped()));
       return absl::OkStatus();
     });
   }

@@ -19,7 +19,10 @@ std::string NumberIn(double seconds, TimeUnit unit) {
   const double value = seconds * unit.per_second;
   // Five significant digits at most: more is below any timer's resolution.
   const double magnitude = std::fabs(value);
-  const int decimals = unit.per_second >= 1e9 ? 1 : magnitude < 10 ? 4 : magnitude < 100 ? 3 : 2;
+  const int decimals = unit.per_second >= 1e9 ? 1
+                       : magnitude < 10       ? 4
+                       : magnitude < 100      ? 3
+                                              : 2;
   return absl::StrFormat("%.*f", decimals, value);
 }
 
@@ -27,6 +30,8 @@ std::string TimeIn(double seconds, TimeUnit unit) {
   return absl::StrCat(NumberIn(seconds, unit), " ", unit.name);
 }
 
-std::string TimeText(double seconds) { return TimeIn(seconds, TimeUnitFor(seconds)); }
+std::string TimeText(double seconds) {
+  return TimeIn(seconds, TimeUnitFor(seconds));
+}
 
 }  // namespace lathe::cli

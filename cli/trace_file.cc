@@ -7,13 +7,15 @@
 
 namespace lathe::cli {
 
-absl::StatusOr<Trace> LoadTraceFor(const std::string& path, const Workload& workload) {
+absl::StatusOr<Trace> LoadTraceFor(const std::string& path,
+                                   const Workload& workload) {
   absl::StatusOr<Trace> trace = Trace::Load(path);
   if (!trace.ok()) return trace.status();
   const std::string canonical = workload.CanonicalForm();
   if (!trace->workload.empty() && trace->workload != canonical) {
-    std::fprintf(stderr, "lathe: warning: trace %s was recorded on %s, not %s\n", path.c_str(),
-                 Shown(trace->workload).c_str(), canonical.c_str());
+    std::fprintf(
+        stderr, "lathe: warning: trace %s was recorded on %s, not %s\n",
+        path.c_str(), Shown(trace->workload).c_str(), canonical.c_str());
   }
   trace->workload = canonical;
   return trace;

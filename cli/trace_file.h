@@ -17,6 +17,7 @@
 
 namespace lathe::cli {
 
-absl::StatusOr<Trace> LoadTraceFor(const std::string& path, const Workload& workload);
+absl::StatusOr<Trace> LoadTraceFor(const std::string& path,
+                                   const Workload& workload);
 
 }  // namespace lathe::cli

@@ -4,16 +4,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <iterator>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
-#include <thread>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -64,8 +64,8 @@ struct TuneCommandOptions {
   double min_time_s = 0.1;
   int measure_rounds = tuner::TuneOptions().measure_rounds;
   double timeout_s = 30;
-  int population = 0;   // 0: the search's default
-  int generations = -1; // -1: the search's default
+  int population = 0;    // 0: the search's default
+  int generations = -1;  // -1: the search's default
   bool json = false;
   bool no_default = false;
 };
@@ -117,8 +117,11 @@ std::string FormatDuration(double s) {
   // An ETA of 10^9 trials at a second each overflowed the int below.
   if (!(s < 1e6 * 3600)) return ">1000000h";
   if (s < 60) return absl::StrFormat("%.0fs", s);
-  if (s < 3600) return absl::StrFormat("%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  return absl::StrFormat("%dh%02dm", static_cast<int>(s) / 3600, static_cast<int>(s) / 60 % 60);
+  if (s < 3600)
+    return absl::StrFormat("%dm%02ds", static_cast<int>(s) / 60,
+                           static_cast<int>(s) % 60);
+  return absl::StrFormat("%dh%02dm", static_cast<int>(s) / 3600,
+                         static_cast<int>(s) / 60 % 60);
 }
 
 // The names of workloads (canonical forms) in one progress line: each cut
@@ -126,7 +129,8 @@ std::string FormatDuration(double s) {
 // ("matmul:K=512" alone; "matmul:K=512,M=256" beside "matmul:K=512,M=1024").
 std::vector<std::string> ShortNames(const std::vector<std::string>& workloads) {
   std::vector<std::vector<std::string>> parts;
-  for (const std::string& w : workloads) parts.push_back(absl::StrSplit(w, ','));
+  for (const std::string& w : workloads)
+    parts.push_back(absl::StrSplit(w, ','));
   std::vector<std::string> names;
   for (size_t i = 0; i < workloads.size(); ++i) {
     size_t keep = 1;
@@ -140,7 +144,8 @@ std::vector<std::string> ShortNames(const std::vector<std::string>& workloads) {
       }
       keep = std::max(keep, std::min(shared + 1, parts[i].size()));
     }
-    names.push_back(absl::StrJoin(parts[i].begin(), parts[i].begin() + keep, ","));
+    names.push_back(
+        absl::StrJoin(parts[i].begin(), parts[i].begin() + keep, ","));
   }
   return names;
 }
@@ -153,21 +158,25 @@ class ProgressPrinter {
   void Print(const tuner::TuneProgress& p) {
     if (names_.size() != p.tasks.size()) {
       std::vector<std::string> workloads;
-      for (const tuner::TaskProgress& t : p.tasks) workloads.push_back(t.workload);
+      for (const tuner::TaskProgress& t : p.tasks)
+        workloads.push_back(t.workload);
       names_ = ShortNames(workloads);
     }
     std::vector<std::string> tasks;
     for (size_t i = 0; i < p.tasks.size(); ++i) {
       const tuner::TaskProgress& t = p.tasks[i];
       const std::string& name = names_[i];
-      tasks.push_back(t.best_s ? absl::StrFormat("%s %.1f GFLOP/s", name, t.best_gflops)
-                               : absl::StrCat(name, " -"));
+      tasks.push_back(
+          t.best_s ? absl::StrFormat("%s %.1f GFLOP/s", name, t.best_gflops)
+                   : absl::StrCat(name, " -"));
     }
     std::string line = absl::StrFormat(
-        "[%lld/%lld trials, %s, ETA %s] %s", static_cast<long long>(p.trials_done),
+        "[%lld/%lld trials, %s, ETA %s] %s",
+        static_cast<long long>(p.trials_done),
         static_cast<long long>(p.trials_total), FormatDuration(p.elapsed_s),
         FormatDuration(p.eta_s), absl::StrJoin(tasks, " | "));
-    if (p.last_accuracy) absl::StrAppendFormat(&line, " | model %.2f", *p.last_accuracy);
+    if (p.last_accuracy)
+      absl::StrAppendFormat(&line, " | model %.2f", *p.last_accuracy);
     if (tty_) {
       std::fprintf(stderr, "\r\033[K%s", line.c_str());
       std::fflush(stderr);
@@ -194,14 +203,17 @@ class ProgressPrinter {
 // was measured before, else measured now and recorded.
 absl::StatusOr<std::optional<double>> DefaultScheduleMedian(
     const Workload& workload, const Target& target, db::Database& db,
-    runner::LocalRunner& runner, const TuneCommandOptions& options, const std::string& job) {
-  absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(workload, nullptr, target);
+    runner::LocalRunner& runner, const TuneCommandOptions& options,
+    const std::string& job) {
+  absl::StatusOr<KernelProgram> kernel =
+      MakeKernelProgram(workload, nullptr, target);
   if (!kernel.ok()) return kernel.status();
   absl::StatusOr<std::vector<proto::Record>> records =
       db.RecordsOfTask(workload.Key(), target.ToString());
   if (!records.ok()) return records.status();
   for (auto it = records->rbegin(); it != records->rend(); ++it) {
-    if (it->structural_hash() == kernel->structural_hash && it->status() == proto::MEASURE_OK) {
+    if (it->structural_hash() == kernel->structural_hash &&
+        it->status() == proto::MEASURE_OK) {
       return std::optional<double>(it->median_s());
     }
   }
@@ -217,7 +229,8 @@ absl::StatusOr<std::optional<double>> DefaultScheduleMedian(
   if (!result.ok()) return result.status();
   const proto::Record record = tuner::MeasurementRecord(
       workload, TargetInfoOf(target, HostDeviceDescription()), kernel->trace,
-      kernel->structural_hash, *result, {"local (default schedule)", LATHE_VERSION, job});
+      kernel->structural_hash, *result,
+      {"local (default schedule)", LATHE_VERSION, job});
   absl::StatusOr<db::CommitResult> committed = db.Commit({record});
   if (!committed.ok()) return committed.status();
   if (record.status() != proto::MEASURE_OK) return std::optional<double>();
@@ -226,73 +239,91 @@ absl::StatusOr<std::optional<double>> DefaultScheduleMedian(
 
 // The specs of a --workloads-file: one per line, blank lines and '#'
 // comments skipped (what `lathe compile --misses` writes).
-absl::StatusOr<std::vector<std::string>> ReadWorkloadsFile(const std::string& path) {
+absl::StatusOr<std::vector<std::string>> ReadWorkloadsFile(
+    const std::string& path) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
-    return absl::InvalidArgumentError(absl::StrCat("--workloads-file ", path, " is a directory"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--workloads-file ", path, " is a directory"));
   }
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("--workloads-file ", path, ": cannot read"));
+  if (!in)
+    return absl::NotFoundError(
+        absl::StrCat("--workloads-file ", path, ": cannot read"));
   std::vector<std::string> specs;
   std::string line;
   // Each spec is checked here, so that a bad one is named by file and line.
   for (int number = 1; std::getline(in, line); ++number) {
-    const std::string where = absl::StrCat("--workloads-file ", path, ":", number, ": ");
+    const std::string where =
+        absl::StrCat("--workloads-file ", path, ":", number, ": ");
     if (line.find('\0') != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(where, "not text (a NUL byte)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "not text (a NUL byte)"));
     }
     line = line.substr(0, line.find('#'));
     absl::string_view spec = absl::StripAsciiWhitespace(line);
     if (spec.empty()) continue;
     if (absl::StatusOr<Workload> w = ParseWorkloadSpec(spec); !w.ok()) {
-      return absl::Status(w.status().code(), absl::StrCat(where, w.status().message()));
+      return absl::Status(w.status().code(),
+                          absl::StrCat(where, w.status().message()));
     }
     specs.emplace_back(spec);
   }
-  if (in.bad()) return absl::DataLossError(absl::StrCat("--workloads-file ", path, ": read error"));
+  if (in.bad())
+    return absl::DataLossError(
+        absl::StrCat("--workloads-file ", path, ": read error"));
   return specs;
 }
 
 absl::Status RunTune(TuneCommandOptions options) {
   if (!options.workloads_file.empty()) {
-    absl::StatusOr<std::vector<std::string>> specs = ReadWorkloadsFile(options.workloads_file);
+    absl::StatusOr<std::vector<std::string>> specs =
+        ReadWorkloadsFile(options.workloads_file);
     if (!specs.ok()) return specs.status();
     if (specs->empty() && options.specs.empty()) {
       // Nothing untuned: a CI step that tunes the misses of a build has
       // nothing to do, which is success.
       if (options.json) {
-        std::printf("{\"db\": %s, \"trials\": 0, \"nothing_to_tune\": %s, \"tasks\": []}\n",
-                    JsonString(options.db_path).c_str(),
-                    JsonString(absl::StrCat(options.workloads_file, " lists no workload")).c_str());
+        std::printf(
+            "{\"db\": %s, \"trials\": 0, \"nothing_to_tune\": %s, \"tasks\": "
+            "[]}\n",
+            JsonString(options.db_path).c_str(),
+            JsonString(
+                absl::StrCat(options.workloads_file, " lists no workload"))
+                .c_str());
       } else {
-        std::printf("nothing to tune: %s lists no workload\n", options.workloads_file.c_str());
+        std::printf("nothing to tune: %s lists no workload\n",
+                    options.workloads_file.c_str());
       }
       return absl::OkStatus();
     }
     options.specs.insert(options.specs.end(), specs->begin(), specs->end());
   }
   if (options.specs.empty()) {
-    return absl::InvalidArgumentError("no workload: give one or more specs, e.g. matmul:M=512,N=512,K=512");
+    return absl::InvalidArgumentError(
+        "no workload: give one or more specs, e.g. matmul:M=512,N=512,K=512");
   }
-  if (options.trials < 1) return absl::InvalidArgumentError("--trials must be at least 1");
+  if (options.trials < 1)
+    return absl::InvalidArgumentError("--trials must be at least 1");
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
   if (options.threads > 0) target->num_threads = options.threads;
-  if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) return st;
+  if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok())
+    return st;
 
   std::vector<double> weights(options.specs.size(), 1.0);
   if (!options.weights.empty()) {
     std::vector<std::string> parts = absl::StrSplit(options.weights, ',');
     if (parts.size() != options.specs.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("--weights has ", parts.size(),
-                                                     " values for ", options.specs.size(),
-                                                     " workloads"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--weights has ", parts.size(), " values for ",
+                       options.specs.size(), " workloads"));
     }
     for (size_t i = 0; i < parts.size(); ++i) {
-      if (!absl::SimpleAtod(parts[i], &weights[i]) || !std::isfinite(weights[i]) ||
-          weights[i] <= 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--weights: \"", parts[i], "\" is not a positive number"));
+      if (!absl::SimpleAtod(parts[i], &weights[i]) ||
+          !std::isfinite(weights[i]) || weights[i] <= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--weights: \"", parts[i], "\" is not a positive number"));
       }
     }
   }
@@ -300,16 +331,19 @@ absl::Status RunTune(TuneCommandOptions options) {
   for (size_t i = 0; i < options.specs.size(); ++i) {
     absl::StatusOr<Workload> workload = ParseWorkloadSpec(options.specs[i]);
     if (!workload.ok()) return workload.status();
-    absl::StatusOr<tuner::Task> task = tuner::MakeTask(*workload, *target, weights[i]);
+    absl::StatusOr<tuner::Task> task =
+        tuner::MakeTask(*workload, *target, weights[i]);
     if (!task.ok()) {
-      return absl::Status(task.status().code(), absl::StrCat(workload->CanonicalForm(), ": ",
-                                                             task.status().message()));
+      return absl::Status(task.status().code(),
+                          absl::StrCat(workload->CanonicalForm(), ": ",
+                                       task.status().message()));
     }
     for (size_t j = 0; j < tasks.size(); ++j) {
       if (tasks[j].key == task->key) {
         return absl::InvalidArgumentError(absl::StrCat(
             options.specs[i], ": the same workload as ", options.specs[j], " (",
-            workload->CanonicalForm(), "); give it once, and --weights for how often it runs"));
+            workload->CanonicalForm(),
+            "); give it once, and --weights for how often it runs"));
       }
     }
     tasks.push_back(*std::move(task));
@@ -317,7 +351,8 @@ absl::Status RunTune(TuneCommandOptions options) {
 
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kCreate;
-  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(options.db_path, open);
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      db::Database::Open(options.db_path, open);
   if (!db.ok()) return db.status();
   // Held to the end: a second run (or a daemon) on this database would
   // measure the same programs and time its candidates beside ours.
@@ -326,12 +361,15 @@ absl::Status RunTune(TuneCommandOptions options) {
   if (!lock.ok()) return lock.status();
   const std::string job =
       options.job.empty()
-          ? absl::StrCat("tune-", absl::FormatTime("%Y%m%dT%H%M%S", absl::Now(), absl::UTCTimeZone()),
+          ? absl::StrCat("tune-",
+                         absl::FormatTime("%Y%m%dT%H%M%S", absl::Now(),
+                                          absl::UTCTimeZone()),
                          "-", getpid())
           : options.job;
   proto::Job job_record;
   job_record.set_id(job);
-  job_record.set_description(absl::StrCat("lathe tune ", absl::StrJoin(options.specs, " "),
+  job_record.set_description(absl::StrCat("lathe tune ",
+                                          absl::StrJoin(options.specs, " "),
                                           " on ", target->ToString()));
   job_record.set_state("running");
   StopSignals stop_signals;
@@ -349,8 +387,8 @@ absl::Status RunTune(TuneCommandOptions options) {
   std::vector<std::optional<double>> default_medians;
   if (!options.no_default) {
     for (const tuner::Task& task : tasks) {
-      absl::StatusOr<std::optional<double>> median =
-          DefaultScheduleMedian(task.workload, *target, **db, **runner, options, job);
+      absl::StatusOr<std::optional<double>> median = DefaultScheduleMedian(
+          task.workload, *target, **db, **runner, options, job);
       if (g_stop.load()) break;
       if (!median.ok()) {
         job_record.set_state("stopped");
@@ -363,9 +401,11 @@ absl::Status RunTune(TuneCommandOptions options) {
   if (g_stop.load()) {
     job_record.set_state("stopped");
     (*db)->PutJob(job_record).IgnoreError();
-    std::fprintf(stderr, "lathe tune: stopped before the search began (job %s); what was "
-                         "measured is in %s, run again to continue\n",
-                 job.c_str(), options.db_path.c_str());
+    std::fprintf(
+        stderr,
+        "lathe tune: stopped before the search began (job %s); what was "
+        "measured is in %s, run again to continue\n",
+        job.c_str(), options.db_path.c_str());
     return absl::OkStatus();
   }
 
@@ -390,14 +430,17 @@ absl::Status RunTune(TuneCommandOptions options) {
   // disturb it, so it runs only while a batch is built.
   tune.overlap = target->num_threads < AllowedCpuCount();
   tune.search_while_building = !tune.overlap;
-  if (!options.json) tune.on_progress = [&](const tuner::TuneProgress& p) { printer.Print(p); };
+  if (!options.json)
+    tune.on_progress = [&](const tuner::TuneProgress& p) { printer.Print(p); };
   tuner::MeasureFn measure = [&](const proto::MeasureRequest& request) {
     return (*runner)->Measure(request);
   };
 
-  absl::StatusOr<tuner::TuneReport> report = tuner::Tune(tasks, **db, measure, tune);
+  absl::StatusOr<tuner::TuneReport> report =
+      tuner::Tune(tasks, **db, measure, tune);
   printer.Finish();
-  job_record.set_state(report.ok() && !report->interrupted ? "done" : "stopped");
+  job_record.set_state(report.ok() && !report->interrupted ? "done"
+                                                           : "stopped");
   (*db)->PutJob(job_record).IgnoreError();
   if (!report.ok()) return report.status();
 
@@ -414,44 +457,56 @@ absl::Status RunTune(TuneCommandOptions options) {
           ", \"errors\": ", t.errors, ", \"best_median_s\": ",
           t.best_s ? absl::StrFormat("%.9g", *t.best_s) : "null",
           ", \"best_gflops\": ", absl::StrFormat("%.3f", t.best_gflops),
-          ", \"default_gflops\": ", absl::StrFormat("%.3f", default_gflops), "}"));
+          ", \"default_gflops\": ", absl::StrFormat("%.3f", default_gflops),
+          "}"));
     }
     std::vector<std::string> accuracy;
-    for (double a : report->batch_accuracy) accuracy.push_back(absl::StrFormat("%.4f", a));
+    for (double a : report->batch_accuracy)
+      accuracy.push_back(absl::StrFormat("%.4f", a));
     std::printf(
-        "{\"db\": %s, \"job\": %s, \"target\": %s, \"trials\": %lld, \"wall_s\": %.3f, "
-        "\"measure_s\": %.3f, \"interrupted\": %s, \"batch_accuracy\": [%s],\n \"tasks\": [\n  %s\n]}\n",
+        "{\"db\": %s, \"job\": %s, \"target\": %s, \"trials\": %lld, "
+        "\"wall_s\": %.3f, "
+        "\"measure_s\": %.3f, \"interrupted\": %s, \"batch_accuracy\": [%s],\n "
+        "\"tasks\": [\n  %s\n]}\n",
         JsonString(options.db_path).c_str(), JsonString(job).c_str(),
-        JsonString(target->ToString()).c_str(), static_cast<long long>(report->trials),
-        report->wall_s, report->measure_s, report->interrupted ? "true" : "false",
-        absl::StrJoin(accuracy, ", ").c_str(), absl::StrJoin(rows, ",\n  ").c_str());
+        JsonString(target->ToString()).c_str(),
+        static_cast<long long>(report->trials), report->wall_s,
+        report->measure_s, report->interrupted ? "true" : "false",
+        absl::StrJoin(accuracy, ", ").c_str(),
+        absl::StrJoin(rows, ",\n  ").c_str());
     return absl::OkStatus();
   }
   std::printf("%s %lld trials in %s (job %s, %s)%s\n",
               report->interrupted ? "stopped after" : "tuned:",
-              static_cast<long long>(report->trials), FormatDuration(report->wall_s).c_str(),
-              job.c_str(), options.db_path.c_str(),
+              static_cast<long long>(report->trials),
+              FormatDuration(report->wall_s).c_str(), job.c_str(),
+              options.db_path.c_str(),
               report->interrupted ? "; run again to continue" : "");
   for (size_t i = 0; i < tasks.size(); ++i) {
     const tuner::TaskProgress& t = report->tasks[i];
     std::printf("%s\n", t.workload.c_str());
     if (t.best_s) {
-      std::printf("  best     %-11s %8.2f GFLOP/s\n", TimeText(*t.best_s).c_str(),
-                  t.best_gflops);
+      std::printf("  best     %-11s %8.2f GFLOP/s\n",
+                  TimeText(*t.best_s).c_str(), t.best_gflops);
     } else if (t.trials == 0) {
       std::printf("  best     none (nothing measured yet)\n");
     } else {
-      std::printf("  best     none (every candidate failed; see lathe db top)\n");
+      std::printf(
+          "  best     none (every candidate failed; see lathe db top)\n");
     }
     if (!default_medians.empty() && default_medians[i]) {
-      const double gflops = static_cast<double>(tasks[i].flops) / *default_medians[i] * 1e-9;
-      std::printf("  default  %-11s %8.2f GFLOP/s", TimeText(*default_medians[i]).c_str(), gflops);
-      if (t.best_s) std::printf("  (tuned is %.2fx)", *default_medians[i] / *t.best_s);
+      const double gflops =
+          static_cast<double>(tasks[i].flops) / *default_medians[i] * 1e-9;
+      std::printf("  default  %-11s %8.2f GFLOP/s",
+                  TimeText(*default_medians[i]).c_str(), gflops);
+      if (t.best_s)
+        std::printf("  (tuned is %.2fx)", *default_medians[i] / *t.best_s);
       std::printf("\n");
     }
     if (t.errors > 0) {
       std::printf("  %lld of %lld candidates failed (lathe db list)\n",
-                  static_cast<long long>(t.errors), static_cast<long long>(t.trials));
+                  static_cast<long long>(t.errors),
+                  static_cast<long long>(t.trials));
     }
   }
   return absl::OkStatus();
@@ -461,45 +516,69 @@ absl::Status RunTune(TuneCommandOptions options) {
 
 void AddTuneCommand(CLI::App& app) {
   auto options = std::make_shared<TuneCommandOptions>();
-  CLI::App* command = app.add_subcommand(
-      "tune", "search for the fastest schedules of workloads; results go to the database");
-  command->add_option("specs", options->specs, "workload specs, e.g. matmul:M=512,N=512,K=512");
-  command->add_option("--workloads-file", options->workloads_file,
-                      "more specs from a file, one per line, '#' comments (e.g. what lathe "
-                      "compile --misses wrote)");
-  command->add_option("--target", options->target,
-                      "target, e.g. host or \"llvm -mcpu=haswell -num-threads=1\" (default: "
-                      "host); it must run here");
-  command->add_option("--threads", options->threads,
-                      "threads of parallel loops (default: the target's; host: every CPU)")
+  CLI::App* command =
+      app.add_subcommand("tune",
+                         "search for the fastest schedules of workloads; "
+                         "results go to the database");
+  command->add_option("specs", options->specs,
+                      "workload specs, e.g. matmul:M=512,N=512,K=512");
+  command->add_option(
+      "--workloads-file", options->workloads_file,
+      "more specs from a file, one per line, '#' comments (e.g. what lathe "
+      "compile --misses wrote)");
+  command->add_option(
+      "--target", options->target,
+      "target, e.g. host or \"llvm -mcpu=haswell -num-threads=1\" (default: "
+      "host); it must run here");
+  command
+      ->add_option(
+          "--threads", options->threads,
+          "threads of parallel loops (default: the target's; host: every CPU)")
       ->check(WholeNumber(1, 1024));
-  command->add_option("--trials", options->trials, "measurements in all (default 200)");
-  command->add_option("--time-budget", options->time_budget_s,
-                      "stop after this many seconds (default: no limit)")
+  command->add_option("--trials", options->trials,
+                      "measurements in all (default 200)");
+  command
+      ->add_option("--time-budget", options->time_budget_s,
+                   "stop after this many seconds (default: no limit)")
       ->check(NonNegativeNumber());
-  command->add_option("--db", options->db_path, "the database (default lathe.db)");
+  command->add_option("--db", options->db_path,
+                      "the database (default lathe.db)");
   command->add_option("--seed", options->seed, "the search's seed (default 1)")
       ->check(WholeNumber(0, INT64_MAX));
-  command->add_option("--batch", options->batch_size, "candidates per batch (default 32)")
+  command
+      ->add_option("--batch", options->batch_size,
+                   "candidates per batch (default 32)")
       ->check(WholeNumber(1, 1024));
-  command->add_option("--weights", options->weights,
-                      "how often each workload runs, e.g. 1,4 (default: 1 each)");
-  command->add_option("--job", options->job, "the job id of the records (default: generated)");
-  command->add_option("--min-time", options->min_time_s,
-                      "time each candidate at least this long, seconds (default 0.1)")
+  command->add_option(
+      "--weights", options->weights,
+      "how often each workload runs, e.g. 1,4 (default: 1 each)");
+  command->add_option("--job", options->job,
+                      "the job id of the records (default: generated)");
+  command
+      ->add_option(
+          "--min-time", options->min_time_s,
+          "time each candidate at least this long, seconds (default 0.1)")
       ->check(NonNegativeNumber());
-  command->add_option("--measure-rounds", options->measure_rounds,
-                      "measure each batch in this many rounds, the min time split over them: "
-                      "a slow spell of the machine then does not decide a result (default 3)")
+  command
+      ->add_option("--measure-rounds", options->measure_rounds,
+                   "measure each batch in this many rounds, the min time split "
+                   "over them: "
+                   "a slow spell of the machine then does not decide a result "
+                   "(default 3)")
       ->check(CLI::Range(1, tuner::kMaxMeasureRounds));
-  command->add_option("--timeout", options->timeout_s,
-                      "per candidate: build, check and timing, seconds (default 30)")
+  command
+      ->add_option(
+          "--timeout", options->timeout_s,
+          "per candidate: build, check and timing, seconds (default 30)")
       ->check(PositiveNumber());
-  command->add_option("--population", options->population,
-                      "candidates per generation of the evolutionary search (default 128)")
+  command
+      ->add_option(
+          "--population", options->population,
+          "candidates per generation of the evolutionary search (default 128)")
       ->check(WholeNumber(1, 100000));
-  command->add_option("--generations", options->generations,
-                      "generations of mutation per batch (default 3)")
+  command
+      ->add_option("--generations", options->generations,
+                   "generations of mutation per batch (default 3)")
       ->check(WholeNumber(0, 1000));
   command->add_flag("--no-default", options->no_default,
                     "do not measure the default schedule for comparison");
@@ -514,7 +593,9 @@ void AddRunnerWorkerCommand(CLI::App& app) {
   command->group("");
   SetAction(command, [] {
     const int code = runner::RunMeasureWorker(STDIN_FILENO, STDOUT_FILENO);
-    if (code != 0) return absl::InternalError(absl::StrCat("runner-worker exited with ", code));
+    if (code != 0)
+      return absl::InternalError(
+          absl::StrCat("runner-worker exited with ", code));
     return absl::OkStatus();
   });
 }

@@ -41,7 +41,8 @@ struct OpenOptions {
   enum class Mode {
     kReadOnly,   // lookups only; never writes, not even a WAL checkpoint
     kReadWrite,  // an existing database
-    kCreate,     // an existing database, or a new one when the file is absent or empty
+    kCreate,  // an existing database, or a new one when the file is absent or
+              // empty
   };
   Mode mode = Mode::kReadOnly;
   // How long a writer or reader waits for another process's lock.
@@ -109,8 +110,8 @@ class Database {
   // The schema version this build writes; files of newer versions are refused.
   static int CurrentSchemaVersion();
 
-  static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& path,
-                                                         const OpenOptions& options);
+  static absl::StatusOr<std::unique_ptr<Database>> Open(
+      const std::string& path, const OpenOptions& options);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -143,22 +144,24 @@ class Database {
       TargetMatching matching = TargetMatching::kExact);
   // The k fastest programs, by their latest records as in Best, fastest
   // first (ties: earlier record first); each program once.
-  absl::StatusOr<std::vector<Match>> Top(const std::string& workload_key,
-                                         const proto::TargetInfo& target, int k,
-                                         TargetMatching matching = TargetMatching::kExact);
+  absl::StatusOr<std::vector<Match>> Top(
+      const std::string& workload_key, const proto::TargetInfo& target, int k,
+      TargetMatching matching = TargetMatching::kExact);
 
   // Every record of the task, any status, in commit order (what the cost
   // model trains on).
-  absl::StatusOr<std::vector<proto::Record>> RecordsOfTask(const std::string& workload_key,
-                                                           const std::string& target);
-  absl::StatusOr<std::vector<proto::Record>> RecordsOfJob(const std::string& job);
+  absl::StatusOr<std::vector<proto::Record>> RecordsOfTask(
+      const std::string& workload_key, const std::string& target);
+  absl::StatusOr<std::vector<proto::Record>> RecordsOfJob(
+      const std::string& job);
   // Whether a program with this structural hash was measured for the task,
   // with any status (the search never measures a program twice).
-  absl::StatusOr<bool> IsMeasured(const std::string& workload_key, const std::string& target,
+  absl::StatusOr<bool> IsMeasured(const std::string& workload_key,
+                                  const std::string& target,
                                   const std::string& structural_hash);
   // The structural hashes measured for the task (to seed a search's dedupe).
-  absl::StatusOr<std::vector<std::string>> MeasuredHashes(const std::string& workload_key,
-                                                          const std::string& target);
+  absl::StatusOr<std::vector<std::string>> MeasuredHashes(
+      const std::string& workload_key, const std::string& target);
 
   absl::StatusOr<std::vector<TaskSummary>> Tasks();
   absl::StatusOr<Stats> GetStats();
@@ -173,7 +176,8 @@ class Database {
 
   // Calls `visit` with every record in commit order, stopping at the first
   // error it returns (export, merge, check).
-  absl::Status ForEachRecord(const std::function<absl::Status(const proto::Record&)>& visit);
+  absl::Status ForEachRecord(
+      const std::function<absl::Status(const proto::Record&)>& visit);
 
   // Keeps the latest records of the k fastest programs of every task (as
   // Top ranks them) and deletes the rest, other statuses and superseded
@@ -182,10 +186,11 @@ class Database {
 
   // The cost model named `name` saved for the target (tuner/), replacing
   // any earlier one; nullopt from Get when none was saved.
-  absl::Status PutCostModel(const proto::TargetInfo& target, const std::string& name,
-                            const std::string& model, int64_t trained_on_records);
-  absl::StatusOr<std::optional<std::string>> GetCostModel(const std::string& target,
-                                                          const std::string& name);
+  absl::Status PutCostModel(const proto::TargetInfo& target,
+                            const std::string& name, const std::string& model,
+                            int64_t trained_on_records);
+  absl::StatusOr<std::optional<std::string>> GetCostModel(
+      const std::string& target, const std::string& name);
 
   // SQLite's integrity and foreign-key checks, then Lathe's: every record
   // parses, its fingerprint matches its content, an OK record has times and
@@ -193,16 +198,17 @@ class Database {
   absl::StatusOr<CheckReport> Check();
 
  private:
-  Database(std::string path, std::unique_ptr<Connection> connection, OpenOptions options,
-           int schema_version);
+  Database(std::string path, std::unique_ptr<Connection> connection,
+           OpenOptions options, int schema_version);
   // The workloads, targets and jobs the batch being committed has met.
   struct BatchIds;
-  absl::Status Insert(const proto::Record& record, CommitResult& result, BatchIds& ids);
+  absl::Status Insert(const proto::Record& record, CommitResult& result,
+                      BatchIds& ids);
   absl::StatusOr<int64_t> WorkloadId(const proto::Record& record);
   absl::StatusOr<int64_t> TargetId(const proto::TargetInfo& target);
   absl::StatusOr<std::vector<Match>> Lookup(const std::string& workload_key,
-                                            const proto::TargetInfo& target, int k,
-                                            TargetMatching matching);
+                                            const proto::TargetInfo& target,
+                                            int k, TargetMatching matching);
   // Makes table best's row of the task its fastest counting record (or
   // removes it when none counts). Inside the committing transaction.
   absl::Status RefreshBest(int64_t workload_id, int64_t target_id);

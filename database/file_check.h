@@ -32,7 +32,7 @@ struct DatabaseFileHeader {
 };
 
 // Fills `header` (when given) for a kSqlite file.
-absl::StatusOr<FileState> InspectDatabaseFile(const std::string& path,
-                                              DatabaseFileHeader* header = nullptr);
+absl::StatusOr<FileState> InspectDatabaseFile(
+    const std::string& path, DatabaseFileHeader* header = nullptr);
 
 }  // namespace lathe::db

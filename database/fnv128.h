@@ -21,7 +21,9 @@ class Fnv128 {
       state_ *= kPrime;
     }
   }
-  void Int(int64_t value) { Bytes(&value, sizeof value); }  // little-endian hosts only
+  void Int(int64_t value) {
+    Bytes(&value, sizeof value);
+  }  // little-endian hosts only
   void Double(double value) { Bytes(&value, sizeof value); }
   // Length-prefixed, so ("ab", "c") and ("a", "bc") differ.
   void String(const std::string& value) {
@@ -42,8 +44,9 @@ class Fnv128 {
  private:
   static constexpr unsigned __int128 kPrime =
       (static_cast<unsigned __int128>(1) << 88) + 0x13b;
-  unsigned __int128 state_ = (static_cast<unsigned __int128>(0x6c62272e07bb0142ULL) << 64) |
-                             0x62b821756295c58dULL;
+  unsigned __int128 state_ =
+      (static_cast<unsigned __int128>(0x6c62272e07bb0142ULL) << 64) |
+      0x62b821756295c58dULL;
 };
 
 }  // namespace lathe::db

@@ -7,8 +7,8 @@
 namespace lathe::db {
 
 std::string RecordsFileHeaderLine() {
-  return absl::StrCat("{\"format\":\"", kRecordsFormatName, "\",\"version\":",
-                      kRecordsFormatVersion, "}");
+  return absl::StrCat("{\"format\":\"", kRecordsFormatName,
+                      "\",\"version\":", kRecordsFormatVersion, "}");
 }
 
 absl::StatusOr<std::string> RecordToJsonLine(const proto::Record& record) {
@@ -17,9 +17,11 @@ absl::StatusOr<std::string> RecordToJsonLine(const proto::Record& record) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   std::string line;
-  auto status = google::protobuf::util::MessageToJsonString(copy, &line, options);
+  auto status =
+      google::protobuf::util::MessageToJsonString(copy, &line, options);
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("record ", record.id(), ": ", status.ToString()));
+    return absl::InternalError(
+        absl::StrCat("record ", record.id(), ": ", status.ToString()));
   }
   return line;
 }
@@ -29,13 +31,15 @@ absl::StatusOr<proto::Record> RecordFromJsonLine(const std::string& line,
   proto::Record record;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
-  auto status = google::protobuf::util::JsonStringToMessage(line, &record, options);
+  auto status =
+      google::protobuf::util::JsonStringToMessage(line, &record, options);
   if (!status.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": not a record: ", std::string(status.message())));
   }
   if (record.id() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": a record may not carry an id"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": a record may not carry an id"));
   }
   return record;
 }
@@ -43,13 +47,15 @@ absl::StatusOr<proto::Record> RecordFromJsonLine(const std::string& line,
 absl::StatusOr<int64_t> ExportJsonl(Database& db, std::ostream& out) {
   out << RecordsFileHeaderLine() << '\n';
   int64_t count = 0;
-  absl::Status written = db.ForEachRecord([&](const proto::Record& record) -> absl::Status {
-    absl::StatusOr<std::string> line = RecordToJsonLine(record);
-    if (!line.ok()) return line.status();
-    out << *line << '\n';
-    ++count;
-    return out ? absl::OkStatus() : absl::DataLossError("writing the export failed");
-  });
+  absl::Status written =
+      db.ForEachRecord([&](const proto::Record& record) -> absl::Status {
+        absl::StatusOr<std::string> line = RecordToJsonLine(record);
+        if (!line.ok()) return line.status();
+        out << *line << '\n';
+        ++count;
+        return out ? absl::OkStatus()
+                   : absl::DataLossError("writing the export failed");
+      });
   if (!written.ok()) return written;
   out.flush();
   if (!out) return absl::DataLossError("writing the export failed");
@@ -67,16 +73,18 @@ absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
     if (!absl::StripAsciiWhitespace(line).empty()) break;
   }
   if (absl::StripAsciiWhitespace(line).empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(source_name, ": empty, no header line"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_name, ": empty, no header line"));
   }
   proto::RecordsFileHeader header;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;  // later versions may add header fields
-  if (!google::protobuf::util::JsonStringToMessage(line, &header, options).ok() ||
+  if (!google::protobuf::util::JsonStringToMessage(line, &header, options)
+           .ok() ||
       header.format() != kRecordsFormatName) {
-    return absl::InvalidArgumentError(absl::StrCat(source_name, ":", line_number,
-                                                   ": not a Lathe records file (expected ",
-                                                   RecordsFileHeaderLine(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        source_name, ":", line_number, ": not a Lathe records file (expected ",
+        RecordsFileHeaderLine(), ")"));
   }
   if (header.version() > kRecordsFormatVersion || header.version() < 1) {
     return absl::FailedPreconditionError(
@@ -92,15 +100,18 @@ absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
       if (!record.ok()) return record.status();
       if (check) {
         if (absl::Status st = check(*record); !st.ok()) {
-          return absl::Status(st.code(), absl::StrCat(where, ": ", st.message()));
+          return absl::Status(st.code(),
+                              absl::StrCat(where, ": ", st.message()));
         }
       }
       absl::Status stored = sink(*record);
       if (!stored.ok()) {
-        return absl::Status(stored.code(), absl::StrCat(where, ": ", stored.message()));
+        return absl::Status(stored.code(),
+                            absl::StrCat(where, ": ", stored.message()));
       }
     }
-    if (in.bad()) return absl::DataLossError(absl::StrCat(source_name, ": read error"));
+    if (in.bad())
+      return absl::DataLossError(absl::StrCat(source_name, ": read error"));
     return absl::OkStatus();
   });
 }

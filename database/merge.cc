@@ -12,21 +12,22 @@ namespace {
 
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa, sb;
-  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 }  // namespace
 
-absl::StatusOr<CommitResult> MergeInto(Database& dest, const std::vector<std::string>& sources) {
+absl::StatusOr<CommitResult> MergeInto(
+    Database& dest, const std::vector<std::string>& sources) {
   std::vector<std::unique_ptr<Database>> opened;
   for (const std::string& source : sources) {
     if (SameFile(source, dest.path())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source, ": is the destination; cannot merge a database into itself"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": is the destination; cannot merge a database into itself"));
     }
-    absl::StatusOr<std::unique_ptr<Database>> db =
-        Database::Open(source, OpenOptions{.mode = OpenOptions::Mode::kReadOnly});
+    absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(
+        source, OpenOptions{.mode = OpenOptions::Mode::kReadOnly});
     if (!db.ok()) return db.status();
     opened.push_back(*std::move(db));
   }

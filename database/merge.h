@@ -16,6 +16,7 @@
 
 namespace lathe::db {
 
-absl::StatusOr<CommitResult> MergeInto(Database& dest, const std::vector<std::string>& sources);
+absl::StatusOr<CommitResult> MergeInto(Database& dest,
+                                       const std::vector<std::string>& sources);
 
 }  // namespace lathe::db

@@ -19,7 +19,8 @@ namespace lathe::db {
 // 32 lower-case hex digits.
 std::string Fingerprint(const proto::Record& record);
 // The same, given SerializeTrace(record.trace()) (a commit has it at hand).
-std::string Fingerprint(const proto::Record& record, const std::string& trace_bytes);
+std::string Fingerprint(const proto::Record& record,
+                        const std::string& trace_bytes);
 
 // The trace's deterministic serialization: what Fingerprint hashes and the
 // database stores (for a trace, which has no maps, SerializeAsString's bytes).

@@ -5,7 +5,8 @@
 namespace lathe::db {
 
 const std::vector<std::string>& Migrations() {
-  static const std::vector<std::string>* migrations = new std::vector<std::string>{
+  static const std::vector<std::string>* migrations = new std::vector<
+      std::string>{
       // Version 1: workloads, targets, jobs, records.
       R"sql(
 CREATE TABLE workloads(
@@ -90,20 +91,23 @@ CREATE TABLE best(
 
 absl::Status Migrate(Connection& connection, int from) {
   const std::vector<std::string>& migrations = Migrations();
-  for (int version = from; version < static_cast<int>(migrations.size()); ++version) {
+  for (int version = from; version < static_cast<int>(migrations.size());
+       ++version) {
     absl::StatusOr<std::unique_ptr<WriteTransaction>> transaction =
         WriteTransaction::Begin(connection);
     if (!transaction.ok()) return transaction.status();
     absl::Status applied = connection.Exec(migrations[version]);
     if (applied.ok()) {
-      applied = connection.Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId,
-                                             "; PRAGMA user_version = ", version + 1));
+      applied = connection.Exec(
+          absl::StrCat("PRAGMA application_id = ", kApplicationId,
+                       "; PRAGMA user_version = ", version + 1));
     }
     if (applied.ok()) applied = (*transaction)->Commit();
     if (!applied.ok()) {
-      return absl::Status(applied.code(), absl::StrCat("migrating schema from version ", version,
-                                                       " to ", version + 1, ": ",
-                                                       applied.message()));
+      return absl::Status(
+          applied.code(),
+          absl::StrCat("migrating schema from version ", version, " to ",
+                       version + 1, ": ", applied.message()));
     }
   }
   return absl::OkStatus();

@@ -41,22 +41,29 @@ absl::StatusCode StatusCodeOfSqlite(int rc) {
   }
 }
 
-absl::Status SqliteError(int rc, const std::string& path, absl::string_view message) {
-  return absl::Status(StatusCodeOfSqlite(rc), absl::StrCat(path, ": ", message));
+absl::Status SqliteError(int rc, const std::string& path,
+                         absl::string_view message) {
+  return absl::Status(StatusCodeOfSqlite(rc),
+                      absl::StrCat(path, ": ", message));
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
-void Statement::BindInt(int index, int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
-void Statement::BindDouble(int index, double value) { sqlite3_bind_double(stmt_, index, value); }
+void Statement::BindInt(int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+}
+void Statement::BindDouble(int index, double value) {
+  sqlite3_bind_double(stmt_, index, value);
+}
 void Statement::BindText(int index, absl::string_view value) {
-  sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  sqlite3_bind_text64(stmt_, index, value.data(), value.size(),
+                      SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 void Statement::BindBlob(int index, absl::string_view value) {
   // A zero-length blob must not bind as NULL.
   static const char kEmpty = 0;
-  sqlite3_bind_blob64(stmt_, index, value.empty() ? &kEmpty : value.data(), value.size(),
-                      SQLITE_TRANSIENT);
+  sqlite3_bind_blob64(stmt_, index, value.empty() ? &kEmpty : value.data(),
+                      value.size(), SQLITE_TRANSIENT);
 }
 void Statement::BindNull(int index) { sqlite3_bind_null(stmt_, index); }
 
@@ -65,8 +72,9 @@ absl::StatusOr<bool> Statement::Step() {
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   sqlite3* db = sqlite3_db_handle(stmt_);
-  return SqliteError(rc, *path_,
-                     absl::StrCat(sqlite3_errmsg(db), " (in: ", sqlite3_sql(stmt_), ")"));
+  return SqliteError(
+      rc, *path_,
+      absl::StrCat(sqlite3_errmsg(db), " (in: ", sqlite3_sql(stmt_), ")"));
 }
 
 absl::Status Statement::Run() {
@@ -80,33 +88,40 @@ void Statement::Reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
-int64_t Statement::ColumnInt(int index) const { return sqlite3_column_int64(stmt_, index); }
-double Statement::ColumnDouble(int index) const { return sqlite3_column_double(stmt_, index); }
+int64_t Statement::ColumnInt(int index) const {
+  return sqlite3_column_int64(stmt_, index);
+}
+double Statement::ColumnDouble(int index) const {
+  return sqlite3_column_double(stmt_, index);
+}
 bool Statement::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
 std::string Statement::ColumnText(int index) const {
   const unsigned char* text = sqlite3_column_text(stmt_, index);
-  return text ? std::string(reinterpret_cast<const char*>(text),
-                            static_cast<size_t>(sqlite3_column_bytes(stmt_, index)))
+  return text ? std::string(
+                    reinterpret_cast<const char*>(text),
+                    static_cast<size_t>(sqlite3_column_bytes(stmt_, index)))
               : std::string();
 }
 std::string Statement::ColumnBlob(int index) const {
   const void* blob = sqlite3_column_blob(stmt_, index);
-  return blob ? std::string(static_cast<const char*>(blob),
-                            static_cast<size_t>(sqlite3_column_bytes(stmt_, index)))
+  return blob ? std::string(
+                    static_cast<const char*>(blob),
+                    static_cast<size_t>(sqlite3_column_bytes(stmt_, index)))
               : std::string();
 }
 
-absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path, int flags) {
+absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
+    const std::string& path, int flags) {
   return OpenAs(path, path, flags);
 }
 
-absl::StatusOr<std::unique_ptr<Connection>> Connection::OpenAs(const std::string& path,
-                                                               const std::string& filename,
-                                                               int flags) {
+absl::StatusOr<std::unique_ptr<Connection>> Connection::OpenAs(
+    const std::string& path, const std::string& filename, int flags) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(filename.c_str(), &db, flags | SQLITE_OPEN_EXRESCODE, nullptr);
+  int rc = sqlite3_open_v2(filename.c_str(), &db, flags | SQLITE_OPEN_EXRESCODE,
+                           nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);
@@ -115,7 +130,8 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::OpenAs(const std::string
   return std::unique_ptr<Connection>(new Connection(path, db));
 }
 
-absl::StatusOr<std::unique_ptr<Connection>> Connection::OpenImmutable(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Connection>> Connection::OpenImmutable(
+    const std::string& path) {
   // A URI: the path's characters that URIs reserve are percent-encoded.
   std::string uri = "file:";
   for (unsigned char ch : path) {
@@ -135,7 +151,8 @@ Connection::~Connection() {
 }
 
 absl::Status Connection::Error(int rc, absl::string_view doing) const {
-  return SqliteError(rc, path_, absl::StrCat(sqlite3_errmsg(db_), " (while ", doing, ")"));
+  return SqliteError(rc, path_,
+                     absl::StrCat(sqlite3_errmsg(db_), " (while ", doing, ")"));
 }
 
 absl::Status Connection::Exec(const std::string& sql) {
@@ -144,7 +161,8 @@ absl::Status Connection::Exec(const std::string& sql) {
   if (rc == SQLITE_OK) return absl::OkStatus();
   std::string text = message ? message : sqlite3_errstr(rc);
   sqlite3_free(message);
-  return SqliteError(rc, path_, absl::StrCat(text, " (in: ", sql.substr(0, 80), ")"));
+  return SqliteError(rc, path_,
+                     absl::StrCat(text, " (in: ", sql.substr(0, 80), ")"));
 }
 
 absl::StatusOr<Statement*> Connection::Prepare(const std::string& sql) {
@@ -154,9 +172,11 @@ absl::StatusOr<Statement*> Connection::Prepare(const std::string& sql) {
     return it->second.get();
   }
   sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size() + 1),
-                              SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-  if (rc != SQLITE_OK) return Error(rc, absl::StrCat("preparing: ", sql.substr(0, 80)));
+  int rc =
+      sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size() + 1),
+                         SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK)
+    return Error(rc, absl::StrCat("preparing: ", sql.substr(0, 80)));
   auto statement = std::make_unique<Statement>(stmt, &path_);
   Statement* raw = statement.get();
   statements_.emplace(sql, std::move(statement));
@@ -173,7 +193,8 @@ absl::StatusOr<int64_t> Connection::QueryInt(const std::string& sql) {
   return value;
 }
 
-absl::StatusOr<std::unique_ptr<WriteTransaction>> WriteTransaction::Begin(Connection& connection) {
+absl::StatusOr<std::unique_ptr<WriteTransaction>> WriteTransaction::Begin(
+    Connection& connection) {
   absl::Status begun = connection.Exec("BEGIN IMMEDIATE");
   if (!begun.ok()) return begun;
   return std::unique_ptr<WriteTransaction>(new WriteTransaction(connection));
@@ -191,11 +212,13 @@ absl::Status WriteTransaction::Commit() {
   return committed;
 }
 
-absl::StatusOr<std::unique_ptr<ReadTransaction>> ReadTransaction::Begin(Connection& connection) {
+absl::StatusOr<std::unique_ptr<ReadTransaction>> ReadTransaction::Begin(
+    Connection& connection) {
   // BEGIN inside a transaction is an error, and a COMMIT here would end
   // the enclosing one early.
   if (!sqlite3_get_autocommit(connection.raw())) {
-    return std::unique_ptr<ReadTransaction>(new ReadTransaction(connection, /*owned=*/false));
+    return std::unique_ptr<ReadTransaction>(
+        new ReadTransaction(connection, /*owned=*/false));
   }
   // Cached statements, not Exec: every lookup begins and ends one of these,
   // and sqlite3_exec parses its SQL every time.
@@ -203,7 +226,8 @@ absl::StatusOr<std::unique_ptr<ReadTransaction>> ReadTransaction::Begin(Connecti
   if (!begin.ok()) return begin.status();
   absl::Status begun = (*begin)->Run();
   if (!begun.ok()) return begun;
-  return std::unique_ptr<ReadTransaction>(new ReadTransaction(connection, /*owned=*/true));
+  return std::unique_ptr<ReadTransaction>(
+      new ReadTransaction(connection, /*owned=*/true));
 }
 
 ReadTransaction::~ReadTransaction() {

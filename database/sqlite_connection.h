@@ -11,18 +11,18 @@
 #include <map>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 // Returns from the enclosing function when `expr` (an absl::Status) fails.
 // The database's own: it may not use compiler/'s macros (DESIGN.md).
-#define LATHE_DB_RETURN_IF_ERROR(expr)             \
-  do {                                             \
+#define LATHE_DB_RETURN_IF_ERROR(expr)                                \
+  do {                                                                \
     if (absl::Status status_ = (expr); !status_.ok()) return status_; \
   } while (false)
 
@@ -30,7 +30,8 @@ namespace lathe::db {
 
 class Statement {
  public:
-  explicit Statement(sqlite3_stmt* stmt, const std::string* path) : stmt_(stmt), path_(path) {}
+  explicit Statement(sqlite3_stmt* stmt, const std::string* path)
+      : stmt_(stmt), path_(path) {}
   ~Statement();
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -64,11 +65,13 @@ class Statement {
 class Connection {
  public:
   // `flags` are sqlite3_open_v2's. The file is not read until first use.
-  static absl::StatusOr<std::unique_ptr<Connection>> Open(const std::string& path, int flags);
+  static absl::StatusOr<std::unique_ptr<Connection>> Open(
+      const std::string& path, int flags);
   // Read-only, as a file nothing writes while it is open (SQLite's
   // `immutable`): no -wal or -shm is created or read. For a database in a
   // folder this process cannot write, whose -shm SQLite could not create.
-  static absl::StatusOr<std::unique_ptr<Connection>> OpenImmutable(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<Connection>> OpenImmutable(
+      const std::string& path);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -91,9 +94,8 @@ class Connection {
   Connection(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   // Opens `filename` (the path, or a URI of it) under `flags`; errors name
   // `path`.
-  static absl::StatusOr<std::unique_ptr<Connection>> OpenAs(const std::string& path,
-                                                            const std::string& filename,
-                                                            int flags);
+  static absl::StatusOr<std::unique_ptr<Connection>> OpenAs(
+      const std::string& path, const std::string& filename, int flags);
   std::string path_;
   sqlite3* db_;
   std::map<std::string, std::unique_ptr<Statement>> statements_;
@@ -101,14 +103,16 @@ class Connection {
 
 // The Status code for a SQLite result code (primary code only).
 absl::StatusCode StatusCodeOfSqlite(int rc);
-absl::Status SqliteError(int rc, const std::string& path, absl::string_view message);
+absl::Status SqliteError(int rc, const std::string& path,
+                         absl::string_view message);
 
 // Begins a transaction on construction (BEGIN IMMEDIATE: takes the write
 // lock now, so a busy database fails here rather than mid-batch) and rolls it
 // back on destruction unless Commit() succeeded.
 class WriteTransaction {
  public:
-  static absl::StatusOr<std::unique_ptr<WriteTransaction>> Begin(Connection& connection);
+  static absl::StatusOr<std::unique_ptr<WriteTransaction>> Begin(
+      Connection& connection);
   ~WriteTransaction();
   absl::Status Commit();
 
@@ -123,7 +127,8 @@ class WriteTransaction {
 // ForEachRecord visitor or a commit's record source) it joins that one.
 class ReadTransaction {
  public:
-  static absl::StatusOr<std::unique_ptr<ReadTransaction>> Begin(Connection& connection);
+  static absl::StatusOr<std::unique_ptr<ReadTransaction>> Begin(
+      Connection& connection);
   ~ReadTransaction();
 
  private:

@@ -19,8 +19,8 @@ namespace lathe::db {
 
 // nullopt when records of `candidate` may not answer for `wanted`; otherwise
 // how the two differ in words ("" when they are the same target).
-std::optional<std::string> CompatibleDifference(const proto::TargetInfo& wanted,
-                                                const proto::TargetInfo& candidate);
+std::optional<std::string> CompatibleDifference(
+    const proto::TargetInfo& wanted, const proto::TargetInfo& candidate);
 
 // Sort key: smaller is closer. Only meaningful for compatible candidates.
 std::tuple<int, int, int> Closeness(const proto::TargetInfo& wanted,

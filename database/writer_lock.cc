@@ -32,15 +32,17 @@ std::string HolderOf(int fd) {
 
 }  // namespace
 
-std::string WriterLockPath(const std::string& db_path) { return db_path + ".lock"; }
+std::string WriterLockPath(const std::string& db_path) {
+  return db_path + ".lock";
+}
 
-absl::StatusOr<std::unique_ptr<WriterLock>> WriterLock::Acquire(const std::string& db_path,
-                                                                absl::string_view holder) {
+absl::StatusOr<std::unique_ptr<WriterLock>> WriterLock::Acquire(
+    const std::string& db_path, absl::string_view holder) {
   const std::string path = WriterLockPath(db_path);
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat(path, ": cannot create the database's lock: ", std::strerror(errno)));
+    return absl::PermissionDeniedError(absl::StrCat(
+        path, ": cannot create the database's lock: ", std::strerror(errno)));
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
@@ -49,15 +51,18 @@ absl::StatusOr<std::unique_ptr<WriterLock>> WriterLock::Acquire(const std::strin
     if (error == EWOULDBLOCK) {
       return absl::FailedPreconditionError(absl::StrCat(
           db_path, ": another ", other.empty() ? "tuning process" : other,
-          " runs on this database (it holds ", path, "); one tuning process per database"));
+          " runs on this database (it holds ", path,
+          "); one tuning process per database"));
     }
-    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot lock: ", std::strerror(error)));
+    return absl::PermissionDeniedError(
+        absl::StrCat(path, ": cannot lock: ", std::strerror(error)));
   }
   // Who holds it, for the refusal of the next one; a failed write only
   // makes that refusal less specific.
   const std::string text = absl::StrCat(holder, " (pid ", getpid(), ")\n");
   if (ftruncate(fd, 0) == 0) {
-    [[maybe_unused]] const ssize_t written = pwrite(fd, text.data(), text.size(), 0);
+    [[maybe_unused]] const ssize_t written =
+        pwrite(fd, text.data(), text.size(), 0);
   }
   return std::unique_ptr<WriterLock>(new WriterLock(fd));
 }

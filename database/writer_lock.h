@@ -32,8 +32,8 @@ class WriterLock {
   // `holder` names this process in another's refusal ("lathe serve",
   // "lathe tune"). FailedPrecondition naming the database and the holder
   // when another process (or another lock of this one) holds it.
-  static absl::StatusOr<std::unique_ptr<WriterLock>> Acquire(const std::string& db_path,
-                                                             absl::string_view holder);
+  static absl::StatusOr<std::unique_ptr<WriterLock>> Acquire(
+      const std::string& db_path, absl::string_view holder);
   ~WriterLock();
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;

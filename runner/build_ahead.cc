@@ -34,7 +34,8 @@ void RunWhenIdle() {
 // no maps).
 std::string BuildKey(const std::string& workload, const std::string& target,
                      const proto::Trace* trace) {
-  return absl::StrCat(workload, "\n", target, "\n", trace != nullptr ? "t" : "-",
+  return absl::StrCat(workload, "\n", target, "\n",
+                      trace != nullptr ? "t" : "-",
                       trace != nullptr ? trace->SerializeAsString() : "");
 }
 
@@ -62,7 +63,9 @@ void BuildAhead::Add(const proto::MeasureRequest& request) {
   const bool beside = used >= cpus_.size();
   if (beside && cpus_.size() < 2) return;
   std::vector<int> free_cpus;
-  if (!beside) free_cpus.assign(cpus_.begin() + static_cast<std::ptrdiff_t>(used), cpus_.end());
+  if (!beside)
+    free_cpus.assign(cpus_.begin() + static_cast<std::ptrdiff_t>(used),
+                     cpus_.end());
   bool added = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -70,13 +73,15 @@ void BuildAhead::Add(const proto::MeasureRequest& request) {
       added |= Enqueue(request.workload(), request.target(), trace, free_cpus);
     }
     if (beside) return;
-    if (added && !builder_.joinable()) builder_ = std::thread([this] { BuilderLoop(); });
+    if (added && !builder_.joinable())
+      builder_ = std::thread([this] { BuilderLoop(); });
   }
   if (added) changed_.notify_all();
 }
 
 bool BuildAhead::Enqueue(const std::string& workload, const std::string& target,
-                         const proto::Trace& trace, const std::vector<int>& builder_cpus) {
+                         const proto::Trace& trace,
+                         const std::vector<int>& builder_cpus) {
   if (static_cast<int>(entries_.size()) >= kMaxEntries) ForgetOldDone();
   if (static_cast<int>(entries_.size()) >= kMaxEntries) return false;
   std::string key = BuildKey(workload, target, &trace);
@@ -88,8 +93,10 @@ bool BuildAhead::Enqueue(const std::string& workload, const std::string& target,
   return true;
 }
 
-BuildAhead::Entry& BuildAhead::NewEntry(const std::string& key, const std::string& workload,
-                                        const std::string& target, const proto::Trace& trace) {
+BuildAhead::Entry& BuildAhead::NewEntry(const std::string& key,
+                                        const std::string& workload,
+                                        const std::string& target,
+                                        const proto::Trace& trace) {
   Entry& entry = entries_[key];
   entry.workload = workload;
   entry.target = target;
@@ -98,7 +105,8 @@ BuildAhead::Entry& BuildAhead::NewEntry(const std::string& key, const std::strin
 }
 
 void BuildAhead::ForgetOldDone() {
-  while (!done_order_.empty() && static_cast<int>(entries_.size()) >= kMaxEntries) {
+  while (!done_order_.empty() &&
+         static_cast<int>(entries_.size()) >= kMaxEntries) {
     entries_.erase(done_order_.front());
     done_order_.pop_front();
   }
@@ -109,14 +117,16 @@ std::deque<std::string>& BuildAhead::QueueOf(const Entry& entry) {
   return entry.builder_cpus.empty() ? beside_queue_ : queue_;
 }
 
-void BuildAhead::BuildFront(std::deque<std::string>& queue, std::unique_lock<std::mutex>& lock) {
+void BuildAhead::BuildFront(std::deque<std::string>& queue,
+                            std::unique_lock<std::mutex>& lock) {
   const std::string key = std::move(queue.front());
   queue.pop_front();
   entries_.at(key).state = State::kBuilding;
   BuildEntry(key, lock);
 }
 
-void BuildAhead::BuildEntry(const std::string& key, std::unique_lock<std::mutex>& lock) {
+void BuildAhead::BuildEntry(const std::string& key,
+                            std::unique_lock<std::mutex>& lock) {
   Entry& entry = entries_.at(key);
   const std::string workload = entry.workload, target = entry.target;
   const proto::Trace trace = entry.trace;
@@ -140,7 +150,8 @@ void BuildAhead::BuilderLoop() {
   std::vector<int> pinned_to;
   std::unique_lock<std::mutex> lock(mu_);
   clockid_t clock;
-  if (pthread_getcpuclockid(pthread_self(), &clock) == 0) builder_clock_ = clock;
+  if (pthread_getcpuclockid(pthread_self(), &clock) == 0)
+    builder_clock_ = clock;
   while (true) {
     changed_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (stop_) return;
@@ -155,8 +166,9 @@ void BuildAhead::BuilderLoop() {
 }
 
 CandidateBuild BuildAhead::Take(const proto::MeasureRequest& request) {
-  const std::string key = BuildKey(request.workload(), request.target(),
-                                   request.has_trace() ? &request.trace() : nullptr);
+  const std::string key =
+      BuildKey(request.workload(), request.target(),
+               request.has_trace() ? &request.trace() : nullptr);
   // The builder is judged over windows of waiting (building others
   // meanwhile does not count): starved when it ran for less than half of one.
   std::optional<double> window_cpu_s;
@@ -202,7 +214,8 @@ CandidateBuild BuildAhead::Take(const proto::MeasureRequest& request) {
     const auto start = std::chrono::steady_clock::now();
     changed_.wait_for(lock, std::chrono::milliseconds(50));
     const double waited_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     window_waited_s += waited_s;
     stats_.wait_s += waited_s;
   }
@@ -213,8 +226,8 @@ CandidateBuild BuildAhead::Take(const proto::MeasureRequest& request) {
 
 namespace {
 
-std::optional<std::chrono::steady_clock::time_point> StopAt(const proto::MeasureRequest& request,
-                                                            double share) {
+std::optional<std::chrono::steady_clock::time_point> StopAt(
+    const proto::MeasureRequest& request, double share) {
   if (request.timeout_s() <= 0) return std::nullopt;
   return std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -223,8 +236,9 @@ std::optional<std::chrono::steady_clock::time_point> StopAt(const proto::Measure
 
 }  // namespace
 
-void BuildAhead::BuildQueued(std::optional<std::chrono::steady_clock::time_point> stop_at,
-                             int64_t& counter, std::unique_lock<std::mutex>& lock) {
+void BuildAhead::BuildQueued(
+    std::optional<std::chrono::steady_clock::time_point> stop_at,
+    int64_t& counter, std::unique_lock<std::mutex>& lock) {
   while (!beside_queue_.empty() || !queue_.empty()) {
     if (stop_at && std::chrono::steady_clock::now() >= *stop_at) return;
     BuildFront(!beside_queue_.empty() ? beside_queue_ : queue_, lock);
@@ -233,7 +247,8 @@ void BuildAhead::BuildQueued(std::optional<std::chrono::steady_clock::time_point
 }
 
 std::vector<std::thread> BuildAhead::StartHelpers(
-    std::optional<std::chrono::steady_clock::time_point> stop_at, int64_t& counter) {
+    std::optional<std::chrono::steady_clock::time_point> stop_at,
+    int64_t& counter) {
   std::vector<std::thread> helpers;
   const size_t queued = beside_queue_.size() + queue_.size();
   const size_t count = std::min(cpus_.empty() ? 0 : cpus_.size() - 1, queued);
@@ -247,8 +262,8 @@ std::vector<std::thread> BuildAhead::StartHelpers(
   return helpers;
 }
 
-CandidateBuild BuildAhead::BuildBesideOthers(const proto::MeasureRequest& own,
-                                             std::unique_lock<std::mutex>& lock) {
+CandidateBuild BuildAhead::BuildBesideOthers(
+    const proto::MeasureRequest& own, std::unique_lock<std::mutex>& lock) {
   // Each thread takes the next queued build until none is left, so that a
   // long build on one CPU does not keep the others idle, and none after
   // `stop_at`.
@@ -263,7 +278,8 @@ CandidateBuild BuildAhead::BuildBesideOthers(const proto::MeasureRequest& own,
   return build;
 }
 
-proto::MeasureResult BuildAhead::BuildAll(const proto::MeasureRequest& request) {
+proto::MeasureResult BuildAhead::BuildAll(
+    const proto::MeasureRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   const auto stop_at = StopAt(request, kBuildOnlyShareOfTimeout);
   std::unique_lock<std::mutex> lock(mu_);
@@ -276,8 +292,8 @@ proto::MeasureResult BuildAhead::BuildAll(const proto::MeasureRequest& request) 
     auto it = entries_.find(*own_key);
     if (it == entries_.end()) {
       // Kept even past kMaxEntries: the request that follows asks for it.
-      NewEntry(*own_key, request.workload(), request.target(), request.trace()).state =
-          State::kBuilding;
+      NewEntry(*own_key, request.workload(), request.target(), request.trace())
+          .state = State::kBuilding;
       build_own = true;
     } else if (it->second.state == State::kQueued) {
       std::deque<std::string>& queue = QueueOf(it->second);
@@ -289,7 +305,8 @@ proto::MeasureResult BuildAhead::BuildAll(const proto::MeasureRequest& request) 
   for (const proto::Trace& trace : request.build_ahead()) {
     Enqueue(request.workload(), request.target(), trace, /*builder_cpus=*/{});
   }
-  std::vector<std::thread> helpers = StartHelpers(stop_at, stats_.built_on_request);
+  std::vector<std::thread> helpers =
+      StartHelpers(stop_at, stats_.built_on_request);
   if (build_own) {
     BuildEntry(*own_key, lock);
     ++stats_.built_on_request;
@@ -315,8 +332,9 @@ proto::MeasureResult BuildAhead::BuildAll(const proto::MeasureRequest& request) 
       result.set_structural_hash(build.structural_hash);
     }
   }
-  result.set_build_ms(
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  result.set_build_ms(std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
   return result;
 }
 

@@ -110,16 +110,16 @@ class BuildAhead {
   proto::MeasureResult BuildAll(const proto::MeasureRequest& request);
 
   struct Stats {
-    int64_t queued = 0;         // hints queued
+    int64_t queued = 0;  // hints queued
     int64_t built_by_builder = 0;
     int64_t built_while_waiting = 0;  // queued ones the measuring thread built
-    int64_t built_beside = 0;   // by the threads beside the measuring one
-    int64_t built_on_request = 0;  // by build-only requests (BuildAll)
-    int64_t taken_ahead = 0;    // requests whose build was done ahead
-    int64_t starved = 0;        // built on the spot as the builder did not run
-    double wait_s = 0;          // the measuring thread's waits for the builder
-    int64_t waiting = 0;        // now: queued, not started
-    int64_t done = 0;           // now: done, not taken
+    int64_t built_beside = 0;         // by the threads beside the measuring one
+    int64_t built_on_request = 0;     // by build-only requests (BuildAll)
+    int64_t taken_ahead = 0;          // requests whose build was done ahead
+    int64_t starved = 0;  // built on the spot as the builder did not run
+    double wait_s = 0;    // the measuring thread's waits for the builder
+    int64_t waiting = 0;  // now: queued, not started
+    int64_t done = 0;     // now: done, not taken
   };
   Stats stats() const;
 
@@ -129,7 +129,8 @@ class BuildAhead {
     State state = State::kQueued;
     std::string workload, target;
     proto::Trace trace;
-    std::vector<int> builder_cpus;  // where the builder may run it; none: built beside
+    std::vector<int>
+        builder_cpus;  // where the builder may run it; none: built beside
     CandidateBuild build;
     bool abandoned = false;  // built on the spot meanwhile: drop when done
   };
@@ -149,13 +150,14 @@ class BuildAhead {
                const proto::Trace& trace, const std::vector<int>& builder_cpus);
   // A kQueued entry for (workload, target, trace) under `key`, in no queue
   // yet.
-  Entry& NewEntry(const std::string& key, const std::string& workload, const std::string& target,
-                  const proto::Trace& trace);
+  Entry& NewEntry(const std::string& key, const std::string& workload,
+                  const std::string& target, const proto::Trace& trace);
   // Starts one thread on each CPU after the first, as many as there are
   // queued builds, each pinned there and running BuildQueued(stop_at,
   // counter). `mu_` is held; the caller joins them.
   std::vector<std::thread> StartHelpers(
-      std::optional<std::chrono::steady_clock::time_point> stop_at, int64_t& counter);
+      std::optional<std::chrono::steady_clock::time_point> stop_at,
+      int64_t& counter);
   // Builds queued entries, beside_queue_'s first, then the builder's, on
   // the calling thread until none is left or `stop_at` has passed (none:
   // no limit), counting them in `counter`. `lock` is held.
@@ -165,7 +167,8 @@ class BuildAhead {
   std::deque<std::string>& QueueOf(const Entry& entry);
   // Takes the first key of `queue` (not empty) and builds its entry
   // (BuildEntry).
-  void BuildFront(std::deque<std::string>& queue, std::unique_lock<std::mutex>& lock);
+  void BuildFront(std::deque<std::string>& queue,
+                  std::unique_lock<std::mutex>& lock);
   // Builds `key`'s entry (state kBuilding) with `lock` released; returns
   // with it held and the entry done, or erased when abandoned.
   void BuildEntry(const std::string& key, std::unique_lock<std::mutex>& lock);
@@ -178,7 +181,7 @@ class BuildAhead {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   absl::flat_hash_map<std::string, Entry> entries_;
-  std::deque<std::string> queue_;       // kQueued keys for the builder, in order
+  std::deque<std::string> queue_;  // kQueued keys for the builder, in order
   // kQueued keys of targets on every CPU, built only beside the measuring
   // thread's own builds (BuildBesideOthers), in order.
   std::deque<std::string> beside_queue_;
@@ -186,7 +189,8 @@ class BuildAhead {
   bool stop_ = false;
   Stats stats_;
   std::thread builder_;  // started with the first hint
-  std::optional<clockid_t> builder_clock_;  // its CPU clock, set by it under mu_
+  std::optional<clockid_t>
+      builder_clock_;  // its CPU clock, set by it under mu_
 };
 
 }  // namespace lathe::runner

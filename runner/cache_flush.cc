@@ -29,8 +29,10 @@ double SecondsSince(Clock::time_point start) {
 int64_t ParseCacheSize(std::string text) {
   absl::string_view s = absl::StripAsciiWhitespace(text);
   int64_t scale = 1;
-  if (absl::ConsumeSuffix(&s, "K")) scale = int64_t{1} << 10;
-  else if (absl::ConsumeSuffix(&s, "M")) scale = int64_t{1} << 20;
+  if (absl::ConsumeSuffix(&s, "K"))
+    scale = int64_t{1} << 10;
+  else if (absl::ConsumeSuffix(&s, "M"))
+    scale = int64_t{1} << 20;
   int64_t value = 0;
   if (!absl::SimpleAtoi(s, &value) || value <= 0) return 0;
   return value * scale;
@@ -41,7 +43,8 @@ int64_t ParseCacheSize(std::string text) {
 int64_t LargestCacheBytes() {
   int64_t largest = 0;
   for (int index = 0; index < 16; ++index) {
-    std::string dir = absl::StrCat("/sys/devices/system/cpu/cpu0/cache/index", index, "/");
+    std::string dir =
+        absl::StrCat("/sys/devices/system/cpu/cpu0/cache/index", index, "/");
     std::ifstream type_file(dir + "type");
     std::ifstream size_file(dir + "size");
     if (!type_file || !size_file) continue;
@@ -55,7 +58,8 @@ int64_t LargestCacheBytes() {
 }
 
 CacheFlusher::CacheFlusher(int64_t bytes)
-    : bytes_(std::max(bytes, kMinFlushBytes)), buffer_(new char[static_cast<size_t>(bytes_)]) {
+    : bytes_(std::max(bytes, kMinFlushBytes)),
+      buffer_(new char[static_cast<size_t>(bytes_)]) {
   std::memset(buffer_.get(), 0, static_cast<size_t>(bytes_));
 }
 
@@ -64,14 +68,15 @@ void CacheFlusher::Flush() {
   // happen (and dirty the lines) however clever the optimizer is.
   ++round_;
   volatile char* p = buffer_.get();
-  for (int64_t i = 0; i < bytes_; i += kCacheLine) p[i] = static_cast<char>(round_);
+  for (int64_t i = 0; i < bytes_; i += kCacheLine)
+    p[i] = static_cast<char>(round_);
 }
 
-absl::StatusOr<TimingStats> TimeWithCacheFlush(const std::function<absl::Status()>& fn,
-                                               const TimingOptions& options,
-                                               CacheFlusher& flusher) {
-  if (options.min_time_s < 0 || options.warmup_s < 0 || options.min_samples < 1 ||
-      options.max_samples < options.min_samples) {
+absl::StatusOr<TimingStats> TimeWithCacheFlush(
+    const std::function<absl::Status()>& fn, const TimingOptions& options,
+    CacheFlusher& flusher) {
+  if (options.min_time_s < 0 || options.warmup_s < 0 ||
+      options.min_samples < 1 || options.max_samples < options.min_samples) {
     return absl::InvalidArgumentError("timing: options out of range");
   }
   // 1. Warm-up, uncounted: the thread pool's start, page faults of the

@@ -26,7 +26,9 @@ class CacheFlusher {
   explicit CacheFlusher(int64_t bytes);
   // One the size of twice the largest cache: what evicts it in practice
   // (caches are not perfectly LRU).
-  static CacheFlusher ForThisMachine() { return CacheFlusher(2 * LargestCacheBytes()); }
+  static CacheFlusher ForThisMachine() {
+    return CacheFlusher(2 * LargestCacheBytes());
+  }
 
   // Writes every cache line of the buffer.
   void Flush();
@@ -47,8 +49,8 @@ class CacheFlusher {
 // need a million flushes of tens of MiB to add up to half a second.
 // Errors: the first non-OK status fn returns; InvalidArgument for options
 // out of range.
-absl::StatusOr<TimingStats> TimeWithCacheFlush(const std::function<absl::Status()>& fn,
-                                               const TimingOptions& options,
-                                               CacheFlusher& flusher);
+absl::StatusOr<TimingStats> TimeWithCacheFlush(
+    const std::function<absl::Status()>& fn, const TimingOptions& options,
+    CacheFlusher& flusher);
 
 }  // namespace lathe::runner

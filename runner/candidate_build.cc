@@ -20,7 +20,8 @@ namespace lathe::runner {
 namespace {
 
 CandidateBuild Failed(proto::MeasureStatus status, absl::string_view prefix,
-                      absl::string_view message, std::string structural_hash = "") {
+                      absl::string_view message,
+                      std::string structural_hash = "") {
   CandidateBuild build;
   build.failure.set_status(status);
   build.failure.set_error(absl::StrCat(prefix, message));
@@ -29,15 +30,19 @@ CandidateBuild Failed(proto::MeasureStatus status, absl::string_view prefix,
   return build;
 }
 
-CandidateBuild BuildUnguarded(const std::string& workload_spec, const proto::Trace* trace_proto,
+CandidateBuild BuildUnguarded(const std::string& workload_spec,
+                              const proto::Trace* trace_proto,
                               const std::string& target_text) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(workload_spec);
   if (!workload.ok()) {
-    return Failed(proto::MEASURE_BUILD_ERROR, "workload: ", workload.status().message());
+    return Failed(proto::MEASURE_BUILD_ERROR,
+                  "workload: ", workload.status().message());
   }
   absl::StatusOr<Target> target = ParseTarget(target_text);
-  if (!target.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "target: ", target.status().message());
+  if (!target.ok())
+    return Failed(proto::MEASURE_BUILD_ERROR,
+                  "target: ", target.status().message());
   // Before compiling: code for features this machine lacks would die of an
   // illegal instruction instead of failing cleanly.
   if (absl::Status st = CheckRunnableHere(*target); !st.ok()) {
@@ -46,25 +51,31 @@ CandidateBuild BuildUnguarded(const std::string& workload_spec, const proto::Tra
   std::optional<Trace> trace;
   if (trace_proto != nullptr) {
     absl::StatusOr<Trace> parsed = Trace::FromProto(*trace_proto);
-    if (!parsed.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "trace: ", parsed.status().message());
+    if (!parsed.ok())
+      return Failed(proto::MEASURE_BUILD_ERROR,
+                    "trace: ", parsed.status().message());
     trace = *std::move(parsed);
   }
   absl::StatusOr<KernelProgram> program =
       MakeKernelProgram(*workload, trace ? &*trace : nullptr, *target);
-  if (!program.ok()) return Failed(proto::MEASURE_BUILD_ERROR, "", program.status().message());
+  if (!program.ok())
+    return Failed(proto::MEASURE_BUILD_ERROR, "", program.status().message());
   CodegenOptions codegen;
   codegen.function_name = DefaultFunctionName(*workload);
-  absl::StatusOr<CompiledKernel> kernel = Compile(program->lowered, *target, codegen);
+  absl::StatusOr<CompiledKernel> kernel =
+      Compile(program->lowered, *target, codegen);
   if (!kernel.ok()) {
-    return Failed(proto::MEASURE_BUILD_ERROR, "code generation: ", kernel.status().message(),
+    return Failed(proto::MEASURE_BUILD_ERROR,
+                  "code generation: ", kernel.status().message(),
                   program->structural_hash);
   }
   CandidateBuild build;
   build.workload = *std::move(workload);
   build.kernel = *std::move(kernel);
   build.structural_hash = program->structural_hash;
-  build.build_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  build.build_ms = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
   return build;
 }
 
@@ -73,12 +84,14 @@ CandidateBuild BuildUnguarded(const std::string& workload_spec, const proto::Tra
 std::string MemoryLimitText() {
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    return absl::StrCat("exceeded the memory limit of ", limit.rlim_cur >> 20, " MiB");
+    return absl::StrCat("exceeded the memory limit of ", limit.rlim_cur >> 20,
+                        " MiB");
   }
   return "ran out of memory";
 }
 
-CandidateBuild BuildForMeasurement(const std::string& workload_spec, const proto::Trace* trace,
+CandidateBuild BuildForMeasurement(const std::string& workload_spec,
+                                   const proto::Trace* trace,
                                    const std::string& target) {
   try {
     return BuildUnguarded(workload_spec, trace, target);

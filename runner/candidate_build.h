@@ -28,7 +28,7 @@ struct CandidateBuild {
   proto::MeasureResult failure;
   std::optional<Workload> workload;
   std::optional<CompiledKernel> kernel;  // set exactly when the build succeeded
-  std::string structural_hash;           // of the scheduled program, once replayed
+  std::string structural_hash;  // of the scheduled program, once replayed
   double build_ms = 0;
   // Built before its request arrived (BuildAhead), on another thread or
   // while this one waited for another build.
@@ -39,12 +39,15 @@ struct CandidateBuild {
 
 // Builds the kernel of (workload spec, trace, target string); `trace` null:
 // the default schedule. Never throws (std::bad_alloc included).
-CandidateBuild BuildForMeasurement(const std::string& workload_spec, const proto::Trace* trace,
+CandidateBuild BuildForMeasurement(const std::string& workload_spec,
+                                   const proto::Trace* trace,
                                    const std::string& target);
 
 // A build's request, without what only measuring needs.
-inline CandidateBuild BuildForMeasurement(const proto::MeasureRequest& request) {
-  return BuildForMeasurement(request.workload(), request.has_trace() ? &request.trace() : nullptr,
+inline CandidateBuild BuildForMeasurement(
+    const proto::MeasureRequest& request) {
+  return BuildForMeasurement(request.workload(),
+                             request.has_trace() ? &request.trace() : nullptr,
                              request.target());
 }
 

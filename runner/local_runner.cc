@@ -21,10 +21,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double SecondsUntil(Clock::time_point deadline) {
-  return std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+  return std::max(
+      0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
 }
 
-proto::MeasureResult Ended(proto::MeasureStatus status, absl::string_view error) {
+proto::MeasureResult Ended(proto::MeasureStatus status,
+                           absl::string_view error) {
   proto::MeasureResult result;
   result.set_status(status);
   result.set_error(std::string(error));
@@ -33,39 +35,44 @@ proto::MeasureResult Ended(proto::MeasureStatus status, absl::string_view error)
 
 class LocalRunnerImpl : public LocalRunner {
  public:
-  explicit LocalRunnerImpl(const LocalRunnerOptions& options) : options_(options) {}
+  explicit LocalRunnerImpl(const LocalRunnerOptions& options)
+      : options_(options) {}
 
   absl::Status StartWorker() {
     WorkerProcessOptions spawn;
     spawn.argv = options_.worker_argv;
     spawn.memory_limit_bytes = options_.memory_limit_bytes;
     spawn.cpus = options_.cpus;
-    absl::StatusOr<std::unique_ptr<WorkerProcess>> worker = WorkerProcess::Spawn(spawn);
+    absl::StatusOr<std::unique_ptr<WorkerProcess>> worker =
+        WorkerProcess::Spawn(spawn);
     if (!worker.ok()) return worker.status();
     // The hello proves the program is a worker of this protocol: a program
     // that is not (or a `lathe` without the subcommand) fails here, not as
     // a RUN_ERROR of every candidate.
-    absl::StatusOr<std::string> hello = (*worker)->Receive(options_.startup_timeout_s);
+    absl::StatusOr<std::string> hello =
+        (*worker)->Receive(options_.startup_timeout_s);
     const std::string& program = options_.worker_argv[0];
     if (!hello.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("worker ", program, " did not start: ", hello.status().message()));
+      return absl::UnavailableError(absl::StrCat(
+          "worker ", program, " did not start: ", hello.status().message()));
     }
     if (*hello != kWorkerHello) {
-      return absl::UnavailableError(absl::StrCat("worker ", program,
-                                                 " does not speak the measure protocol (said \"",
-                                                 absl::CEscape(hello->substr(0, 40)), "\")"));
+      return absl::UnavailableError(absl::StrCat(
+          "worker ", program, " does not speak the measure protocol (said \"",
+          absl::CEscape(hello->substr(0, 40)), "\")"));
     }
     worker_ = *std::move(worker);
     return absl::OkStatus();
   }
 
-  absl::StatusOr<proto::MeasureResult> Measure(const proto::MeasureRequest& request) override {
+  absl::StatusOr<proto::MeasureResult> Measure(
+      const proto::MeasureRequest& request) override {
     std::lock_guard<std::mutex> lock(mutex_);
     proto::MeasureRequest limited = request;
     limited.set_timeout_s(options_.timeout_s);
     const std::string bytes = limited.SerializeAsString();
-    const std::string timed_out = absl::StrFormat("timed out after %.1f s", options_.timeout_s);
+    const std::string timed_out =
+        absl::StrFormat("timed out after %.1f s", options_.timeout_s);
     Clock::time_point deadline;
     // 1. Hand the request to a live worker. One that died before it took
     //    the request (killed between candidates, found out only now) is
@@ -73,16 +80,19 @@ class LocalRunnerImpl : public LocalRunner {
     for (int attempt = 0;; ++attempt) {
       if (worker_ == nullptr) LATHE_RETURN_IF_ERROR(StartWorker());
       worker_->ClearStderrTail();
-      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(options_.timeout_s));
+      deadline =
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(options_.timeout_s));
       absl::Status sent = worker_->Send(bytes, options_.timeout_s);
       absl::StatusOr<std::string> ack =
-          sent.ok() ? worker_->Receive(SecondsUntil(deadline), options_.stop) : sent;
+          sent.ok() ? worker_->Receive(SecondsUntil(deadline), options_.stop)
+                    : sent;
       if (ack.ok() && ack->empty()) break;
       worker_.reset();
       if (absl::IsCancelled(ack.status())) return Abandoned();
       if (ack.ok()) {
-        return Ended(proto::MEASURE_RUN_ERROR, "worker: no acknowledgement of the request");
+        return Ended(proto::MEASURE_RUN_ERROR,
+                     "worker: no acknowledgement of the request");
       }
       if (attempt == 0 && absl::IsUnavailable(ack.status())) continue;
       return absl::IsDeadlineExceeded(ack.status())
@@ -90,7 +100,8 @@ class LocalRunnerImpl : public LocalRunner {
                  : Ended(proto::MEASURE_RUN_ERROR, ack.status().message());
     }
     // 2. Its answer, or how it ended.
-    absl::StatusOr<std::string> reply = worker_->Receive(SecondsUntil(deadline), options_.stop);
+    absl::StatusOr<std::string> reply =
+        worker_->Receive(SecondsUntil(deadline), options_.stop);
     if (!reply.ok()) {
       worker_.reset();
       if (absl::IsCancelled(reply.status())) return Abandoned();
@@ -101,7 +112,8 @@ class LocalRunnerImpl : public LocalRunner {
     proto::MeasureResult result;
     if (!result.ParseFromString(*reply)) {
       worker_.reset();
-      return Ended(proto::MEASURE_RUN_ERROR, "worker: the reply is not a MeasureResult");
+      return Ended(proto::MEASURE_RUN_ERROR,
+                   "worker: the reply is not a MeasureResult");
     }
     // 3. After a run error (out of memory, a kernel's error) the worker's
     //    state is not to be trusted: the next candidate gets a fresh one.
@@ -111,7 +123,8 @@ class LocalRunnerImpl : public LocalRunner {
 
  private:
   static absl::Status Abandoned() {
-    return absl::CancelledError("stopping: the candidate being measured was abandoned");
+    return absl::CancelledError(
+        "stopping: the candidate being measured was abandoned");
   }
 
   const LocalRunnerOptions options_;
@@ -121,14 +134,15 @@ class LocalRunnerImpl : public LocalRunner {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LocalRunner>> LocalRunner::Start(const LocalRunnerOptions& options) {
+absl::StatusOr<std::unique_ptr<LocalRunner>> LocalRunner::Start(
+    const LocalRunnerOptions& options) {
   if (options.worker_argv.empty() || options.worker_argv[0].empty()) {
     return absl::InvalidArgumentError("local runner: no worker command line");
   }
   if (!(options.timeout_s > 0) || !(options.startup_timeout_s > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("local runner: timeouts must be positive (got ",
-                                                   options.timeout_s, " s and ",
-                                                   options.startup_timeout_s, " s)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "local runner: timeouts must be positive (got ", options.timeout_s,
+        " s and ", options.startup_timeout_s, " s)"));
   }
   auto runner = std::make_unique<LocalRunnerImpl>(options);
   if (absl::Status st = runner->StartWorker(); !st.ok()) return st;

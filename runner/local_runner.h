@@ -2,13 +2,13 @@
 // process (DESIGN.md, "Measurement").
 //
 // The child (a worker: runner/measure_worker.h, reached by exec'ing
-// `worker_argv`; runner/worker_process.h starts and watches it) builds each candidate from (workload, trace, target) with
-// Lathe's own compiler, checks its output against the reference on random
-// inputs and times it. The worker runs under a memory limit and each request
-// under a timeout; a worker that crashes, hangs or runs out of memory is
-// killed, the candidate recorded with that status, and a fresh worker
-// started for the next one. Nothing a candidate does can stop the tuner.
-// Tests: tests/runner/local_runner_test.cc.
+// `worker_argv`; runner/worker_process.h starts and watches it) builds each
+// candidate from (workload, trace, target) with Lathe's own compiler, checks
+// its output against the reference on random inputs and times it. The worker
+// runs under a memory limit and each request under a timeout; a worker that
+// crashes, hangs or runs out of memory is killed, the candidate recorded with
+// that status, and a fresh worker started for the next one. Nothing a candidate
+// does can stop the tuner. Tests: tests/runner/local_runner_test.cc.
 #pragma once
 
 #include <atomic>
@@ -51,7 +51,8 @@ class LocalRunner {
   // path, a program that is not a worker) is an error here. Errors:
   // InvalidArgument for options out of range; Unavailable naming the worker
   // and why it did not start.
-  static absl::StatusOr<std::unique_ptr<LocalRunner>> Start(const LocalRunnerOptions& options);
+  static absl::StatusOr<std::unique_ptr<LocalRunner>> Start(
+      const LocalRunnerOptions& options);
   virtual ~LocalRunner() = default;
   // A result for every candidate (its status says how it ended); an error
   // only when no worker can be started at all. A worker that crashed, timed
@@ -60,7 +61,8 @@ class LocalRunner {
   // "timed out after 2.0 s", "exceeded the memory limit of 1024 MiB".
   // Cancelled when `stop` was set while the request was out (nothing
   // measured: the candidate is not to be recorded).
-  virtual absl::StatusOr<proto::MeasureResult> Measure(const proto::MeasureRequest& request) = 0;
+  virtual absl::StatusOr<proto::MeasureResult> Measure(
+      const proto::MeasureRequest& request) = 0;
 };
 
 }  // namespace lathe::runner

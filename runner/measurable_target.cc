@@ -10,9 +10,11 @@ absl::Status CheckMeasurableHere(const Target& target, int cpus) {
   if (target.num_threads > cpus) {
     return absl::FailedPreconditionError(absl::StrCat(
         "target \"", target.ToString(), "\" runs ", target.num_threads,
-        " threads, but this process may use ", cpus, " CPU", cpus == 1 ? "" : "s",
+        " threads, but this process may use ", cpus, " CPU",
+        cpus == 1 ? "" : "s",
         ": its timings would not be the target's (give it at most ", cpus,
-        cpus == 1 ? " thread" : " threads", ", or measure on a machine with as many CPUs)"));
+        cpus == 1 ? " thread" : " threads",
+        ", or measure on a machine with as many CPUs)"));
   }
   return absl::OkStatus();
 }

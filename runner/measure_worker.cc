@@ -35,10 +35,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
 }
 
-proto::MeasureResult Failed(proto::MeasureStatus status, absl::string_view prefix,
+proto::MeasureResult Failed(proto::MeasureStatus status,
+                            absl::string_view prefix,
                             const absl::Status& error) {
   proto::MeasureResult result;
   result.set_status(status);
@@ -56,7 +58,8 @@ class KernelBuffers {
       for (const te::Tensor& t : *list) {
         int64_t n = 1;
         for (int64_t d : t.shape()) n *= d;
-        auto* p = static_cast<float*>(lathe_alloc(static_cast<uint64_t>(n) * sizeof(float), 64));
+        auto* p = static_cast<float*>(
+            lathe_alloc(static_cast<uint64_t>(n) * sizeof(float), 64));
         if (p == nullptr) throw std::bad_alloc();
         std::fill(p, p + n, 0.5f);
         storage_.emplace_back(p);
@@ -92,7 +95,9 @@ class PassedChecks {
   bool Contains(const void* kernel, uint64_t seed) const {
     return passed_.contains(std::make_pair(kernel, seed));
   }
-  void Add(const void* kernel, uint64_t seed) { passed_.insert(std::make_pair(kernel, seed)); }
+  void Add(const void* kernel, uint64_t seed) {
+    passed_.insert(std::make_pair(kernel, seed));
+  }
 
  private:
   absl::flat_hash_set<std::pair<const void*, uint64_t>> passed_;
@@ -107,8 +112,9 @@ absl::StatusOr<Fault> ParseFault(const std::string& name) {
   if (name == "hang") return Fault::kHang;
   if (name == "wrong_result") return Fault::kWrongResult;
   if (name == "oom") return Fault::kOom;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown inject_fault \"", name, "\" (accepted: crash, hang, wrong_result, oom)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown inject_fault \"", name,
+                   "\" (accepted: crash, hang, wrong_result, oom)"));
 }
 
 // Allocates (and touches) memory until the allocator refuses: std::bad_alloc
@@ -117,7 +123,8 @@ absl::StatusOr<Fault> ParseFault(const std::string& name) {
 absl::Status ExhaustMemory() {
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
-    return absl::FailedPreconditionError("inject_fault oom: this process has no memory limit");
+    return absl::FailedPreconditionError(
+        "inject_fault oom: this process has no memory limit");
   }
   constexpr size_t kChunk = size_t{64} << 20;
   std::vector<std::unique_ptr<char[]>> chunks;
@@ -139,7 +146,8 @@ absl::Status ExhaustMemory() {
   for (;;) sleep(1);
 }
 
-proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request, BuildAhead* ahead) {
+proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request,
+                                      BuildAhead* ahead) {
   proto::MeasureResult result;
   absl::StatusOr<Fault> fault = ParseFault(request.inject_fault());
   if (!fault.ok()) return Failed(proto::MEASURE_RUN_ERROR, "", fault.status());
@@ -158,7 +166,8 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request, Buil
   }
 
   // 1. Build (or take the build done ahead).
-  CandidateBuild build = ahead != nullptr ? ahead->Take(request) : BuildForMeasurement(request);
+  CandidateBuild build =
+      ahead != nullptr ? ahead->Take(request) : BuildForMeasurement(request);
   if (!build.ok()) return build.failure;
   const Workload& workload = *build.workload;
   const CompiledKernel& kernel = *build.kernel;
@@ -191,8 +200,9 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request, Buil
   //    function) and the check's inputs are what they were.
   Clock::time_point check_start = Clock::now();
   static PassedChecks* passed_checks = new PassedChecks();
-  const bool check_reused = *fault == Fault::kNone &&
-                            passed_checks->Contains(kernel.function(), request.check_seed());
+  const bool check_reused =
+      *fault == Fault::kNone &&
+      passed_checks->Contains(kernel.function(), request.check_seed());
   absl::Status kernel_status;
   KernelCall call = [&](const std::vector<float*>& args) {
     kernel_status = kernel.Run(args);
@@ -206,22 +216,26 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request, Buil
   // outputs are computed once per worker.
   static ReferenceCache* reference_cache = new ReferenceCache();
   if (absl::Status st = check_reused ? absl::OkStatus()
-                                     : CheckAgainstReference(workload, call, request.check_seed(),
-                                                             reference_cache);
+                                     : CheckAgainstReference(
+                                           workload, call, request.check_seed(),
+                                           reference_cache);
       !st.ok()) {
-    proto::MeasureStatus status = !kernel_status.ok()                        ? proto::MEASURE_RUN_ERROR
-                                  : st.code() == absl::StatusCode::kFailedPrecondition
-                                      ? proto::MEASURE_WRONG_RESULT
-                                      : proto::MEASURE_RUN_ERROR;
+    proto::MeasureStatus status =
+        !kernel_status.ok() ? proto::MEASURE_RUN_ERROR
+        : st.code() == absl::StatusCode::kFailedPrecondition
+            ? proto::MEASURE_WRONG_RESULT
+            : proto::MEASURE_RUN_ERROR;
     result.set_status(status);
-    result.set_error(absl::StrCat(status == proto::MEASURE_WRONG_RESULT ? "reference check: " : "",
-                                  st.message()));
+    result.set_error(absl::StrCat(
+        status == proto::MEASURE_WRONG_RESULT ? "reference check: " : "",
+        st.message()));
     result.set_check_ms(MsSince(check_start));
     result.set_run_ms(MsSince(run_start));
     return result;
   }
 
-  if (*fault == Fault::kNone) passed_checks->Add(kernel.function(), request.check_seed());
+  if (*fault == Fault::kNone)
+    passed_checks->Add(kernel.function(), request.check_seed());
   result.set_check_reused(check_reused);
   result.set_check_ms(MsSince(check_start));
 
@@ -231,7 +245,8 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request, Buil
   timing.min_time_s = std::max(0.0, request.min_time_s());
   timing.min_samples = std::max(1, request.min_repeats());
   timing.max_samples =
-      std::max(timing.min_samples, request.max_repeats() > 0 ? request.max_repeats() : 100000);
+      std::max(timing.min_samples,
+               request.max_repeats() > 0 ? request.max_repeats() : 100000);
   KernelBuffers buffers(workload);
   auto run = [&] { return kernel.Run(buffers.args()); };
   absl::StatusOr<TimingStats> stats;
@@ -280,7 +295,8 @@ std::vector<int> AllowedCpus() {
 
 }  // namespace
 
-proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request, BuildAhead* ahead) {
+proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request,
+                                      BuildAhead* ahead) {
   try {
     return MeasureUnguarded(request, ahead);
   } catch (const std::bad_alloc&) {
@@ -315,7 +331,8 @@ void PrepareMeasurementProcess() {
       cpu_set_t one;
       CPU_ZERO(&one);
       CPU_SET(cpu, &one);
-      sched_setaffinity(0, sizeof one, &one);  // best effort: pinning is not correctness
+      sched_setaffinity(0, sizeof one,
+                        &one);  // best effort: pinning is not correctness
       break;
     }
   }

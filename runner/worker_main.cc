@@ -5,4 +5,6 @@
 
 #include "runner/measure_worker.h"
 
-int main() { return lathe::runner::RunMeasureWorker(STDIN_FILENO, STDOUT_FILENO); }
+int main() {
+  return lathe::runner::RunMeasureWorker(STDIN_FILENO, STDOUT_FILENO);
+}

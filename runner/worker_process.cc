@@ -44,14 +44,16 @@ constexpr int kStageMemoryLimit = 2;
 constexpr int kStageChannel = 3;
 
 int RemainingMs(Clock::time_point deadline) {
-  auto left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+  auto left = std::chrono::duration<double, std::milli>(deadline - Clock::now())
+                  .count();
   if (left <= 0) return 0;
   return static_cast<int>(std::min(std::ceil(left), 1e9));
 }
 
 Clock::time_point DeadlineAfter(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(std::max(0.0, seconds)));
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(
+             std::chrono::duration<double>(std::max(0.0, seconds)));
 }
 
 void CloseIfOpen(int& fd) {
@@ -61,8 +63,9 @@ void CloseIfOpen(int& fd) {
 
 // The child between fork and exec: async-signal-safe calls only (no
 // allocation, no locks; the parent may be multi-threaded).
-[[noreturn]] void RunChild(char* const* argv, int channel_fd, int stderr_fd, int report_fd,
-                           const rlimit* memory_limit, const cpu_set_t* cpus) {
+[[noreturn]] void RunChild(char* const* argv, int channel_fd, int stderr_fd,
+                           int report_fd, const rlimit* memory_limit,
+                           const cpu_set_t* cpus) {
   auto fail = [report_fd](int stage) {
     ChildFailure failure{stage, errno};
     ssize_t ignored = write(report_fd, &failure, sizeof failure);
@@ -84,8 +87,10 @@ void CloseIfOpen(int& fd) {
       dup2(err, STDERR_FILENO) < 0) {
     fail(kStageChannel);
   }
-  if (cpus != nullptr && sched_setaffinity(0, sizeof(cpu_set_t), cpus) != 0) fail(kStageAffinity);
-  if (memory_limit != nullptr && setrlimit(RLIMIT_AS, memory_limit) != 0) fail(kStageMemoryLimit);
+  if (cpus != nullptr && sched_setaffinity(0, sizeof(cpu_set_t), cpus) != 0)
+    fail(kStageAffinity);
+  if (memory_limit != nullptr && setrlimit(RLIMIT_AS, memory_limit) != 0)
+    fail(kStageMemoryLimit);
   // Nothing else of the parent's (a database file, other workers' channels)
   // may stay open in the worker; those without O_CLOEXEC close at exec.
   // The report pipe is O_CLOEXEC: its end at exec tells the parent so.
@@ -103,12 +108,14 @@ const char* SignalName(int sig) {
 }  // namespace
 
 std::string DescribeExitStatus(int wait_status) {
-  if (WIFEXITED(wait_status)) return absl::StrCat("exited with status ", WEXITSTATUS(wait_status));
+  if (WIFEXITED(wait_status))
+    return absl::StrCat("exited with status ", WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
     const int sig = WTERMSIG(wait_status);
     const char* name = SignalName(sig);
-    return name != nullptr ? absl::StrCat("killed by signal ", sig, " (SIG", name, ")")
-                           : absl::StrCat("killed by signal ", sig);
+    return name != nullptr
+               ? absl::StrCat("killed by signal ", sig, " (SIG", name, ")")
+               : absl::StrCat("killed by signal ", sig);
   }
   return absl::StrCat("ended with wait status ", wait_status);
 }
@@ -122,12 +129,14 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Spawn(
   CPU_ZERO(&cpus);
   for (int cpu : options.cpus) {
     if (cpu < 0 || cpu >= CPU_SETSIZE) {
-      return absl::InvalidArgumentError(absl::StrCat("worker: CPU ", cpu, " out of range"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("worker: CPU ", cpu, " out of range"));
     }
     CPU_SET(cpu, &cpus);
   }
   rlimit memory_limit{};
-  memory_limit.rlim_cur = memory_limit.rlim_max = static_cast<rlim_t>(options.memory_limit_bytes);
+  memory_limit.rlim_cur = memory_limit.rlim_max =
+      static_cast<rlim_t>(options.memory_limit_bytes);
   // Everything the child touches is prepared before fork.
   std::vector<std::string> args = options.argv;
   std::vector<char*> argv;
@@ -139,24 +148,30 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Spawn(
   // see its channel close).
   int channel[2], err[2], report[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) {
-    return absl::UnavailableError(absl::StrCat("worker: socketpair: ", std::strerror(errno)));
+    return absl::UnavailableError(
+        absl::StrCat("worker: socketpair: ", std::strerror(errno)));
   }
   if (pipe2(err, O_CLOEXEC) != 0) {
     int e = errno;
     close(channel[0]);
     close(channel[1]);
-    return absl::UnavailableError(absl::StrCat("worker: pipe: ", std::strerror(e)));
+    return absl::UnavailableError(
+        absl::StrCat("worker: pipe: ", std::strerror(e)));
   }
   if (pipe2(report, O_CLOEXEC) != 0) {
     int e = errno;
     for (int fd : {channel[0], channel[1], err[0], err[1]}) close(fd);
-    return absl::UnavailableError(absl::StrCat("worker: pipe: ", std::strerror(e)));
+    return absl::UnavailableError(
+        absl::StrCat("worker: pipe: ", std::strerror(e)));
   }
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
-    for (int fd : {channel[0], channel[1], err[0], err[1], report[0], report[1]}) close(fd);
-    return absl::UnavailableError(absl::StrCat("worker: fork: ", std::strerror(e)));
+    for (int fd :
+         {channel[0], channel[1], err[0], err[1], report[0], report[1]})
+      close(fd);
+    return absl::UnavailableError(
+        absl::StrCat("worker: fork: ", std::strerror(e)));
   }
   if (pid == 0) {
     RunChild(argv.data(), channel[1], err[1], report[1],
@@ -177,13 +192,14 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Spawn(
       new WorkerProcess(pid, channel[0], err[0], options.argv[0]));
   if (n == static_cast<ssize_t>(sizeof failure)) {
     process->WaitForExit(/*timeout_s=*/5);
-    const char* what = failure.stage == kStageExec       ? "cannot start worker "
-                       : failure.stage == kStageAffinity ? "cannot set the CPUs of worker "
+    const char* what = failure.stage == kStageExec ? "cannot start worker "
+                       : failure.stage == kStageAffinity
+                           ? "cannot set the CPUs of worker "
                        : failure.stage == kStageMemoryLimit
                            ? "cannot set the memory limit of worker "
                            : "cannot connect worker ";
-    return absl::UnavailableError(
-        absl::StrCat(what, options.argv[0], ": ", std::strerror(failure.error)));
+    return absl::UnavailableError(absl::StrCat(what, options.argv[0], ": ",
+                                               std::strerror(failure.error)));
   }
   // Reads are polled under deadlines and must never block.
   fcntl(channel[0], F_SETFL, fcntl(channel[0], F_GETFL) | O_NONBLOCK);
@@ -191,8 +207,12 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Spawn(
   return process;
 }
 
-WorkerProcess::WorkerProcess(pid_t pid, int channel_fd, int stderr_fd, std::string program)
-    : pid_(pid), channel_fd_(channel_fd), stderr_fd_(stderr_fd), program_(std::move(program)) {}
+WorkerProcess::WorkerProcess(pid_t pid, int channel_fd, int stderr_fd,
+                             std::string program)
+    : pid_(pid),
+      channel_fd_(channel_fd),
+      stderr_fd_(stderr_fd),
+      program_(std::move(program)) {}
 
 WorkerProcess::~WorkerProcess() {
   // A worker exits when its input ends; one that is stuck is killed.
@@ -235,7 +255,8 @@ bool WorkerProcess::DrainStderr() {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-    CloseIfOpen(stderr_fd_);  // end of stream, or an error: nothing more to read
+    CloseIfOpen(
+        stderr_fd_);  // end of stream, or an error: nothing more to read
     return false;
   }
 }
@@ -261,8 +282,9 @@ std::string WorkerProcess::WaitForExit(double timeout_s) {
     }
     if (Clock::now() >= deadline) {
       Kill();
-      how_ended_ = absl::StrFormat("closed its output but did not exit within %.1f s (killed)",
-                                   timeout_s);
+      how_ended_ = absl::StrFormat(
+          "closed its output but did not exit within %.1f s (killed)",
+          timeout_s);
       break;
     }
     // The stderr pipe closes when the child ends: a cheap way to wait.
@@ -294,76 +316,87 @@ std::string WorkerProcess::WithStderr(const std::string& how) const {
     if (!line.empty()) lines.push_back(line);
   }
   if (lines.empty()) return how;
-  if (lines.size() > kQuotedLines) lines.erase(lines.begin(), lines.end() - kQuotedLines);
+  if (lines.size() > kQuotedLines)
+    lines.erase(lines.begin(), lines.end() - kQuotedLines);
   std::string quoted = absl::StrJoin(lines, " / ");
-  if (quoted.size() > kQuotedChars) quoted = "..." + quoted.substr(quoted.size() - kQuotedChars);
+  if (quoted.size() > kQuotedChars)
+    quoted = "..." + quoted.substr(quoted.size() - kQuotedChars);
   return absl::StrCat(how, "; stderr: ", quoted);
 }
 
 absl::Status WorkerProcess::Send(absl::string_view payload, double timeout_s) {
   if (payload.size() > kMaxFrameBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("worker: a message of ", payload.size(),
-                                                   " bytes exceeds the limit of ", kMaxFrameBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("worker: a message of ", payload.size(),
+                     " bytes exceeds the limit of ", kMaxFrameBytes));
   }
   if (channel_fd_ < 0 || !Running()) {
-    return absl::UnavailableError(absl::StrCat("worker ", program_, " is not running"));
+    return absl::UnavailableError(
+        absl::StrCat("worker ", program_, " is not running"));
   }
   const std::string frame = EncodeFrame(payload);
   Clock::time_point deadline = DeadlineAfter(timeout_s);
   size_t sent = 0;
   while (sent < frame.size()) {
-    ssize_t n = send(channel_fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+    ssize_t n = send(channel_fd_, frame.data() + sent, frame.size() - sent,
+                     MSG_NOSIGNAL);
     if (n >= 0) {
       sent += static_cast<size_t>(n);
       continue;
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      return absl::UnavailableError(
-          absl::StrCat("worker ", program_, ": send failed: ", std::strerror(errno)));
+      return absl::UnavailableError(absl::StrCat(
+          "worker ", program_, ": send failed: ", std::strerror(errno)));
     }
     pollfd p{channel_fd_, POLLOUT, 0};
     int ready = poll(&p, 1, RemainingMs(deadline));
     if (ready == 0 && Clock::now() >= deadline) {
       Kill();
-      return absl::DeadlineExceededError(absl::StrFormat("timed out after %.1f s", timeout_s));
+      return absl::DeadlineExceededError(
+          absl::StrFormat("timed out after %.1f s", timeout_s));
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> WorkerProcess::Receive(double timeout_s,
-                                                   const std::atomic<bool>* cancel) {
+absl::StatusOr<std::string> WorkerProcess::Receive(
+    double timeout_s, const std::atomic<bool>* cancel) {
   Clock::time_point deadline = DeadlineAfter(timeout_s);
   char buf[64 << 10];
   for (;;) {
     absl::StatusOr<std::optional<std::string>> frame = decoder_.Next();
     if (!frame.ok()) {
       Kill();
-      return absl::DataLossError(WithStderr(absl::StrCat("worker ", program_, ": ",
-                                                         frame.status().message())));
+      return absl::DataLossError(WithStderr(
+          absl::StrCat("worker ", program_, ": ", frame.status().message())));
     }
     if (frame->has_value()) return **frame;
     if (channel_fd_ < 0) {
-      return absl::UnavailableError(absl::StrCat("worker ", program_, " is not running"));
+      return absl::UnavailableError(
+          absl::StrCat("worker ", program_, " is not running"));
     }
     if (cancel != nullptr && cancel->load()) {
       Kill();
-      return absl::CancelledError(absl::StrCat("worker ", program_, ": abandoned (stopping)"));
+      return absl::CancelledError(
+          absl::StrCat("worker ", program_, ": abandoned (stopping)"));
     }
     pollfd fds[2] = {{channel_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}};
-    const int wait_ms = cancel != nullptr ? std::min(RemainingMs(deadline), kCancelPollMs)
-                                          : RemainingMs(deadline);
+    const int wait_ms = cancel != nullptr
+                            ? std::min(RemainingMs(deadline), kCancelPollMs)
+                            : RemainingMs(deadline);
     int ready = poll(fds, stderr_fd_ >= 0 ? 2 : 1, wait_ms);
     if (ready < 0 && errno != EINTR) {
       Kill();
-      return absl::UnavailableError(absl::StrCat("worker: poll: ", std::strerror(errno)));
+      return absl::UnavailableError(
+          absl::StrCat("worker: poll: ", std::strerror(errno)));
     }
     if (ready <= 0) {
       if (Clock::now() < deadline) continue;
       DrainStderr();
       Kill();
-      return absl::DeadlineExceededError(absl::StrFormat("timed out after %.1f s", timeout_s));
+      return absl::DeadlineExceededError(
+          absl::StrFormat("timed out after %.1f s", timeout_s));
     }
     if (stderr_fd_ >= 0 && fds[1].revents != 0) DrainStderr();
     if (fds[0].revents == 0) continue;
@@ -372,7 +405,8 @@ absl::StatusOr<std::string> WorkerProcess::Receive(double timeout_s,
       decoder_.Append(buf, static_cast<size_t>(n));
       continue;
     }
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+      continue;
     // The channel ended: the child died or closed it. Its exit says which,
     // and its stderr (read to the end) often why.
     CloseIfOpen(channel_fd_);

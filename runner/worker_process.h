@@ -45,7 +45,8 @@ class WorkerProcess {
   // Unavailable when the program cannot be started, naming it and the
   // reason ("cannot start worker /x/y: No such file or directory"), or when
   // the CPU set or memory limit cannot be applied.
-  static absl::StatusOr<std::unique_ptr<WorkerProcess>> Spawn(const WorkerProcessOptions& options);
+  static absl::StatusOr<std::unique_ptr<WorkerProcess>> Spawn(
+      const WorkerProcessOptions& options);
   // Closes the channel, gives the child a second to exit, then kills it.
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
@@ -65,8 +66,8 @@ class WorkerProcess {
   //    killed.
   //  Cancelled: `cancel` was set while waiting (looked at every
   //    kCancelPollMs); the child has been killed.
-  absl::StatusOr<std::string> Receive(double timeout_s,
-                                      const std::atomic<bool>* cancel = nullptr);
+  absl::StatusOr<std::string> Receive(
+      double timeout_s, const std::atomic<bool>* cancel = nullptr);
   static constexpr int kCancelPollMs = 50;
 
   // False once the child is known to have ended (checked without waiting).

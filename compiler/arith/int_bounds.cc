@@ -91,7 +91,8 @@ Interval BoundOf(const Expr& expr, const VarRanges& ranges) {
     }
     case ExprKind::kSub: {
       Interval a = sub(0), b = sub(1);
-      return {SatAdd(a.min, SatMul(b.max, -1)), SatAdd(a.max, SatMul(b.min, -1))};
+      return {SatAdd(a.min, SatMul(b.max, -1)),
+              SatAdd(a.max, SatMul(b.min, -1))};
     }
     case ExprKind::kMul: {
       Interval a = sub(0), b = sub(1);
@@ -140,13 +141,15 @@ Interval BoundOf(const Expr& expr, const VarRanges& ranges) {
     case ExprKind::kAnd: {
       Interval a = sub(0), b = sub(1);
       if (a.is_point() && b.is_point()) return Interval::Point(a.min && b.min);
-      if ((a.is_point() && !a.min) || (b.is_point() && !b.min)) return Interval::Point(0);
+      if ((a.is_point() && !a.min) || (b.is_point() && !b.min))
+        return Interval::Point(0);
       return Bool();
     }
     case ExprKind::kOr: {
       Interval a = sub(0), b = sub(1);
       if (a.is_point() && b.is_point()) return Interval::Point(a.min || b.min);
-      if ((a.is_point() && a.min) || (b.is_point() && b.min)) return Interval::Point(1);
+      if ((a.is_point() && a.min) || (b.is_point() && b.min))
+        return Interval::Point(1);
       return Bool();
     }
     case ExprKind::kNot: {

@@ -16,6 +16,8 @@ inline int64_t FloorDivInt(int64_t a, int64_t b) {
   return q;
 }
 
-inline int64_t FloorModInt(int64_t a, int64_t b) { return a - FloorDivInt(a, b) * b; }
+inline int64_t FloorModInt(int64_t a, int64_t b) {
+  return a - FloorDivInt(a, b) * b;
+}
 
 }  // namespace lathe

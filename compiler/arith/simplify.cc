@@ -79,7 +79,9 @@ Expr Rebuild(const LinearForm& form, DType dtype) {
   Expr result;
   auto append = [&](Expr term, int64_t coef) {
     if (!result.defined()) {
-      result = coef == 1 ? term : (coef == -1 ? IntImm(0, dtype) - term : term * IntImm(coef, dtype));
+      result = coef == 1 ? term
+                         : (coef == -1 ? IntImm(0, dtype) - term
+                                       : term * IntImm(coef, dtype));
       return;
     }
     if (coef > 0) {
@@ -131,8 +133,10 @@ class Simplifier {
       case ExprKind::kMax: {
         if (!t.is_int()) return e;
         Interval d = BoundOf(Rewrite(e.operand(0) - e.operand(1)), ranges_);
-        bool a_le_b = d.max != std::numeric_limits<int64_t>::max() && d.max <= 0;
-        bool a_ge_b = d.min != std::numeric_limits<int64_t>::min() && d.min >= 0;
+        bool a_le_b =
+            d.max != std::numeric_limits<int64_t>::max() && d.max <= 0;
+        bool a_ge_b =
+            d.min != std::numeric_limits<int64_t>::min() && d.min >= 0;
         if (e.kind() == ExprKind::kMin) {
           if (a_le_b) return e.operand(0);
           if (a_ge_b) return e.operand(1);
@@ -153,7 +157,8 @@ class Simplifier {
     if (IsComparison(e.kind()) && e.operand(0).dtype().is_int()) {
       Expr diff = Rewrite(e.operand(0) - e.operand(1));
       Interval d = BoundOf(diff, ranges_);
-      Interval r = BoundOf(MakeBinary(e.kind(), diff, IntImm(0, diff.dtype())), ranges_);
+      Interval r =
+          BoundOf(MakeBinary(e.kind(), diff, IntImm(0, diff.dtype())), ranges_);
       (void)d;
       if (r.is_point()) return IntImm(r.min, DType::Bool());
       return e;
@@ -194,7 +199,8 @@ class Simplifier {
     rest.constant = form.constant - quotient.constant * c;
     Expr r = Rebuild(rest, t);
     Interval rb = BoundOf(r, ranges_);
-    bool one_period = rb.is_bounded() && FloorDivInt(rb.min, c) == FloorDivInt(rb.max, c);
+    bool one_period =
+        rb.is_bounded() && FloorDivInt(rb.min, c) == FloorDivInt(rb.max, c);
     if (is_div) {
       if (one_period) {
         quotient.constant += FloorDivInt(rb.min, c);

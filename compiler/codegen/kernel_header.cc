@@ -28,31 +28,37 @@ std::string CType(DType dtype) {
 }
 
 std::string ShapeText(const te::Tensor& tensor) {
-  return absl::StrCat(tensor.dtype().ToString(), "[", absl::StrJoin(tensor.shape(), ", "), "]");
+  return absl::StrCat(tensor.dtype().ToString(), "[",
+                      absl::StrJoin(tensor.shape(), ", "), "]");
 }
 
 // The prototype `int NAME(\n    /* X: float32[...] */ const float* X, ...);`.
-std::string Prototype(const Workload& workload, const std::string& function_name) {
+std::string Prototype(const Workload& workload,
+                      const std::string& function_name) {
   std::vector<std::string> params;
   auto add_param = [&params](const te::Tensor& t, const char* qualifier) {
     // Tensor names are identifiers in every workload; the fallback keeps the
     // header valid C should one ever not be.
     std::string name =
         IsCIdentifier(t.name()) ? t.name() : absl::StrCat("arg", params.size());
-    params.push_back(absl::StrCat("    /* ", CommentSafe(t.name()), ": ", ShapeText(t),
-                                  " (row-major) */ ", qualifier, CType(t.dtype()), "* ", name));
+    params.push_back(absl::StrCat("    /* ", CommentSafe(t.name()), ": ",
+                                  ShapeText(t), " (row-major) */ ", qualifier,
+                                  CType(t.dtype()), "* ", name));
   };
   for (const te::Tensor& t : workload.inputs()) add_param(t, "const ");
   for (const te::Tensor& t : workload.outputs()) add_param(t, "");
-  return absl::StrCat("int ", function_name, "(\n", absl::StrJoin(params, ",\n"), ");\n");
+  return absl::StrCat("int ", function_name, "(\n",
+                      absl::StrJoin(params, ",\n"), ");\n");
 }
 
 // What a .o or .a declares of the runtime linked with its kernels.
 constexpr char kRuntimeDeclarations[] =
     "/* From the Lathe runtime (lathe_runtime.h), linked with the kernels.\n"
-    " * lathe_set_num_threads: the threads of parallel loops; n <= 0 restores the\n"
+    " * lathe_set_num_threads: the threads of parallel loops; n <= 0 restores "
+    "the\n"
     " * default: LATHE_NUM_THREADS, else the CPUs this process may run on.\n"
-    " * lathe_release_scratch: frees the scratch blocks (packed operands, padded\n"
+    " * lathe_release_scratch: frees the scratch blocks (packed operands, "
+    "padded\n"
     " * inputs; up to 64 MiB) kept for the next kernel call; the next call\n"
     " * allocates afresh. */\n"
     "#ifndef LATHE_RUNTIME_H_\n"
@@ -62,16 +68,18 @@ constexpr char kRuntimeDeclarations[] =
 
 // Above the release functions of a shared library.
 constexpr char kSharedReleaseComment[] =
-    "/* Frees the scratch blocks (packed operands, padded inputs; up to 64 MiB)\n"
+    "/* Frees the scratch blocks (packed operands, padded inputs; up to 64 "
+    "MiB)\n"
     " * this library's runtime keeps for the next kernel call; the next call\n"
     " * allocates afresh. */\n";
 
 std::string Guard(const std::string& stem) {
   std::string guard = "LATHE_";
   for (char c : stem) {
-    guard += std::isalnum(static_cast<unsigned char>(c))
-                 ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
-                 : '_';
+    guard +=
+        std::isalnum(static_cast<unsigned char>(c))
+            ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+            : '_';
   }
   return guard + "_H_";
 }
@@ -79,26 +87,63 @@ std::string Guard(const std::string& stem) {
 }  // namespace
 
 bool IsCIdentifier(const std::string& name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
   for (char c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   }
   // Keywords of C (to C23) and C++ (the header is included from both), the
   // names C reserves (_X..., __...), and main: a header declaring them does
   // not compile, or clashes with the program.
-  static const auto* const kTaken = new std::set<std::string>{
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "main", "mutable", "namespace", "new", "noexcept", "not",
-      "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
-      "register", "reinterpret_cast", "requires", "restrict", "return", "short", "signed",
-      "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
-      "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "typeof",
-      "typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
-      "while", "xor", "xor_eq"};
+  static const auto* const kTaken =
+      new std::set<std::string>{"alignas",     "alignof",
+                                "and",         "and_eq",
+                                "asm",         "auto",
+                                "bitand",      "bitor",
+                                "bool",        "break",
+                                "case",        "catch",
+                                "char",        "char8_t",
+                                "char16_t",    "char32_t",
+                                "class",       "compl",
+                                "concept",     "const",
+                                "consteval",   "constexpr",
+                                "constinit",   "const_cast",
+                                "continue",    "co_await",
+                                "co_return",   "co_yield",
+                                "decltype",    "default",
+                                "delete",      "do",
+                                "double",      "dynamic_cast",
+                                "else",        "enum",
+                                "explicit",    "export",
+                                "extern",      "false",
+                                "float",       "for",
+                                "friend",      "goto",
+                                "if",          "inline",
+                                "int",         "long",
+                                "main",        "mutable",
+                                "namespace",   "new",
+                                "noexcept",    "not",
+                                "not_eq",      "nullptr",
+                                "operator",    "or",
+                                "or_eq",       "private",
+                                "protected",   "public",
+                                "register",    "reinterpret_cast",
+                                "requires",    "restrict",
+                                "return",      "short",
+                                "signed",      "sizeof",
+                                "static",      "static_assert",
+                                "static_cast", "struct",
+                                "switch",      "template",
+                                "this",        "thread_local",
+                                "throw",       "true",
+                                "try",         "typedef",
+                                "typeid",      "typename",
+                                "typeof",      "typeof_unqual",
+                                "union",       "unsigned",
+                                "using",       "virtual",
+                                "void",        "volatile",
+                                "wchar_t",     "while",
+                                "xor",         "xor_eq"};
   if (kTaken->count(name)) return false;
   // The runtime's symbols (lathe_alloc, lathe_parallel_for, ...), and
   // "lathe", whose setter would be lathe_set_num_threads: a kernel of such a
@@ -127,7 +172,8 @@ std::string DefaultFunctionName(const Workload& workload) {
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
   }
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "k_" + name;
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    name = "k_" + name;
   return name;
 }
 
@@ -143,108 +189,122 @@ std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
                          const Target& target, const std::string& function_name,
                          LibraryKind kind) {
   std::string guard = "LATHE_KERNEL_";
-  for (char c : function_name) guard += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char c : function_name)
+    guard += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   guard += "_H_";
 
   std::string out;
-  absl::StrAppend(&out, "/* Generated by lathe compile. Do not edit.\n",
-                  " *\n",
-                  " * workload: ", CommentSafe(workload.CanonicalForm()), "\n",
-                  " * target:   ", CommentSafe(target.ToString()), "\n",
-                  " * schedule: ", kernel.default_schedule ? "default" : "trace",
-                  ", structural hash ", kernel.structural_hash, "\n",
-                  " *\n",
-                  " * Tensors are row-major and densely packed; inputs first, outputs last.\n",
-                  " * An output must not overlap an input or another output: the kernel is\n",
-                  " * compiled assuming none do.\n",
-                  " * Returns 0 on success, non-zero when a scratch allocation or a parallel\n",
-                  " * task failed.\n",
-                  " */\n",
-                  "#ifndef ", guard, "\n#define ", guard, "\n\n",
-                  "#include <stdint.h>\n\n",
-                  "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+  absl::StrAppend(
+      &out, "/* Generated by lathe compile. Do not edit.\n", " *\n",
+      " * workload: ", CommentSafe(workload.CanonicalForm()), "\n",
+      " * target:   ", CommentSafe(target.ToString()), "\n",
+      " * schedule: ", kernel.default_schedule ? "default" : "trace",
+      ", structural hash ", kernel.structural_hash, "\n", " *\n",
+      " * Tensors are row-major and densely packed; inputs first, outputs "
+      "last.\n",
+      " * An output must not overlap an input or another output: the kernel "
+      "is\n",
+      " * compiled assuming none do.\n",
+      " * Returns 0 on success, non-zero when a scratch allocation or a "
+      "parallel\n",
+      " * task failed.\n", " */\n", "#ifndef ", guard, "\n#define ", guard,
+      "\n\n", "#include <stdint.h>\n\n",
+      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   std::vector<std::string> params;
   auto add_param = [&params](const te::Tensor& t, const char* qualifier) {
     // Tensor names are identifiers in every workload; the fallback keeps the
     // header valid C should one ever not be.
     std::string name =
         IsCIdentifier(t.name()) ? t.name() : absl::StrCat("arg", params.size());
-    params.push_back(absl::StrCat("    /* ", CommentSafe(t.name()), ": ", ShapeText(t),
-                                  " (row-major) */ ", qualifier, CType(t.dtype()), "* ", name));
+    params.push_back(absl::StrCat("    /* ", CommentSafe(t.name()), ": ",
+                                  ShapeText(t), " (row-major) */ ", qualifier,
+                                  CType(t.dtype()), "* ", name));
   };
   for (const te::Tensor& t : workload.inputs()) add_param(t, "const ");
   for (const te::Tensor& t : workload.outputs()) add_param(t, "");
-  absl::StrAppend(&out, "int ", function_name, "(\n", absl::StrJoin(params, ",\n"), ");\n\n");
+  absl::StrAppend(&out, "int ", function_name, "(\n",
+                  absl::StrJoin(params, ",\n"), ");\n\n");
   if (kind == LibraryKind::kShared) {
-    absl::StrAppend(
-        &out,
-        "/* Threads of this library's parallel loops (the runtime inside a shared\n"
-        " * library is private to it). n <= 0 restores the default: LATHE_NUM_THREADS,\n"
-        " * else the CPUs this process may run on. */\n",
-        "void ", SharedSetNumThreadsName(function_name), "(int n);\n\n", kSharedReleaseComment,
-        "void ", SharedReleaseScratchName(function_name), "(void);\n\n");
+    absl::StrAppend(&out,
+                    "/* Threads of this library's parallel loops (the runtime "
+                    "inside a shared\n"
+                    " * library is private to it). n <= 0 restores the "
+                    "default: LATHE_NUM_THREADS,\n"
+                    " * else the CPUs this process may run on. */\n",
+                    "void ", SharedSetNumThreadsName(function_name),
+                    "(int n);\n\n", kSharedReleaseComment, "void ",
+                    SharedReleaseScratchName(function_name), "(void);\n\n");
   } else {
     absl::StrAppend(&out, kRuntimeDeclarations);
   }
-  absl::StrAppend(&out, "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif  /* ", guard,
-                  " */\n");
+  absl::StrAppend(
+      &out, "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif  /* ",
+      guard, " */\n");
   return out;
 }
 
-std::string KernelLibraryHeader(const std::vector<LibraryKernel>& kernels, const Target& target,
-                                LibraryKind kind, const std::string& guard_stem) {
+std::string KernelLibraryHeader(const std::vector<LibraryKernel>& kernels,
+                                const Target& target, LibraryKind kind,
+                                const std::string& guard_stem) {
   // The stem alone is not enough: two kernel sets with headers of one name in
   // two folders (--prefix g1_ and g2_) would share the guard, and the second
   // header included would declare nothing. Its functions' names tell sets
   // apart, and are the same for the same inputs.
   std::vector<std::string> names;
   for (const LibraryKernel& k : kernels) names.push_back(k.function_name);
-  const uint32_t names_hash = static_cast<uint32_t>(StableHash64(absl::StrJoin(names, ",")));
+  const uint32_t names_hash =
+      static_cast<uint32_t>(StableHash64(absl::StrJoin(names, ",")));
   const std::string guard =
       Guard(absl::StrCat(guard_stem, "_", absl::StrFormat("%08x", names_hash)));
   std::string out;
-  absl::StrAppend(&out, "/* Generated by lathe compile. Do not edit.\n",
-                  " *\n",
+  absl::StrAppend(&out, "/* Generated by lathe compile. Do not edit.\n", " *\n",
                   " * target:  ", CommentSafe(target.ToString()), "\n",
-                  " * kernels: ", kernels.size(), "\n",
-                  " *\n",
-                  " * Tensors are row-major and densely packed; inputs first, outputs last.\n",
-                  " * An output must not overlap an input or another output: the kernels are\n",
+                  " * kernels: ", kernels.size(), "\n", " *\n",
+                  " * Tensors are row-major and densely packed; inputs first, "
+                  "outputs last.\n",
+                  " * An output must not overlap an input or another output: "
+                  "the kernels are\n",
                   " * compiled assuming none do.\n",
-                  " * Each kernel returns 0 on success, non-zero when a scratch allocation\n",
-                  " * or a parallel task failed.\n",
-                  " */\n",
-                  "#ifndef ", guard, "\n#define ", guard, "\n\n",
-                  "#include <stdint.h>\n\n",
+                  " * Each kernel returns 0 on success, non-zero when a "
+                  "scratch allocation\n",
+                  " * or a parallel task failed.\n", " */\n", "#ifndef ", guard,
+                  "\n#define ", guard, "\n\n", "#include <stdint.h>\n\n",
                   "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   for (const LibraryKernel& k : kernels) {
     std::string origin = k.origin;
-    if (origin.empty()) origin = k.kernel->default_schedule ? "default" : "trace";
-    absl::StrAppend(&out, "/* workload: ", CommentSafe(k.workload->CanonicalForm()), "\n",
-                    " * schedule: ", CommentSafe(origin), ", structural hash ",
-                    k.kernel->structural_hash, " */\n",
+    if (origin.empty())
+      origin = k.kernel->default_schedule ? "default" : "trace";
+    absl::StrAppend(&out,
+                    "/* workload: ", CommentSafe(k.workload->CanonicalForm()),
+                    "\n", " * schedule: ", CommentSafe(origin),
+                    ", structural hash ", k.kernel->structural_hash, " */\n",
                     Prototype(*k.workload, k.function_name), "\n");
   }
   if (kind == LibraryKind::kShared) {
-    absl::StrAppend(
-        &out,
-        "/* Threads of this library's parallel loops (the runtime inside a shared\n"
-        " * library is private to it; each setter below sets the same pool). n <= 0\n"
-        " * restores the default: LATHE_NUM_THREADS, else the CPUs this process may\n"
-        " * run on. */\n");
+    absl::StrAppend(&out,
+                    "/* Threads of this library's parallel loops (the runtime "
+                    "inside a shared\n"
+                    " * library is private to it; each setter below sets the "
+                    "same pool). n <= 0\n"
+                    " * restores the default: LATHE_NUM_THREADS, else the CPUs "
+                    "this process may\n"
+                    " * run on. */\n");
     for (const LibraryKernel& k : kernels) {
-      absl::StrAppend(&out, "void ", SharedSetNumThreadsName(k.function_name), "(int n);\n");
+      absl::StrAppend(&out, "void ", SharedSetNumThreadsName(k.function_name),
+                      "(int n);\n");
     }
     absl::StrAppend(&out, "\n", kSharedReleaseComment);
     for (const LibraryKernel& k : kernels) {
-      absl::StrAppend(&out, "void ", SharedReleaseScratchName(k.function_name), "(void);\n");
+      absl::StrAppend(&out, "void ", SharedReleaseScratchName(k.function_name),
+                      "(void);\n");
     }
     absl::StrAppend(&out, "\n");
   } else {
     absl::StrAppend(&out, kRuntimeDeclarations);
   }
-  absl::StrAppend(&out, "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif  /* ", guard,
-                  " */\n");
+  absl::StrAppend(
+      &out, "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif  /* ",
+      guard, " */\n");
   return out;
 }
 

@@ -69,7 +69,8 @@ std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
 // stem) made an identifier, upper case, and 8 hex digits of the kernels'
 // function names, so that two sets' headers of one file name do not hide
 // each other.
-std::string KernelLibraryHeader(const std::vector<LibraryKernel>& kernels, const Target& target,
-                                LibraryKind kind, const std::string& guard_stem);
+std::string KernelLibraryHeader(const std::vector<LibraryKernel>& kernels,
+                                const Target& target, LibraryKind kind,
+                                const std::string& guard_stem);
 
 }  // namespace lathe

@@ -32,8 +32,9 @@ namespace fs = std::filesystem;
 std::vector<ArchiveMember> RuntimeMembers() {
   std::vector<ArchiveMember> members;
   for (const EmbeddedObject& object : RuntimeObjects()) {
-    members.push_back({object.name, std::string(reinterpret_cast<const char*>(object.data),
-                                                object.size)});
+    members.push_back(
+        {object.name,
+         std::string(reinterpret_cast<const char*>(object.data), object.size)});
   }
   return members;
 }
@@ -56,20 +57,23 @@ absl::StatusOr<std::string> FindCCompiler() {
 }
 
 // Runs argv with stdout and stderr into log_path; returns the exit status.
-absl::StatusOr<int> RunProcess(const std::vector<std::string>& argv, const std::string& log_path) {
+absl::StatusOr<int> RunProcess(const std::vector<std::string>& argv,
+                               const std::string& log_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
   int err = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0) {
-    return absl::InternalError(absl::StrCat("cannot run ", argv[0], ": ", std::strerror(err)));
+    return absl::InternalError(
+        absl::StrCat("cannot run ", argv[0], ": ", std::strerror(err)));
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
@@ -89,7 +93,8 @@ std::string ReadFile(const std::string& path) {
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "lathe_link_XXXXXX").string();
+    std::string pattern =
+        (fs::temp_directory_path() / "lathe_link_XXXXXX").string();
     if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
   }
   ~TempDir() {
@@ -115,7 +120,8 @@ absl::Status WriteFileBytes(const std::string& path, const std::string& bytes) {
     // The reason, where the C library left one ("No such file or directory").
     const int error = errno;
     return absl::InvalidArgumentError(absl::StrCat(
-        "cannot write ", path, error != 0 ? absl::StrCat(": ", std::strerror(error)) : ""));
+        "cannot write ", path,
+        error != 0 ? absl::StrCat(": ", std::strerror(error)) : ""));
   }
   return absl::OkStatus();
 }
@@ -124,36 +130,38 @@ absl::StatusOr<LibraryKind> LibraryKindForPath(const std::string& path) {
   if (absl::EndsWith(path, ".o")) return LibraryKind::kObject;
   if (absl::EndsWith(path, ".a")) return LibraryKind::kStatic;
   if (absl::EndsWith(path, ".so")) return LibraryKind::kShared;
-  return absl::InvalidArgumentError(
-      absl::StrCat("output ", path, ": unknown extension (accepted: .o, .a, .so)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "output ", path, ": unknown extension (accepted: .o, .a, .so)"));
 }
 
-absl::StatusOr<std::string> KernelObject(const KernelProgram& kernel, const Target& target,
+absl::StatusOr<std::string> KernelObject(const KernelProgram& kernel,
+                                         const Target& target,
                                          const std::string& function_name) {
   CodegenOptions options;
   options.function_name = function_name;
   return EmitObject(kernel.lowered, target, options);
 }
 
-absl::StatusOr<std::string> KernelStaticLibrary(const std::string& object,
-                                                const std::string& function_name) {
+absl::StatusOr<std::string> KernelStaticLibrary(
+    const std::string& object, const std::string& function_name) {
   std::vector<ArchiveMember> members = {{function_name + ".o", object}};
   for (ArchiveMember& m : RuntimeMembers()) members.push_back(std::move(m));
   return WriteArchive(members);
 }
 
-absl::StatusOr<std::string> KernelObject(const std::vector<LibraryKernel>& kernels,
-                                         const Target& target) {
+absl::StatusOr<std::string> KernelObject(
+    const std::vector<LibraryKernel>& kernels, const Target& target) {
   std::set<std::string> names;
   std::vector<ObjectKernel> objects;
   for (const LibraryKernel& k : kernels) {
     if (!IsCIdentifier(k.function_name)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("kernel library: function ", k.function_name, " is not a C identifier"));
+          absl::StrCat("kernel library: function ", k.function_name,
+                       " is not a C identifier"));
     }
     if (!names.insert(k.function_name).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel library: two kernels are named ", k.function_name));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel library: two kernels are named ", k.function_name));
     }
     ObjectKernel object;
     object.lowered = &k.kernel->lowered;
@@ -163,9 +171,11 @@ absl::StatusOr<std::string> KernelObject(const std::vector<LibraryKernel>& kerne
   return EmitObject(objects, target, "lathe_kernels");
 }
 
-absl::Status LinkSharedLibrary(const std::string& object, const std::string& function_name,
+absl::Status LinkSharedLibrary(const std::string& object,
+                               const std::string& function_name,
                                const std::string& path) {
-  return LinkSharedLibrary(object, std::vector<std::string>{function_name}, path);
+  return LinkSharedLibrary(object, std::vector<std::string>{function_name},
+                           path);
 }
 
 absl::Status LinkSharedLibrary(const std::string& object,
@@ -174,7 +184,8 @@ absl::Status LinkSharedLibrary(const std::string& object,
   absl::StatusOr<std::string> cc = FindCCompiler();
   if (!cc.ok()) return cc.status();
   TempDir dir;
-  if (dir.path().empty()) return absl::InternalError("shared library: cannot create a temp folder");
+  if (dir.path().empty())
+    return absl::InternalError("shared library: cannot create a temp folder");
   // The runtime goes in as an archive so that --exclude-libs hides it; the
   // functions below are the library's own doors to its private runtime.
   absl::StatusOr<std::string> runtime = WriteArchive(RuntimeMembers());
@@ -187,19 +198,26 @@ absl::Status LinkSharedLibrary(const std::string& object,
   if (st.ok()) st = WriteFileBytes(runtime_a, *runtime);
   if (st.ok()) {
     std::string setters =
-        "void lathe_set_num_threads(int n);\nvoid lathe_release_scratch(void);\n";
+        "void lathe_set_num_threads(int n);\nvoid "
+        "lathe_release_scratch(void);\n";
     for (const std::string& name : function_names) {
-      absl::StrAppend(&setters, "__attribute__((visibility(\"default\"))) void ",
-                      SharedSetNumThreadsName(name), "(int n) { lathe_set_num_threads(n); }\n",
+      absl::StrAppend(&setters,
                       "__attribute__((visibility(\"default\"))) void ",
-                      SharedReleaseScratchName(name), "(void) { lathe_release_scratch(); }\n");
+                      SharedSetNumThreadsName(name),
+                      "(int n) { lathe_set_num_threads(n); }\n",
+                      "__attribute__((visibility(\"default\"))) void ",
+                      SharedReleaseScratchName(name),
+                      "(void) { lathe_release_scratch(); }\n");
     }
     st = WriteFileBytes(setter_c, setters);
   }
-  if (!st.ok()) return absl::InternalError(absl::StrCat("shared library: ", st.message()));
-  std::vector<std::string> argv = {*cc,       "-shared", "-fPIC",     "-o",
-                                   path,      kernel_o,  setter_c,    runtime_a,
-                                   "-Wl,--exclude-libs,ALL", "-lpthread", "-lm"};
+  if (!st.ok())
+    return absl::InternalError(absl::StrCat("shared library: ", st.message()));
+  std::vector<std::string> argv = {
+      *cc,         "-shared", "-fPIC",
+      "-o",        path,      kernel_o,
+      setter_c,    runtime_a, "-Wl,--exclude-libs,ALL",
+      "-lpthread", "-lm"};
   absl::StatusOr<int> rc = RunProcess(argv, log);
   if (!rc.ok()) return rc.status();
   if (*rc != 0) {
@@ -208,23 +226,27 @@ absl::Status LinkSharedLibrary(const std::string& object,
     for (char& c : output) {
       if (c == '\n') c = ' ';  // one line on stderr, as every failure
     }
-    return absl::InternalError(
-        absl::StrCat("shared library: ", *cc, " failed (exit ", *rc, "): ", output));
+    return absl::InternalError(absl::StrCat(
+        "shared library: ", *cc, " failed (exit ", *rc, "): ", output));
   }
   return absl::OkStatus();
 }
 
-absl::Status WriteKernelLibrary(const KernelProgram& kernel, const Target& target,
-                                const std::string& function_name, const std::string& path) {
+absl::Status WriteKernelLibrary(const KernelProgram& kernel,
+                                const Target& target,
+                                const std::string& function_name,
+                                const std::string& path) {
   absl::StatusOr<LibraryKind> kind = LibraryKindForPath(path);
   if (!kind.ok()) return kind.status();
-  absl::StatusOr<std::string> object = KernelObject(kernel, target, function_name);
+  absl::StatusOr<std::string> object =
+      KernelObject(kernel, target, function_name);
   if (!object.ok()) return object.status();
   switch (*kind) {
     case LibraryKind::kObject:
       return WriteFileBytes(path, *object);
     case LibraryKind::kStatic: {
-      absl::StatusOr<std::string> archive = KernelStaticLibrary(*object, function_name);
+      absl::StatusOr<std::string> archive =
+          KernelStaticLibrary(*object, function_name);
       if (!archive.ok()) return archive.status();
       return WriteFileBytes(path, *archive);
     }
@@ -234,8 +256,8 @@ absl::Status WriteKernelLibrary(const KernelProgram& kernel, const Target& targe
   return absl::InternalError("unreachable library kind");
 }
 
-absl::Status WriteKernelLibrary(const std::vector<LibraryKernel>& kernels, const Target& target,
-                                const std::string& path) {
+absl::Status WriteKernelLibrary(const std::vector<LibraryKernel>& kernels,
+                                const Target& target, const std::string& path) {
   absl::StatusOr<LibraryKind> kind = LibraryKindForPath(path);
   if (!kind.ok()) return kind.status();
   absl::StatusOr<std::string> object = KernelObject(kernels, target);
@@ -244,7 +266,8 @@ absl::Status WriteKernelLibrary(const std::vector<LibraryKernel>& kernels, const
     case LibraryKind::kObject:
       return WriteFileBytes(path, *object);
     case LibraryKind::kStatic: {
-      absl::StatusOr<std::string> archive = KernelStaticLibrary(*object, "lathe_kernels");
+      absl::StatusOr<std::string> archive =
+          KernelStaticLibrary(*object, "lathe_kernels");
       if (!archive.ok()) return archive.status();
       return WriteFileBytes(path, *archive);
     }

@@ -37,30 +37,34 @@ absl::StatusOr<LibraryKind> LibraryKindForPath(const std::string& path);
 
 // The kernel's object file with the C symbol `function_name`.
 // Errors: those of EmitObject (object_emitter.h).
-absl::StatusOr<std::string> KernelObject(const KernelProgram& kernel, const Target& target,
+absl::StatusOr<std::string> KernelObject(const KernelProgram& kernel,
+                                         const Target& target,
                                          const std::string& function_name);
 
 // A static archive of the object (as member NAME.o) and the runtime.
 // Errors: Internal when the archive cannot be written.
-absl::StatusOr<std::string> KernelStaticLibrary(const std::string& object,
-                                                const std::string& function_name);
+absl::StatusOr<std::string> KernelStaticLibrary(
+    const std::string& object, const std::string& function_name);
 
 // Links the object and the runtime into a shared library at `path` with the
 // C compiler ($CC, else cc on PATH). Errors: FailedPrecondition when no C
 // compiler is found; Internal with the compiler's output when linking fails.
-absl::Status LinkSharedLibrary(const std::string& object, const std::string& function_name,
+absl::Status LinkSharedLibrary(const std::string& object,
+                               const std::string& function_name,
                                const std::string& path);
 
 // Builds what `path`'s extension asks for and writes it there.
 // Errors: those above, and InvalidArgument when the path cannot be written.
-absl::Status WriteKernelLibrary(const KernelProgram& kernel, const Target& target,
-                                const std::string& function_name, const std::string& path);
+absl::Status WriteKernelLibrary(const KernelProgram& kernel,
+                                const Target& target,
+                                const std::string& function_name,
+                                const std::string& path);
 
 // One object file with every kernel, in order. Errors: InvalidArgument
 // naming the symbol when two kernels share a function name or a name is
 // not a C identifier; those of EmitObject.
-absl::StatusOr<std::string> KernelObject(const std::vector<LibraryKernel>& kernels,
-                                         const Target& target);
+absl::StatusOr<std::string> KernelObject(
+    const std::vector<LibraryKernel>& kernels, const Target& target);
 
 // Links the object of several kernels into a shared library exporting each
 // kernel and its NAME_set_num_threads (one shared runtime inside).
@@ -70,8 +74,8 @@ absl::Status LinkSharedLibrary(const std::string& object,
 
 // Builds the library of several kernels that `path`'s extension asks for
 // (the archive's kernel member is lathe_kernels.o) and writes it there.
-absl::Status WriteKernelLibrary(const std::vector<LibraryKernel>& kernels, const Target& target,
-                                const std::string& path);
+absl::Status WriteKernelLibrary(const std::vector<LibraryKernel>& kernels,
+                                const Target& target, const std::string& path);
 
 // Writes bytes to a file; InvalidArgument naming the path on failure.
 absl::Status WriteFileBytes(const std::string& path, const std::string& bytes);

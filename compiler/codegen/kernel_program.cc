@@ -11,7 +11,8 @@
 
 namespace lathe {
 
-absl::StatusOr<KernelProgram> MakeKernelProgram(const Workload& workload, const Trace* trace,
+absl::StatusOr<KernelProgram> MakeKernelProgram(const Workload& workload,
+                                                const Trace* trace,
                                                 const Target& target) {
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<Program> initial = workload.InitialProgram();
@@ -31,17 +32,20 @@ absl::StatusOr<KernelProgram> MakeKernelProgram(const Workload& workload, const 
     kernel.default_schedule = true;
     kernel.trace.workload = workload.CanonicalForm();
   }
-  absl::StatusOr<std::unique_ptr<TracedSchedule>> scheduled = ReplayTrace(kernel.trace, *initial);
+  absl::StatusOr<std::unique_ptr<TracedSchedule>> scheduled =
+      ReplayTrace(kernel.trace, *initial);
   if (!scheduled.ok()) return scheduled.status();
   kernel.scheduled = (*scheduled)->program();
   kernel.trace = (*scheduled)->trace();
-  if (kernel.trace.workload.empty()) kernel.trace.workload = workload.CanonicalForm();
+  if (kernel.trace.workload.empty())
+    kernel.trace.workload = workload.CanonicalForm();
   kernel.structural_hash = StructuralHashHex(kernel.scheduled);
   absl::StatusOr<Program> lowered = LowerProgram(kernel.scheduled);
   if (!lowered.ok()) return lowered.status();
   kernel.lowered = *std::move(lowered);
-  kernel.schedule_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  kernel.schedule_ms = std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
   return kernel;
 }
 

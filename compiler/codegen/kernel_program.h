@@ -29,7 +29,8 @@ struct KernelProgram {
 // Schedules and lowers `workload` for `target`. With trace == nullptr the
 // default schedule is used. Errors: those of replay (the instruction that
 // failed is named; callers prefix the trace's file) and of lowering.
-absl::StatusOr<KernelProgram> MakeKernelProgram(const Workload& workload, const Trace* trace,
+absl::StatusOr<KernelProgram> MakeKernelProgram(const Workload& workload,
+                                                const Trace* trace,
                                                 const Target& target);
 
 }  // namespace lathe

@@ -18,11 +18,13 @@ namespace lathe {
 namespace {
 
 // Sorts by name and keeps the last setting of each name (as LLVM does).
-std::vector<std::string> Canonicalize(const std::vector<std::string>& features) {
+std::vector<std::string> Canonicalize(
+    const std::vector<std::string>& features) {
   std::map<std::string, char> by_name;
   for (const std::string& f : features) by_name[f.substr(1)] = f[0];
   std::vector<std::string> out;
-  for (const auto& [name, sign] : by_name) out.push_back(std::string(1, sign) + name);
+  for (const auto& [name, sign] : by_name)
+    out.push_back(std::string(1, sign) + name);
   return out;
 }
 
@@ -32,7 +34,8 @@ std::set<std::string> EnabledFeatures(const Target& target) {
   std::set<std::string> enabled = CpuImpliedFeatures(target.cpu);
   for (const std::string& f : target.features) {
     if (f[0] == '+') {
-      for (const std::string& g : FeatureClosure(f.substr(1))) enabled.insert(g);
+      for (const std::string& g : FeatureClosure(f.substr(1)))
+        enabled.insert(g);
     }
   }
   for (const std::string& f : target.features) {
@@ -43,7 +46,9 @@ std::set<std::string> EnabledFeatures(const Target& target) {
 
 }  // namespace
 
-std::string Target::FeatureString() const { return absl::StrJoin(features, ","); }
+std::string Target::FeatureString() const {
+  return absl::StrJoin(features, ",");
+}
 
 std::string Target::ToString() const {
   std::string out = absl::StrCat(kind, " -mcpu=", cpu);
@@ -86,12 +91,14 @@ Target HostTarget(int num_threads) {
 absl::StatusOr<Target> ParseTarget(const std::string& text) {
   std::vector<std::string> words =
       absl::StrSplit(text, ' ', absl::SkipWhitespace());
-  if (words.empty()) return absl::InvalidArgumentError("target: empty target string");
+  if (words.empty())
+    return absl::InvalidArgumentError("target: empty target string");
   Target target;
   bool is_host = words[0] == "host";
   if (!is_host && words[0] != "llvm") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "target \"", text, "\": unknown kind \"", words[0], "\" (accepted: llvm, host)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("target \"", text, "\": unknown kind \"", words[0],
+                     "\" (accepted: llvm, host)"));
   }
   int num_threads = 0;
   // -mattr lists add up (the last setting of a feature wins, as in LLVM);
@@ -108,14 +115,16 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
       target.cpu = w.substr(6);
       has_cpu = true;
       if (target.cpu.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("target \"", text, "\": empty -mcpu"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("target \"", text, "\": empty -mcpu"));
       }
     } else if (absl::StartsWith(w, "-mattr=") && !is_host) {
-      for (absl::string_view f : absl::StrSplit(w.substr(7), ',', absl::SkipEmpty())) {
+      for (absl::string_view f :
+           absl::StrSplit(w.substr(7), ',', absl::SkipEmpty())) {
         if (f.size() < 2 || (f[0] != '+' && f[0] != '-')) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "target \"", text, "\": feature \"", std::string(f),
-              "\" must start with + or -"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("target \"", text, "\": feature \"", std::string(f),
+                           "\" must start with + or -"));
         }
         target.features.push_back(std::string(f));
       }
@@ -123,13 +132,16 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
       if (num_threads > 0) return given_twice("-num-threads");
       if (!absl::SimpleAtoi(w.substr(13), &num_threads) || num_threads < 1 ||
           num_threads > 1024) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "target \"", text, "\": -num-threads must be an integer in [1, 1024]"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("target \"", text,
+                         "\": -num-threads must be an integer in [1, 1024]"));
       }
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "target \"", text, "\": unknown option \"", w, "\" (accepted: ",
-          is_host ? "-num-threads=N" : "-mcpu=NAME, -mattr=+a,-b, -num-threads=N", ")"));
+          is_host ? "-num-threads=N"
+                  : "-mcpu=NAME, -mattr=+a,-b, -num-threads=N",
+          ")"));
     }
   }
   if (is_host) {
@@ -137,20 +149,24 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
   }
   // LLVM only warns on names it does not know, and aborts the process on a
   // CPU without 64-bit mode: both are refused here, by name.
-  if (!target.cpu.empty() && target.cpu != "generic" && !IsX86_64Cpu(target.cpu)) {
+  if (!target.cpu.empty() && target.cpu != "generic" &&
+      !IsX86_64Cpu(target.cpu)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "target \"", text, "\": -mcpu=", target.cpu,
-        " is not an x86-64 CPU LLVM knows (e.g. x86-64-v3, skylake-avx512, znver4; for this machine's CPU, the target \"host\")"));
+        " is not an x86-64 CPU LLVM knows (e.g. x86-64-v3, skylake-avx512, "
+        "znver4; for this machine's CPU, the target \"host\")"));
   }
   for (const std::string& f : target.features) {
     const std::string name = f.substr(1);
     if (!IsX86Feature(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "target \"", text, "\": -mattr ", f, ": \"", name, "\" is not an x86 feature LLVM knows"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("target \"", text, "\": -mattr ", f, ": \"", name,
+                       "\" is not an x86 feature LLVM knows"));
     }
     if (f == "-64bit") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "target \"", text, "\": -mattr -64bit: Lathe generates x86-64 code only"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("target \"", text,
+                       "\": -mattr -64bit: Lathe generates x86-64 code only"));
     }
   }
   target.features = Canonicalize(target.features);
@@ -161,14 +177,16 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
 int AllowedCpuCount() {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) return std::max(1, CPU_COUNT(&allowed));
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    return std::max(1, CPU_COUNT(&allowed));
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 absl::Status CheckRunnableHere(const Target& target) {
   if (target.kind != "llvm") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "target \"", target.ToString(), "\": only llvm targets run on this machine"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("target \"", target.ToString(),
+                     "\": only llvm targets run on this machine"));
   }
   std::map<std::string, bool> host = HostCpuFeatures();
   std::set<std::string> implied = CpuImpliedFeatures(target.cpu);
@@ -177,7 +195,8 @@ absl::Status CheckRunnableHere(const Target& target) {
     auto it = host.find(f);
     // A feature the host detection does not report (x87 implied by a CPU
     // name) is part of every x86-64 machine; an explicit unknown one is not.
-    if (it == host.end() ? !implied.count(f) : !it->second) missing.push_back(f);
+    if (it == host.end() ? !implied.count(f) : !it->second)
+      missing.push_back(f);
   }
   if (!missing.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -18,7 +18,8 @@ std::string ProcField(const std::string& file, const std::string& key) {
   std::ifstream in(file);
   std::string line;
   while (std::getline(in, line)) {
-    std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits(':', 1));
+    std::vector<std::string> parts =
+        absl::StrSplit(line, absl::MaxSplits(':', 1));
     if (parts.size() == 2 && absl::StripAsciiWhitespace(parts[0]) == key) {
       return std::string(absl::StripAsciiWhitespace(parts[1]));
     }
@@ -28,12 +29,14 @@ std::string ProcField(const std::string& file, const std::string& key) {
 
 }  // namespace
 
-proto::TargetInfo TargetInfoOf(const Target& target, const std::string& device) {
+proto::TargetInfo TargetInfoOf(const Target& target,
+                               const std::string& device) {
   proto::TargetInfo info;
   info.set_canonical(target.ToString());
   info.set_kind(target.kind);
   info.set_cpu(target.cpu);
-  for (const std::string& feature : target.EnabledFeatureList()) info.add_features(feature);
+  for (const std::string& feature : target.EnabledFeatureList())
+    info.add_features(feature);
   info.set_num_threads(target.num_threads);
   info.set_device(device);
   return info;

@@ -12,7 +12,8 @@
 namespace lathe {
 
 // `device` is free text; empty when the record was not measured here.
-proto::TargetInfo TargetInfoOf(const Target& target, const std::string& device = "");
+proto::TargetInfo TargetInfoOf(const Target& target,
+                               const std::string& device = "");
 
 // This machine in words: "Intel(R) Xeon(R) ... (2 CPUs, 24 GiB)".
 std::string HostDeviceDescription();

@@ -35,13 +35,14 @@ bool IsClose(double a, double e, double rtol, double atol) {
 absl::Status CheckAllClose(const TensorData& actual, const TensorData& expected,
                            double rtol, double atol, const std::string& what) {
   if (actual.dtype != expected.dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": dtype ", actual.dtype.ToString(),
-                                                   ", expected ", expected.dtype.ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": dtype ", actual.dtype.ToString(), ", expected ",
+                     expected.dtype.ToString()));
   }
   if (actual.shape != expected.shape || actual.size() != expected.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": shape ", ShapeString(actual.shape),
-                                                   ", expected ",
-                                                   ShapeString(expected.shape)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": shape ", ShapeString(actual.shape), ", expected ",
+                     ShapeString(expected.shape)));
   }
   int64_t mismatches = 0;
   int64_t first = -1;
@@ -66,11 +67,12 @@ absl::Status CheckAllClose(const TensorData& actual, const TensorData& expected,
   };
   return absl::FailedPreconditionError(absl::StrCat(
       what, ": ", mismatches, " of ", actual.size(), " elements differ (rtol ",
-      absl::StrFormat("%g", rtol), ", atol ", absl::StrFormat("%g", atol), "); first at ",
-      IndexString(actual.shape, first), ": actual ", value(actual, first), ", expected ",
-      value(expected, first), "; largest error ", absl::StrFormat("%.3g", worst_error), " at ",
-      IndexString(actual.shape, worst), ": actual ", value(actual, worst), ", expected ",
-      value(expected, worst)));
+      absl::StrFormat("%g", rtol), ", atol ", absl::StrFormat("%g", atol),
+      "); first at ", IndexString(actual.shape, first), ": actual ",
+      value(actual, first), ", expected ", value(expected, first),
+      "; largest error ", absl::StrFormat("%.3g", worst_error), " at ",
+      IndexString(actual.shape, worst), ": actual ", value(actual, worst),
+      ", expected ", value(expected, worst)));
 }
 
 }  // namespace lathe

@@ -89,7 +89,8 @@ enum class FRound : uint8_t { kNone, kF32, kOther };
 struct ENode {
   Op op = Op::kIConst;
   FRound fround = FRound::kNone;
-  uint8_t wrap_bits = 0;  // int results narrower than 64 bits wrap to this width
+  uint8_t wrap_bits =
+      0;  // int results narrower than 64 bits wrap to this width
   bool is_unsigned = false;
   DType dtype;
   int32_t a = -1, b = -1, c = -1;  // operands
@@ -109,11 +110,11 @@ struct SNode {
   int64_t extent = 0;           // kFor
   int32_t body = -1;            // kFor body, kIf then-case
   int32_t else_case = -1;       // kIf
-  int32_t first = 0;            // kSeq: offset in stmt_lists; kStore: in index_lists
-  int32_t count = 0;            // kSeq: statements
-  int32_t value = -1;           // kStore: value node; kIf: condition node
-  int32_t buffer = -1;          // kStore
-  int32_t block = -1;           // kBlock: the block; kStore: the enclosing block
+  int32_t first = 0;    // kSeq: offset in stmt_lists; kStore: in index_lists
+  int32_t count = 0;    // kSeq: statements
+  int32_t value = -1;   // kStore: value node; kIf: condition node
+  int32_t buffer = -1;  // kStore
+  int32_t block = -1;   // kBlock: the block; kStore: the enclosing block
 };
 
 enum class BufKind : uint8_t { kInput, kOutput, kAlloc };
@@ -183,9 +184,11 @@ class Compiler {
     int index = 0;
     for (const BufferPtr& b : program_.Params()) {
       bool is_input = index < static_cast<int>(program_.inputs.size());
-      if (b == nullptr) return Error(absl::StrCat("parameter ", index, " is null"));
+      if (b == nullptr)
+        return Error(absl::StrCat("parameter ", index, " is null"));
       if (scope_bufs_.count(b.get())) {
-        return Error(absl::StrCat("buffer ", b->name, " is listed twice among the parameters"));
+        return Error(absl::StrCat("buffer ", b->name,
+                                  " is listed twice among the parameters"));
       }
       LATHE_RETURN_IF_ERROR(CheckBuffer(*b));
       int32_t id = AddBuffer(b, is_input ? BufKind::kInput : BufKind::kOutput);
@@ -204,7 +207,8 @@ class Compiler {
  private:
   absl::Status Error(const std::string& what) const {
     std::string where;
-    if (cur_block_ >= 0) where = absl::StrCat(", in block ", out_->blocks[cur_block_].name);
+    if (cur_block_ >= 0)
+      where = absl::StrCat(", in block ", out_->blocks[cur_block_].name);
     return absl::FailedPreconditionError(
         absl::StrCat("interpret ", program_.name, ": ", what, where));
   }
@@ -212,11 +216,13 @@ class Compiler {
   absl::Status CheckBuffer(const Buffer& b) const {
     if (b.shape.size() > static_cast<size_t>(kMaxDims)) {
       return Error(absl::StrCat("buffer ", b.name, " has ", b.shape.size(),
-                                " dimensions; at most ", kMaxDims, " are supported"));
+                                " dimensions; at most ", kMaxDims,
+                                " are supported"));
     }
     for (int64_t e : b.shape) {
       if (e < 0) {
-        return Error(absl::StrCat("buffer ", b.name, " has a negative extent in shape ",
+        return Error(absl::StrCat("buffer ", b.name,
+                                  " has a negative extent in shape ",
                                   ShapeString(b.shape)));
       }
     }
@@ -236,12 +242,14 @@ class Compiler {
 
   absl::StatusOr<int32_t> Bind(const Expr& var, const char* what) {
     if (!var.is_var()) {
-      return Error(absl::StrCat(what, " variable ", var.defined() ? var.ToString() : "(null)",
+      return Error(absl::StrCat(what, " variable ",
+                                var.defined() ? var.ToString() : "(null)",
                                 " is not a variable"));
     }
     if (var.dtype().is_float()) {
       return Error(absl::StrCat(what, " variable ", var->name, " has type ",
-                                var.dtype().ToString(), "; it must be an integer"));
+                                var.dtype().ToString(),
+                                "; it must be an integer"));
     }
     if (scope_vars_.count(var.get())) {
       return Error(absl::StrCat(what, " variable ", var->name,
@@ -279,8 +287,8 @@ class Compiler {
   absl::StatusOr<int32_t> CompileIndex(const Expr& e, const std::string& what) {
     LATHE_ASSIGN_OR_RETURN(int32_t id, CompileExpr(e));
     if (IsFloatNode(id)) {
-      return Error(absl::StrCat(what, " has an index of type ", e.dtype().ToString(),
-                                ": ", e.ToString()));
+      return Error(absl::StrCat(what, " has an index of type ",
+                                e.dtype().ToString(), ": ", e.ToString()));
     }
     return id;
   }
@@ -298,8 +306,9 @@ class Compiler {
     }
     auto operands = [&](size_t count) -> absl::Status {
       if (x.operands.size() != count) {
-        return Error(absl::StrCat(ExprKindName(x.kind), " has ", x.operands.size(),
-                                  " operands, expected ", count, ": ", e.ToString()));
+        return Error(absl::StrCat(ExprKindName(x.kind), " has ",
+                                  x.operands.size(), " operands, expected ",
+                                  count, ": ", e.ToString()));
       }
       return absl::OkStatus();
     };
@@ -315,7 +324,8 @@ class Compiler {
         return AddNode(n, e);
       case ExprKind::kFloatImm:
         if (!is_float) {
-          return Error(absl::StrCat("float immediate of type ", x.dtype.ToString()));
+          return Error(
+              absl::StrCat("float immediate of type ", x.dtype.ToString()));
         }
         n.op = Op::kFConst;
         n.fval = RoundToDType(x.float_value, x.dtype);
@@ -323,7 +333,8 @@ class Compiler {
       case ExprKind::kVar: {
         auto it = scope_vars_.find(e.get());
         if (it == scope_vars_.end()) {
-          return Error(absl::StrCat("variable ", x.name, " is used outside its scope"));
+          return Error(
+              absl::StrCat("variable ", x.name, " is used outside its scope"));
         }
         if (is_float) {
           return Error(absl::StrCat("variable ", x.name, " has type float"));
@@ -346,21 +357,27 @@ class Compiler {
         if (IsFloatNode(n.a) != is_float || IsFloatNode(n.b) != is_float) {
           return Error(absl::StrCat(ExprKindName(x.kind), " of ",
                                     x.operands[0].dtype().ToString(), " and ",
-                                    x.operands[1].dtype().ToString(), " operands with result ",
+                                    x.operands[1].dtype().ToString(),
+                                    " operands with result ",
                                     x.dtype.ToString(), ": ", e.ToString()));
         }
         if (is_float) {
-          static constexpr Op kOps[] = {Op::kFAdd,      Op::kFSub,      Op::kFMul, Op::kFDiv,
-                                        Op::kFFloorDiv, Op::kFFloorMod, Op::kFMin, Op::kFMax};
-          n.op = kOps[static_cast<int>(x.kind) - static_cast<int>(ExprKind::kAdd)];
+          static constexpr Op kOps[] = {
+              Op::kFAdd,      Op::kFSub,      Op::kFMul, Op::kFDiv,
+              Op::kFFloorDiv, Op::kFFloorMod, Op::kFMin, Op::kFMax};
+          n.op =
+              kOps[static_cast<int>(x.kind) - static_cast<int>(ExprKind::kAdd)];
         } else {
           if (x.kind == ExprKind::kDiv) {
-            return Error(absl::StrCat("Div of integer operands (integer division is FloorDiv): ",
-                                      e.ToString()));
+            return Error(absl::StrCat(
+                "Div of integer operands (integer division is FloorDiv): ",
+                e.ToString()));
           }
-          static constexpr Op kOps[] = {Op::kIAdd,      Op::kISub,      Op::kIMul, Op::kIAdd,
-                                        Op::kIFloorDiv, Op::kIFloorMod, Op::kIMin, Op::kIMax};
-          n.op = kOps[static_cast<int>(x.kind) - static_cast<int>(ExprKind::kAdd)];
+          static constexpr Op kOps[] = {
+              Op::kIAdd,      Op::kISub,      Op::kIMul, Op::kIAdd,
+              Op::kIFloorDiv, Op::kIFloorMod, Op::kIMin, Op::kIMax};
+          n.op =
+              kOps[static_cast<int>(x.kind) - static_cast<int>(ExprKind::kAdd)];
         }
         return AddNode(n, e);
       }
@@ -371,7 +388,9 @@ class Compiler {
       case ExprKind::kGt:
       case ExprKind::kGe: {
         LATHE_RETURN_IF_ERROR(operands(2));
-        if (is_float) return Error(absl::StrCat("comparison of type float: ", e.ToString()));
+        if (is_float)
+          return Error(
+              absl::StrCat("comparison of type float: ", e.ToString()));
         LATHE_ASSIGN_OR_RETURN(n.a, CompileExpr(x.operands[0]));
         LATHE_ASSIGN_OR_RETURN(n.b, CompileExpr(x.operands[1]));
         int k = static_cast<int>(x.kind) - static_cast<int>(ExprKind::kEq);
@@ -390,15 +409,20 @@ class Compiler {
       case ExprKind::kNot: {
         size_t count = x.kind == ExprKind::kNot ? 1 : 2;
         LATHE_RETURN_IF_ERROR(operands(count));
-        if (is_float) return Error(absl::StrCat("logical operation of type float: ", e.ToString()));
+        if (is_float)
+          return Error(
+              absl::StrCat("logical operation of type float: ", e.ToString()));
         LATHE_ASSIGN_OR_RETURN(n.a, CompileExpr(x.operands[0]));
         if (count == 2) {
           LATHE_ASSIGN_OR_RETURN(n.b, CompileExpr(x.operands[1]));
         }
         if (IsFloatNode(n.a) || (count == 2 && IsFloatNode(n.b))) {
-          return Error(absl::StrCat(ExprKindName(x.kind), " of a float operand: ", e.ToString()));
+          return Error(absl::StrCat(ExprKindName(x.kind),
+                                    " of a float operand: ", e.ToString()));
         }
-        n.op = x.kind == ExprKind::kAnd ? Op::kAnd : x.kind == ExprKind::kOr ? Op::kOr : Op::kNot;
+        n.op = x.kind == ExprKind::kAnd  ? Op::kAnd
+               : x.kind == ExprKind::kOr ? Op::kOr
+                                         : Op::kNot;
         n.wrap_bits = 0;
         return AddNode(n, e);
       }
@@ -407,8 +431,10 @@ class Compiler {
         LATHE_ASSIGN_OR_RETURN(n.a, CompileExpr(x.operands[0]));
         LATHE_ASSIGN_OR_RETURN(n.b, CompileExpr(x.operands[1]));
         LATHE_ASSIGN_OR_RETURN(n.c, CompileExpr(x.operands[2]));
-        if (IsFloatNode(n.a) || IsFloatNode(n.b) != is_float || IsFloatNode(n.c) != is_float) {
-          return Error(absl::StrCat("Select with mismatched operand types: ", e.ToString()));
+        if (IsFloatNode(n.a) || IsFloatNode(n.b) != is_float ||
+            IsFloatNode(n.c) != is_float) {
+          return Error(absl::StrCat("Select with mismatched operand types: ",
+                                    e.ToString()));
         }
         n.op = is_float ? Op::kFSelect : Op::kISelect;
         n.wrap_bits = 0;  // the arms already have the result's type
@@ -428,13 +454,17 @@ class Compiler {
       case ExprKind::kCall: {
         LATHE_RETURN_IF_ERROR(operands(1));
         LATHE_ASSIGN_OR_RETURN(n.a, CompileExpr(x.operands[0]));
-        static const std::map<std::string, Op>* kFloatFns = new std::map<std::string, Op>{
-            {"exp", Op::kFExp}, {"sqrt", Op::kFSqrt}, {"log", Op::kFLog},
-            {"tanh", Op::kFTanh}, {"abs", Op::kFAbs}};
+        static const std::map<std::string, Op>* kFloatFns =
+            new std::map<std::string, Op>{{"exp", Op::kFExp},
+                                          {"sqrt", Op::kFSqrt},
+                                          {"log", Op::kFLog},
+                                          {"tanh", Op::kFTanh},
+                                          {"abs", Op::kFAbs}};
         if (is_float) {
           auto it = kFloatFns->find(x.name);
           if (it == kFloatFns->end()) {
-            return Error(absl::StrCat("unknown function ", x.name, " in ", e.ToString()));
+            return Error(absl::StrCat("unknown function ", x.name, " in ",
+                                      e.ToString()));
           }
           n.op = it->second;
           n.a = AsFloat(n.a, x.operands[0]);
@@ -443,9 +473,11 @@ class Compiler {
         } else if (kFloatFns->count(x.name)) {
           return Error(absl::StrCat("function ", x.name, " with result type ",
                                     x.dtype.ToString(), " and argument type ",
-                                    x.operands[0].dtype().ToString(), ": ", e.ToString()));
+                                    x.operands[0].dtype().ToString(), ": ",
+                                    e.ToString()));
         } else {
-          return Error(absl::StrCat("unknown function ", x.name, " in ", e.ToString()));
+          return Error(
+              absl::StrCat("unknown function ", x.name, " in ", e.ToString()));
         }
         return AddNode(n, e);
       }
@@ -453,34 +485,39 @@ class Compiler {
         if (x.buffer == nullptr) return Error("load from a null buffer");
         auto it = scope_bufs_.find(x.buffer.get());
         if (it == scope_bufs_.end()) {
-          return Error(absl::StrCat("load from buffer ", x.buffer->name,
-                                    ", which is neither a parameter nor allocated by an "
-                                    "enclosing block"));
+          return Error(
+              absl::StrCat("load from buffer ", x.buffer->name,
+                           ", which is neither a parameter nor allocated by an "
+                           "enclosing block"));
         }
         if (x.operands.size() != x.buffer->shape.size()) {
-          return Error(absl::StrCat("load from ", x.buffer->name, " with ", x.operands.size(),
-                                    " indices for shape ", ShapeString(x.buffer->shape)));
+          return Error(absl::StrCat("load from ", x.buffer->name, " with ",
+                                    x.operands.size(), " indices for shape ",
+                                    ShapeString(x.buffer->shape)));
         }
         if (x.dtype.is_float() != x.buffer->dtype.is_float()) {
-          return Error(absl::StrCat("load of type ", x.dtype.ToString(), " from ",
-                                    x.buffer->name, " of type ",
+          return Error(absl::StrCat("load of type ", x.dtype.ToString(),
+                                    " from ", x.buffer->name, " of type ",
                                     x.buffer->dtype.ToString()));
         }
         std::vector<int32_t> indices;
         for (const Expr& index : x.operands) {
-          LATHE_ASSIGN_OR_RETURN(int32_t id,
-                                 CompileIndex(index, absl::StrCat("load from ", x.buffer->name)));
+          LATHE_ASSIGN_OR_RETURN(
+              int32_t id,
+              CompileIndex(index, absl::StrCat("load from ", x.buffer->name)));
           indices.push_back(id);
         }
         n.first_index = static_cast<int32_t>(out_->index_lists.size());
-        out_->index_lists.insert(out_->index_lists.end(), indices.begin(), indices.end());
+        out_->index_lists.insert(out_->index_lists.end(), indices.begin(),
+                                 indices.end());
         n.slot = it->second;
         n.op = is_float ? Op::kFLoad : Op::kILoad;
         n.wrap_bits = 0;  // stored values are already of the buffer's type
         return AddNode(n, e);
       }
     }
-    return Error(absl::StrCat("unknown expression kind ", static_cast<int>(x.kind)));
+    return Error(
+        absl::StrCat("unknown expression kind ", static_cast<int>(x.kind)));
   }
 
   int32_t AddStmt(const SNode& s) {
@@ -495,7 +532,8 @@ class Compiler {
       case StmtKind::kFor: {
         const ForNode& f = *stmt->as<ForNode>();
         if (f.extent < 0) {
-          return Error(absl::StrCat("loop ", f.var.defined() ? f.var->name : "?",
+          return Error(absl::StrCat("loop ",
+                                    f.var.defined() ? f.var->name : "?",
                                     " has negative extent ", f.extent));
         }
         s.op = SOp::kFor;
@@ -515,7 +553,8 @@ class Compiler {
         s.op = SOp::kSeq;
         s.first = static_cast<int32_t>(out_->stmt_lists.size());
         s.count = static_cast<int32_t>(children.size());
-        out_->stmt_lists.insert(out_->stmt_lists.end(), children.begin(), children.end());
+        out_->stmt_lists.insert(out_->stmt_lists.end(), children.begin(),
+                                children.end());
         return AddStmt(s);
       }
       case StmtKind::kBlock: {
@@ -529,18 +568,21 @@ class Compiler {
         const Buffer& b = *st.buffer;
         auto it = scope_bufs_.find(&b);
         if (it == scope_bufs_.end()) {
-          return Error(absl::StrCat("store to buffer ", b.name,
-                                    ", which is neither a parameter nor allocated by an "
-                                    "enclosing block"));
+          return Error(
+              absl::StrCat("store to buffer ", b.name,
+                           ", which is neither a parameter nor allocated by an "
+                           "enclosing block"));
         }
         if (st.indices.size() != b.shape.size()) {
-          return Error(absl::StrCat("store to ", b.name, " with ", st.indices.size(),
-                                    " indices for shape ", ShapeString(b.shape)));
+          return Error(absl::StrCat("store to ", b.name, " with ",
+                                    st.indices.size(), " indices for shape ",
+                                    ShapeString(b.shape)));
         }
         std::vector<int32_t> indices;
         for (const Expr& index : st.indices) {
-          LATHE_ASSIGN_OR_RETURN(int32_t id,
-                                 CompileIndex(index, absl::StrCat("store to ", b.name)));
+          LATHE_ASSIGN_OR_RETURN(
+              int32_t id,
+              CompileIndex(index, absl::StrCat("store to ", b.name)));
           indices.push_back(id);
         }
         s.op = SOp::kStore;
@@ -548,7 +590,8 @@ class Compiler {
         s.block = cur_block_;
         s.first = static_cast<int32_t>(out_->index_lists.size());
         s.count = static_cast<int32_t>(indices.size());
-        out_->index_lists.insert(out_->index_lists.end(), indices.begin(), indices.end());
+        out_->index_lists.insert(out_->index_lists.end(), indices.begin(),
+                                 indices.end());
         LATHE_ASSIGN_OR_RETURN(s.value, CompileExpr(st.value));
         s.value_is_float = IsFloatNode(s.value);
         return AddStmt(s);
@@ -558,7 +601,8 @@ class Compiler {
         s.op = SOp::kIf;
         LATHE_ASSIGN_OR_RETURN(s.value, CompileExpr(i.cond));
         if (IsFloatNode(s.value)) {
-          return Error(absl::StrCat("if condition of type float: ", i.cond.ToString()));
+          return Error(
+              absl::StrCat("if condition of type float: ", i.cond.ToString()));
         }
         LATHE_ASSIGN_OR_RETURN(s.body, CompileStmt(i.then_case.get()));
         if (i.else_case != nullptr) {
@@ -583,8 +627,8 @@ class Compiler {
     info.name = block.name;
     if (block.iter_values.size() != block.iter_vars.size()) {
       return Error(absl::StrCat("block has ", block.iter_vars.size(),
-                                " iteration variables but ", block.iter_values.size(),
-                                " iteration values"));
+                                " iteration variables but ",
+                                block.iter_values.size(), " iteration values"));
     }
     // 1.
     for (size_t k = 0; k < block.iter_vars.size(); ++k) {
@@ -607,20 +651,23 @@ class Compiler {
       }
     }
     // 3.
-    if (!block.predicate.defined()) return Error("block predicate is undefined");
+    if (!block.predicate.defined())
+      return Error("block predicate is undefined");
     if (!(block.predicate.is_int_imm() && block.predicate.int_value() != 0)) {
       LATHE_ASSIGN_OR_RETURN(info.predicate, CompileExpr(block.predicate));
       if (IsFloatNode(info.predicate)) {
-        return Error(absl::StrCat("predicate of type float: ", block.predicate.ToString()));
+        return Error(absl::StrCat("predicate of type float: ",
+                                  block.predicate.ToString()));
       }
     }
     // 4.
     for (const BufferPtr& b : block.alloc_buffers) {
       if (b == nullptr) return Error("allocation of a null buffer");
       if (allocated_.count(b.get())) {
-        return Error(absl::StrCat("buffer ", b->name,
-                                  " is allocated here but is already a parameter or "
-                                  "allocated by another block"));
+        return Error(
+            absl::StrCat("buffer ", b->name,
+                         " is allocated here but is already a parameter or "
+                         "allocated by another block"));
       }
       LATHE_RETURN_IF_ERROR(CheckBuffer(*b));
       allocated_.insert(b.get());
@@ -646,7 +693,7 @@ class Compiler {
   CompiledProgram* out_;
   std::map<const ExprNode*, int32_t> scope_vars_;  // variables in scope -> slot
   std::map<const Buffer*, int32_t> scope_bufs_;    // buffers in scope -> id
-  std::set<const Buffer*> allocated_;              // params and every allocation
+  std::set<const Buffer*> allocated_;  // params and every allocation
   int32_t num_slots_ = 0;
   int32_t cur_block_ = -1;
 };
@@ -729,8 +776,8 @@ class Executor {
 
   // Evaluates the indices of an access into idx. Returns the flat offset, or
   // -1 after recording an out-of-bounds error (or when already failed).
-  int64_t Offset(int32_t buffer, const int32_t* index_nodes, int32_t block, bool is_store,
-                 int64_t* idx) {
+  int64_t Offset(int32_t buffer, const int32_t* index_nodes, int32_t block,
+                 bool is_store, int64_t* idx) {
     const BufState& state = bufs_[buffer];
     const int64_t* shape = state.shape;
     int64_t offset = 0;
@@ -744,9 +791,9 @@ class Executor {
     if (failed_) return -1;
     if (!in_bounds) {
       const Buffer& b = *p_.buffers[buffer].buffer;
-      Fail(absl::OutOfRangeError(absl::StrCat(is_store ? "store to " : "load of ",
-                                              Element(b, idx), " outside shape ",
-                                              ShapeString(b.shape), InBlock(block))));
+      Fail(absl::OutOfRangeError(absl::StrCat(
+          is_store ? "store to " : "load of ", Element(b, idx),
+          " outside shape ", ShapeString(b.shape), InBlock(block))));
       return -1;
     }
     return offset;
@@ -755,21 +802,23 @@ class Executor {
   // Offset of a load, which must also read an element already written.
   int64_t LoadOffset(const ENode& n) {
     int64_t idx[kMaxDims];
-    int64_t offset = Offset(n.slot, index_lists_ + n.first_index, n.block, false, idx);
+    int64_t offset =
+        Offset(n.slot, index_lists_ + n.first_index, n.block, false, idx);
     if (offset < 0) return -1;
     const uint8_t* written = bufs_[n.slot].written;
     if (written != nullptr && !written[offset]) {
-      Fail(absl::FailedPreconditionError(absl::StrCat("read of ",
-                                                      Element(*p_.buffers[n.slot].buffer, idx),
-                                                      " before it was written", InBlock(n.block))));
+      Fail(absl::FailedPreconditionError(
+          absl::StrCat("read of ", Element(*p_.buffers[n.slot].buffer, idx),
+                       " before it was written", InBlock(n.block))));
       return -1;
     }
     return offset;
   }
 
   void DivisionByZero(const ENode& n, int32_t id) {
-    Fail(absl::FailedPreconditionError(absl::StrCat(
-        "division by zero in ", p_.node_exprs[id].ToString(), InBlock(n.block))));
+    Fail(absl::FailedPreconditionError(
+        absl::StrCat("division by zero in ", p_.node_exprs[id].ToString(),
+                     InBlock(n.block))));
   }
 
   int64_t EvalI(int32_t id) {
@@ -797,9 +846,10 @@ class Executor {
           return 0;
         }
         if (b == -1) {  // avoids the trap of INT64_MIN / -1
-          return Wrap(n, n.op == Op::kIFloorDiv
-                             ? static_cast<int64_t>(0 - static_cast<uint64_t>(a))
-                             : 0);
+          return Wrap(n,
+                      n.op == Op::kIFloorDiv
+                          ? static_cast<int64_t>(0 - static_cast<uint64_t>(a))
+                          : 0);
         }
         int64_t q = FloorDivInt(a, b);
         return Wrap(n, n.op == Op::kIFloorDiv ? q : a - q * b);
@@ -812,22 +862,38 @@ class Executor {
         int64_t a = EvalI(n.a), b = EvalI(n.b);
         return a > b ? a : b;
       }
-      case Op::kIEq: return EvalI(n.a) == EvalI(n.b);
-      case Op::kINe: return EvalI(n.a) != EvalI(n.b);
-      case Op::kILt: return EvalI(n.a) < EvalI(n.b);
-      case Op::kILe: return EvalI(n.a) <= EvalI(n.b);
-      case Op::kIGt: return EvalI(n.a) > EvalI(n.b);
-      case Op::kIGe: return EvalI(n.a) >= EvalI(n.b);
-      case Op::kFEq: return EvalF(n.a) == EvalF(n.b);
-      case Op::kFNe: return EvalF(n.a) != EvalF(n.b);
-      case Op::kFLt: return EvalF(n.a) < EvalF(n.b);
-      case Op::kFLe: return EvalF(n.a) <= EvalF(n.b);
-      case Op::kFGt: return EvalF(n.a) > EvalF(n.b);
-      case Op::kFGe: return EvalF(n.a) >= EvalF(n.b);
-      case Op::kAnd: return EvalI(n.a) != 0 && EvalI(n.b) != 0;
-      case Op::kOr: return EvalI(n.a) != 0 || EvalI(n.b) != 0;
-      case Op::kNot: return EvalI(n.a) == 0;
-      case Op::kISelect: return EvalI(n.a) != 0 ? EvalI(n.b) : EvalI(n.c);
+      case Op::kIEq:
+        return EvalI(n.a) == EvalI(n.b);
+      case Op::kINe:
+        return EvalI(n.a) != EvalI(n.b);
+      case Op::kILt:
+        return EvalI(n.a) < EvalI(n.b);
+      case Op::kILe:
+        return EvalI(n.a) <= EvalI(n.b);
+      case Op::kIGt:
+        return EvalI(n.a) > EvalI(n.b);
+      case Op::kIGe:
+        return EvalI(n.a) >= EvalI(n.b);
+      case Op::kFEq:
+        return EvalF(n.a) == EvalF(n.b);
+      case Op::kFNe:
+        return EvalF(n.a) != EvalF(n.b);
+      case Op::kFLt:
+        return EvalF(n.a) < EvalF(n.b);
+      case Op::kFLe:
+        return EvalF(n.a) <= EvalF(n.b);
+      case Op::kFGt:
+        return EvalF(n.a) > EvalF(n.b);
+      case Op::kFGe:
+        return EvalF(n.a) >= EvalF(n.b);
+      case Op::kAnd:
+        return EvalI(n.a) != 0 && EvalI(n.b) != 0;
+      case Op::kOr:
+        return EvalI(n.a) != 0 || EvalI(n.b) != 0;
+      case Op::kNot:
+        return EvalI(n.a) == 0;
+      case Op::kISelect:
+        return EvalI(n.a) != 0 ? EvalI(n.b) : EvalI(n.c);
       case Op::kICastInt: {
         int64_t v = EvalI(n.a);
         if (n.dtype.is_bool()) return v != 0;
@@ -848,7 +914,8 @@ class Executor {
       }
       case Op::kIAbs: {
         int64_t v = EvalI(n.a);
-        return Wrap(n, v < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(v)) : v);
+        return Wrap(
+            n, v < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(v)) : v);
       }
       case Op::kILoad: {
         int64_t offset = LoadOffset(n);
@@ -867,9 +934,12 @@ class Executor {
 
   static inline double Round(const ENode& n, double v) {
     switch (n.fround) {
-      case FRound::kNone: return v;
-      case FRound::kF32: return static_cast<double>(static_cast<float>(v));
-      case FRound::kOther: return RoundToDType(v, n.dtype);
+      case FRound::kNone:
+        return v;
+      case FRound::kF32:
+        return static_cast<double>(static_cast<float>(v));
+      case FRound::kOther:
+        return RoundToDType(v, n.dtype);
     }
     return v;
   }
@@ -877,12 +947,18 @@ class Executor {
   double EvalF(int32_t id) {
     const ENode& n = nodes_[id];
     switch (n.op) {
-      case Op::kFConst: return n.fval;
-      case Op::kFAdd: return Round(n, EvalF(n.a) + EvalF(n.b));
-      case Op::kFSub: return Round(n, EvalF(n.a) - EvalF(n.b));
-      case Op::kFMul: return Round(n, EvalF(n.a) * EvalF(n.b));
-      case Op::kFDiv: return Round(n, EvalF(n.a) / EvalF(n.b));
-      case Op::kFFloorDiv: return Round(n, std::floor(EvalF(n.a) / EvalF(n.b)));
+      case Op::kFConst:
+        return n.fval;
+      case Op::kFAdd:
+        return Round(n, EvalF(n.a) + EvalF(n.b));
+      case Op::kFSub:
+        return Round(n, EvalF(n.a) - EvalF(n.b));
+      case Op::kFMul:
+        return Round(n, EvalF(n.a) * EvalF(n.b));
+      case Op::kFDiv:
+        return Round(n, EvalF(n.a) / EvalF(n.b));
+      case Op::kFFloorDiv:
+        return Round(n, std::floor(EvalF(n.a) / EvalF(n.b)));
       case Op::kFFloorMod: {
         double a = EvalF(n.a), b = EvalF(n.b);
         return Round(n, a - std::floor(a / b) * b);
@@ -895,14 +971,22 @@ class Executor {
         double a = EvalF(n.a), b = EvalF(n.b);
         return a < b ? b : a;
       }
-      case Op::kFSelect: return EvalI(n.a) != 0 ? EvalF(n.b) : EvalF(n.c);
-      case Op::kFCastInt: return Round(n, static_cast<double>(EvalI(n.a)));
-      case Op::kFCastFloat: return Round(n, EvalF(n.a));
-      case Op::kFExp: return Round(n, std::exp(EvalF(n.a)));
-      case Op::kFSqrt: return Round(n, std::sqrt(EvalF(n.a)));
-      case Op::kFLog: return Round(n, std::log(EvalF(n.a)));
-      case Op::kFTanh: return Round(n, std::tanh(EvalF(n.a)));
-      case Op::kFAbs: return std::fabs(EvalF(n.a));
+      case Op::kFSelect:
+        return EvalI(n.a) != 0 ? EvalF(n.b) : EvalF(n.c);
+      case Op::kFCastInt:
+        return Round(n, static_cast<double>(EvalI(n.a)));
+      case Op::kFCastFloat:
+        return Round(n, EvalF(n.a));
+      case Op::kFExp:
+        return Round(n, std::exp(EvalF(n.a)));
+      case Op::kFSqrt:
+        return Round(n, std::sqrt(EvalF(n.a)));
+      case Op::kFLog:
+        return Round(n, std::log(EvalF(n.a)));
+      case Op::kFTanh:
+        return Round(n, std::tanh(EvalF(n.a)));
+      case Op::kFAbs:
+        return std::fabs(EvalF(n.a));
       case Op::kFLoad: {
         int64_t offset = LoadOffset(n);
         if (offset < 0) return 0;
@@ -966,16 +1050,18 @@ class Executor {
       in_bounds &= (i >= 0) & (i < state.shape[k]);
       offset = offset * state.shape[k] + i;
     }
-    double value = s.value_is_float ? EvalF(s.value) : static_cast<double>(EvalI(s.value));
+    double value =
+        s.value_is_float ? EvalF(s.value) : static_cast<double>(EvalI(s.value));
     if (failed_) return;
     if (info.kind == BufKind::kInput) {
-      Fail(absl::FailedPreconditionError(absl::StrCat(
-          "store to input ", Element(b, idx), InBlock(s.block))));
+      Fail(absl::FailedPreconditionError(
+          absl::StrCat("store to input ", Element(b, idx), InBlock(s.block))));
       return;
     }
     if (!in_bounds) {
-      Fail(absl::OutOfRangeError(absl::StrCat("store to ", Element(b, idx), " outside shape ",
-                                              ShapeString(b.shape), InBlock(s.block))));
+      Fail(absl::OutOfRangeError(
+          absl::StrCat("store to ", Element(b, idx), " outside shape ",
+                       ShapeString(b.shape), InBlock(s.block))));
       return;
     }
     state.data[offset] = info.store_round == FRound::kF32
@@ -992,7 +1078,8 @@ class Executor {
     // 1. Iteration values never use the block's own variables (checked when
     // compiling), so binding one by one is safe.
     const size_t n = b.iter_slots.size();
-    for (size_t k = 0; k < n; ++k) slots_[b.iter_slots[k]] = EvalIndex(b.iter_values[k]);
+    for (size_t k = 0; k < n; ++k)
+      slots_[b.iter_slots[k]] = EvalIndex(b.iter_values[k]);
     if (failed_) return;
     // 2.
     if (b.predicate >= 0) {
@@ -1003,16 +1090,17 @@ class Executor {
     for (size_t k = 0; k < n; ++k) {
       int64_t v = slots_[b.iter_slots[k]];
       if (v < 0 || v >= b.extents[k]) {
-        Fail(absl::OutOfRangeError(absl::StrCat("block ", b.name, ": iteration variable ",
-                                                b.iter_names[k], " = ", v, " outside [0, ",
-                                                b.extents[k], ")")));
+        Fail(absl::OutOfRangeError(absl::StrCat(
+            "block ", b.name, ": iteration variable ", b.iter_names[k], " = ",
+            v, " outside [0, ", b.extents[k], ")")));
         return;
       }
     }
     ++block_instances_;
     // 4.
     for (int32_t buf : b.allocs) {
-      std::memset(bufs_[buf].written, 0, static_cast<size_t>(p_.buffers[buf].size));
+      std::memset(bufs_[buf].written, 0,
+                  static_cast<size_t>(p_.buffers[buf].size));
     }
     // 5.
     if (b.init >= 0 && b.is_reduction) {
@@ -1068,38 +1156,41 @@ absl::Status Interpreter::Run(const std::vector<TensorData*>& args,
   // 1. Check the arguments.
   auto params = [&] {
     std::vector<std::string> names;
-    for (int32_t i = 0; i < p.num_params; ++i) names.push_back(p.buffers[i].buffer->name);
+    for (int32_t i = 0; i < p.num_params; ++i)
+      names.push_back(p.buffers[i].buffer->name);
     return absl::StrJoin(names, ", ");
   };
   if (static_cast<int32_t>(args.size()) != p.num_params) {
-    return absl::InvalidArgumentError(absl::StrCat("interpret ", p.name, ": expected ",
-                                                   p.num_params, " arguments (", params(),
-                                                   "), got ", args.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("interpret ", p.name, ": expected ", p.num_params,
+                     " arguments (", params(), "), got ", args.size()));
   }
   std::set<const TensorData*> distinct;
   for (int32_t i = 0; i < p.num_params; ++i) {
     const Buffer& b = *p.buffers[i].buffer;
     const TensorData* arg = args[i];
-    std::string which = absl::StrCat("interpret ", p.name, ": argument ", i, " (", b.name, ")");
-    if (arg == nullptr) return absl::InvalidArgumentError(absl::StrCat(which, " is null"));
+    std::string which =
+        absl::StrCat("interpret ", p.name, ": argument ", i, " (", b.name, ")");
+    if (arg == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat(which, " is null"));
     if (!distinct.insert(arg).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(which, " is the same tensor as an earlier argument"));
     }
     if (arg->dtype != b.dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(which, " has dtype ",
-                                                     arg->dtype.ToString(), ", expected ",
-                                                     b.dtype.ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(which, " has dtype ", arg->dtype.ToString(),
+                       ", expected ", b.dtype.ToString()));
     }
     if (arg->shape != b.shape) {
-      return absl::InvalidArgumentError(absl::StrCat(which, " has shape ",
-                                                     ShapeString(arg->shape), ", expected ",
-                                                     ShapeString(b.shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(which, " has shape ", ShapeString(arg->shape),
+                       ", expected ", ShapeString(b.shape)));
     }
     if (arg->size() != b.NumElements()) {
-      return absl::InvalidArgumentError(absl::StrCat(which, " holds ", arg->size(),
-                                                     " values for shape ",
-                                                     ShapeString(b.shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(which, " holds ", arg->size(), " values for shape ",
+                       ShapeString(b.shape)));
     }
     if (p.buffers[i].kind == BufKind::kInput) {
       for (int64_t k = 0; k < arg->size(); ++k) {
@@ -1141,15 +1232,18 @@ absl::Status Interpreter::Run(const std::vector<TensorData*>& args,
     stats->stores = executor.stores();
     stats->output_written.clear();
     for (size_t i = 0; i < p.buffers.size(); ++i) {
-      if (p.buffers[i].kind == BufKind::kOutput) stats->output_written.push_back(written[i]);
+      if (p.buffers[i].kind == BufKind::kOutput)
+        stats->output_written.push_back(written[i]);
     }
   }
   return status;
 }
 
-absl::Status Interpret(const Program& program, const std::vector<TensorData*>& args,
+absl::Status Interpret(const Program& program,
+                       const std::vector<TensorData*>& args,
                        InterpretStats* stats) {
-  LATHE_ASSIGN_OR_RETURN(Interpreter interpreter, Interpreter::Compile(program));
+  LATHE_ASSIGN_OR_RETURN(Interpreter interpreter,
+                         Interpreter::Compile(program));
   return interpreter.Run(args, stats);
 }
 

@@ -51,7 +51,8 @@ namespace lathe {
 
 // What one run did, for tests and throughput measurements.
 struct InterpretStats {
-  int64_t block_instances = 0;  // executed instances (predicate true), root included
+  int64_t block_instances =
+      0;  // executed instances (predicate true), root included
   int64_t stores = 0;
   // Per output parameter, per element (row-major): 1 when written in the run.
   std::vector<std::vector<uint8_t>> output_written;

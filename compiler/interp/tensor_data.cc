@@ -18,7 +18,8 @@ TensorData TensorData::Like(const Buffer& buffer) {
 double RoundToDType(double value, DType dtype) {
   switch (dtype.code()) {
     case DType::Code::kFloat:
-      if (dtype.bits() == 32) return static_cast<double>(static_cast<float>(value));
+      if (dtype.bits() == 32)
+        return static_cast<double>(static_cast<float>(value));
       return value;  // float16 rounding arrives with float16 workloads
     case DType::Code::kBool:
       return value != 0 ? 1.0 : 0.0;

@@ -7,9 +7,12 @@ namespace lathe {
 
 const char* BufferScopeName(BufferScope scope) {
   switch (scope) {
-    case BufferScope::kGlobal: return "global";
-    case BufferScope::kLocal: return "local";
-    case BufferScope::kShared: return "shared";
+    case BufferScope::kGlobal:
+      return "global";
+    case BufferScope::kLocal:
+      return "local";
+    case BufferScope::kShared:
+      return "shared";
   }
   return "?";
 }

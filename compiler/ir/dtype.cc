@@ -32,9 +32,9 @@ absl::StatusOr<DType> DType::Parse(const std::string& text) {
   for (const auto& known : kKnown) {
     if (text == known.name) return known.type;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown dtype \"", text,
-      "\"; accepted: float32, float16, int8, int32, int64, bool"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype \"", text,
+                   "\"; accepted: float32, float16, int8, int32, int64, bool"));
 }
 
 }  // namespace lathe

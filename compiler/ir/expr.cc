@@ -24,18 +24,24 @@ Expr FoldIntBinary(ExprKind kind, const Expr& a, const Expr& b) {
   if (a.is_int_imm() && b.is_int_imm()) {
     int64_t x = a.int_value(), y = b.int_value();
     switch (kind) {
-      case ExprKind::kAdd: return IntImm(x + y, a.dtype());
-      case ExprKind::kSub: return IntImm(x - y, a.dtype());
-      case ExprKind::kMul: return IntImm(x * y, a.dtype());
+      case ExprKind::kAdd:
+        return IntImm(x + y, a.dtype());
+      case ExprKind::kSub:
+        return IntImm(x - y, a.dtype());
+      case ExprKind::kMul:
+        return IntImm(x * y, a.dtype());
       case ExprKind::kFloorDiv:
         if (y != 0) return IntImm(FloorDivInt(x, y), a.dtype());
         break;
       case ExprKind::kFloorMod:
         if (y != 0) return IntImm(FloorModInt(x, y), a.dtype());
         break;
-      case ExprKind::kMin: return IntImm(std::min(x, y), a.dtype());
-      case ExprKind::kMax: return IntImm(std::max(x, y), a.dtype());
-      default: break;
+      case ExprKind::kMin:
+        return IntImm(std::min(x, y), a.dtype());
+      case ExprKind::kMax:
+        return IntImm(std::max(x, y), a.dtype());
+      default:
+        break;
     }
     return Expr();
   }
@@ -130,12 +136,24 @@ Expr MakeBinary(ExprKind kind, Expr a, Expr b) {
     int64_t x = a.int_value(), y = b.int_value();
     bool v = false;
     switch (kind) {
-      case ExprKind::kEq: v = x == y; break;
-      case ExprKind::kNe: v = x != y; break;
-      case ExprKind::kLt: v = x < y; break;
-      case ExprKind::kLe: v = x <= y; break;
-      case ExprKind::kGt: v = x > y; break;
-      default: v = x >= y; break;
+      case ExprKind::kEq:
+        v = x == y;
+        break;
+      case ExprKind::kNe:
+        v = x != y;
+        break;
+      case ExprKind::kLt:
+        v = x < y;
+        break;
+      case ExprKind::kLe:
+        v = x <= y;
+        break;
+      case ExprKind::kGt:
+        v = x > y;
+        break;
+      default:
+        v = x >= y;
+        break;
     }
     return IntImm(v ? 1 : 0, DType::Bool());
   }
@@ -160,8 +178,7 @@ Expr Max(Expr a, Expr b) {
 Expr True() { return IntImm(1, DType::Bool()); }
 
 static bool IsBoolConst(const Expr& e, bool value) {
-  return e.is_int_imm() && e.dtype().is_bool() &&
-         (e.int_value() != 0) == value;
+  return e.is_int_imm() && e.dtype().is_bool() && (e.int_value() != 0) == value;
 }
 
 Expr And(Expr a, Expr b) {
@@ -200,7 +217,8 @@ Expr Select(Expr cond, Expr then_value, Expr else_value) {
 
 Expr Cast(DType dtype, Expr value) {
   if (value.dtype() == dtype) return value;
-  if (value.is_int_imm() && dtype.is_int()) return IntImm(value.int_value(), dtype);
+  if (value.is_int_imm() && dtype.is_int())
+    return IntImm(value.int_value(), dtype);
   if (value.is_int_imm() && dtype.is_float()) {
     return FloatImm(static_cast<double>(value.int_value()), dtype);
   }
@@ -247,7 +265,8 @@ Expr MaxValue(DType dtype) {
     return FloatImm(std::numeric_limits<double>::infinity(), dtype);
   }
   if (dtype.is_bool()) return IntImm(1, dtype);
-  int bits = dtype.code() == DType::Code::kUInt ? dtype.bits() : dtype.bits() - 1;
+  int bits =
+      dtype.code() == DType::Code::kUInt ? dtype.bits() : dtype.bits() - 1;
   return IntImm(bits >= 63 ? std::numeric_limits<int64_t>::max()
                            : (int64_t{1} << bits) - 1,
                 dtype);

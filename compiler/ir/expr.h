@@ -77,21 +77,22 @@ class Expr;
 struct ExprNode {
   ExprKind kind;
   DType dtype;
-  int64_t int_value = 0;    // IntImm
-  double float_value = 0;   // FloatImm
-  std::string name;         // Var: name hint; Call: function name
+  int64_t int_value = 0;   // IntImm
+  double float_value = 0;  // FloatImm
+  std::string name;        // Var: name hint; Call: function name
   std::vector<Expr> operands;
-  BufferPtr buffer;         // Load
+  BufferPtr buffer;  // Load
 };
 
 class Expr {
  public:
   Expr() = default;
-  explicit Expr(std::shared_ptr<const ExprNode> node) : node_(std::move(node)) {}
+  explicit Expr(std::shared_ptr<const ExprNode> node)
+      : node_(std::move(node)) {}
   // Implicit conversions make index arithmetic read naturally: `i * 4 + 1`.
   Expr(int64_t value);  // NOLINT(google-explicit-constructor)
   Expr(int value) : Expr(static_cast<int64_t>(value)) {}  // NOLINT
-  Expr(double value);   // NOLINT: a float32 immediate
+  Expr(double value);  // NOLINT: a float32 immediate
 
   bool defined() const { return node_ != nullptr; }
   const ExprNode* get() const { return node_.get(); }

@@ -14,36 +14,65 @@ namespace {
 // Binding strength of infix operators, for minimal parentheses.
 int Precedence(ExprKind kind) {
   switch (kind) {
-    case ExprKind::kOr: return 1;
-    case ExprKind::kAnd: return 2;
-    case ExprKind::kEq: case ExprKind::kNe: return 3;
-    case ExprKind::kLt: case ExprKind::kLe:
-    case ExprKind::kGt: case ExprKind::kGe: return 4;
-    case ExprKind::kAdd: case ExprKind::kSub: return 5;
-    case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kFloorDiv: case ExprKind::kFloorMod: return 6;
-    case ExprKind::kNot: return 7;
-    default: return 8;  // atoms and calls
+    case ExprKind::kOr:
+      return 1;
+    case ExprKind::kAnd:
+      return 2;
+    case ExprKind::kEq:
+    case ExprKind::kNe:
+      return 3;
+    case ExprKind::kLt:
+    case ExprKind::kLe:
+    case ExprKind::kGt:
+    case ExprKind::kGe:
+      return 4;
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+      return 5;
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kFloorDiv:
+    case ExprKind::kFloorMod:
+      return 6;
+    case ExprKind::kNot:
+      return 7;
+    default:
+      return 8;  // atoms and calls
   }
 }
 
 const char* InfixSymbol(ExprKind kind) {
   switch (kind) {
-    case ExprKind::kAdd: return " + ";
-    case ExprKind::kSub: return " - ";
-    case ExprKind::kMul: return " * ";
-    case ExprKind::kDiv: return " / ";
-    case ExprKind::kFloorDiv: return " // ";
-    case ExprKind::kFloorMod: return " % ";
-    case ExprKind::kEq: return " == ";
-    case ExprKind::kNe: return " != ";
-    case ExprKind::kLt: return " < ";
-    case ExprKind::kLe: return " <= ";
-    case ExprKind::kGt: return " > ";
-    case ExprKind::kGe: return " >= ";
-    case ExprKind::kAnd: return " && ";
-    case ExprKind::kOr: return " || ";
-    default: return nullptr;
+    case ExprKind::kAdd:
+      return " + ";
+    case ExprKind::kSub:
+      return " - ";
+    case ExprKind::kMul:
+      return " * ";
+    case ExprKind::kDiv:
+      return " / ";
+    case ExprKind::kFloorDiv:
+      return " // ";
+    case ExprKind::kFloorMod:
+      return " % ";
+    case ExprKind::kEq:
+      return " == ";
+    case ExprKind::kNe:
+      return " != ";
+    case ExprKind::kLt:
+      return " < ";
+    case ExprKind::kLe:
+      return " <= ";
+    case ExprKind::kGt:
+      return " > ";
+    case ExprKind::kGe:
+      return " >= ";
+    case ExprKind::kAnd:
+      return " && ";
+    case ExprKind::kOr:
+      return " || ";
+    default:
+      return nullptr;
   }
 }
 
@@ -117,7 +146,8 @@ class Printer {
     std::vector<std::string> ivs;
     for (size_t i = 0; i < b.iter_vars.size(); ++i) {
       const IterVar& iv = b.iter_vars[i];
-      std::string binding = i < b.iter_values.size() ? Expr_(b.iter_values[i]) : "?";
+      std::string binding =
+          i < b.iter_values.size() ? Expr_(b.iter_values[i]) : "?";
       ivs.push_back(absl::StrCat(DefineVar(iv.var, "v"), " = ",
                                  IterTypeName(iv.type), "(", iv.extent, ", ",
                                  binding, ")"));
@@ -166,9 +196,9 @@ class Printer {
   }
 
   std::string BufferDecl(const BufferPtr& b, const char* prefix) {
-    std::string decl = absl::StrCat(DefineBuffer(b, prefix), ": ",
-                                    b->dtype.ToString(), "[",
-                                    absl::StrJoin(b->shape, ", "), "]");
+    std::string decl =
+        absl::StrCat(DefineBuffer(b, prefix), ": ", b->dtype.ToString(), "[",
+                     absl::StrJoin(b->shape, ", "), "]");
     if (b->scope != BufferScope::kGlobal) {
       absl::StrAppend(&decl, " ", BufferScopeName(b->scope));
     }
@@ -221,12 +251,14 @@ class Printer {
       std::snprintf(buf, sizeof(buf), "%.9g", n.float_value);
       std::string text = buf;
       if (text.find_first_of(".e") == std::string::npos) text += ".0";
-      return n.dtype == DType::Float32() ? text + "f" : text + "_" + n.dtype.ToString();
+      return n.dtype == DType::Float32() ? text + "f"
+                                         : text + "_" + n.dtype.ToString();
     }
     return absl::StrCat(buf, n.dtype.ToString());
   }
 
-  void PrintOperand(const Expr& e, int parent_prec, bool right, std::string* out) {
+  void PrintOperand(const Expr& e, int parent_prec, bool right,
+                    std::string* out) {
     int prec = Precedence(e.kind());
     bool paren = prec < parent_prec || (right && prec == parent_prec);
     if (paren) out->push_back('(');
@@ -253,7 +285,8 @@ class Printer {
           out->append(n.int_value ? "true" : "false");
         } else {
           absl::StrAppend(out, n.int_value);
-          if (n.dtype != DType::Index()) absl::StrAppend(out, "_", n.dtype.ToString());
+          if (n.dtype != DType::Index())
+            absl::StrAppend(out, "_", n.dtype.ToString());
         }
         return;
       case ExprKind::kFloatImm:
@@ -275,16 +308,19 @@ class Printer {
         absl::StrAppend(out, "select(", JoinExprs(n.operands), ")");
         return;
       case ExprKind::kCast:
-        absl::StrAppend(out, n.dtype.ToString(), "(", Expr_(n.operands[0]), ")");
+        absl::StrAppend(out, n.dtype.ToString(), "(", Expr_(n.operands[0]),
+                        ")");
         return;
       case ExprKind::kCall:
         absl::StrAppend(out, n.name, "(", JoinExprs(n.operands), ")");
         return;
       case ExprKind::kLoad:
-        absl::StrAppend(out, BufferName(n.buffer), "[", JoinExprs(n.operands), "]");
+        absl::StrAppend(out, BufferName(n.buffer), "[", JoinExprs(n.operands),
+                        "]");
         return;
       default:
-        absl::StrAppend(out, ExprKindName(n.kind), "(", JoinExprs(n.operands), ")");
+        absl::StrAppend(out, ExprKindName(n.kind), "(", JoinExprs(n.operands),
+                        ")");
         return;
     }
   }

@@ -159,7 +159,8 @@ static std::vector<BufferPtr> Unique(const std::vector<BufferPtr>& buffers) {
 std::vector<BufferPtr> BuffersWritten(const StmtNode& stmt) {
   std::vector<BufferPtr> buffers;
   VisitStmts(&stmt, [&](const StmtNode* s) {
-    if (const auto* store = s->as<StoreNode>()) buffers.push_back(store->buffer);
+    if (const auto* store = s->as<StoreNode>())
+      buffers.push_back(store->buffer);
     return true;
   });
   return Unique(buffers);

@@ -29,7 +29,7 @@ struct BufferAccess {
 };
 
 struct BlockAccesses {
-  std::vector<BufferAccess> reads;   // in order of first appearance
+  std::vector<BufferAccess> reads;  // in order of first appearance
   std::vector<BufferAccess> writes;
 };
 

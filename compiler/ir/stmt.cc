@@ -7,11 +7,16 @@ namespace lathe {
 
 const char* ForKindName(ForKind kind) {
   switch (kind) {
-    case ForKind::kSerial: return "serial";
-    case ForKind::kParallel: return "parallel";
-    case ForKind::kVectorized: return "vectorized";
-    case ForKind::kUnrolled: return "unrolled";
-    case ForKind::kThreadBinding: return "thread_binding";
+    case ForKind::kSerial:
+      return "serial";
+    case ForKind::kParallel:
+      return "parallel";
+    case ForKind::kVectorized:
+      return "vectorized";
+    case ForKind::kUnrolled:
+      return "unrolled";
+    case ForKind::kThreadBinding:
+      return "thread_binding";
   }
   return "?";
 }
@@ -152,8 +157,7 @@ void VisitStmts(StmtNode* root, const std::function<bool(StmtNode*)>& fn) {
 
 void VisitStmts(const StmtNode* root,
                 const std::function<bool(const StmtNode*)>& fn) {
-  VisitStmts(const_cast<StmtNode*>(root),
-             [&](StmtNode* s) { return fn(s); });
+  VisitStmts(const_cast<StmtNode*>(root), [&](StmtNode* s) { return fn(s); });
 }
 
 void VisitOwnExprs(const StmtNode& stmt,

@@ -166,7 +166,8 @@ void VisitStmts(const StmtNode* root,
 // Calls fn on every expression held directly by stmt (not its children):
 // iter values, predicate, store indices and value, if condition (uses, not
 // definitions: loop and iteration variables are not visited).
-void VisitOwnExprs(const StmtNode& stmt, const std::function<void(const Expr&)>& fn);
+void VisitOwnExprs(const StmtNode& stmt,
+                   const std::function<void(const Expr&)>& fn);
 // Replaces every expression held directly by stmt with fn(expr).
 void MutateOwnExprs(StmtNode* stmt, const std::function<Expr(const Expr&)>& fn);
 // Applies MutateOwnExprs to every statement in the tree below and at root.

@@ -36,7 +36,8 @@ struct BufferUse {
 // 1. Collect the accesses of the candidates, in one walk.
 class AccessCollector {
  public:
-  explicit AccessCollector(std::map<const Buffer*, BufferUse>* uses) : uses_(uses) {}
+  explicit AccessCollector(std::map<const Buffer*, BufferUse>* uses)
+      : uses_(uses) {}
 
   void Walk(const StmtNode* s) {
     if (s == nullptr) return;
@@ -58,7 +59,8 @@ class AccessCollector {
         VisitExpr(st->value, [&](const Expr& e) {
           if (e.is(ExprKind::kLoad) && e->buffer.get() == st->buffer.get()) {
             a.is_update = true;
-            if (IndicesText(e->operands) != written) a.reads_other_element = true;
+            if (IndicesText(e->operands) != written)
+              a.reads_other_element = true;
           }
         });
         it->second.accesses.push_back(std::move(a));
@@ -81,7 +83,8 @@ class AccessCollector {
     VisitExpr(e, [&](const Expr& x) {
       if (!x.is(ExprKind::kLoad)) return;
       auto it = uses_->find(x->buffer.get());
-      if (it != uses_->end()) it->second.accesses.push_back({x->operands, loops_});
+      if (it != uses_->end())
+        it->second.accesses.push_back({x->operands, loops_});
     });
   }
 
@@ -89,9 +92,9 @@ class AccessCollector {
   std::vector<const ForNode*> loops_;
 };
 
-
 bool UsesVarIn(const Expr& e, const VarRanges& ranges) {
-  return UsesAnyVar(e, [&](const Expr& v) { return ranges.count(v.get()) > 0; });
+  return UsesAnyVar(e,
+                    [&](const Expr& v) { return ranges.count(v.get()) > 0; });
 }
 
 // The values of an index as the varying loops run: within [min, min + width],
@@ -136,8 +139,9 @@ std::optional<Span> SpanOf(const Expr& index, const VarRanges& varying,
     int64_t count;
     if (atom.is(ExprKind::kFloorDiv)) {
       lo = FloorDiv(inner->min, IntImm(c));
-      count = rem.is_int_imm() ? FloorDivInt(rem.int_value() + inner->width, c) + 1
-                               : FloorDivInt(inner->width + c - 1, c) + 1;
+      count = rem.is_int_imm()
+                  ? FloorDivInt(rem.int_value() + inner->width, c) + 1
+                  : FloorDivInt(inner->width + c - 1, c) + 1;
     } else if (rem.is_int_imm() && rem.int_value() + inner->width < c) {
       lo = rem;
       count = inner->width + 1;
@@ -145,7 +149,8 @@ std::optional<Span> SpanOf(const Expr& index, const VarRanges& varying,
       lo = IntImm(0);
       count = c;
     }
-    min = min + (coef > 0 ? lo * IntImm(coef) : (lo + IntImm(count - 1)) * IntImm(coef));
+    min = min + (coef > 0 ? lo * IntImm(coef)
+                          : (lo + IntImm(count - 1)) * IntImm(coef));
     width += abs_coef * (count - 1);
   }
   return Span{Simplify(min, fixed), width};
@@ -180,7 +185,8 @@ bool UpdateCarriedBy(const Access& update, size_t depth) {
         break;
       }
       if (!UsesVarIn(atom, inner)) continue;  // outer loops: the same shift
-      if (UsesAnyVar(atom, [&](const Expr& v) { return !inner.count(v.get()); })) {
+      if (UsesAnyVar(atom,
+                     [&](const Expr& v) { return !inner.count(v.get()); })) {
         ok = false;
         break;
       }
@@ -191,14 +197,16 @@ bool UpdateCarriedBy(const Access& update, size_t depth) {
       }
       inner_width += (coef < 0 ? -coef : coef) * (b.max - b.min);
     }
-    if (ok && step != 0 && (step < 0 ? -step : step) > inner_width) return false;
+    if (ok && step != 0 && (step < 0 ? -step : step) > inner_width)
+      return false;
   }
   return true;
 }
 
 class Compactor {
  public:
-  Compactor(Program* program, CompactStats* stats) : program_(program), stats_(stats) {}
+  Compactor(Program* program, CompactStats* stats)
+      : program_(program), stats_(stats) {}
 
   void Run() {
     std::map<const Buffer*, BufferUse> uses;
@@ -226,7 +234,9 @@ class Compactor {
     size_t depth = use.accesses[0].loops.size();
     for (const Access& a : use.accesses) {
       size_t d = 0;
-      while (d < depth && d < a.loops.size() && a.loops[d] == use.accesses[0].loops[d]) ++d;
+      while (d < depth && d < a.loops.size() &&
+             a.loops[d] == use.accesses[0].loops[d])
+        ++d;
       depth = d;
     }
     // 2. Above every loop that carries an accumulation.
@@ -259,7 +269,8 @@ class Compactor {
       for (size_t k = 0; k < rank; ++k) {
         Expr index = a.indices[k];
         // A variable that is not a loop around the access has no range.
-        if (UsesAnyVar(index, [&](const Expr& v) { return !all.count(v.get()); })) {
+        if (UsesAnyVar(index,
+                       [&](const Expr& v) { return !all.count(v.get()); })) {
           return false;
         }
         std::optional<Span> span = SpanOf(Simplify(index, all), varying, fixed);
@@ -275,8 +286,9 @@ class Compactor {
         if (!delta.is_bounded()) return false;
         int64_t lo = std::min<int64_t>(0, delta.min);
         int64_t hi = std::max<int64_t>(box[k]->width, delta.max + span->width);
-        box[k] = Span{lo == 0 ? box[k]->min : Simplify(box[k]->min + IntImm(lo), fixed),
-                      hi - lo};
+        box[k] = Span{
+            lo == 0 ? box[k]->min : Simplify(box[k]->min + IntImm(lo), fixed),
+            hi - lo};
       }
     }
     // 4. Dimensions no smaller than the buffer keep their whole range.
@@ -295,18 +307,21 @@ class Compactor {
       }
     }
     if (!shrinks) return false;
-    BufferPtr compact = MakeBuffer(buffer->name, buffer->dtype, shape, buffer->scope);
+    BufferPtr compact =
+        MakeBuffer(buffer->name, buffer->dtype, shape, buffer->scope);
     Rewrite(buffer.get(), compact, mins);
     PlaceIn(loop, compact);
     stats_->compacted.push_back(buffer->name);
-    if (compact->scope == BufferScope::kLocal && compact->NumElements() > kLargeLocalElements) {
+    if (compact->scope == BufferScope::kLocal &&
+        compact->NumElements() > kLargeLocalElements) {
       stats_->large_local.push_back(buffer->name);
     }
     return true;
   }
 
   // index - min in every load and store of `old`, which becomes `compact`.
-  void Rewrite(const Buffer* old, const BufferPtr& compact, const std::vector<Expr>& mins) {
+  void Rewrite(const Buffer* old, const BufferPtr& compact,
+               const std::vector<Expr>& mins) {
     auto shift = [&](std::vector<Expr> indices) {
       for (size_t k = 0; k < indices.size(); ++k) {
         if (!(mins[k].is_int_imm() && mins[k].int_value() == 0)) {
@@ -325,7 +340,8 @@ class Compactor {
     };
     VisitStmts(program_->root->body.get(), [&](StmtNode* s) {
       MutateOwnExprs(s, rewrite_loads);
-      if (StoreNode* st = s->as<StoreNode>(); st != nullptr && st->buffer.get() == old) {
+      if (StoreNode* st = s->as<StoreNode>();
+          st != nullptr && st->buffer.get() == old) {
         st->buffer = compact;
         st->indices = shift(st->indices);
       }
@@ -339,7 +355,8 @@ class Compactor {
     BlockNode* scope = loop->body ? loop->body->as<BlockNode>() : nullptr;
     if (scope == nullptr || !IsAllocScope(*scope)) {
       auto block = std::make_unique<BlockNode>();
-      block->name = program_->FreshName(absl::StrCat(loop->var->name, "_alloc"));
+      block->name =
+          program_->FreshName(absl::StrCat(loop->var->name, "_alloc"));
       block->body = std::move(loop->body);
       scope = block.get();
       loop->body = std::move(block);

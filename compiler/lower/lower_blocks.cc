@@ -24,7 +24,8 @@ class BlockLowerer {
       return LowerBlock(slot, block, bindings);
     }
     if (!bindings.empty()) {
-      MutateOwnExprs(stmt, [&](const Expr& e) { return Substitute(e, bindings); });
+      MutateOwnExprs(stmt,
+                     [&](const Expr& e) { return Substitute(e, bindings); });
     }
     for (StmtPtr* child : ChildSlots(stmt)) {
       LATHE_RETURN_IF_ERROR(Lower(child, bindings));
@@ -33,12 +34,13 @@ class BlockLowerer {
   }
 
  private:
-  absl::Status LowerBlock(StmtPtr* slot, BlockNode* block, const VarMap& outer) {
+  absl::Status LowerBlock(StmtPtr* slot, BlockNode* block,
+                          const VarMap& outer) {
     if (block->iter_values.size() != block->iter_vars.size()) {
-      return absl::InternalError(absl::StrCat(
-          "lower_blocks: block \"", block->name, "\" has ",
-          block->iter_vars.size(), " iteration variables but ",
-          block->iter_values.size(), " bindings"));
+      return absl::InternalError(
+          absl::StrCat("lower_blocks: block \"", block->name, "\" has ",
+                       block->iter_vars.size(), " iteration variables but ",
+                       block->iter_values.size(), " bindings"));
     }
     // 1. The bindings, over loop variables only (nested blocks may bind to
     //    an enclosing block's iteration variables).
@@ -49,7 +51,8 @@ class BlockLowerer {
       bindings[block->iter_vars[i].var] = value;
       if (block->iter_vars[i].type == IterType::kReduce) {
         Expr is_zero = value == IntImm(0, value.dtype());
-        all_reduce_zero = IsTrue(all_reduce_zero) ? is_zero : (all_reduce_zero && is_zero);
+        all_reduce_zero =
+            IsTrue(all_reduce_zero) ? is_zero : (all_reduce_zero && is_zero);
       }
     }
     // 2. Init and body, recursively.

@@ -37,11 +37,13 @@ absl::StatusOr<Program> LowerProgram(const Program& scheduled,
     if (!pass.enabled) continue;
     absl::Status status = pass.run(&program);
     if (!status.ok()) {
-      return absl::Status(status.code(), absl::StrCat("lower: pass ", pass.name,
-                                                      " failed: ", status.message()));
+      return absl::Status(status.code(),
+                          absl::StrCat("lower: pass ", pass.name,
+                                       " failed: ", status.message()));
     }
     if (options.print_after_each) {
-      std::string text = absl::StrCat("# after ", pass.name, "\n", PrintProgram(program));
+      std::string text =
+          absl::StrCat("# after ", pass.name, "\n", PrintProgram(program));
       if (options.print_to != nullptr) {
         absl::StrAppend(options.print_to, text);
       } else {

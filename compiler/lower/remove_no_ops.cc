@@ -26,7 +26,8 @@ void RemoveIn(StmtPtr* slot) {
   if (f->extent == 1) {
     VarMap zero{{f->var, IntImm(0, f->var.dtype())}};
     StmtPtr body = std::move(f->body);
-    MutateAllExprs(body.get(), [&](const Expr& e) { return Substitute(e, zero); });
+    MutateAllExprs(body.get(),
+                   [&](const Expr& e) { return Substitute(e, zero); });
     *slot = std::move(body);
   }
 }

@@ -28,13 +28,14 @@ std::vector<TensorData> MakeInputs(const Workload& workload, uint64_t seed) {
 
 }  // namespace
 
-absl::StatusOr<const ReferenceCache::Entry*> ReferenceCache::Get(const Workload& workload,
-                                                                 uint64_t seed) {
+absl::StatusOr<const ReferenceCache::Entry*> ReferenceCache::Get(
+    const Workload& workload, uint64_t seed) {
   const std::pair<std::string, uint64_t> key{workload.CanonicalForm(), seed};
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     const std::vector<TensorData> inputs = MakeInputs(workload, seed);
-    absl::StatusOr<std::vector<TensorData>> outputs = RunReference(workload, inputs);
+    absl::StatusOr<std::vector<TensorData>> outputs =
+        RunReference(workload, inputs);
     if (!outputs.ok()) return outputs.status();
     // Rounding of a float32 sum of n terms grows about like n * eps; the
     // float work per output element stands in for n (2 per multiply-add).
@@ -43,7 +44,8 @@ absl::StatusOr<const ReferenceCache::Entry*> ReferenceCache::Get(const Workload&
     int64_t output_elements = 0;
     for (const TensorData& output : *outputs) output_elements += output.size();
     const double per_output =
-        static_cast<double>(*flops) / static_cast<double>(std::max<int64_t>(1, output_elements));
+        static_cast<double>(*flops) /
+        static_cast<double>(std::max<int64_t>(1, output_elements));
     if (entries_.size() >= capacity_) {
       auto oldest = entries_.begin();
       for (auto e = entries_.begin(); e != entries_.end(); ++e) {
@@ -67,29 +69,35 @@ std::vector<float*> ReferenceCache::Arguments(const Entry& entry) {
   arguments_.resize(entry.inputs.size() + entry.outputs.size());
   std::vector<float*> pointers;
   for (size_t i = 0; i < arguments_.size(); ++i) {
-    const size_t size = i < entry.inputs.size()
-                            ? entry.inputs[i].size()
-                            : static_cast<size_t>(entry.outputs[i - entry.inputs.size()].size());
+    const size_t size =
+        i < entry.inputs.size()
+            ? entry.inputs[i].size()
+            : static_cast<size_t>(
+                  entry.outputs[i - entry.inputs.size()].size());
     arguments_[i].resize(size);
     pointers.push_back(arguments_[i].data());
   }
   return pointers;
 }
 
-absl::Status CheckAgainstReference(const Workload& workload, const KernelCall& kernel,
-                                   uint64_t seed, ReferenceCache* cache) {
-  for (const std::vector<te::Tensor>* tensors : {&workload.inputs(), &workload.outputs()}) {
+absl::Status CheckAgainstReference(const Workload& workload,
+                                   const KernelCall& kernel, uint64_t seed,
+                                   ReferenceCache* cache) {
+  for (const std::vector<te::Tensor>* tensors :
+       {&workload.inputs(), &workload.outputs()}) {
     for (const te::Tensor& t : *tensors) {
       if (t.dtype() != DType::Float32()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "check: tensor ", t.name(), " is ", t.dtype().ToString(), ", not float32"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("check: tensor ", t.name(), " is ",
+                         t.dtype().ToString(), ", not float32"));
       }
     }
   }
   // Without a cache, one for this check.
   ReferenceCache own(/*capacity=*/1);
   if (cache == nullptr) cache = &own;
-  absl::StatusOr<const ReferenceCache::Entry*> found = cache->Get(workload, seed);
+  absl::StatusOr<const ReferenceCache::Entry*> found =
+      cache->Get(workload, seed);
   if (!found.ok()) return found.status();
   const ReferenceCache::Entry& entry = **found;
 
@@ -102,7 +110,8 @@ absl::Status CheckAgainstReference(const Workload& workload, const KernelCall& k
     std::copy(entry.inputs[i].begin(), entry.inputs[i].end(), args[i]);
   }
   for (size_t o = 0; o < entry.outputs.size(); ++o) {
-    std::fill(args[num_inputs + o], args[num_inputs + o] + entry.outputs[o].size(),
+    std::fill(args[num_inputs + o],
+              args[num_inputs + o] + entry.outputs[o].size(),
               std::numeric_limits<float>::quiet_NaN());
   }
   if (absl::Status st = kernel(args); !st.ok()) return st;
@@ -114,14 +123,17 @@ absl::Status CheckAgainstReference(const Workload& workload, const KernelCall& k
     // In place; the message (CheckAllClose's) only when an element differs.
     bool all_close = true;
     for (int64_t e = 0; e < want.size() && all_close; ++e) {
-      all_close = IsClose(got[e], want.values[static_cast<size_t>(e)], rtol, entry.atol);
+      all_close = IsClose(got[e], want.values[static_cast<size_t>(e)], rtol,
+                          entry.atol);
     }
     if (all_close) continue;
     TensorData actual(want.dtype, want.shape);
-    for (int64_t e = 0; e < actual.size(); ++e) actual.values[static_cast<size_t>(e)] = got[e];
-    absl::Status close = CheckAllClose(actual, want, rtol, entry.atol,
-                                       absl::StrCat("output ", workload.outputs()[o].name(), " of ",
-                                                    workload.CanonicalForm()));
+    for (int64_t e = 0; e < actual.size(); ++e)
+      actual.values[static_cast<size_t>(e)] = got[e];
+    absl::Status close =
+        CheckAllClose(actual, want, rtol, entry.atol,
+                      absl::StrCat("output ", workload.outputs()[o].name(),
+                                   " of ", workload.CanonicalForm()));
     if (!close.ok()) return close;
   }
   return absl::OkStatus();

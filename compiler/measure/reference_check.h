@@ -29,8 +29,9 @@ using KernelCall = std::function<absl::Status(const std::vector<float*>& args)>;
 // with both values (CheckAllClose); the kernel's own error; InvalidArgument
 // for a workload that is not all float32.
 class ReferenceCache;
-absl::Status CheckAgainstReference(const Workload& workload, const KernelCall& kernel,
-                                   uint64_t seed = 1, ReferenceCache* cache = nullptr);
+absl::Status CheckAgainstReference(const Workload& workload,
+                                   const KernelCall& kernel, uint64_t seed = 1,
+                                   ReferenceCache* cache = nullptr);
 
 // What the checks of the last few (workload, seed) pairs compare against:
 // the inputs (as float32, in C ABI order) and the reference's outputs. A

@@ -16,7 +16,8 @@ double SecondsSince(Clock::time_point start) {
 
 // Nearest-rank percentile of sorted values, p in [0, 1].
 double Percentile(const std::vector<double>& sorted, double p) {
-  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  size_t rank =
+      static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
   return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
@@ -27,7 +28,8 @@ TimingStats SummarizeSamples(std::vector<double> samples_s) {
   std::vector<double> sorted = samples_s;
   std::sort(sorted.begin(), sorted.end());
   size_t n = sorted.size();
-  stats.median_s = n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  stats.median_s =
+      n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
   stats.min_s = sorted.front();
   stats.p90_s = Percentile(sorted, 0.9);
   double sum = 0;
@@ -40,10 +42,11 @@ TimingStats SummarizeSamples(std::vector<double> samples_s) {
   return stats;
 }
 
-absl::StatusOr<TimingStats> TimeRepeatedly(const std::function<absl::Status()>& fn,
-                                           const TimingOptions& options) {
-  if (options.min_time_s < 0 || options.warmup_s < 0 || options.min_samples < 1 ||
-      options.max_samples < options.min_samples || options.min_sample_s < 0) {
+absl::StatusOr<TimingStats> TimeRepeatedly(
+    const std::function<absl::Status()>& fn, const TimingOptions& options) {
+  if (options.min_time_s < 0 || options.warmup_s < 0 ||
+      options.min_samples < 1 || options.max_samples < options.min_samples ||
+      options.min_sample_s < 0) {
     return absl::InvalidArgumentError("timing: options out of range");
   }
   // 1. Warm-up: caches, page faults, the thread pool's start, CPU clocks.
@@ -69,7 +72,8 @@ absl::StatusOr<TimingStats> TimeRepeatedly(const std::function<absl::Status()>& 
   std::vector<double> samples;
   double total = 0;
   while (static_cast<int>(samples.size()) < options.max_samples &&
-         (total < options.min_time_s || static_cast<int>(samples.size()) < options.min_samples)) {
+         (total < options.min_time_s ||
+          static_cast<int>(samples.size()) < options.min_samples)) {
     Clock::time_point t0 = Clock::now();
     for (int64_t i = 0; i < batch; ++i) {
       if (absl::Status st = fn(); !st.ok()) return st;

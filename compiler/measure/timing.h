@@ -16,11 +16,11 @@
 namespace lathe {
 
 struct TimingOptions {
-  double warmup_s = 0.05;     // calls before any sample counts (at least one)
-  double min_time_s = 0.5;    // keep sampling until the samples total this
-  int min_samples = 10;       // ... and there are at least this many
-  int max_samples = 100000;   // a bound for callables of ~zero time
-  double min_sample_s = 1e-3; // a batch of calls per sample lasts about this
+  double warmup_s = 0.05;      // calls before any sample counts (at least one)
+  double min_time_s = 0.5;     // keep sampling until the samples total this
+  int min_samples = 10;        // ... and there are at least this many
+  int max_samples = 100000;    // a bound for callables of ~zero time
+  double min_sample_s = 1e-3;  // a batch of calls per sample lasts about this
 };
 
 struct TimingStats {
@@ -35,8 +35,8 @@ struct TimingStats {
 
 // Calls fn until the options are met. Errors: the first non-OK status fn
 // returns (timing stops there); InvalidArgument for options out of range.
-absl::StatusOr<TimingStats> TimeRepeatedly(const std::function<absl::Status()>& fn,
-                                           const TimingOptions& options);
+absl::StatusOr<TimingStats> TimeRepeatedly(
+    const std::function<absl::Status()>& fn, const TimingOptions& options);
 
 // The statistics of samples (seconds), as TimeRepeatedly fills them.
 // Precondition: samples is not empty.

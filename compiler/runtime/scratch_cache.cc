@@ -58,7 +58,8 @@ bool KeepScratch(void* p) {
   void* evicted[kScratchSlots];
   int num_evicted = 0;
   pthread_mutex_lock(&g_mutex);
-  while (g_count > 0 && (g_count == kScratchSlots || g_bytes + bytes > kScratchMaxBytes)) {
+  while (g_count > 0 &&
+         (g_count == kScratchSlots || g_bytes + bytes > kScratchMaxBytes)) {
     evicted[num_evicted++] = g_blocks[0].p;
     RemoveLocked(0);
   }

@@ -77,8 +77,8 @@ class DefaultScheduler {
   bool Note(const absl::Status& status, const std::string& what,
             const std::string& block) {
     if (!status.ok() && skipped_ != nullptr) {
-      skipped_->push_back(absl::StrCat(what, " of block ", block, ": ",
-                                       status.message()));
+      skipped_->push_back(
+          absl::StrCat(what, " of block ", block, ": ", status.message()));
     }
     return status.ok();
   }
@@ -130,8 +130,9 @@ bool IsReusedPaddingStage(const Program& program, const BlockNode& block) {
     }
     if (indices.empty()) continue;
     for (const IterVar& iv : reader->iter_vars) {
-      if (std::none_of(indices.begin(), indices.end(),
-                       [&](const Expr& index) { return UsesVar(index, iv.var); })) {
+      if (std::none_of(indices.begin(), indices.end(), [&](const Expr& index) {
+            return UsesVar(index, iv.var);
+          })) {
         return true;
       }
     }
@@ -197,7 +198,8 @@ std::optional<std::vector<OwnLoop>> OwnLoops(const Program& program,
 // into the write-back, the write-back moved under `tile`.
 absl::StatusOr<BlockRV> AccumulateLocally(ConcreteSchedule* sch, BlockRV block,
                                           LoopRV tile) {
-  LATHE_ASSIGN_OR_RETURN(BlockRV write_back, sch->CacheWrite(block, 0, "local"));
+  LATHE_ASSIGN_OR_RETURN(BlockRV write_back,
+                         sch->CacheWrite(block, 0, "local"));
   LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> consumers,
                          sch->GetConsumers(write_back));
   for (BlockRV consumer : consumers) {
@@ -266,15 +268,16 @@ void DefaultScheduler::ScheduleBlock(const std::string& name) {
   std::optional<std::vector<OwnLoop>> loops = OwnLoops(program(), *node);
   if (!loops.has_value()) {
     if (!program().LoopsAbove(node).empty()) {
-      Note(absl::FailedPreconditionError("its loops are not its own"),
-           "tiling", name);
+      Note(absl::FailedPreconditionError("its loops are not its own"), "tiling",
+           name);
     }
     return;
   }
   const int n = static_cast<int>(loops->size());
   int vec = -1;
   for (int i = n - 1; i >= 0 && vec < 0; --i) {
-    if ((*loops)[i].type == IterType::kSpatial && (*loops)[i].extent >= 2) vec = i;
+    if ((*loops)[i].type == IterType::kSpatial && (*loops)[i].extent >= 2)
+      vec = i;
   }
   if (vec < 0) return;  // no spatial loop worth tiling: leave it as it is
   absl::StatusOr<BlockRV> block = sch_->GetBlock(name);
@@ -284,7 +287,8 @@ void DefaultScheduler::ScheduleBlock(const std::string& name) {
   for (int i = 0; i < n; ++i) (*loops)[i].rv = (*rvs)[i];
   int reg = -1;
   for (int i = vec - 1; reduction && i >= 0 && reg < 0; --i) {
-    if ((*loops)[i].type == IterType::kSpatial && (*loops)[i].extent >= 2) reg = i;
+    if ((*loops)[i].type == IterType::kSpatial && (*loops)[i].extent >= 2)
+      reg = i;
   }
   const TileChoice vec_choice =
       ChooseInner((*loops)[vec].extent, options_.vector_width,
@@ -301,8 +305,10 @@ void DefaultScheduler::ScheduleBlock(const std::string& name) {
     const OwnLoop& l = (*loops)[i];
     if (l.type != IterType::kSpatial) continue;
     int64_t outer_extent = l.extent;
-    if (i == vec) outer_extent = vec_choice.split ? CeilDiv(l.extent, vec_choice.inner) : 1;
-    if (i == reg) outer_extent = reg_choice.split ? CeilDiv(l.extent, reg_choice.inner) : 1;
+    if (i == vec)
+      outer_extent = vec_choice.split ? CeilDiv(l.extent, vec_choice.inner) : 1;
+    if (i == reg)
+      outer_extent = reg_choice.split ? CeilDiv(l.extent, reg_choice.inner) : 1;
     if (outer_extent >= 2) parallel_room = true;
   }
   if (!parallel_room) reg = -1;
@@ -323,8 +329,8 @@ void DefaultScheduler::ScheduleBlock(const std::string& name) {
     const TileChoice& choice = i == vec ? vec_choice : reg_choice;
     LoopRV inner_loop = l.rv;
     if (choice.split) {
-      const std::string what = absl::StrCat("split(", Name(l.rv), ", [*, ",
-                                            choice.inner, "])");
+      const std::string what =
+          absl::StrCat("split(", Name(l.rv), ", [*, ", choice.inner, "])");
       absl::StatusOr<std::vector<LoopRV>> parts =
           sch_->Split(l.rv, {Factor{}, Factor{choice.inner}});
       if (Note(parts.status(), what, name)) {
@@ -356,7 +362,8 @@ void DefaultScheduler::ScheduleBlock(const std::string& name) {
   // c. Accumulate the tile in a local cache, written back under the tile.
   std::optional<BlockRV> write_back;
   if (reduction && !outer.empty()) {
-    absl::StatusOr<BlockRV> wb = AccumulateUnderTile(name, *block, outer.back());
+    absl::StatusOr<BlockRV> wb =
+        AccumulateUnderTile(name, *block, outer.back());
     if (Note(wb.status(),
              absl::StrCat("cache_write(local) + reverse_compute_at(",
                           Name(outer.back()), ")"),
@@ -412,8 +419,8 @@ void DefaultScheduler::ScheduleBlock(const std::string& name) {
 
   // f. Vector lanes innermost, the register block unrolled around them.
   if (vec_loop.id >= 0) {
-    Note(sch_->Vectorize(vec_loop), absl::StrCat("vectorize(", Name(vec_loop), ")"),
-         name);
+    Note(sch_->Vectorize(vec_loop),
+         absl::StrCat("vectorize(", Name(vec_loop), ")"), name);
   }
   if (reg_loop.id >= 0) {
     Note(sch_->Unroll(reg_loop), absl::StrCat("unroll(", Name(reg_loop), ")"),
@@ -429,8 +436,9 @@ absl::StatusOr<Trace> DefaultSchedule(const Program& initial,
                                       const DefaultScheduleOptions& options,
                                       std::vector<std::string>* skipped) {
   if (options.vector_width < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "default schedule: vector width ", options.vector_width, " is not positive"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("default schedule: vector width ", options.vector_width,
+                     " is not positive"));
   }
   if (options.register_block < 1) {
     return absl::InvalidArgumentError(
@@ -438,8 +446,9 @@ absl::StatusOr<Trace> DefaultSchedule(const Program& initial,
                      options.register_block, " is not positive"));
   }
   if (options.num_threads < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "default schedule: thread count ", options.num_threads, " is negative"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("default schedule: thread count ", options.num_threads,
+                     " is negative"));
   }
   TracedSchedule sch(initial);
   DefaultScheduler scheduler(&sch, options, skipped);

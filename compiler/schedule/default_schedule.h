@@ -82,8 +82,8 @@ struct DefaultScheduleOptions {
 // for `lathe lower --default --show-trace` and for tests.
 // Errors: InvalidArgument for a vector width or register block < 1 or a
 // negative thread count. Refused primitives are not errors (see above).
-absl::StatusOr<Trace> DefaultSchedule(const Program& initial,
-                                      const DefaultScheduleOptions& options,
-                                      std::vector<std::string>* skipped = nullptr);
+absl::StatusOr<Trace> DefaultSchedule(
+    const Program& initial, const DefaultScheduleOptions& options,
+    std::vector<std::string>* skipped = nullptr);
 
 }  // namespace lathe

@@ -19,14 +19,16 @@ absl::StatusOr<std::vector<int64_t>> LayoutShape(
   if (layout.empty()) return shape;
   std::vector<int64_t> splits = SplitsOrOnes(layout, shape.size());
   if (splits.size() != shape.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "layout: ", splits.size(), " splits for a buffer of rank ", shape.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("layout: ", splits.size(), " splits for a buffer of rank ",
+                     shape.size()));
   }
   std::vector<int64_t> split_shape;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (splits[d] < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "layout: split ", splits[d], " of dimension ", d, " is not positive"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("layout: split ", splits[d], " of dimension ", d,
+                       " is not positive"));
     }
     if (splits[d] == 1) {
       split_shape.push_back(shape[d]);
@@ -36,8 +38,8 @@ absl::StatusOr<std::vector<int64_t>> LayoutShape(
     const int64_t max_padded = MaxPaddedExtent(shape[d]);
     if (SaturatingProduct(outer, splits[d], max_padded + 1) > max_padded) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "layout: split ", splits[d], " of dimension ", d, " (extent ", shape[d],
-          ") pads it past ", max_padded,
+          "layout: split ", splits[d], " of dimension ", d, " (extent ",
+          shape[d], ") pads it past ", max_padded,
           " elements (at most twice its extent, or its extent + 64)"));
     }
     split_shape.push_back(outer);
@@ -52,7 +54,8 @@ absl::StatusOr<std::vector<int64_t>> LayoutShape(
   std::set<int64_t> seen;
   std::vector<int64_t> result;
   for (int64_t p : layout.permutation) {
-    if (p < 0 || p >= static_cast<int64_t>(split_shape.size()) || !seen.insert(p).second) {
+    if (p < 0 || p >= static_cast<int64_t>(split_shape.size()) ||
+        !seen.insert(p).second) {
       return absl::InvalidArgumentError(absl::StrCat(
           "layout: permutation entry ", p, " is out of range or repeated"));
     }

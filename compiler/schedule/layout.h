@@ -25,8 +25,8 @@ struct Layout {
 
 // Checks the layout against a buffer shape; returns the new shape.
 // Errors name what does not fit ("layout: 3 splits for a buffer of rank 2").
-absl::StatusOr<std::vector<int64_t>> LayoutShape(const Layout& layout,
-                                                 const std::vector<int64_t>& shape);
+absl::StatusOr<std::vector<int64_t>> LayoutShape(
+    const Layout& layout, const std::vector<int64_t>& shape);
 // Maps indices of the original buffer to indices of the laid-out one.
 std::vector<Expr> LayoutIndices(const Layout& layout,
                                 const std::vector<Expr>& indices);

@@ -23,7 +23,8 @@ class ReplayContext {
   const Instruction& inst;
 
   absl::StatusOr<int64_t> Rv(size_t i) const {
-    if (i >= inst.inputs.size() || inst.inputs[i].kind != TraceInput::Kind::kRV) {
+    if (i >= inst.inputs.size() ||
+        inst.inputs[i].kind != TraceInput::Kind::kRV) {
       return absl::InvalidArgumentError(
           absl::StrCat(inst.kind, ": input ", i, " must be a random variable"));
     }
@@ -60,11 +61,12 @@ class ReplayContext {
   // Maps the instruction's recorded outputs to the new handles.
   absl::Status Outputs(const std::vector<int64_t>& ids) const {
     if (ids.size() != inst.outputs.size()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          inst.kind, ": produced ", ids.size(), " results where the trace has ",
-          inst.outputs.size()));
+      return absl::FailedPreconditionError(
+          absl::StrCat(inst.kind, ": produced ", ids.size(),
+                       " results where the trace has ", inst.outputs.size()));
     }
-    for (size_t i = 0; i < ids.size(); ++i) (*rv_map_)[inst.outputs[i]] = ids[i];
+    for (size_t i = 0; i < ids.size(); ++i)
+      (*rv_map_)[inst.outputs[i]] = ids[i];
     return absl::OkStatus();
   }
 
@@ -92,7 +94,8 @@ absl::StatusOr<AnnotationValue> AnnotationAttr(const Instruction& inst) {
 Layout LayoutAttr(const Instruction& inst) {
   Layout layout;
   if (auto s = inst.IntsAttr("layout_splits"); s.ok()) layout.splits = *s;
-  if (auto p = inst.IntsAttr("layout_permutation"); p.ok()) layout.permutation = *p;
+  if (auto p = inst.IntsAttr("layout_permutation"); p.ok())
+    layout.permutation = *p;
   return layout;
 }
 
@@ -115,13 +118,15 @@ const std::map<std::string, Handler>& Handlers() {
       {"get_producers",
        [](const ReplayContext& c) -> absl::Status {
          LATHE_ASSIGN_OR_RETURN(BlockRV b, c.Block(0));
-         LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks, c.sch->GetProducers(b));
+         LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks,
+                                c.sch->GetProducers(b));
          return c.Outputs(Ids(blocks));
        }},
       {"get_consumers",
        [](const ReplayContext& c) -> absl::Status {
          LATHE_ASSIGN_OR_RETURN(BlockRV b, c.Block(0));
-         LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks, c.sch->GetConsumers(b));
+         LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks,
+                                c.sch->GetConsumers(b));
          return c.Outputs(Ids(blocks));
        }},
       {"split",
@@ -132,7 +137,8 @@ const std::map<std::string, Handler>& Handlers() {
            LATHE_ASSIGN_OR_RETURN(Factor f, c.FactorAt(i));
            factors.push_back(f);
          }
-         LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, c.sch->Split(loop, factors));
+         LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops,
+                                c.sch->Split(loop, factors));
          return c.Outputs(Ids(loops));
        }},
       {"fuse",
@@ -164,7 +170,8 @@ const std::map<std::string, Handler>& Handlers() {
       {"bind",
        [](const ReplayContext& c) -> absl::Status {
          LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(0));
-         LATHE_ASSIGN_OR_RETURN(std::string axis, c.inst.StringAttr("thread_axis"));
+         LATHE_ASSIGN_OR_RETURN(std::string axis,
+                                c.inst.StringAttr("thread_axis"));
          return c.sch->Bind(loop, axis);
        }},
       {"annotate_loop",
@@ -186,8 +193,9 @@ const std::map<std::string, Handler>& Handlers() {
          LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
          LATHE_ASSIGN_OR_RETURN(int64_t index, c.inst.IntAttr("read_index"));
          LATHE_ASSIGN_OR_RETURN(std::string scope, c.inst.StringAttr("scope"));
-         LATHE_ASSIGN_OR_RETURN(BlockRV created,
-                                c.sch->CacheRead(block, index, scope, LayoutAttr(c.inst)));
+         LATHE_ASSIGN_OR_RETURN(
+             BlockRV created,
+             c.sch->CacheRead(block, index, scope, LayoutAttr(c.inst)));
          return c.Outputs({created.id});
        }},
       {"cache_write",
@@ -195,22 +203,25 @@ const std::map<std::string, Handler>& Handlers() {
          LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
          LATHE_ASSIGN_OR_RETURN(int64_t index, c.inst.IntAttr("write_index"));
          LATHE_ASSIGN_OR_RETURN(std::string scope, c.inst.StringAttr("scope"));
-         LATHE_ASSIGN_OR_RETURN(BlockRV created,
-                                c.sch->CacheWrite(block, index, scope, LayoutAttr(c.inst)));
+         LATHE_ASSIGN_OR_RETURN(
+             BlockRV created,
+             c.sch->CacheWrite(block, index, scope, LayoutAttr(c.inst)));
          return c.Outputs({created.id});
        }},
       {"compute_at",
        [](const ReplayContext& c) -> absl::Status {
          LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
          LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(1));
-         LATHE_ASSIGN_OR_RETURN(int64_t keep, c.inst.IntAttr("preserve_unit_loops"));
+         LATHE_ASSIGN_OR_RETURN(int64_t keep,
+                                c.inst.IntAttr("preserve_unit_loops"));
          return c.sch->ComputeAt(block, loop, keep != 0);
        }},
       {"reverse_compute_at",
        [](const ReplayContext& c) -> absl::Status {
          LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
          LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(1));
-         LATHE_ASSIGN_OR_RETURN(int64_t keep, c.inst.IntAttr("preserve_unit_loops"));
+         LATHE_ASSIGN_OR_RETURN(int64_t keep,
+                                c.inst.IntAttr("preserve_unit_loops"));
          return c.sch->ReverseComputeAt(block, loop, keep != 0);
        }},
       {"compute_inline",
@@ -227,7 +238,8 @@ const std::map<std::string, Handler>& Handlers() {
        [](const ReplayContext& c) -> absl::Status {
          LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
          LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(1));
-         LATHE_ASSIGN_OR_RETURN(BlockRV init, c.sch->DecomposeReduction(block, loop));
+         LATHE_ASSIGN_OR_RETURN(BlockRV init,
+                                c.sch->DecomposeReduction(block, loop));
          return c.Outputs({init.id});
        }},
       {"rfactor",
@@ -241,18 +253,21 @@ const std::map<std::string, Handler>& Handlers() {
        [](const ReplayContext& c) -> absl::Status {
          LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(0));
          LATHE_ASSIGN_OR_RETURN(int64_t n, c.inst.IntAttr("n"));
-         LATHE_ASSIGN_OR_RETURN(int64_t max_innermost, c.inst.IntAttr("max_innermost"));
+         LATHE_ASSIGN_OR_RETURN(int64_t max_innermost,
+                                c.inst.IntAttr("max_innermost"));
          std::optional<std::vector<int64_t>> decision;
          if (c.decision) decision = *c.decision;
-         LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> factors,
-                                c.sch->SamplePerfectTile(loop, n, max_innermost, decision));
+         LATHE_ASSIGN_OR_RETURN(
+             std::vector<ExprRV> factors,
+             c.sch->SamplePerfectTile(loop, n, max_innermost, decision));
          return c.Outputs(Ids(factors));
        }},
       {"sample_categorical",
        [](const ReplayContext& c) -> absl::Status {
          LATHE_ASSIGN_OR_RETURN(std::vector<int64_t> candidates,
                                 c.inst.IntsAttr("candidates"));
-         LATHE_ASSIGN_OR_RETURN(std::vector<double> probs, c.inst.FloatsAttr("probs"));
+         LATHE_ASSIGN_OR_RETURN(std::vector<double> probs,
+                                c.inst.FloatsAttr("probs"));
          std::optional<int64_t> decision;
          if (c.decision) {
            if (c.decision->size() != 1) {
@@ -261,7 +276,8 @@ const std::map<std::string, Handler>& Handlers() {
            }
            decision = (*c.decision)[0];
          }
-         LATHE_ASSIGN_OR_RETURN(ExprRV v, c.sch->SampleCategorical(candidates, probs, decision));
+         LATHE_ASSIGN_OR_RETURN(
+             ExprRV v, c.sch->SampleCategorical(candidates, probs, decision));
          return c.Outputs({v.id});
        }},
       {"sample_compute_location",
@@ -275,7 +291,8 @@ const std::map<std::string, Handler>& Handlers() {
            }
            decision = (*c.decision)[0];
          }
-         LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.sch->SampleComputeLocation(block, decision));
+         LATHE_ASSIGN_OR_RETURN(LoopRV loop,
+                                c.sch->SampleComputeLocation(block, decision));
          return c.Outputs({loop.id});
        }},
   };
@@ -320,8 +337,8 @@ absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(
   return sch;
 }
 
-absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(const Trace& trace,
-                                                            const Program& program) {
+absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(
+    const Trace& trace, const Program& program) {
   return ReplayTrace(trace, program, trace.decisions, /*seed=*/0);
 }
 

@@ -29,8 +29,8 @@ absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(
     uint64_t seed = 0);
 
 // Replays with the trace's own decisions.
-absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(const Trace& trace,
-                                                            const Program& program);
+absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(
+    const Trace& trace, const Program& program);
 
 // The instruction kinds that replay understands.
 std::vector<std::string> InstructionKinds();

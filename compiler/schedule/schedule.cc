@@ -40,24 +40,28 @@ ExprRV ConcreteSchedule::NewExprRV(int64_t value) {
 
 absl::StatusOr<const ConcreteSchedule::RVEntry*> ConcreteSchedule::Entry(
     int64_t id, RVEntry::Kind kind, const char* what) const {
-  if (id < 0 || id >= static_cast<int64_t>(rvs_.size()) || rvs_[id].kind != kind) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("schedule: r", id, " is not a ", what, " of this schedule"));
+  if (id < 0 || id >= static_cast<int64_t>(rvs_.size()) ||
+      rvs_[id].kind != kind) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "schedule: r", id, " is not a ", what, " of this schedule"));
   }
   return &rvs_[id];
 }
 
 absl::StatusOr<std::string> ConcreteSchedule::BlockName(BlockRV block) const {
-  LATHE_ASSIGN_OR_RETURN(const RVEntry* e, Entry(block.id, RVEntry::Kind::kBlock, "block"));
+  LATHE_ASSIGN_OR_RETURN(const RVEntry* e,
+                         Entry(block.id, RVEntry::Kind::kBlock, "block"));
   if (program_.FindBlock(e->name) == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "schedule: block \"", e->name, "\" (r", block.id, ") no longer exists"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("schedule: block \"", e->name, "\" (r", block.id,
+                     ") no longer exists"));
   }
   return e->name;
 }
 
 absl::StatusOr<std::string> ConcreteSchedule::LoopName(LoopRV loop) const {
-  LATHE_ASSIGN_OR_RETURN(const RVEntry* e, Entry(loop.id, RVEntry::Kind::kLoop, "loop"));
+  LATHE_ASSIGN_OR_RETURN(const RVEntry* e,
+                         Entry(loop.id, RVEntry::Kind::kLoop, "loop"));
   if (program_.FindLoop(e->name) == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         "schedule: loop \"", e->name, "\" (r", loop.id, ") no longer exists"));
@@ -66,23 +70,27 @@ absl::StatusOr<std::string> ConcreteSchedule::LoopName(LoopRV loop) const {
 }
 
 bool ConcreteSchedule::IsStayLocation(LoopRV loop) const {
-  absl::StatusOr<const RVEntry*> e = Entry(loop.id, RVEntry::Kind::kLoop, "loop");
+  absl::StatusOr<const RVEntry*> e =
+      Entry(loop.id, RVEntry::Kind::kLoop, "loop");
   return e.ok() && (*e)->name.empty();
 }
 
 absl::StatusOr<int64_t> ConcreteSchedule::Value(ExprRV value) const {
-  LATHE_ASSIGN_OR_RETURN(const RVEntry* e, Entry(value.id, RVEntry::Kind::kExpr, "value"));
+  LATHE_ASSIGN_OR_RETURN(const RVEntry* e,
+                         Entry(value.id, RVEntry::Kind::kExpr, "value"));
   return e->value;
 }
 
-absl::Status ConcreteSchedule::Apply(const std::function<absl::Status(Program*)>& fn) {
+absl::Status ConcreteSchedule::Apply(
+    const std::function<absl::Status(Program*)>& fn) {
   Program copy = program_;
   LATHE_RETURN_IF_ERROR(fn(&copy));
   program_ = std::move(copy);
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> ConcreteSchedule::FactorValue(const Factor& factor) const {
+absl::StatusOr<int64_t> ConcreteSchedule::FactorValue(
+    const Factor& factor) const {
   if (const auto* c = std::get_if<int64_t>(&factor)) return *c;
   if (const auto* rv = std::get_if<ExprRV>(&factor)) return Value(*rv);
   return absl::InternalError("schedule: an inferred factor has no value");
@@ -91,7 +99,8 @@ absl::StatusOr<int64_t> ConcreteSchedule::FactorValue(const Factor& factor) cons
 absl::StatusOr<BlockRV> ConcreteSchedule::GetBlock(const std::string& name) {
   if (program_.FindBlock(name) == nullptr || name == "root") {
     std::string known;
-    for (BlockNode* b : program_.Blocks()) absl::StrAppend(&known, known.empty() ? "" : ", ", b->name);
+    for (BlockNode* b : program_.Blocks())
+      absl::StrAppend(&known, known.empty() ? "" : ", ", b->name);
     return absl::InvalidArgumentError(absl::StrCat(
         "get_block: no block named \"", name, "\"; blocks: ", known));
   }
@@ -108,7 +117,8 @@ absl::StatusOr<std::vector<LoopRV>> ConcreteSchedule::GetLoops(BlockRV block) {
 }
 
 namespace {
-bool Intersects(const std::vector<BufferPtr>& a, const std::vector<BufferPtr>& b) {
+bool Intersects(const std::vector<BufferPtr>& a,
+                const std::vector<BufferPtr>& b) {
   for (const BufferPtr& x : a) {
     for (const BufferPtr& y : b) {
       if (x == y) return true;
@@ -118,7 +128,8 @@ bool Intersects(const std::vector<BufferPtr>& a, const std::vector<BufferPtr>& b
 }
 }  // namespace
 
-absl::StatusOr<std::vector<BlockRV>> ConcreteSchedule::GetProducers(BlockRV block) {
+absl::StatusOr<std::vector<BlockRV>> ConcreteSchedule::GetProducers(
+    BlockRV block) {
   LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
   std::vector<BufferPtr> reads = BuffersRead(*program_.FindBlock(name));
   std::vector<BlockRV> producers;
@@ -130,7 +141,8 @@ absl::StatusOr<std::vector<BlockRV>> ConcreteSchedule::GetProducers(BlockRV bloc
   return producers;
 }
 
-absl::StatusOr<std::vector<BlockRV>> ConcreteSchedule::GetConsumers(BlockRV block) {
+absl::StatusOr<std::vector<BlockRV>> ConcreteSchedule::GetConsumers(
+    BlockRV block) {
   LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
   std::vector<BufferPtr> writes = BuffersWritten(*program_.FindBlock(name));
   std::vector<BlockRV> consumers;
@@ -164,7 +176,8 @@ absl::StatusOr<std::vector<LoopRV>> ConcreteSchedule::Split(
   return result;
 }
 
-absl::StatusOr<LoopRV> ConcreteSchedule::Fuse(const std::vector<LoopRV>& loops) {
+absl::StatusOr<LoopRV> ConcreteSchedule::Fuse(
+    const std::vector<LoopRV>& loops) {
   std::vector<std::string> names;
   for (LoopRV l : loops) {
     LATHE_ASSIGN_OR_RETURN(std::string n, LoopName(l));
@@ -202,50 +215,62 @@ absl::Status ConcreteSchedule::Unroll(LoopRV loop) {
   return Apply([&](Program* p) { return primitive::Unroll(p, name); });
 }
 
-absl::Status ConcreteSchedule::Bind(LoopRV loop, const std::string& thread_axis) {
+absl::Status ConcreteSchedule::Bind(LoopRV loop,
+                                    const std::string& thread_axis) {
   LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
-  return Apply([&](Program* p) { return primitive::Bind(p, name, thread_axis); });
+  return Apply(
+      [&](Program* p) { return primitive::Bind(p, name, thread_axis); });
 }
 
 absl::Status ConcreteSchedule::AnnotateLoop(LoopRV loop, const std::string& key,
                                             const AnnotationValue& value) {
   LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
-  return Apply([&](Program* p) { return primitive::AnnotateLoop(p, name, key, value); });
+  return Apply(
+      [&](Program* p) { return primitive::AnnotateLoop(p, name, key, value); });
 }
 
-absl::Status ConcreteSchedule::AnnotateBlock(BlockRV block, const std::string& key,
+absl::Status ConcreteSchedule::AnnotateBlock(BlockRV block,
+                                             const std::string& key,
                                              const AnnotationValue& value) {
   LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
-  return Apply([&](Program* p) { return primitive::AnnotateBlock(p, name, key, value); });
+  return Apply([&](Program* p) {
+    return primitive::AnnotateBlock(p, name, key, value);
+  });
 }
 
-absl::StatusOr<BlockRV> ConcreteSchedule::CacheRead(BlockRV block, int64_t read_index,
+absl::StatusOr<BlockRV> ConcreteSchedule::CacheRead(BlockRV block,
+                                                    int64_t read_index,
                                                     const std::string& scope,
                                                     const Layout& layout) {
   LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
   absl::StatusOr<BufferScope> parsed = ParseBufferScope(scope);
   if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("cache_read: ", parsed.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cache_read: ", parsed.status().message()));
   }
   std::string created;
   LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
-    LATHE_ASSIGN_OR_RETURN(created, primitive::CacheRead(p, name, read_index, *parsed, layout));
+    LATHE_ASSIGN_OR_RETURN(
+        created, primitive::CacheRead(p, name, read_index, *parsed, layout));
     return absl::OkStatus();
   }));
   return NewBlockRV(created);
 }
 
-absl::StatusOr<BlockRV> ConcreteSchedule::CacheWrite(BlockRV block, int64_t write_index,
+absl::StatusOr<BlockRV> ConcreteSchedule::CacheWrite(BlockRV block,
+                                                     int64_t write_index,
                                                      const std::string& scope,
                                                      const Layout& layout) {
   LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
   absl::StatusOr<BufferScope> parsed = ParseBufferScope(scope);
   if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("cache_write: ", parsed.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cache_write: ", parsed.status().message()));
   }
   std::string created;
   LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
-    LATHE_ASSIGN_OR_RETURN(created, primitive::CacheWrite(p, name, write_index, *parsed, layout));
+    LATHE_ASSIGN_OR_RETURN(
+        created, primitive::CacheWrite(p, name, write_index, *parsed, layout));
     return absl::OkStatus();
   }));
   return NewBlockRV(created);
@@ -278,10 +303,12 @@ absl::Status ConcreteSchedule::ComputeInline(BlockRV block) {
 
 absl::Status ConcreteSchedule::ReverseComputeInline(BlockRV block) {
   LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
-  return Apply([&](Program* p) { return primitive::ReverseComputeInline(p, name); });
+  return Apply(
+      [&](Program* p) { return primitive::ReverseComputeInline(p, name); });
 }
 
-absl::StatusOr<BlockRV> ConcreteSchedule::DecomposeReduction(BlockRV block, LoopRV loop) {
+absl::StatusOr<BlockRV> ConcreteSchedule::DecomposeReduction(BlockRV block,
+                                                             LoopRV loop) {
   LATHE_ASSIGN_OR_RETURN(std::string b, BlockName(block));
   LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
   std::string created;
@@ -292,7 +319,8 @@ absl::StatusOr<BlockRV> ConcreteSchedule::DecomposeReduction(BlockRV block, Loop
   return NewBlockRV(created);
 }
 
-absl::StatusOr<BlockRV> ConcreteSchedule::RFactor(LoopRV loop, int64_t factor_axis) {
+absl::StatusOr<BlockRV> ConcreteSchedule::RFactor(LoopRV loop,
+                                                  int64_t factor_axis) {
   LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
   std::string created;
   LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
@@ -309,11 +337,12 @@ absl::StatusOr<std::vector<ExprRV>> ConcreteSchedule::SamplePerfectTile(
   int64_t extent = program_.FindLoop(name)->extent;
   std::vector<int64_t> factors;
   if (decision.has_value()) {
-    LATHE_RETURN_IF_ERROR(primitive::CheckPerfectTile(*decision, extent, n, max_innermost));
+    LATHE_RETURN_IF_ERROR(
+        primitive::CheckPerfectTile(*decision, extent, n, max_innermost));
     factors = *decision;
   } else {
-    LATHE_ASSIGN_OR_RETURN(factors,
-                           primitive::SamplePerfectTile(&rng_, extent, n, max_innermost));
+    LATHE_ASSIGN_OR_RETURN(
+        factors, primitive::SamplePerfectTile(&rng_, extent, n, max_innermost));
   }
   last_decision_ = factors;
   std::vector<ExprRV> result;
@@ -326,10 +355,12 @@ absl::StatusOr<ExprRV> ConcreteSchedule::SampleCategorical(
     std::optional<int64_t> decision) {
   int64_t index;
   if (decision.has_value()) {
-    LATHE_RETURN_IF_ERROR(primitive::CheckCategorical(*decision, candidates, probs));
+    LATHE_RETURN_IF_ERROR(
+        primitive::CheckCategorical(*decision, candidates, probs));
     index = *decision;
   } else {
-    LATHE_ASSIGN_OR_RETURN(index, primitive::SampleCategorical(&rng_, candidates, probs));
+    LATHE_ASSIGN_OR_RETURN(
+        index, primitive::SampleCategorical(&rng_, candidates, probs));
   }
   last_decision_ = {index};
   return NewExprRV(candidates[index]);
@@ -355,7 +386,8 @@ absl::StatusOr<LoopRV> ConcreteSchedule::SampleComputeLocation(
     if (index < -1 || index >= static_cast<int64_t>(locations.size())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "sample_compute_location: decision ", index, " for block \"", name,
-          "\" is not -1 or an index into its ", locations.size(), " locations"));
+          "\" is not -1 or an index into its ", locations.size(),
+          " locations"));
     }
   } else {
     // -1 (stay) is one more choice beside every valid location.

@@ -67,13 +67,14 @@ class ConcreteSchedule {
   virtual absl::StatusOr<BlockRV> GetBlock(const std::string& name);
   // Loops enclosing the block, outermost first.
   virtual absl::StatusOr<std::vector<LoopRV>> GetLoops(BlockRV block);
-  // Blocks that write what `block` reads / read what it writes, in program order.
+  // Blocks that write what `block` reads / read what it writes, in program
+  // order.
   virtual absl::StatusOr<std::vector<BlockRV>> GetProducers(BlockRV block);
   virtual absl::StatusOr<std::vector<BlockRV>> GetConsumers(BlockRV block);
 
   // --- Loop transformations ---
-  virtual absl::StatusOr<std::vector<LoopRV>> Split(LoopRV loop,
-                                                    const std::vector<Factor>& factors);
+  virtual absl::StatusOr<std::vector<LoopRV>> Split(
+      LoopRV loop, const std::vector<Factor>& factors);
   virtual absl::StatusOr<LoopRV> Fuse(const std::vector<LoopRV>& loops);
   virtual absl::Status Reorder(const std::vector<LoopRV>& order);
   virtual absl::Status Parallel(LoopRV loop);
@@ -110,7 +111,8 @@ class ConcreteSchedule {
   // --- Reductions ---
   // Moves the init of a reduction block into a new block placed before
   // `loop`; returns the new init block.
-  virtual absl::StatusOr<BlockRV> DecomposeReduction(BlockRV block, LoopRV loop);
+  virtual absl::StatusOr<BlockRV> DecomposeReduction(BlockRV block,
+                                                     LoopRV loop);
   // Factorizes the reduction over `loop` into an intermediate buffer (with a
   // new dimension at factor_axis) and a final reduction; returns the rfactor
   // block.

@@ -38,8 +38,8 @@ absl::StatusOr<T> TypedAttr(const Instruction& inst, const std::string& name,
   absl::StatusOr<AttrValue> value = inst.Attr(name);
   if (!value.ok()) return value.status();
   if (const T* typed = std::get_if<T>(&*value)) return *typed;
-  return absl::InvalidArgumentError(absl::StrCat(
-      inst.kind, ": attribute ", name, " is not ", type_name));
+  return absl::InvalidArgumentError(
+      absl::StrCat(inst.kind, ": attribute ", name, " is not ", type_name));
 }
 
 }  // namespace
@@ -55,7 +55,8 @@ absl::StatusOr<AttrValue> Instruction::Attr(const std::string& name) const {
 absl::StatusOr<int64_t> Instruction::IntAttr(const std::string& name) const {
   return TypedAttr<int64_t>(*this, name, "an integer");
 }
-absl::StatusOr<std::string> Instruction::StringAttr(const std::string& name) const {
+absl::StatusOr<std::string> Instruction::StringAttr(
+    const std::string& name) const {
   return TypedAttr<std::string>(*this, name, "a string");
 }
 absl::StatusOr<std::vector<int64_t>> Instruction::IntsAttr(
@@ -75,9 +76,15 @@ std::string Trace::ToText() const {
     for (int64_t o : inst.outputs) outs.push_back(absl::StrCat("r", o));
     for (const TraceInput& in : inst.inputs) {
       switch (in.kind) {
-        case TraceInput::Kind::kRV: args.push_back(absl::StrCat("r", in.value)); break;
-        case TraceInput::Kind::kInt: args.push_back(absl::StrCat(in.value)); break;
-        case TraceInput::Kind::kNone: args.push_back("None"); break;
+        case TraceInput::Kind::kRV:
+          args.push_back(absl::StrCat("r", in.value));
+          break;
+        case TraceInput::Kind::kInt:
+          args.push_back(absl::StrCat(in.value));
+          break;
+        case TraceInput::Kind::kNone:
+          args.push_back("None");
+          break;
       }
     }
     for (const auto& [key, value] : inst.attrs) {
@@ -87,7 +94,8 @@ std::string Trace::ToText() const {
     absl::StrAppend(&out, inst.kind, "(", absl::StrJoin(args, ", "), ")");
     auto it = decisions.find(static_cast<int64_t>(i));
     if (it != decisions.end()) {
-      absl::StrAppend(&out, "  # decision: [", absl::StrJoin(it->second, ", "), "]");
+      absl::StrAppend(&out, "  # decision: [", absl::StrJoin(it->second, ", "),
+                      "]");
     }
     out.push_back('\n');
   }
@@ -104,9 +112,15 @@ void Trace::ToProto(proto::Trace* out) const {
     for (const TraceInput& in : inst.inputs) {
       proto::TraceInput* pi = p->add_inputs();
       switch (in.kind) {
-        case TraceInput::Kind::kRV: pi->set_rv(static_cast<int32_t>(in.value)); break;
-        case TraceInput::Kind::kInt: pi->set_int_value(in.value); break;
-        case TraceInput::Kind::kNone: pi->set_none(true); break;
+        case TraceInput::Kind::kRV:
+          pi->set_rv(static_cast<int32_t>(in.value));
+          break;
+        case TraceInput::Kind::kInt:
+          pi->set_int_value(in.value);
+          break;
+        case TraceInput::Kind::kNone:
+          pi->set_none(true);
+          break;
       }
     }
     for (const auto& [key, value] : inst.attrs) {
@@ -135,10 +149,10 @@ void Trace::ToProto(proto::Trace* out) const {
 
 absl::StatusOr<Trace> Trace::FromProto(const proto::Trace& message) {
   if (message.format_version() != kTraceFormatVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "trace: format version ", message.format_version(),
-        " is not supported (this build reads version ", kTraceFormatVersion,
-        ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("trace: format version ", message.format_version(),
+                     " is not supported (this build reads version ",
+                     kTraceFormatVersion, ")"));
   }
   Trace trace;
   trace.workload = message.workload();
@@ -155,9 +169,9 @@ absl::StatusOr<Trace> Trace::FromProto(const proto::Trace& message) {
       switch (pi.value_case()) {
         case proto::TraceInput::kRv:
           if (!defined.count(pi.rv())) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "trace: instruction ", i, " (", inst.kind, ") uses r", pi.rv(),
-                " before it is defined"));
+            return absl::InvalidArgumentError(
+                absl::StrCat("trace: instruction ", i, " (", inst.kind,
+                             ") uses r", pi.rv(), " before it is defined"));
           }
           inst.inputs.push_back(TraceInput::RV(pi.rv()));
           break;
@@ -172,14 +186,22 @@ absl::StatusOr<Trace> Trace::FromProto(const proto::Trace& message) {
     for (const proto::TraceAttr& pa : p.attrs()) {
       AttrValue value;
       switch (pa.value_case()) {
-        case proto::TraceAttr::kIntValue: value = pa.int_value(); break;
-        case proto::TraceAttr::kFloatValue: value = pa.float_value(); break;
-        case proto::TraceAttr::kStringValue: value = pa.string_value(); break;
+        case proto::TraceAttr::kIntValue:
+          value = pa.int_value();
+          break;
+        case proto::TraceAttr::kFloatValue:
+          value = pa.float_value();
+          break;
+        case proto::TraceAttr::kStringValue:
+          value = pa.string_value();
+          break;
         case proto::TraceAttr::kInts:
-          value = std::vector<int64_t>(pa.ints().values().begin(), pa.ints().values().end());
+          value = std::vector<int64_t>(pa.ints().values().begin(),
+                                       pa.ints().values().end());
           break;
         case proto::TraceAttr::kFloats:
-          value = std::vector<double>(pa.floats().values().begin(), pa.floats().values().end());
+          value = std::vector<double>(pa.floats().values().begin(),
+                                      pa.floats().values().end());
           break;
         default:
           // An empty list serializes as an unset oneof in JSON.
@@ -199,24 +221,27 @@ absl::StatusOr<Trace> Trace::FromProto(const proto::Trace& message) {
   }
   for (const proto::TraceDecision& d : message.decisions()) {
     if (d.instruction() < 0 || d.instruction() >= message.instructions_size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "trace: decision for instruction ", d.instruction(), ", but the trace has ",
-          message.instructions_size(), " instructions"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("trace: decision for instruction ", d.instruction(),
+                       ", but the trace has ", message.instructions_size(),
+                       " instructions"));
     }
     // A decision belongs to a sampling instruction, one per instruction: a
     // second one (which replay would have taken over the first) or one on
     // another kind of instruction is a damaged trace.
     const std::string& kind = trace.instructions[d.instruction()].kind;
     if (!absl::StartsWith(kind, "sample_")) {
-      return absl::InvalidArgumentError(absl::StrCat("trace: decision for instruction ",
-                                                     d.instruction(), " (", kind,
-                                                     "), which samples nothing"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("trace: decision for instruction ", d.instruction(),
+                       " (", kind, "), which samples nothing"));
     }
     if (!trace.decisions
-             .emplace(d.instruction(), std::vector<int64_t>(d.values().begin(), d.values().end()))
+             .emplace(d.instruction(), std::vector<int64_t>(d.values().begin(),
+                                                            d.values().end()))
              .second) {
-      return absl::InvalidArgumentError(absl::StrCat("trace: two decisions for instruction ",
-                                                     d.instruction(), " (", kind, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("trace: two decisions for instruction ", d.instruction(),
+                       " (", kind, ")"));
     }
   }
   return trace;
@@ -230,7 +255,8 @@ std::string Trace::ToJson() const {
   options.add_whitespace = true;
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = true;
-  auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
+  auto status =
+      google::protobuf::util::MessageToJsonString(message, &json, options);
   (void)status;  // serializing a well-formed message cannot fail
   return json;
 }
@@ -238,10 +264,11 @@ std::string Trace::ToJson() const {
 absl::StatusOr<Trace> Trace::FromJson(const std::string& json) {
   proto::Trace message;
   google::protobuf::util::JsonParseOptions options;
-  auto status = google::protobuf::util::JsonStringToMessage(json, &message, options);
+  auto status =
+      google::protobuf::util::JsonStringToMessage(json, &message, options);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("trace: not a valid trace JSON: ", status.message().as_string()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trace: not a valid trace JSON: ", status.message().as_string()));
   }
   return FromProto(message);
 }
@@ -249,7 +276,8 @@ absl::StatusOr<Trace> Trace::FromJson(const std::string& json) {
 absl::StatusOr<Trace> Trace::Load(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat("trace file ", path, ": cannot be opened"));
+    return absl::NotFoundError(
+        absl::StrCat("trace file ", path, ": cannot be opened"));
   }
   std::stringstream buffer;
   buffer << in.rdbuf();
@@ -265,7 +293,8 @@ absl::Status Trace::Save(const std::string& path) const {
   std::ofstream out(path);
   out << ToJson();
   if (!out) {
-    return absl::UnavailableError(absl::StrCat("trace file ", path, ": cannot be written"));
+    return absl::UnavailableError(
+        absl::StrCat("trace file ", path, ": cannot be written"));
   }
   return absl::OkStatus();
 }

@@ -33,21 +33,25 @@ AttrValue ToAttr(const AnnotationValue& v) {
   return std::get<std::string>(v);
 }
 
-std::vector<std::pair<std::string, AttrValue>> LayoutAttrs(const Layout& layout) {
+std::vector<std::pair<std::string, AttrValue>> LayoutAttrs(
+    const Layout& layout) {
   if (layout.empty()) return {};
-  return {{"layout_splits", layout.splits}, {"layout_permutation", layout.permutation}};
+  return {{"layout_splits", layout.splits},
+          {"layout_permutation", layout.permutation}};
 }
 
 }  // namespace
 
-void TracedSchedule::Record(std::string kind, std::vector<TraceInput> inputs,
-                            std::vector<std::pair<std::string, AttrValue>> attrs,
-                            std::vector<int64_t> outputs, bool has_decision) {
+void TracedSchedule::Record(
+    std::string kind, std::vector<TraceInput> inputs,
+    std::vector<std::pair<std::string, AttrValue>> attrs,
+    std::vector<int64_t> outputs, bool has_decision) {
   if (has_decision) {
-    trace_.decisions[static_cast<int64_t>(trace_.instructions.size())] = last_decision_;
+    trace_.decisions[static_cast<int64_t>(trace_.instructions.size())] =
+        last_decision_;
   }
-  trace_.instructions.push_back(
-      {std::move(kind), std::move(inputs), std::move(attrs), std::move(outputs)});
+  trace_.instructions.push_back({std::move(kind), std::move(inputs),
+                                 std::move(attrs), std::move(outputs)});
 }
 
 absl::StatusOr<BlockRV> TracedSchedule::GetBlock(const std::string& name) {
@@ -57,26 +61,32 @@ absl::StatusOr<BlockRV> TracedSchedule::GetBlock(const std::string& name) {
 }
 
 absl::StatusOr<std::vector<LoopRV>> TracedSchedule::GetLoops(BlockRV block) {
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, ConcreteSchedule::GetLoops(block));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops,
+                         ConcreteSchedule::GetLoops(block));
   Record("get_loops", {In(block)}, {}, Ids(loops));
   return loops;
 }
 
-absl::StatusOr<std::vector<BlockRV>> TracedSchedule::GetProducers(BlockRV block) {
-  LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks, ConcreteSchedule::GetProducers(block));
+absl::StatusOr<std::vector<BlockRV>> TracedSchedule::GetProducers(
+    BlockRV block) {
+  LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks,
+                         ConcreteSchedule::GetProducers(block));
   Record("get_producers", {In(block)}, {}, Ids(blocks));
   return blocks;
 }
 
-absl::StatusOr<std::vector<BlockRV>> TracedSchedule::GetConsumers(BlockRV block) {
-  LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks, ConcreteSchedule::GetConsumers(block));
+absl::StatusOr<std::vector<BlockRV>> TracedSchedule::GetConsumers(
+    BlockRV block) {
+  LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks,
+                         ConcreteSchedule::GetConsumers(block));
   Record("get_consumers", {In(block)}, {}, Ids(blocks));
   return blocks;
 }
 
 absl::StatusOr<std::vector<LoopRV>> TracedSchedule::Split(
     LoopRV loop, const std::vector<Factor>& factors) {
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, ConcreteSchedule::Split(loop, factors));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops,
+                         ConcreteSchedule::Split(loop, factors));
   std::vector<TraceInput> inputs = {In(loop)};
   for (const Factor& f : factors) inputs.push_back(In(f));
   Record("split", std::move(inputs), {}, Ids(loops));
@@ -122,33 +132,40 @@ absl::Status TracedSchedule::Bind(LoopRV loop, const std::string& thread_axis) {
 absl::Status TracedSchedule::AnnotateLoop(LoopRV loop, const std::string& key,
                                           const AnnotationValue& value) {
   LATHE_RETURN_IF_ERROR(ConcreteSchedule::AnnotateLoop(loop, key, value));
-  Record("annotate_loop", {In(loop)}, {{"key", key}, {"value", ToAttr(value)}}, {});
+  Record("annotate_loop", {In(loop)}, {{"key", key}, {"value", ToAttr(value)}},
+         {});
   return absl::OkStatus();
 }
 
-absl::Status TracedSchedule::AnnotateBlock(BlockRV block, const std::string& key,
+absl::Status TracedSchedule::AnnotateBlock(BlockRV block,
+                                           const std::string& key,
                                            const AnnotationValue& value) {
   LATHE_RETURN_IF_ERROR(ConcreteSchedule::AnnotateBlock(block, key, value));
-  Record("annotate_block", {In(block)}, {{"key", key}, {"value", ToAttr(value)}}, {});
+  Record("annotate_block", {In(block)},
+         {{"key", key}, {"value", ToAttr(value)}}, {});
   return absl::OkStatus();
 }
 
-absl::StatusOr<BlockRV> TracedSchedule::CacheRead(BlockRV block, int64_t read_index,
+absl::StatusOr<BlockRV> TracedSchedule::CacheRead(BlockRV block,
+                                                  int64_t read_index,
                                                   const std::string& scope,
                                                   const Layout& layout) {
-  LATHE_ASSIGN_OR_RETURN(BlockRV created,
-                         ConcreteSchedule::CacheRead(block, read_index, scope, layout));
+  LATHE_ASSIGN_OR_RETURN(
+      BlockRV created,
+      ConcreteSchedule::CacheRead(block, read_index, scope, layout));
   auto attrs = LayoutAttrs(layout);
   attrs.insert(attrs.begin(), {{"read_index", read_index}, {"scope", scope}});
   Record("cache_read", {In(block)}, std::move(attrs), {created.id});
   return created;
 }
 
-absl::StatusOr<BlockRV> TracedSchedule::CacheWrite(BlockRV block, int64_t write_index,
+absl::StatusOr<BlockRV> TracedSchedule::CacheWrite(BlockRV block,
+                                                   int64_t write_index,
                                                    const std::string& scope,
                                                    const Layout& layout) {
-  LATHE_ASSIGN_OR_RETURN(BlockRV created,
-                         ConcreteSchedule::CacheWrite(block, write_index, scope, layout));
+  LATHE_ASSIGN_OR_RETURN(
+      BlockRV created,
+      ConcreteSchedule::CacheWrite(block, write_index, scope, layout));
   auto attrs = LayoutAttrs(layout);
   attrs.insert(attrs.begin(), {{"write_index", write_index}, {"scope", scope}});
   Record("cache_write", {In(block)}, std::move(attrs), {created.id});
@@ -157,7 +174,8 @@ absl::StatusOr<BlockRV> TracedSchedule::CacheWrite(BlockRV block, int64_t write_
 
 absl::Status TracedSchedule::ComputeAt(BlockRV block, LoopRV loop,
                                        bool preserve_unit_loops) {
-  LATHE_RETURN_IF_ERROR(ConcreteSchedule::ComputeAt(block, loop, preserve_unit_loops));
+  LATHE_RETURN_IF_ERROR(
+      ConcreteSchedule::ComputeAt(block, loop, preserve_unit_loops));
   Record("compute_at", {In(block), In(loop)},
          {{"preserve_unit_loops", int64_t{preserve_unit_loops}}}, {});
   return absl::OkStatus();
@@ -184,14 +202,18 @@ absl::Status TracedSchedule::ReverseComputeInline(BlockRV block) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<BlockRV> TracedSchedule::DecomposeReduction(BlockRV block, LoopRV loop) {
-  LATHE_ASSIGN_OR_RETURN(BlockRV init, ConcreteSchedule::DecomposeReduction(block, loop));
+absl::StatusOr<BlockRV> TracedSchedule::DecomposeReduction(BlockRV block,
+                                                           LoopRV loop) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV init,
+                         ConcreteSchedule::DecomposeReduction(block, loop));
   Record("decompose_reduction", {In(block), In(loop)}, {}, {init.id});
   return init;
 }
 
-absl::StatusOr<BlockRV> TracedSchedule::RFactor(LoopRV loop, int64_t factor_axis) {
-  LATHE_ASSIGN_OR_RETURN(BlockRV rf, ConcreteSchedule::RFactor(loop, factor_axis));
+absl::StatusOr<BlockRV> TracedSchedule::RFactor(LoopRV loop,
+                                                int64_t factor_axis) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV rf,
+                         ConcreteSchedule::RFactor(loop, factor_axis));
   Record("rfactor", {In(loop)}, {{"factor_axis", factor_axis}}, {rf.id});
   return rf;
 }
@@ -200,28 +222,31 @@ absl::StatusOr<std::vector<ExprRV>> TracedSchedule::SamplePerfectTile(
     LoopRV loop, int64_t n, int64_t max_innermost,
     std::optional<std::vector<int64_t>> decision) {
   LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> factors,
-                         ConcreteSchedule::SamplePerfectTile(loop, n, max_innermost,
-                                                             std::move(decision)));
-  Record("sample_perfect_tile", {In(loop)}, {{"n", n}, {"max_innermost", max_innermost}},
-         Ids(factors), /*has_decision=*/true);
+                         ConcreteSchedule::SamplePerfectTile(
+                             loop, n, max_innermost, std::move(decision)));
+  Record("sample_perfect_tile", {In(loop)},
+         {{"n", n}, {"max_innermost", max_innermost}}, Ids(factors),
+         /*has_decision=*/true);
   return factors;
 }
 
 absl::StatusOr<ExprRV> TracedSchedule::SampleCategorical(
     const std::vector<int64_t>& candidates, const std::vector<double>& probs,
     std::optional<int64_t> decision) {
-  LATHE_ASSIGN_OR_RETURN(ExprRV value,
-                         ConcreteSchedule::SampleCategorical(candidates, probs, decision));
-  Record("sample_categorical", {}, {{"candidates", candidates}, {"probs", probs}},
-         {value.id}, /*has_decision=*/true);
+  LATHE_ASSIGN_OR_RETURN(ExprRV value, ConcreteSchedule::SampleCategorical(
+                                           candidates, probs, decision));
+  Record("sample_categorical", {},
+         {{"candidates", candidates}, {"probs", probs}}, {value.id},
+         /*has_decision=*/true);
   return value;
 }
 
 absl::StatusOr<LoopRV> TracedSchedule::SampleComputeLocation(
     BlockRV block, std::optional<int64_t> decision) {
-  LATHE_ASSIGN_OR_RETURN(LoopRV loop,
-                         ConcreteSchedule::SampleComputeLocation(block, decision));
-  Record("sample_compute_location", {In(block)}, {}, {loop.id}, /*has_decision=*/true);
+  LATHE_ASSIGN_OR_RETURN(
+      LoopRV loop, ConcreteSchedule::SampleComputeLocation(block, decision));
+  Record("sample_compute_location", {In(block)}, {}, {loop.id},
+         /*has_decision=*/true);
   return loop;
 }
 

@@ -24,8 +24,8 @@ class TracedSchedule : public ConcreteSchedule {
   absl::StatusOr<std::vector<LoopRV>> GetLoops(BlockRV block) override;
   absl::StatusOr<std::vector<BlockRV>> GetProducers(BlockRV block) override;
   absl::StatusOr<std::vector<BlockRV>> GetConsumers(BlockRV block) override;
-  absl::StatusOr<std::vector<LoopRV>> Split(LoopRV loop,
-                                            const std::vector<Factor>& factors) override;
+  absl::StatusOr<std::vector<LoopRV>> Split(
+      LoopRV loop, const std::vector<Factor>& factors) override;
   absl::StatusOr<LoopRV> Fuse(const std::vector<LoopRV>& loops) override;
   absl::Status Reorder(const std::vector<LoopRV>& order) override;
   absl::Status Parallel(LoopRV loop) override;
@@ -48,7 +48,8 @@ class TracedSchedule : public ConcreteSchedule {
                                 bool preserve_unit_loops = false) override;
   absl::Status ComputeInline(BlockRV block) override;
   absl::Status ReverseComputeInline(BlockRV block) override;
-  absl::StatusOr<BlockRV> DecomposeReduction(BlockRV block, LoopRV loop) override;
+  absl::StatusOr<BlockRV> DecomposeReduction(BlockRV block,
+                                             LoopRV loop) override;
   absl::StatusOr<BlockRV> RFactor(LoopRV loop, int64_t factor_axis) override;
   absl::StatusOr<std::vector<ExprRV>> SamplePerfectTile(
       LoopRV loop, int64_t n, int64_t max_innermost,

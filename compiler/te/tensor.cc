@@ -44,18 +44,24 @@ Reduction MinOver(Expr source, std::vector<ReduceAxis> axes) {
 
 Expr ReduceIdentity(ReduceKind kind, DType dtype) {
   switch (kind) {
-    case ReduceKind::kSum: return Zero(dtype);
-    case ReduceKind::kMax: return MinValue(dtype);
-    case ReduceKind::kMin: return MaxValue(dtype);
+    case ReduceKind::kSum:
+      return Zero(dtype);
+    case ReduceKind::kMax:
+      return MinValue(dtype);
+    case ReduceKind::kMin:
+      return MaxValue(dtype);
   }
   return Zero(dtype);
 }
 
 Expr ReduceCombine(ReduceKind kind, Expr acc, Expr value) {
   switch (kind) {
-    case ReduceKind::kSum: return acc + value;
-    case ReduceKind::kMax: return Max(acc, value);
-    case ReduceKind::kMin: return Min(acc, value);
+    case ReduceKind::kSum:
+      return acc + value;
+    case ReduceKind::kMax:
+      return Max(acc, value);
+    case ReduceKind::kMin:
+      return Min(acc, value);
   }
   return acc + value;
 }
@@ -88,10 +94,12 @@ Tensor MakeStage(const std::string& name, std::vector<int64_t> shape,
                  std::vector<std::string> axis_names,
                  const std::function<void(StageDef*)>& define) {
   if (axis_names.empty()) {
-    for (size_t i = 0; i < shape.size(); ++i) axis_names.push_back(absl::StrCat("i", i));
+    for (size_t i = 0; i < shape.size(); ++i)
+      axis_names.push_back(absl::StrCat("i", i));
   }
   LATHE_CHECK(axis_names.size() == shape.size(), "te: stage ", name, " has ",
-              shape.size(), " dimensions but ", axis_names.size(), " axis names");
+              shape.size(), " dimensions but ", axis_names.size(),
+              " axis names");
   auto def = std::make_shared<StageDef>();
   for (const std::string& axis : axis_names) def->axes.push_back(Var(axis));
   def->axis_names = axis_names;
@@ -157,7 +165,8 @@ class ProgramBuilder {
       out_indices.push_back(iv);
     }
     if (def.value.defined()) {
-      block->body = MakeStore(t.buffer(), out_indices, Substitute(def.value, to_iter));
+      block->body =
+          MakeStore(t.buffer(), out_indices, Substitute(def.value, to_iter));
     } else {
       const Reduction& r = def.reduction;
       for (const ReduceAxis& axis : r.axes) {
@@ -171,10 +180,12 @@ class ProgramBuilder {
         to_iter[axis.var] = iv;
       }
       DType dtype = t.dtype();
-      block->init = MakeStore(t.buffer(), out_indices, ReduceIdentity(r.kind, dtype));
+      block->init =
+          MakeStore(t.buffer(), out_indices, ReduceIdentity(r.kind, dtype));
       Expr acc = Load(t.buffer(), out_indices);
-      block->body = MakeStore(t.buffer(), out_indices,
-                              ReduceCombine(r.kind, acc, Substitute(r.source, to_iter)));
+      block->body =
+          MakeStore(t.buffer(), out_indices,
+                    ReduceCombine(r.kind, acc, Substitute(r.source, to_iter)));
     }
     StmtPtr nest = std::move(block);
     for (size_t i = loop_vars.size(); i-- > 0;) {
@@ -210,9 +221,9 @@ absl::StatusOr<Program> CreateProgram(const std::string& name,
     if (!visited.insert(t.buffer().get()).second) return absl::OkStatus();
     if (t.def() == nullptr) {
       if (!input_set.count(t.buffer().get())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "program ", name, ": placeholder ", t.name(),
-            " is read but not listed among the inputs"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("program ", name, ": placeholder ", t.name(),
+                         " is read but not listed among the inputs"));
       }
       return absl::OkStatus();
     }
@@ -222,22 +233,23 @@ absl::StatusOr<Program> CreateProgram(const std::string& name,
   };
   for (const Tensor& t : outputs) {
     if (input_set.count(t.buffer().get())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "program ", name, ": tensor ", t.name(), " is both input and output"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("program ", name, ": tensor ", t.name(),
+                       " is both input and output"));
     }
     LATHE_RETURN_IF_ERROR(visit(t));
   }
   std::set<std::string> names = {"root"};  // the root block's name
   for (const Tensor& t : inputs) {
     if (!names.insert(t.name()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "program ", name, ": two tensors are named ", t.name()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("program ", name, ": two tensors are named ", t.name()));
     }
   }
   for (const Tensor& t : order) {
     if (!names.insert(t.name()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "program ", name, ": two tensors are named ", t.name()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("program ", name, ": two tensors are named ", t.name()));
     }
   }
   used_names = names;

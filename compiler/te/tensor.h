@@ -69,8 +69,8 @@ struct Reduction {
 struct StageDef {
   std::vector<Expr> axes;  // spatial variables, one per dimension
   std::vector<std::string> axis_names;
-  Expr value;               // defined when not a reduction
-  Reduction reduction;      // used when value is undefined
+  Expr value;                  // defined when not a reduction
+  Reduction reduction;         // used when value is undefined
   std::vector<Tensor> inputs;  // tensors read by value or reduction.source
 };
 

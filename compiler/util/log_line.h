@@ -13,9 +13,10 @@
 namespace lathe {
 
 inline void LogLine(const char* program, const std::string& line) {
-  std::fprintf(stderr, "%s %s: %s\n",
-               absl::FormatTime("%H:%M:%S", absl::Now(), absl::UTCTimeZone()).c_str(), program,
-               line.c_str());
+  std::fprintf(
+      stderr, "%s %s: %s\n",
+      absl::FormatTime("%H:%M:%S", absl::Now(), absl::UTCTimeZone()).c_str(),
+      program, line.c_str());
   std::fflush(stderr);
 }
 

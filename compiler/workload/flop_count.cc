@@ -31,7 +31,9 @@ absl::StatusOr<int64_t> FlopCount(const Workload& workload) {
     // The body only: a reduction's init is a constant store.
     VisitStmts(block->body.get(), [&per_instance](const StmtNode* stmt) {
       if (stmt->kind == StmtKind::kBlock) return false;  // counted on its own
-      VisitOwnExprs(*stmt, [&per_instance](const Expr& e) { per_instance += FloatOps(e); });
+      VisitOwnExprs(*stmt, [&per_instance](const Expr& e) {
+        per_instance += FloatOps(e);
+      });
       return true;
     });
     total += instances * per_instance;

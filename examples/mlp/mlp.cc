@@ -32,21 +32,24 @@ struct Weights {
 
 // out[m][n] = sum_k in[m][k] w[n][k] + b[n], then relu when asked.
 void ReferenceDense(const std::vector<float>& in, const std::vector<float>& w,
-                    const std::vector<float>& b, int m_size, int n_size, int k_size, bool relu,
-                    std::vector<float>& out) {
+                    const std::vector<float>& b, int m_size, int n_size,
+                    int k_size, bool relu, std::vector<float>& out) {
   out.assign(static_cast<size_t>(m_size) * n_size, 0);
   for (int m = 0; m < m_size; ++m) {
     for (int n = 0; n < n_size; ++n) {
       double sum = b[n];
-      for (int k = 0; k < k_size; ++k) sum += double(in[m * k_size + k]) * w[n * k_size + k];
+      for (int k = 0; k < k_size; ++k)
+        sum += double(in[m * k_size + k]) * w[n * k_size + k];
       out[m * n_size + n] = relu && sum < 0 ? 0.0f : static_cast<float>(sum);
     }
   }
 }
 
-int Forward(const Mlp& mlp, const Weights& p, std::vector<float>& hidden, std::vector<float>& y) {
+int Forward(const Mlp& mlp, const Weights& p, std::vector<float>& hidden,
+            std::vector<float>& y) {
   int rc = mlp.hidden(p.x.data(), p.w1.data(), p.b1.data(), hidden.data());
-  if (rc == 0) rc = mlp.output(hidden.data(), p.w2.data(), p.b2.data(), y.data());
+  if (rc == 0)
+    rc = mlp.output(hidden.data(), p.w2.data(), p.b2.data(), y.data());
   return rc;
 }
 
@@ -73,7 +76,9 @@ double TimeRound(const Mlp& mlp, const Weights& p, int calls) {
   std::vector<float> hidden(kBatch * kHidden), y(kBatch * kOut);
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < calls; ++i) Forward(mlp, p, hidden, y);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+             .count() /
+         calls;
 }
 
 }  // namespace
@@ -87,14 +92,17 @@ int main(int argc, char** argv) {
     for (float& f : v) f = dist(rng);
     return v;
   };
-  Weights p{fill(kBatch * kIn), fill(kHidden * kIn), fill(kHidden), fill(kOut * kHidden),
-            fill(kOut)};
+  Weights p{fill(kBatch * kIn), fill(kHidden * kIn), fill(kHidden),
+            fill(kOut * kHidden), fill(kOut)};
   std::vector<float> hidden, want;
   ReferenceDense(p.x, p.w1, p.b1, kBatch, kHidden, kIn, /*relu=*/true, hidden);
-  ReferenceDense(hidden, p.w2, p.b2, kBatch, kOut, kHidden, /*relu=*/false, want);
+  ReferenceDense(hidden, p.w2, p.b2, kBatch, kOut, kHidden, /*relu=*/false,
+                 want);
 
-  const Mlp tuned{tuned_dense_64x256x256x1x1, tuned_dense_64x64x256x1x0, "tuned"};
-  const Mlp fallback{default_dense_64x256x256x1x1, default_dense_64x64x256x1x0, "default"};
+  const Mlp tuned{tuned_dense_64x256x256x1x1, tuned_dense_64x64x256x1x0,
+                  "tuned"};
+  const Mlp fallback{default_dense_64x256x256x1x1, default_dense_64x64x256x1x0,
+                     "default"};
   if (!Check(tuned, p, want) || !Check(fallback, p, want)) return 1;
   if (rounds <= 0) return 0;
 
@@ -111,9 +119,13 @@ int main(int argc, char** argv) {
     return v[v.size() / 2];
   };
   const double t = median(tuned_s), d = median(default_s);
-  const double flops = 2.0 * kBatch * kIn * kHidden + 2.0 * kBatch * kHidden * kOut;
-  std::printf("tuned    %8.1f us per forward  %7.2f GFLOP/s\n", t * 1e6, flops / t * 1e-9);
-  std::printf("default  %8.1f us per forward  %7.2f GFLOP/s\n", d * 1e6, flops / d * 1e-9);
-  std::printf("speed-up %.2fx (median of %d rounds of %d calls)\n", d / t, rounds, calls);
+  const double flops =
+      2.0 * kBatch * kIn * kHidden + 2.0 * kBatch * kHidden * kOut;
+  std::printf("tuned    %8.1f us per forward  %7.2f GFLOP/s\n", t * 1e6,
+              flops / t * 1e-9);
+  std::printf("default  %8.1f us per forward  %7.2f GFLOP/s\n", d * 1e6,
+              flops / d * 1e-9);
+  std::printf("speed-up %.2fx (median of %d rounds of %d calls)\n", d / t,
+              rounds, calls);
   return 0;
 }

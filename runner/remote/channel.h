@@ -45,19 +45,21 @@ struct ChannelOptions {
 absl::Status CheckAddressPort(const std::string& address);
 
 // Errors: no address, its port (CheckAddressPort), TLS files.
-absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options);
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
+    const ChannelOptions& options);
 
 // The PEM file of a TLS option (`what`: "TLS certificate"), which must hold a
 // block whose BEGIN line contains `label` ("CERTIFICATE", "PRIVATE KEY"):
 // NotFound for a file that cannot be read, InvalidArgument naming the file
 // for one that is empty or is not that PEM. gRPC itself only says "cannot
 // listen" or "empty address list" for such files.
-absl::StatusOr<std::string> ReadPemFile(const std::string& path, const char* what,
-                                        const char* label);
+absl::StatusOr<std::string> ReadPemFile(const std::string& path,
+                                        const char* what, const char* label);
 
 // Adds the token to a call and sets its deadline (seconds from now; <= 0 or
 // more than a day: none).
-void PrepareContext(grpc::ClientContext& context, const std::string& token, double deadline_s);
+void PrepareContext(grpc::ClientContext& context, const std::string& token,
+                    double deadline_s);
 
 // An error of a call to the tuner at `address` as an absl::Status with the
 // same code: "tuner at 127.0.0.1:5000 is not reachable: ...", "tuner at ...

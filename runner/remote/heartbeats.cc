@@ -49,7 +49,8 @@ void Heartbeats::Loop() {
     grpc::ClientContext context;
     PrepareContext(context, connection_.options().channel.token, 5);
     proto::HeartbeatResponse response;
-    const grpc::Status status = connection_.stub().Heartbeat(&context, request, &response);
+    const grpc::Status status =
+        connection_.stub().Heartbeat(&context, request, &response);
     lock.lock();
     if (!status.ok()) continue;
     // A lease reported while the heartbeat was on its way is gone for a
@@ -60,7 +61,8 @@ void Heartbeats::Loop() {
     }
     lock.unlock();
     for (const std::string& id : expired) {
-      connection_.Log(absl::StrCat("lease ", id, " expired; its result will be dropped"));
+      connection_.Log(
+          absl::StrCat("lease ", id, " expired; its result will be dropped"));
       if (on_expired_) on_expired_(id);
     }
     lock.lock();

@@ -142,9 +142,11 @@ absl::Status LeaseCourier::SendReport(const proto::ReportResultRequest& report,
   double delay_s = 0.1;
   while (true) {
     grpc::ClientContext context;
-    PrepareContext(context, options.channel.token, report.acquire_wait_s() + 10);
+    PrepareContext(context, options.channel.token,
+                   report.acquire_wait_s() + 10);
     proto::ReportResultResponse response;
-    const grpc::Status sent = connection_.stub().ReportResult(&context, report, &response);
+    const grpc::Status sent =
+        connection_.stub().ReportResult(&context, report, &response);
     if (sent.ok()) {
       if (!response.accepted() && !report.release()) {
         connection_.Log("the tuner dropped a result (its lease had expired)");
@@ -157,13 +159,15 @@ absl::Status LeaseCourier::SendReport(const proto::ReportResultRequest& report,
       continue;
     }
     if (IsTransient(sent) || sent.error_code() == grpc::StatusCode::NOT_FOUND) {
-      return absl::OkStatus();  // the lease is gone with the daemon that gave it
+      return absl::OkStatus();  // the lease is gone with the daemon that gave
+                                // it
     }
     return FromGrpc(sent, options.channel.address);
   }
 }
 
-absl::Status LeaseCourier::Acquire(bool prefetching, proto::AcquireWorkResponse* work) {
+absl::Status LeaseCourier::Acquire(bool prefetching,
+                                   proto::AcquireWorkResponse* work) {
   const RemoteRunnerOptions& options = connection_.options();
   proto::AcquireWorkRequest acquire;
   acquire.set_runner_id(connection_.runner_id());
@@ -174,7 +178,8 @@ absl::Status LeaseCourier::Acquire(bool prefetching, proto::AcquireWorkResponse*
   }
   grpc::ClientContext context;
   PrepareContext(context, options.channel.token, acquire.wait_s() + 10);
-  const grpc::Status status = connection_.stub().AcquireWork(&context, acquire, work);
+  const grpc::Status status =
+      connection_.stub().AcquireWork(&context, acquire, work);
   if (status.ok()) {
     if (unreachable_) connection_.Log("the tuner is back");
     unreachable_ = false;
@@ -184,7 +189,8 @@ absl::Status LeaseCourier::Acquire(bool prefetching, proto::AcquireWorkResponse*
   work->Clear();
   const absl::Status error = FromGrpc(status, options.channel.address);
   if (IsTransient(status)) {
-    if (!unreachable_) connection_.Log(absl::StrCat(error.message(), "; retrying"));
+    if (!unreachable_)
+      connection_.Log(absl::StrCat(error.message(), "; retrying"));
     unreachable_ = true;
     connection_.Backoff(retry_delay_s_);
     return absl::OkStatus();
@@ -192,7 +198,9 @@ absl::Status LeaseCourier::Acquire(bool prefetching, proto::AcquireWorkResponse*
   switch (status.error_code()) {
     case grpc::StatusCode::NOT_FOUND: {
       // A new daemon: it does not know this runner, nor a lease in hand.
-      connection_.Log("the tuner does not know this runner (restarted?); registering again");
+      connection_.Log(
+          "the tuner does not know this runner (restarted?); registering "
+          "again");
       {
         std::lock_guard<std::mutex> lock(mutex_);
         if (in_hand_) heartbeats_.Drop(in_hand_->lease_id());

@@ -63,8 +63,8 @@ class LeaseCourier {
   std::condition_variable changed_;
   std::deque<proto::ReportResultRequest> reports_;
   std::optional<proto::AcquireWorkResponse> in_hand_;
-  bool waiting_ = false;         // the runner waits in Next
-  bool busy_ = false;            // the runner measures (between Next and Report)
+  bool waiting_ = false;  // the runner waits in Next
+  bool busy_ = false;     // the runner measures (between Next and Report)
   bool prefetch_tried_ = false;  // once per measurement
   bool finishing_ = false;
   bool done_ = false;

@@ -19,9 +19,11 @@ namespace {
 // load), so the dispatch benchmark can tell the delay from the dispatch.
 proto::MeasureResult Simulate(double ms) {
   const auto start = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(ms * 1000)));
+  std::this_thread::sleep_for(
+      std::chrono::microseconds(static_cast<int64_t>(ms * 1000)));
   const double slept_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   proto::MeasureResult result;
   result.set_status(proto::MEASURE_OK);
   result.add_times_s(slept_s);
@@ -42,18 +44,22 @@ absl::Status RunRemoteRunner(const RemoteRunnerOptions& options) {
     // candidate: its whole timeout).
     LocalRunnerOptions local_options = options.local;
     local_options.stop = options.stop;
-    absl::StatusOr<std::unique_ptr<LocalRunner>> started = LocalRunner::Start(local_options);
+    absl::StatusOr<std::unique_ptr<LocalRunner>> started =
+        LocalRunner::Start(local_options);
     if (!started.ok()) return started.status();
     local = *std::move(started);
   }
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel(options.channel);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      MakeChannel(options.channel);
   if (!channel.ok()) return channel.status();
   RunnerConnection connection(options, *channel);
-  if (absl::Status registered = connection.Register(); !registered.ok()) return registered;
+  if (absl::Status registered = connection.Register(); !registered.ok())
+    return registered;
   LeaseCourier courier(connection, options.prefetch);
   absl::Status stopped_by;
   while (true) {
-    absl::StatusOr<std::optional<proto::AcquireWorkResponse>> next = courier.Next();
+    absl::StatusOr<std::optional<proto::AcquireWorkResponse>> next =
+        courier.Next();
     if (!next.ok()) {
       stopped_by = next.status();
       break;
@@ -64,12 +70,13 @@ absl::Status RunRemoteRunner(const RemoteRunnerOptions& options) {
     report.set_runner_id(connection.runner_id());
     report.set_lease_id(work.lease_id());
     if (work.request().target() != options.target) {
-      report.set_infrastructure_error(absl::StrCat("target \"", work.request().target(),
-                                                   "\" is not this runner's"));
+      report.set_infrastructure_error(absl::StrCat(
+          "target \"", work.request().target(), "\" is not this runner's"));
     } else if (local == nullptr) {
       *report.mutable_result() = Simulate(options.simulate_ms);
     } else {
-      absl::StatusOr<proto::MeasureResult> result = local->Measure(work.request());
+      absl::StatusOr<proto::MeasureResult> result =
+          local->Measure(work.request());
       if (result.ok()) {
         *report.mutable_result() = *std::move(result);
       } else if (absl::IsCancelled(result.status())) {
@@ -79,7 +86,8 @@ absl::Status RunRemoteRunner(const RemoteRunnerOptions& options) {
       }
     }
     if (!report.infrastructure_error().empty() && local != nullptr) {
-      connection.Log(absl::StrCat("could not measure: ", report.infrastructure_error()));
+      connection.Log(
+          absl::StrCat("could not measure: ", report.infrastructure_error()));
     }
     courier.Report(std::move(report));
   }

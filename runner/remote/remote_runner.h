@@ -38,8 +38,8 @@ struct RemoteRunnerOptions {
   std::string target;  // canonical target string it measures
   std::string device;  // free text
   std::string lathe_version;
-  double simulate_ms = 0;  // > 0: dispatch benchmark, fake times
-  LocalRunnerOptions local;  // the measurement worker
+  double simulate_ms = 0;     // > 0: dispatch benchmark, fake times
+  LocalRunnerOptions local;   // the measurement worker
   double acquire_wait_s = 2;  // long poll of AcquireWork
   // Ask for the next lease while measuring one, so the next measurement
   // starts without a round trip (runner/remote/lease_courier.h).

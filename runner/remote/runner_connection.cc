@@ -46,15 +46,17 @@ absl::Status RunnerConnection::Register() {
     grpc::ClientContext context;
     PrepareContext(context, options_.channel.token, 10);
     proto::RegisterRunnerResponse response;
-    const grpc::Status status = stub_->RegisterRunner(&context, request, &response);
+    const grpc::Status status =
+        stub_->RegisterRunner(&context, request, &response);
     if (status.ok()) {
       {
         std::lock_guard<std::mutex> lock(mutex_);
         runner_id_ = response.runner_id();
         lease_s_ = response.lease_s() > 0 ? response.lease_s() : 30;
       }
-      Log(absl::StrCat("registered with the tuner at ", options_.channel.address, " as ",
-                       response.runner_id(), " for \"", options_.target, "\"",
+      Log(absl::StrCat("registered with the tuner at ",
+                       options_.channel.address, " as ", response.runner_id(),
+                       " for \"", options_.target, "\"",
                        options_.simulate_ms > 0 ? " (simulated)" : ""));
       return absl::OkStatus();
     }

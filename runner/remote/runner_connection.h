@@ -17,7 +17,8 @@ namespace lathe::runner {
 
 class RunnerConnection {
  public:
-  RunnerConnection(const RemoteRunnerOptions& options, std::shared_ptr<grpc::Channel> channel);
+  RunnerConnection(const RemoteRunnerOptions& options,
+                   std::shared_ptr<grpc::Channel> channel);
 
   bool Stopping() const;
   // A progress line on stderr (when options.log).

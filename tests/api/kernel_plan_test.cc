@@ -15,7 +15,8 @@ constexpr char kSpec[] = "matmul:M=16,N=24,K=8";
 std::unique_ptr<db::Database> OpenReadOnly(const std::string& path) {
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kReadOnly;
-  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(path, open);
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      db::Database::Open(path, open);
   EXPECT_TRUE(db.ok()) << db.status();
   return db.ok() ? *std::move(db) : nullptr;
 }
@@ -26,7 +27,8 @@ TEST(PlanKernel, UsesTheFastestRecordThatReplays) {
   TempFolder dir;
   const Target target = HostTarget(1);
   const std::string path = dir.path() + "/t.db";
-  CreateDatabase(path, {RecordOf(kSpec, target, 2e-3), RecordOf(kSpec, target, 1e-3)});
+  CreateDatabase(
+      path, {RecordOf(kSpec, target, 2e-3), RecordOf(kSpec, target, 1e-3)});
   std::unique_ptr<db::Database> db = OpenReadOnly(path);
   ASSERT_NE(db, nullptr);
   absl::StatusOr<KernelPlan> plan = PlanKernel(db.get(), Spec(kSpec), target);
@@ -38,7 +40,8 @@ TEST(PlanKernel, UsesTheFastestRecordThatReplays) {
   EXPECT_EQ(plan->origin.job, "job-a");
   EXPECT_TRUE(plan->origin.exact_target);
   EXPECT_EQ(plan->origin.structural_hash, plan->program.structural_hash);
-  EXPECT_FALSE(plan->program.default_schedule);  // replayed from the record's trace
+  EXPECT_FALSE(
+      plan->program.default_schedule);  // replayed from the record's trace
   EXPECT_TRUE(plan->origin.fallback_reason.empty());
 }
 
@@ -49,11 +52,13 @@ TEST(PlanKernel, FallsBackToTheDefaultNamingTheWorkloadAndDatabase) {
   CreateDatabase(path, {RecordOf(kSpec, target, 1e-3)});
   std::unique_ptr<db::Database> db = OpenReadOnly(path);
   ASSERT_NE(db, nullptr);
-  absl::StatusOr<KernelPlan> plan = PlanKernel(db.get(), Spec("matmul:M=8,N=8,K=8"), target);
+  absl::StatusOr<KernelPlan> plan =
+      PlanKernel(db.get(), Spec("matmul:M=8,N=8,K=8"), target);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->origin.source, KernelSource::kDefault);
   EXPECT_TRUE(plan->program.default_schedule);
-  EXPECT_NE(plan->origin.fallback_reason.find("no record of matmul:"), std::string::npos)
+  EXPECT_NE(plan->origin.fallback_reason.find("no record of matmul:"),
+            std::string::npos)
       << plan->origin.fallback_reason;
   EXPECT_NE(plan->origin.fallback_reason.find(path), std::string::npos);
 }
@@ -64,11 +69,12 @@ TEST(PlanKernel, ExactTargetsUnlessCompatibleAsked) {
   CreateDatabase(path, {RecordOf(kSpec, HostTarget(1), 1e-3)});
   std::unique_ptr<db::Database> db = OpenReadOnly(path);
   ASSERT_NE(db, nullptr);
-  absl::StatusOr<KernelPlan> exact = PlanKernel(db.get(), Spec(kSpec), HostTarget(2));
+  absl::StatusOr<KernelPlan> exact =
+      PlanKernel(db.get(), Spec(kSpec), HostTarget(2));
   ASSERT_TRUE(exact.ok()) << exact.status();
   EXPECT_FALSE(exact->origin.tuned());
-  absl::StatusOr<KernelPlan> compatible =
-      PlanKernel(db.get(), Spec(kSpec), HostTarget(2), db::TargetMatching::kCompatible);
+  absl::StatusOr<KernelPlan> compatible = PlanKernel(
+      db.get(), Spec(kSpec), HostTarget(2), db::TargetMatching::kCompatible);
   ASSERT_TRUE(compatible.ok()) << compatible.status();
   EXPECT_TRUE(compatible->origin.tuned());
   EXPECT_FALSE(compatible->origin.exact_target);
@@ -80,14 +86,16 @@ TEST(PlanKernel, ARecordThatReplaysToAnotherProgramIsAMiss) {
   TempFolder dir;
   const Target target = HostTarget(1);
   const std::string path = dir.path() + "/t.db";
-  CreateDatabase(path, {RecordOf(kSpec, target, 1e-3, /*hash=*/"00000000deadbeef")});
+  CreateDatabase(path,
+                 {RecordOf(kSpec, target, 1e-3, /*hash=*/"00000000deadbeef")});
   std::unique_ptr<db::Database> db = OpenReadOnly(path);
   ASSERT_NE(db, nullptr);
   absl::StatusOr<KernelPlan> plan = PlanKernel(db.get(), Spec(kSpec), target);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->origin.tuned());
   EXPECT_TRUE(plan->program.default_schedule);
-  EXPECT_NE(plan->origin.fallback_reason.find("measured as 00000000deadbeef"), std::string::npos)
+  EXPECT_NE(plan->origin.fallback_reason.find("measured as 00000000deadbeef"),
+            std::string::npos)
       << plan->origin.fallback_reason;
 }
 
@@ -97,21 +105,24 @@ TEST(PlanKernel, PassesOverAStaleFastestRecordToOneThatReplays) {
   TempFolder dir;
   const Target target = HostTarget(1);
   const std::string path = dir.path() + "/t.db";
-  CreateDatabase(path, {RecordOf(kSpec, target, 2e-3),
-                        RecordOf(kSpec, target, 1e-3, /*hash=*/"00000000deadbeef")});
+  CreateDatabase(path,
+                 {RecordOf(kSpec, target, 2e-3),
+                  RecordOf(kSpec, target, 1e-3, /*hash=*/"00000000deadbeef")});
   std::unique_ptr<db::Database> db = OpenReadOnly(path);
   ASSERT_NE(db, nullptr);
   absl::StatusOr<KernelPlan> plan = PlanKernel(db.get(), Spec(kSpec), target);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->origin.tuned());
   EXPECT_EQ(plan->origin.median_s, 2e-3);
-  EXPECT_NE(plan->origin.skipped_reason.find("measured as 00000000deadbeef"), std::string::npos)
+  EXPECT_NE(plan->origin.skipped_reason.find("measured as 00000000deadbeef"),
+            std::string::npos)
       << plan->origin.skipped_reason;
   EXPECT_TRUE(plan->origin.fallback_reason.empty());
 }
 
 TEST(PlanKernel, WithoutADatabaseTheDefaultAndNoReason) {
-  absl::StatusOr<KernelPlan> plan = PlanKernel(nullptr, Spec(kSpec), HostTarget(1));
+  absl::StatusOr<KernelPlan> plan =
+      PlanKernel(nullptr, Spec(kSpec), HostTarget(1));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->origin.tuned());
   EXPECT_TRUE(plan->origin.fallback_reason.empty());

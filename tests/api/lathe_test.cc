@@ -23,17 +23,20 @@ TEST(Api, KernelFromTheDatabaseMatchesTheReference) {
   CreateDatabase(path, {RecordOf(kDense, HostTarget(1), 1e-4)});
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path);
   ASSERT_TRUE(db.ok()) << db.status();
-  absl::StatusOr<Kernel> kernel = (*db)->GetKernel(kDense, "host -num-threads=1");
+  absl::StatusOr<Kernel> kernel =
+      (*db)->GetKernel(kDense, "host -num-threads=1");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_TRUE(kernel->origin().tuned());
   EXPECT_EQ(kernel->num_args(), 4);  // X, W, bias, Y
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(kDense);
   ASSERT_TRUE(workload.ok());
   EXPECT_EQ(kernel->workload(), workload->CanonicalForm());
-  absl::Status check = CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
-    if (int rc = (*kernel)(args.data()); rc != 0) return absl::InternalError("kernel failed");
-    return absl::OkStatus();
-  });
+  absl::Status check =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        if (int rc = (*kernel)(args.data()); rc != 0)
+          return absl::InternalError("kernel failed");
+        return absl::OkStatus();
+      });
   EXPECT_TRUE(check.ok()) << check;
 }
 
@@ -51,7 +54,8 @@ TEST(Api, OneDatabaseAnswersSeveralThreads) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 50; ++i) {
-        absl::StatusOr<KernelPlan> plan = (*db)->Plan(kDense, "host -num-threads=1");
+        absl::StatusOr<KernelPlan> plan =
+            (*db)->Plan(kDense, "host -num-threads=1");
         if (!plan.ok()) {
           ++failed;
         } else if (plan->origin.tuned()) {
@@ -68,11 +72,12 @@ TEST(Api, OneDatabaseAnswersSeveralThreads) {
 TEST(Api, TypedCallAndTheDefaultScheduleWithoutADatabase) {
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open("");
   ASSERT_TRUE(db.ok()) << db.status();
-  absl::StatusOr<Kernel> mm = (*db)->GetKernel("matmul:M=3,N=5,K=2", "host -num-threads=1");
+  absl::StatusOr<Kernel> mm =
+      (*db)->GetKernel("matmul:M=3,N=5,K=2", "host -num-threads=1");
   ASSERT_TRUE(mm.ok()) << mm.status();
   EXPECT_EQ(mm->origin().source, KernelSource::kDefault);
-  const std::vector<float> a = {1, 2, 3, 4, 5, 6};                     // 3x2
-  const std::vector<float> b = {1, 0, 2, 0, 1, 0, 1, 0, 3, 1};         // 2x5
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6};              // 3x2
+  const std::vector<float> b = {1, 0, 2, 0, 1, 0, 1, 0, 3, 1};  // 2x5
   std::vector<float> c(15, -1);
   ASSERT_EQ((*mm)(a.data(), b.data(), c.data()), 0);
   for (int i = 0; i < 3; ++i) {
@@ -83,8 +88,8 @@ TEST(Api, TypedCallAndTheDefaultScheduleWithoutADatabase) {
   }
   // The same through an array of pointers (float**, not const).
   std::vector<float> c2(15, -1);
-  std::vector<float*> args = {const_cast<float*>(a.data()), const_cast<float*>(b.data()),
-                              c2.data()};
+  std::vector<float*> args = {const_cast<float*>(a.data()),
+                              const_cast<float*>(b.data()), c2.data()};
   ASSERT_EQ((*mm)(args.data()), 0);
   EXPECT_EQ(c2, c);
   // A wrong number of pointers never reaches the kernel.
@@ -97,13 +102,17 @@ TEST(Api, ObjectFileWithItsHeaderAndOrigin) {
   CreateDatabase(path, {RecordOf(kDense, HostTarget(1), 1e-4)});
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path);
   ASSERT_TRUE(db.ok()) << db.status();
-  absl::StatusOr<ObjectFile> object = (*db)->GetObject(kDense, "host -num-threads=1", "my_dense");
+  absl::StatusOr<ObjectFile> object =
+      (*db)->GetObject(kDense, "host -num-threads=1", "my_dense");
   ASSERT_TRUE(object.ok()) << object.status();
-  EXPECT_EQ(object->bytes.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(object->bytes.substr(0, 4),
+            "\x7f"
+            "ELF");
   EXPECT_NE(object->bytes.find("my_dense"), std::string::npos);
   EXPECT_NE(object->header.find("int my_dense("), std::string::npos);
   EXPECT_TRUE(object->origin.tuned());
-  absl::StatusOr<ObjectFile> again = (*db)->GetObject(kDense, "host -num-threads=1", "my_dense");
+  absl::StatusOr<ObjectFile> again =
+      (*db)->GetObject(kDense, "host -num-threads=1", "my_dense");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(object->bytes, again->bytes);
 }
@@ -113,7 +122,8 @@ TEST(Api, ErrorsNameTheDatabaseAndTheSpec) {
   const std::string missing = dir.path() + "/missing.db";
   absl::StatusOr<std::unique_ptr<Database>> none = Database::Open(missing);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(std::string(none.status().message()).find(missing), std::string::npos)
+  EXPECT_NE(std::string(none.status().message()).find(missing),
+            std::string::npos)
       << none.status();
 
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open("");
@@ -121,17 +131,23 @@ TEST(Api, ErrorsNameTheDatabaseAndTheSpec) {
   absl::StatusOr<Kernel> bad = (*db)->GetKernel("matmul:M=3,N=5");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(bad.status().message()).find("matmul:M=3,N=5: "), std::string::npos)
-      << bad.status();
-  EXPECT_NE(std::string(bad.status().message()).find("K"), std::string::npos) << bad.status();
-  absl::StatusOr<Kernel> bad_target = (*db)->GetKernel("matmul:M=3,N=5,K=2", "gpu -x");
-  ASSERT_FALSE(bad_target.ok());
-  EXPECT_NE(std::string(bad_target.status().message()).find("matmul:M=3,N=5,K=2"),
+  EXPECT_NE(std::string(bad.status().message()).find("matmul:M=3,N=5: "),
             std::string::npos)
+      << bad.status();
+  EXPECT_NE(std::string(bad.status().message()).find("K"), std::string::npos)
+      << bad.status();
+  absl::StatusOr<Kernel> bad_target =
+      (*db)->GetKernel("matmul:M=3,N=5,K=2", "gpu -x");
+  ASSERT_FALSE(bad_target.ok());
+  EXPECT_NE(
+      std::string(bad_target.status().message()).find("matmul:M=3,N=5,K=2"),
+      std::string::npos)
       << bad_target.status();
-  absl::StatusOr<ObjectFile> bad_name = (*db)->GetObject("matmul:M=3,N=5,K=2", "host", "a-b");
+  absl::StatusOr<ObjectFile> bad_name =
+      (*db)->GetObject("matmul:M=3,N=5,K=2", "host", "a-b");
   ASSERT_FALSE(bad_name.ok());
-  EXPECT_NE(std::string(bad_name.status().message()).find("a-b"), std::string::npos);
+  EXPECT_NE(std::string(bad_name.status().message()).find("a-b"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -26,27 +26,31 @@ using ::lathe::test_support::TempFolder;
 
 // A record of `spec` on `target` measured at `median_s`, scheduled by the
 // default schedule's trace; `hash` overrides the program it claims.
-inline proto::Record RecordOf(const std::string& spec, const Target& target, double median_s,
-                              const std::string& hash = "") {
+inline proto::Record RecordOf(const std::string& spec, const Target& target,
+                              double median_s, const std::string& hash = "") {
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
   EXPECT_TRUE(workload.ok()) << workload.status();
-  absl::StatusOr<KernelProgram> program = MakeKernelProgram(*workload, nullptr, target);
+  absl::StatusOr<KernelProgram> program =
+      MakeKernelProgram(*workload, nullptr, target);
   EXPECT_TRUE(program.ok()) << program.status();
   proto::MeasureResult result;
   result.set_status(proto::MEASURE_OK);
   for (int i = 0; i < 3; ++i) result.add_times_s(median_s);
   result.set_structural_hash(hash.empty() ? program->structural_hash : hash);
-  return tuner::MeasurementRecord(*workload, TargetInfoOf(target), program->trace,
-                                  hash.empty() ? program->structural_hash : hash, result,
-                                  {"test", "test", "job-a"});
+  return tuner::MeasurementRecord(
+      *workload, TargetInfoOf(target), program->trace,
+      hash.empty() ? program->structural_hash : hash, result,
+      {"test", "test", "job-a"});
 }
 
 // Creates `path` with the records.
-inline void CreateDatabase(const std::string& path, const std::vector<proto::Record>& records) {
+inline void CreateDatabase(const std::string& path,
+                           const std::vector<proto::Record>& records) {
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kCreate;
   open.durable = false;
-  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(path, open);
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      db::Database::Open(path, open);
   ASSERT_TRUE(db.ok()) << db.status();
   absl::StatusOr<db::CommitResult> committed = (*db)->Commit(records);
   ASSERT_TRUE(committed.ok()) << committed.status();

@@ -5,7 +5,8 @@
 namespace lathe::bench {
 namespace {
 
-constexpr VectorExtensions kAvx2{/*avx2_fma=*/true, /*avx512=*/false, /*avx512_bf16=*/false};
+constexpr VectorExtensions kAvx2{/*avx2_fma=*/true, /*avx512=*/false,
+                                 /*avx512_bf16=*/false};
 constexpr VectorExtensions kAvx512{true, true, false};
 constexpr VectorExtensions kAvx512Bf16{true, true, true};
 

@@ -349,7 +349,8 @@ TEST_F(DatabaseTest, AProgramCountsByItsLatestMeasurement) {
   EXPECT_EQ((*top)[1].record.structural_hash(), "lucky");
   EXPECT_DOUBLE_EQ((*top)[1].record.median_s(), 3e-3);
   // A latest measurement that failed withdraws the program.
-  MustCommit({MakeRecord("w", DefaultTarget(), "steady", {}, proto::MEASURE_RUN_ERROR)});
+  MustCommit({MakeRecord("w", DefaultTarget(), "steady", {},
+                         proto::MEASURE_RUN_ERROR)});
   absl::StatusOr<std::optional<Match>> best = db_->Best("w", DefaultTarget());
   ASSERT_TRUE(best.ok() && best->has_value());
   EXPECT_EQ((*best)->record.structural_hash(), "lucky");
@@ -667,7 +668,8 @@ TEST_F(DatabaseTest, ContentStampChangesWithTheRecordsAndOnlyWithThem) {
   absl::StatusOr<std::unique_ptr<Database>> other =
       Database::Open(other_folder.File("other.db"), CreateMode());
   ASSERT_TRUE(other.ok()) << other.status();
-  ASSERT_TRUE((*other)->Commit({OkRecord("a", DefaultTarget(), "fast", 1e-3)}).ok());
+  ASSERT_TRUE(
+      (*other)->Commit({OkRecord("a", DefaultTarget(), "fast", 1e-3)}).ok());
   EXPECT_EQ(*(*other)->ContentStamp(), one);
 }
 
@@ -717,11 +719,11 @@ TEST_F(DatabaseTest, PruneKeepsTheKFastestOkRecordsOfEveryTask) {
 // failures and new programs over a few tasks, compared after every batch.
 TEST_F(DatabaseTest, BestFollowsTheRankingThroughRandomBatchesAndPrune) {
   std::mt19937 rng(7);
-  const std::vector<proto::TargetInfo> targets = {DefaultTarget(),
-                                                  MakeTarget("znver4", {"avx2"}, 1)};
+  const std::vector<proto::TargetInfo> targets = {
+      DefaultTarget(), MakeTarget("znver4", {"avx2"}, 1)};
   const std::vector<proto::MeasureStatus> failures = {
-      proto::MEASURE_BUILD_ERROR, proto::MEASURE_RUN_ERROR, proto::MEASURE_TIMEOUT,
-      proto::MEASURE_WRONG_RESULT};
+      proto::MEASURE_BUILD_ERROR, proto::MEASURE_RUN_ERROR,
+      proto::MEASURE_TIMEOUT, proto::MEASURE_WRONG_RESULT};
   auto expect_best_is_top = [&](const std::string& when) {
     for (const char* key : {"a", "b", "c"}) {
       for (const proto::TargetInfo& target : targets) {
@@ -730,10 +732,12 @@ TEST_F(DatabaseTest, BestFollowsTheRankingThroughRandomBatchesAndPrune) {
         ASSERT_TRUE(best.ok() && top.ok()) << best.status() << top.status();
         ASSERT_EQ(best->has_value(), !top->empty()) << when << " " << key;
         if (top->empty()) continue;
-        EXPECT_EQ(Bytes((*best)->record), Bytes((*top)[0].record)) << when << " " << key;
+        EXPECT_EQ(Bytes((*best)->record), Bytes((*top)[0].record))
+            << when << " " << key;
       }
     }
-    EXPECT_TRUE(Problems().empty()) << when << ": " << absl::StrJoin(Problems(), "\n");
+    EXPECT_TRUE(Problems().empty())
+        << when << ": " << absl::StrJoin(Problems(), "\n");
   };
   for (int batch = 0; batch < 40; ++batch) {
     std::vector<proto::Record> records;
@@ -744,11 +748,14 @@ TEST_F(DatabaseTest, BestFollowsTheRankingThroughRandomBatchesAndPrune) {
       // Few programs per task, so re-measurements of the winner are common.
       const std::string hash = absl::StrCat("p", rng() % 4);
       if (rng() % 4 == 0) {
-        records.push_back(MakeRecord(key, target, hash, {1e-4}, failures[rng() % 4]));
+        records.push_back(
+            MakeRecord(key, target, hash, {1e-4}, failures[rng() % 4]));
       } else {
-        const double median = 1e-3 * std::uniform_int_distribution<int>(1, 9)(rng);
+        const double median =
+            1e-3 * std::uniform_int_distribution<int>(1, 9)(rng);
         records.push_back(OkRecord(key, target, hash, median));
-        records.back().set_measured_at_unix_ms(batch * 100 + i);  // no exact duplicates
+        records.back().set_measured_at_unix_ms(batch * 100 +
+                                               i);  // no exact duplicates
       }
     }
     MustCommit(records);
@@ -767,16 +774,19 @@ TEST_F(DatabaseTest, CheckReportsATableBestThatDisagreesWithTheRecords) {
   db_.reset();
   RawSql(path_, absl::StrCat("UPDATE best SET id = ", stored[1].id(),
                              ", trace = x'00'"));
-  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(path_, ReadOnlyMode());
+  absl::StatusOr<std::unique_ptr<Database>> db =
+      Database::Open(path_, ReadOnlyMode());
   ASSERT_TRUE(db.ok()) << db.status();
   absl::StatusOr<CheckReport> report = (*db)->Check();
   ASSERT_TRUE(report.ok()) << report.status();
   const std::string problems = absl::StrJoin(report->problems, "\n");
-  EXPECT_NE(problems.find(absl::StrCat("is record ", stored[1].id(), ", but the records rank ",
+  EXPECT_NE(problems.find(absl::StrCat("is record ", stored[1].id(),
+                                       ", but the records rank ",
                                        stored[0].id(), " first")),
             std::string::npos)
       << problems;
-  EXPECT_NE(problems.find(absl::StrCat("best row of record ", stored[1].id(), " differs")),
+  EXPECT_NE(problems.find(absl::StrCat("best row of record ", stored[1].id(),
+                                       " differs")),
             std::string::npos)
       << problems;
 }

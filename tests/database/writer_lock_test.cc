@@ -19,9 +19,11 @@ using test_support::TempFolder;
 TEST(WriterLock, RefusesASecondHolderNamingTheFirstAndTheDatabase) {
   TempFolder folder;
   const std::string db = folder.File("t.db");
-  absl::StatusOr<std::unique_ptr<WriterLock>> first = WriterLock::Acquire(db, "lathe tune");
+  absl::StatusOr<std::unique_ptr<WriterLock>> first =
+      WriterLock::Acquire(db, "lathe tune");
   ASSERT_TRUE(first.ok()) << first.status();
-  absl::StatusOr<std::unique_ptr<WriterLock>> second = WriterLock::Acquire(db, "lathe serve");
+  absl::StatusOr<std::unique_ptr<WriterLock>> second =
+      WriterLock::Acquire(db, "lathe serve");
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(second.status().message(),
@@ -34,12 +36,15 @@ TEST(WriterLock, IsFreeAgainOnceItsHolderIsGone) {
   TempFolder folder;
   const std::string db = folder.File("t.db");
   ASSERT_TRUE(WriterLock::Acquire(db, "lathe tune").ok());  // destroyed at once
-  absl::StatusOr<std::unique_ptr<WriterLock>> again = WriterLock::Acquire(db, "lathe serve");
+  absl::StatusOr<std::unique_ptr<WriterLock>> again =
+      WriterLock::Acquire(db, "lathe serve");
   ASSERT_TRUE(again.ok()) << again.status();
   // The next refusal names the holder of now, not the one before.
-  absl::StatusOr<std::unique_ptr<WriterLock>> third = WriterLock::Acquire(db, "lathe tune");
+  absl::StatusOr<std::unique_ptr<WriterLock>> third =
+      WriterLock::Acquire(db, "lathe tune");
   ASSERT_FALSE(third.ok());
-  EXPECT_NE(third.status().message().find("another lathe serve (pid "), std::string::npos)
+  EXPECT_NE(third.status().message().find("another lathe serve (pid "),
+            std::string::npos)
       << third.status();
 }
 
@@ -53,7 +58,8 @@ TEST(WriterLock, HoldsAgainstAnotherProcessUntilThatProcessEnds) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     // Holds the lock until told, then ends without releasing it itself.
-    absl::StatusOr<std::unique_ptr<WriterLock>> lock = WriterLock::Acquire(db, "lathe serve");
+    absl::StatusOr<std::unique_ptr<WriterLock>> lock =
+        WriterLock::Acquire(db, "lathe serve");
     const char ready = lock.ok() ? 'y' : 'n';
     if (write(to_parent[1], &ready, 1) != 1) _exit(2);
     char go;
@@ -64,9 +70,11 @@ TEST(WriterLock, HoldsAgainstAnotherProcessUntilThatProcessEnds) {
   char ready = 0;
   ASSERT_EQ(read(to_parent[0], &ready, 1), 1);
   ASSERT_EQ(ready, 'y');
-  absl::StatusOr<std::unique_ptr<WriterLock>> refused = WriterLock::Acquire(db, "lathe tune");
+  absl::StatusOr<std::unique_ptr<WriterLock>> refused =
+      WriterLock::Acquire(db, "lathe tune");
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find(absl::StrCat("another lathe serve (pid ", child, ")")),
+  EXPECT_NE(refused.status().message().find(
+                absl::StrCat("another lathe serve (pid ", child, ")")),
             std::string::npos)
       << refused.status();
   ASSERT_EQ(write(to_child[1], "g", 1), 1);
@@ -74,7 +82,8 @@ TEST(WriterLock, HoldsAgainstAnotherProcessUntilThatProcessEnds) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_TRUE(WriterLock::Acquire(db, "lathe tune").ok());
-  for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]}) close(fd);
+  for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]})
+    close(fd);
 }
 
 TEST(WriterLock, SaysWhyWhenTheLockFileCannotBeMade) {
@@ -82,8 +91,9 @@ TEST(WriterLock, SaysWhyWhenTheLockFileCannotBeMade) {
   absl::StatusOr<std::unique_ptr<WriterLock>> lock =
       WriterLock::Acquire(folder.File("no/such/folder/t.db"), "lathe tune");
   ASSERT_FALSE(lock.ok());
-  EXPECT_NE(lock.status().message().find("no/such/folder/t.db.lock: cannot create the "
-                                         "database's lock: No such file or directory"),
+  EXPECT_NE(lock.status().message().find(
+                "no/such/folder/t.db.lock: cannot create the "
+                "database's lock: No such file or directory"),
             std::string::npos)
       << lock.status();
 }

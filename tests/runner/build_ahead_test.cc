@@ -12,10 +12,10 @@
 namespace lathe::runner {
 namespace {
 
-using ::testing::HasSubstr;
 using test_support::DefaultScheduleRequest;
 using test_support::ScheduleRequest;
 using test_support::WithBadSplit;
+using ::testing::HasSubstr;
 
 constexpr char kSpec[] = "matmul:M=36,N=28,K=20";
 
@@ -25,20 +25,25 @@ std::vector<ScheduleRequest> FourPrograms(int num_threads = 1) {
   return test_support::FourSchedules(kSpec, num_threads);
 }
 
-proto::MeasureRequest WithHints(proto::MeasureRequest request,
-                                const std::vector<proto::MeasureRequest>& next) {
-  for (const proto::MeasureRequest& n : next) *request.add_build_ahead() = n.trace();
+proto::MeasureRequest WithHints(
+    proto::MeasureRequest request,
+    const std::vector<proto::MeasureRequest>& next) {
+  for (const proto::MeasureRequest& n : next)
+    *request.add_build_ahead() = n.trace();
   return request;
 }
 
 // Waits (up to a minute) until the builder has started everything queued
 // and finished it.
 void WaitForBuilder(const BuildAhead& ahead, int64_t done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (ahead.stats().done < done && std::chrono::steady_clock::now() < deadline) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (ahead.stats().done < done &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_EQ(ahead.stats().done, done) << "the builder did not finish in a minute";
+  ASSERT_EQ(ahead.stats().done, done)
+      << "the builder did not finish in a minute";
 }
 
 TEST(BuildAhead, WithoutHintsBuildsOnTheSpot) {
@@ -57,7 +62,8 @@ TEST(BuildAhead, WithoutHintsBuildsOnTheSpot) {
 TEST(BuildAhead, BuildsTheHintedProgramsAheadAsTheyWouldBeBuiltOnTheSpot) {
   std::vector<ScheduleRequest> p = FourPrograms();
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
-  ahead.Add(WithHints(p[0].request, {p[1].request, p[2].request, p[3].request}));
+  ahead.Add(
+      WithHints(p[0].request, {p[1].request, p[2].request, p[3].request}));
   EXPECT_EQ(ahead.stats().queued, 3);
   WaitForBuilder(ahead, 3);
   EXPECT_EQ(ahead.stats().built_by_builder, 3);
@@ -82,7 +88,8 @@ TEST(BuildAhead, BuildsTheHintedProgramsAheadAsTheyWouldBeBuiltOnTheSpot) {
 TEST(BuildAhead, QueuesEachProgramOnce) {
   std::vector<ScheduleRequest> p = FourPrograms();
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
-  ahead.Add(WithHints(p[0].request, {p[1].request, p[1].request, p[2].request}));
+  ahead.Add(
+      WithHints(p[0].request, {p[1].request, p[1].request, p[2].request}));
   ahead.Add(WithHints(p[1].request, {p[2].request, p[3].request}));
   EXPECT_EQ(ahead.stats().queued, 3);
 }
@@ -102,7 +109,8 @@ TEST(BuildAhead, WithoutAFreeCpuHintsAreBuiltOnlyBesideABuildOnTheSpot) {
   std::vector<ScheduleRequest> two_threads = FourPrograms(2);
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
   ahead.Add(WithHints(two_threads[0].request,
-                      {two_threads[1].request, two_threads[2].request, two_threads[3].request}));
+                      {two_threads[1].request, two_threads[2].request,
+                       two_threads[3].request}));
   // Queued, and nothing started: there is no builder thread to start them.
   EXPECT_EQ(ahead.stats().queued, 3);
   EXPECT_EQ(ahead.stats().waiting, 3);
@@ -134,12 +142,14 @@ TEST(BuildAhead, WithoutAFreeCpuHintsAreBuiltOnlyBesideABuildOnTheSpot) {
 
 // A candidate built ahead is returned at once, without building the hints
 // queued since: its check and timing come first.
-TEST(BuildAhead, WithoutAFreeCpuACandidateBuiltAheadIsTakenWithoutBuildingMore) {
+TEST(BuildAhead,
+     WithoutAFreeCpuACandidateBuiltAheadIsTakenWithoutBuildingMore) {
   std::vector<ScheduleRequest> two_threads = FourPrograms(2);
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
   ahead.Add(WithHints(two_threads[0].request, {two_threads[1].request}));
   ASSERT_TRUE(ahead.Take(two_threads[0].request).ok());
-  ahead.Add(WithHints(two_threads[1].request, {two_threads[2].request, two_threads[3].request}));
+  ahead.Add(WithHints(two_threads[1].request,
+                      {two_threads[2].request, two_threads[3].request}));
   EXPECT_EQ(ahead.stats().waiting, 2);
   EXPECT_TRUE(ahead.Take(two_threads[1].request).built_ahead);
   EXPECT_EQ(ahead.stats().waiting, 2);
@@ -152,7 +162,8 @@ TEST(BuildAhead, WithoutAFreeCpuACandidateBuiltAheadIsTakenWithoutBuildingMore) 
 // Beside a request's own build, no other is started once a share of its
 // timeout has passed: with a timeout of a nanosecond, none; the next build
 // on the spot without one builds them all.
-TEST(BuildAhead, WithoutAFreeCpuNothingMoreIsBuiltPastAShareOfTheRequestsTimeout) {
+TEST(BuildAhead,
+     WithoutAFreeCpuNothingMoreIsBuiltPastAShareOfTheRequestsTimeout) {
   std::vector<ScheduleRequest> two_threads = FourPrograms(2);
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
   proto::MeasureRequest first = WithHints(
@@ -191,10 +202,13 @@ TEST(BuildAhead, AFailedBuildAheadIsTheSameBuildError) {
 
 // A build-only request builds its program and its hints at once, whatever
 // CPUs its kernels use, and keeps them all for the requests that follow.
-TEST(BuildAhead, ABuildOnlyRequestBuildsItsProgramAndItsHintsForTheRequestsThatFollow) {
+TEST(BuildAhead,
+     ABuildOnlyRequestBuildsItsProgramAndItsHintsForTheRequestsThatFollow) {
   for (int threads : {1, 2}) {
-    for (const std::vector<int>& cpus : {std::vector<int>{0}, std::vector<int>{0, 1}}) {
-      SCOPED_TRACE(testing::Message() << threads << " threads, " << cpus.size() << " CPUs");
+    for (const std::vector<int>& cpus :
+         {std::vector<int>{0}, std::vector<int>{0, 1}}) {
+      SCOPED_TRACE(testing::Message()
+                   << threads << " threads, " << cpus.size() << " CPUs");
       std::vector<ScheduleRequest> p = FourPrograms(threads);
       BuildAhead ahead(cpus, /*idle_priority=*/false);
       proto::MeasureRequest build_only =
@@ -230,8 +244,8 @@ TEST(BuildAhead, ABuildOnlyRequestBuildsItsProgramAndItsHintsForTheRequestsThatF
 TEST(BuildAhead, ABuildOnlyRequestStartsNoHintPastAShareOfItsTimeout) {
   std::vector<ScheduleRequest> two_threads = FourPrograms(2);
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
-  proto::MeasureRequest build_only =
-      WithHints(two_threads[0].request, {two_threads[1].request, two_threads[2].request});
+  proto::MeasureRequest build_only = WithHints(
+      two_threads[0].request, {two_threads[1].request, two_threads[2].request});
   build_only.set_build_only(true);
   build_only.set_timeout_s(1e-9);
   proto::MeasureResult result = ahead.BuildAll(build_only);
@@ -286,7 +300,8 @@ TEST(BuildAhead, KeepsAtMostKMaxEntries) {
 TEST(BuildAhead, TakesWhatTheBuilderIsOnWithoutBuildingItTwice) {
   std::vector<ScheduleRequest> p = FourPrograms();
   BuildAhead ahead({0, 1}, /*idle_priority=*/false);
-  ahead.Add(WithHints(p[0].request, {p[1].request, p[2].request, p[3].request}));
+  ahead.Add(
+      WithHints(p[0].request, {p[1].request, p[2].request, p[3].request}));
   for (int i = 1; i < 4; ++i) {
     CandidateBuild build = ahead.Take(p[i].request);
     ASSERT_TRUE(build.ok()) << build.failure.error();
@@ -298,7 +313,8 @@ TEST(BuildAhead, TakesWhatTheBuilderIsOnWithoutBuildingItTwice) {
   // waited) was taken, once. (Unless the builder starved on a loaded machine:
   // then the builder's copy is dropped.)
   if (stats.starved == 0) {
-    EXPECT_EQ(stats.taken_ahead, stats.built_by_builder + stats.built_while_waiting);
+    EXPECT_EQ(stats.taken_ahead,
+              stats.built_by_builder + stats.built_while_waiting);
   }
 }
 

@@ -45,7 +45,9 @@ TEST(CacheFlush, SampleTimesExcludeTheFlush) {
   CacheFlusher flusher(int64_t{128} << 20);
   auto start = std::chrono::steady_clock::now();
   flusher.Flush();
-  double flush_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double flush_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   TimingOptions options;
   options.warmup_s = 0;
   options.min_time_s = 0;
@@ -59,7 +61,8 @@ TEST(CacheFlush, SampleTimesExcludeTheFlush) {
   ASSERT_TRUE(stats.ok()) << stats.status();
   // The fastest sample: were the flush counted, even it would exceed it.
   EXPECT_GE(stats->min_s, 0.002);
-  EXPECT_LT(stats->min_s, 0.002 + flush_s / 2) << "a flush takes " << flush_s << " s";
+  EXPECT_LT(stats->min_s, 0.002 + flush_s / 2)
+      << "a flush takes " << flush_s << " s";
 }
 
 TEST(CacheFlush, KeepsSamplingUntilTheMinimumTimeWithinTheMaximumCount) {
@@ -74,8 +77,11 @@ TEST(CacheFlush, KeepsSamplingUntilTheMinimumTimeWithinTheMaximumCount) {
     return absl::OkStatus();
   };
   auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<TimingStats> stats = TimeWithCacheFlush(sleep_1ms, options, flusher);
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  absl::StatusOr<TimingStats> stats =
+      TimeWithCacheFlush(sleep_1ms, options, flusher);
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ASSERT_TRUE(stats.ok()) << stats.status();
   // Calls of at least 1 ms (more on a busy machine) for 20 ms.
   EXPECT_GE(took, 0.02);
@@ -99,7 +105,9 @@ TEST(CacheFlush, MinimumTimeCountsTheFlushes) {
   absl::StatusOr<TimingStats> stats =
       TimeWithCacheFlush([] { return absl::OkStatus(); }, options, flusher);
   ASSERT_TRUE(stats.ok()) << stats.status();
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   EXPECT_GE(took, 0.05);
   EXPECT_LT(took, 1.0);
   EXPECT_LT(stats->samples_s.size(), 100000u);
@@ -110,12 +118,18 @@ TEST(CacheFlush, StopsAtTheFirstErrorAndRefusesBadOptions) {
   TimingOptions options;
   int calls = 0;
   absl::StatusOr<TimingStats> stats = TimeWithCacheFlush(
-      [&] { return ++calls == 3 ? absl::InternalError("kernel k returned 1") : absl::OkStatus(); },
+      [&] {
+        return ++calls == 3 ? absl::InternalError("kernel k returned 1")
+                            : absl::OkStatus();
+      },
       options, flusher);
   EXPECT_EQ(stats.status().message(), "kernel k returned 1");
   options.min_samples = 0;
-  EXPECT_EQ(TimeWithCacheFlush([] { return absl::OkStatus(); }, options, flusher).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      TimeWithCacheFlush([] { return absl::OkStatus(); }, options, flusher)
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -12,10 +12,10 @@
 namespace lathe::runner {
 namespace {
 
-using ::testing::HasSubstr;
 using test_support::DefaultScheduleRequest;
 using test_support::ScheduleRequest;
 using test_support::WithBadSplit;
+using ::testing::HasSubstr;
 
 constexpr char kSpec[] = "matmul:M=40,N=24,K=16";
 
@@ -45,13 +45,15 @@ TEST(BuildForMeasurement, FailuresSayWhatFailed) {
   cases[1].error = "target: ";
   cases[2].request = WithBadSplit(r.request);
   cases[2].error = "factor 0 is not positive";
-  cases[3].request.mutable_trace()->mutable_instructions(0)->set_kind("no_such_primitive");
+  cases[3].request.mutable_trace()->mutable_instructions(0)->set_kind(
+      "no_such_primitive");
   cases[3].error = "no_such_primitive";
   for (const Case& c : cases) {
     CandidateBuild build = BuildForMeasurement(c.request);
     EXPECT_FALSE(build.ok());
     EXPECT_FALSE(build.kernel.has_value());
-    EXPECT_EQ(build.failure.status(), proto::MEASURE_BUILD_ERROR) << build.failure.error();
+    EXPECT_EQ(build.failure.status(), proto::MEASURE_BUILD_ERROR)
+        << build.failure.error();
     EXPECT_THAT(build.failure.error(), HasSubstr(c.error));
   }
 }
@@ -67,7 +69,8 @@ TEST(BuildForMeasurement, BuildsOnSeveralThreadsAtOnce) {
   std::vector<CandidateBuild> builds(requests.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < requests.size(); ++i) {
-    threads.emplace_back([&, i] { builds[i] = BuildForMeasurement(requests[i].request); });
+    threads.emplace_back(
+        [&, i] { builds[i] = BuildForMeasurement(requests[i].request); });
   }
   for (std::thread& t : threads) t.join();
   for (size_t i = 0; i < builds.size(); ++i) {

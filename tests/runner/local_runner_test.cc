@@ -11,15 +11,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
-
 #include "compiler/codegen/target.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -88,7 +87,8 @@ Candidate DefaultCandidate() {
 }
 
 std::unique_ptr<LocalRunner> StartOrDie(const LocalRunnerOptions& options) {
-  absl::StatusOr<std::unique_ptr<LocalRunner>> runner = LocalRunner::Start(options);
+  absl::StatusOr<std::unique_ptr<LocalRunner>> runner =
+      LocalRunner::Start(options);
   EXPECT_TRUE(runner.ok()) << runner.status();
   return runner.ok() ? *std::move(runner) : nullptr;
 }
@@ -102,7 +102,8 @@ void ExpectNextCandidateSucceeds(LocalRunner& runner, const Candidate& c) {
   EXPECT_GE(next->times_s_size(), 3);
 }
 
-proto::MeasureResult MeasureOrDie(LocalRunner& runner, const proto::MeasureRequest& request) {
+proto::MeasureResult MeasureOrDie(LocalRunner& runner,
+                                  const proto::MeasureRequest& request) {
   absl::StatusOr<proto::MeasureResult> r = runner.Measure(request);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *r : proto::MeasureResult();
@@ -232,8 +233,10 @@ TEST(LocalRunner, EveryFaultInARowThenSuccess) {
   ASSERT_NE(runner, nullptr);
   Candidate c = DefaultCandidate();
   const std::pair<const char*, proto::MeasureStatus> faults[] = {
-      {"crash", proto::MEASURE_RUN_ERROR},       {"oom", proto::MEASURE_RUN_ERROR},
-      {"wrong_result", proto::MEASURE_WRONG_RESULT}, {"crash", proto::MEASURE_RUN_ERROR},
+      {"crash", proto::MEASURE_RUN_ERROR},
+      {"oom", proto::MEASURE_RUN_ERROR},
+      {"wrong_result", proto::MEASURE_WRONG_RESULT},
+      {"crash", proto::MEASURE_RUN_ERROR},
       {"", proto::MEASURE_OK}};
   for (const auto& [fault, status] : faults) {
     proto::MeasureRequest request = c.request;
@@ -253,17 +256,20 @@ TEST(LocalRunner, WorkerKilledBetweenCandidatesIsNotTheNextCandidatesFault) {
   std::vector<pid_t> children = ChildPids();
   ASSERT_EQ(children.size(), 1u);
   ASSERT_EQ(kill(children[0], SIGKILL), 0);
-  for (int i = 0; i < 1000 && ProcessState(children[0]) != 'Z'; ++i) usleep(1000);
+  for (int i = 0; i < 1000 && ProcessState(children[0]) != 'Z'; ++i)
+    usleep(1000);
   ASSERT_EQ(ProcessState(children[0]), 'Z');
   ExpectNextCandidateSucceeds(*runner, c);
 }
 
 // The CPUs the thread may run on, as /proc lists them ("0", "2-3").
 std::string CpusAllowed(pid_t pid, const std::string& tid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/task/" + tid + "/status");
+  std::ifstream status("/proc/" + std::to_string(pid) + "/task/" + tid +
+                       "/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find('\t') + 1);
+    if (line.rfind("Cpus_allowed_list:", 0) == 0)
+      return line.substr(line.find('\t') + 1);
   }
   return "";
 }
@@ -272,8 +278,8 @@ std::string CpusAllowed(pid_t pid, const std::string& tid) {
 // workers; the main thread under "main").
 std::map<std::string, std::string> ThreadCpus(pid_t pid) {
   std::map<std::string, std::string> cpus;
-  for (const auto& entry :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+  for (const auto& entry : std::filesystem::directory_iterator(
+           "/proc/" + std::to_string(pid) + "/task")) {
     std::string tid = entry.path().filename().string();
     std::ifstream comm(entry.path() / "comm");
     std::string name;
@@ -300,7 +306,8 @@ TEST(LocalRunner, PinsTheKernelsThreadsToTheFirstCpus) {
   Candidate c = DefaultCandidate();
   Target two_threads = HostTarget(2);
   c.request.set_target(two_threads.ToString());
-  c.request.clear_trace();  // the default schedule for 2 threads: a parallel loop
+  c.request
+      .clear_trace();  // the default schedule for 2 threads: a parallel loop
   proto::MeasureResult r = MeasureOrDie(*runner, c.request);
   ASSERT_EQ(r.status(), proto::MEASURE_OK) << r.error();
   std::vector<pid_t> children = ChildPids();
@@ -325,7 +332,8 @@ TEST(LocalRunner, BuildsTheHintedProgramsAheadBesideMeasurement) {
   // Long enough for the builder to start, however busy the machine: what it
   // has started, this thread waits for or builds the rest beside it.
   first.set_min_time_s(0.3);
-  for (const proto::MeasureRequest& next : {p[1].request, p[2].request, p[3].request, bad}) {
+  for (const proto::MeasureRequest& next :
+       {p[1].request, p[2].request, p[3].request, bad}) {
     *first.add_build_ahead() = next.trace();
   }
   proto::MeasureResult r = MeasureOrDie(*runner, first);
@@ -348,7 +356,8 @@ TEST(LocalRunner, BuildsTheHintedProgramsAheadBesideMeasurement) {
 // A kernel on every CPU the worker may use leaves none free while it runs:
 // the hinted programs are built beside the first one the worker has to
 // build itself, before its check and timing, and are then ready.
-TEST(LocalRunner, BuildsTheHintedProgramsBesideItsOwnBuildWhenTheKernelUsesEveryCpu) {
+TEST(LocalRunner,
+     BuildsTheHintedProgramsBesideItsOwnBuildWhenTheKernelUsesEveryCpu) {
   cpu_set_t allowed;
   ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
   const int cpus = CPU_COUNT(&allowed);
@@ -359,7 +368,8 @@ TEST(LocalRunner, BuildsTheHintedProgramsBesideItsOwnBuildWhenTheKernelUsesEvery
       test_support::FourSchedules("matmul:M=36,N=28,K=20", cpus);
   const proto::MeasureRequest bad = test_support::WithBadSplit(p[1].request);
   proto::MeasureRequest first = p[0].request;
-  for (const proto::MeasureRequest& next : {p[1].request, p[2].request, p[3].request, bad}) {
+  for (const proto::MeasureRequest& next :
+       {p[1].request, p[2].request, p[3].request, bad}) {
     *first.add_build_ahead() = next.trace();
   }
   proto::MeasureResult r = MeasureOrDie(*runner, first);
@@ -388,7 +398,8 @@ TEST(LocalRunner, ABuildOnlyRequestBuildsTheProgramsOfTheRequestsThatFollow) {
   std::vector<test_support::ScheduleRequest> p =
       test_support::FourSchedules("matmul:M=36,N=28,K=20", cpus);
   proto::MeasureRequest build_only = p[0].request;
-  for (int i = 1; i < 4; ++i) *build_only.add_build_ahead() = p[i].request.trace();
+  for (int i = 1; i < 4; ++i)
+    *build_only.add_build_ahead() = p[i].request.trace();
   build_only.set_build_only(true);
   proto::MeasureResult r = MeasureOrDie(*runner, build_only);
   ASSERT_EQ(r.status(), proto::MEASURE_OK) << r.error();
@@ -410,40 +421,49 @@ TEST(LocalRunner, WorkerDyingOnEveryRequestIsARunErrorAfterOneRetry) {
   std::string count = ::testing::TempDir() + "/starts";
   std::remove(count.c_str());
   LocalRunnerOptions options = Options();
-  options.worker_argv = {"/bin/sh", "-c",
-                         "echo x >> " + count +
-                             "; printf '\\026\\000\\000\\000lathe-measure-worker 1'; "
-                             "head -c 1 >/dev/null; echo dying >&2; exit 5"};
+  options.worker_argv = {
+      "/bin/sh", "-c",
+      "echo x >> " + count +
+          "; printf '\\026\\000\\000\\000lathe-measure-worker 1'; "
+          "head -c 1 >/dev/null; echo dying >&2; exit 5"};
   auto runner = StartOrDie(options);
   ASSERT_NE(runner, nullptr);
   proto::MeasureResult r = MeasureOrDie(*runner, DefaultCandidate().request);
   EXPECT_EQ(r.status(), proto::MEASURE_RUN_ERROR);
   EXPECT_EQ(r.error(), "exited with status 5; stderr: dying");
   std::ifstream starts(count);
-  std::string all((std::istreambuf_iterator<char>(starts)), std::istreambuf_iterator<char>());
+  std::string all((std::istreambuf_iterator<char>(starts)),
+                  std::istreambuf_iterator<char>());
   EXPECT_EQ(all, "x\nx\n");  // the worker of Start, and one replacement
 }
 
 TEST(LocalRunner, MissingWorkerIsAnErrorFromStart) {
   LocalRunnerOptions options = Options();
   options.worker_argv = {"/nonexistent/lathe-runner-worker"};
-  absl::StatusOr<std::unique_ptr<LocalRunner>> runner = LocalRunner::Start(options);
+  absl::StatusOr<std::unique_ptr<LocalRunner>> runner =
+      LocalRunner::Start(options);
   EXPECT_EQ(runner.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(runner.status().message(), HasSubstr("/nonexistent/lathe-runner-worker"));
-  EXPECT_THAT(runner.status().message(), HasSubstr("No such file or directory"));
+  EXPECT_THAT(runner.status().message(),
+              HasSubstr("/nonexistent/lathe-runner-worker"));
+  EXPECT_THAT(runner.status().message(),
+              HasSubstr("No such file or directory"));
 }
 
 TEST(LocalRunner, ProgramThatIsNotAWorkerIsAnErrorFromStart) {
   LocalRunnerOptions options = Options();
-  options.worker_argv = {"/bin/sh", "-c", "echo 'unknown command runner-worker' >&2; exit 2"};
-  absl::StatusOr<std::unique_ptr<LocalRunner>> runner = LocalRunner::Start(options);
+  options.worker_argv = {"/bin/sh", "-c",
+                         "echo 'unknown command runner-worker' >&2; exit 2"};
+  absl::StatusOr<std::unique_ptr<LocalRunner>> runner =
+      LocalRunner::Start(options);
   EXPECT_EQ(runner.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(runner.status().message(),
-            "worker /bin/sh did not start: exited with status 2; stderr: unknown command "
+            "worker /bin/sh did not start: exited with status 2; stderr: "
+            "unknown command "
             "runner-worker");
   options.worker_argv = {"/bin/true"};
   options.timeout_s = 0;
-  EXPECT_EQ(LocalRunner::Start(options).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LocalRunner::Start(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

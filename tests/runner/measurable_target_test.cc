@@ -22,7 +22,8 @@ TEST(MeasurableTarget, MoreThreadsThanCpusAreRefusedWithTheCounts) {
   st = CheckMeasurableHere(HostTarget(999), /*cpus=*/2);
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(st.message(), HasSubstr("-num-threads=999"));
-  EXPECT_THAT(st.message(), HasSubstr("runs 999 threads, but this process may use 2 CPUs"));
+  EXPECT_THAT(st.message(),
+              HasSubstr("runs 999 threads, but this process may use 2 CPUs"));
 }
 
 TEST(MeasurableTarget, ATargetThatDoesNotRunHereIsRefusedAsSuch) {

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/trace.pb.h"
@@ -131,7 +130,8 @@ TEST(MeasureCandidate, RefusesATargetThisMachineCannotRun) {
   Candidate c = DefaultCandidate();
   // A feature no x86 CPU has: running its code would be an illegal
   // instruction, so it must not even be compiled.
-  c.request.set_target("llvm -mcpu=generic -mattr=+amx-fp16,+avx512fp16 -num-threads=1");
+  c.request.set_target(
+      "llvm -mcpu=generic -mattr=+amx-fp16,+avx512fp16 -num-threads=1");
   proto::MeasureResult r = MeasureCandidate(c.request);
   EXPECT_EQ(r.status(), proto::MEASURE_BUILD_ERROR);
   EXPECT_THAT(r.error(), HasSubstr("target: "));
@@ -203,7 +203,8 @@ TEST(MeasureCandidate, UnknownFaultIsRefused) {
 TEST(MeasureCandidate, OomFaultNeedsAMemoryLimit) {
   rlimit limit{};
   ASSERT_EQ(getrlimit(RLIMIT_AS, &limit), 0);
-  if (limit.rlim_cur != RLIM_INFINITY) GTEST_SKIP() << "this process has a memory limit";
+  if (limit.rlim_cur != RLIM_INFINITY)
+    GTEST_SKIP() << "this process has a memory limit";
   Candidate c = DefaultCandidate();
   c.request.set_inject_fault("oom");
   proto::MeasureResult r = MeasureCandidate(c.request);
@@ -214,7 +215,8 @@ TEST(MeasureCandidate, OomFaultNeedsAMemoryLimit) {
 TEST(MeasureCandidate, OutOfMemoryUnderALimitIsARunErrorNamingTheLimit) {
   rlimit saved{};
   ASSERT_EQ(getrlimit(RLIMIT_AS, &saved), 0);
-  if (saved.rlim_cur != RLIM_INFINITY) GTEST_SKIP() << "this process has a memory limit";
+  if (saved.rlim_cur != RLIM_INFINITY)
+    GTEST_SKIP() << "this process has a memory limit";
   Candidate c = DefaultCandidate();  // built before the limit: the JIT is warm
   c.request.set_inject_fault("oom");
   // What this process has reserved now, plus room for the build.
@@ -229,7 +231,8 @@ TEST(MeasureCandidate, OutOfMemoryUnderALimitIsARunErrorNamingTheLimit) {
   proto::MeasureResult r = MeasureCandidate(c.request);
   ASSERT_EQ(setrlimit(RLIMIT_AS, &saved), 0);
   EXPECT_EQ(r.status(), proto::MEASURE_RUN_ERROR);
-  EXPECT_EQ(r.error(), absl::StrCat("exceeded the memory limit of ", limit.rlim_cur >> 20, " MiB"));
+  EXPECT_EQ(r.error(), absl::StrCat("exceeded the memory limit of ",
+                                    limit.rlim_cur >> 20, " MiB"));
 }
 
 }  // namespace

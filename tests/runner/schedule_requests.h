@@ -23,7 +23,8 @@ struct ScheduleRequest {
 
 // The default schedule of `spec` for a host target of `num_threads`, with
 // loops vectorized by `vector_width` lanes (0: the target's), timed briefly.
-inline ScheduleRequest DefaultScheduleRequest(const std::string& spec, int num_threads = 1,
+inline ScheduleRequest DefaultScheduleRequest(const std::string& spec,
+                                              int num_threads = 1,
                                               int vector_width = 0) {
   ScheduleRequest r;
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
@@ -31,13 +32,16 @@ inline ScheduleRequest DefaultScheduleRequest(const std::string& spec, int num_t
   if (!workload.ok()) return r;
   Target target = HostTarget(num_threads);
   DefaultScheduleOptions options;
-  options.vector_width = vector_width > 0 ? vector_width : target.VectorLanesF32();
+  options.vector_width =
+      vector_width > 0 ? vector_width : target.VectorLanesF32();
   options.num_threads = num_threads;
-  absl::StatusOr<Trace> trace = DefaultSchedule(*workload->InitialProgram(), options);
+  absl::StatusOr<Trace> trace =
+      DefaultSchedule(*workload->InitialProgram(), options);
   EXPECT_TRUE(trace.ok()) << trace.status();
   if (!trace.ok()) return r;
   trace->workload = workload->CanonicalForm();
-  absl::StatusOr<KernelProgram> kernel = MakeKernelProgram(*workload, &*trace, target);
+  absl::StatusOr<KernelProgram> kernel =
+      MakeKernelProgram(*workload, &*trace, target);
   EXPECT_TRUE(kernel.ok()) << kernel.status();
   if (kernel.ok()) r.structural_hash = kernel->structural_hash;
   r.request.set_workload(workload->CanonicalForm());
@@ -52,8 +56,10 @@ inline ScheduleRequest DefaultScheduleRequest(const std::string& spec, int num_t
 // `request` with its trace broken: the first split's factor set to
 // `factor` (< 1), which replay refuses ("split: ... factor 0 is not
 // positive").
-inline proto::MeasureRequest WithBadSplit(proto::MeasureRequest request, int factor = 0) {
-  for (proto::TraceInstruction& inst : *request.mutable_trace()->mutable_instructions()) {
+inline proto::MeasureRequest WithBadSplit(proto::MeasureRequest request,
+                                          int factor = 0) {
+  for (proto::TraceInstruction& inst :
+       *request.mutable_trace()->mutable_instructions()) {
     if (inst.kind() == "split") {
       inst.mutable_inputs(2)->set_int_value(factor);
       return request;
@@ -65,7 +71,8 @@ inline proto::MeasureRequest WithBadSplit(proto::MeasureRequest request, int fac
 
 // Four different programs of `spec` for `num_threads` threads: its default
 // schedule vectorized by 4, 8, 16 and 2 lanes.
-inline std::vector<ScheduleRequest> FourSchedules(const std::string& spec, int num_threads) {
+inline std::vector<ScheduleRequest> FourSchedules(const std::string& spec,
+                                                  int num_threads) {
   std::vector<ScheduleRequest> programs;
   for (int lanes : {4, 8, 16, 2}) {
     programs.push_back(DefaultScheduleRequest(spec, num_threads, lanes));

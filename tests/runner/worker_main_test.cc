@@ -19,7 +19,8 @@ namespace {
 std::unique_ptr<WorkerProcess> StartWorker() {
   WorkerProcessOptions options;
   options.argv = {LATHE_RUNNER_WORKER};
-  absl::StatusOr<std::unique_ptr<WorkerProcess>> worker = WorkerProcess::Spawn(options);
+  absl::StatusOr<std::unique_ptr<WorkerProcess>> worker =
+      WorkerProcess::Spawn(options);
   EXPECT_TRUE(worker.ok()) << worker.status();
   if (!worker.ok()) return nullptr;
   absl::StatusOr<std::string> hello = (*worker)->Receive(30);
@@ -58,13 +59,16 @@ TEST(WorkerMain, SaysHelloAnswersEachRequestAndExitsAtTheEnd) {
 TEST(WorkerMain, ExitsWithZeroAtTheEndOfItsInput) {
   WorkerProcessOptions options;
   options.argv = {"/bin/sh", "-c",
-                  std::string(LATHE_RUNNER_WORKER) + " </dev/null; echo worker exit $? >&2; exit 1"};
-  absl::StatusOr<std::unique_ptr<WorkerProcess>> sh = WorkerProcess::Spawn(options);
+                  std::string(LATHE_RUNNER_WORKER) +
+                      " </dev/null; echo worker exit $? >&2; exit 1"};
+  absl::StatusOr<std::unique_ptr<WorkerProcess>> sh =
+      WorkerProcess::Spawn(options);
   ASSERT_TRUE(sh.ok()) << sh.status();
   absl::StatusOr<std::string> hello = (*sh)->Receive(30);
   EXPECT_EQ(hello.value_or(""), kWorkerHello);
   absl::StatusOr<std::string> end = (*sh)->Receive(30);
-  EXPECT_EQ(end.status().message(), "exited with status 1; stderr: worker exit 0");
+  EXPECT_EQ(end.status().message(),
+            "exited with status 1; stderr: worker exit 0");
 }
 
 TEST(WorkerMain, RequestThatIsNotAMeasureRequestGetsARunError) {

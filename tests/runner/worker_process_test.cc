@@ -28,7 +28,8 @@ std::unique_ptr<WorkerProcess> SpawnOrDie(std::vector<std::string> argv,
   options.argv = std::move(argv);
   options.memory_limit_bytes = memory_limit_bytes;
   options.cpus = std::move(cpus);
-  absl::StatusOr<std::unique_ptr<WorkerProcess>> p = WorkerProcess::Spawn(options);
+  absl::StatusOr<std::unique_ptr<WorkerProcess>> p =
+      WorkerProcess::Spawn(options);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *std::move(p) : nullptr;
 }
@@ -40,7 +41,9 @@ double SecondsSince(Clock::time_point t) {
 TEST(WorkerProcess, ExchangesFramesWithTheChild) {
   auto cat = SpawnOrDie({"/bin/cat"});
   ASSERT_NE(cat, nullptr);
-  for (const std::string& payload : {std::string("ping"), std::string(), std::string(150000, 'z')}) {  // over a pipe's 64 KiB
+  for (const std::string& payload :
+       {std::string("ping"), std::string(),
+        std::string(150000, 'z')}) {  // over a pipe's 64 KiB
     ASSERT_TRUE(cat->Send(payload, 5).ok());
     absl::StatusOr<std::string> echo = cat->Receive(5);
     ASSERT_TRUE(echo.ok()) << echo.status();
@@ -52,16 +55,20 @@ TEST(WorkerProcess, ExchangesFramesWithTheChild) {
 TEST(WorkerProcess, MissingProgramIsAnErrorFromSpawn) {
   WorkerProcessOptions options;
   options.argv = {"/nonexistent/lathe-runner-worker"};
-  absl::StatusOr<std::unique_ptr<WorkerProcess>> p = WorkerProcess::Spawn(options);
+  absl::StatusOr<std::unique_ptr<WorkerProcess>> p =
+      WorkerProcess::Spawn(options);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(p.status().message(),
-            "cannot start worker /nonexistent/lathe-runner-worker: No such file or directory");
+            "cannot start worker /nonexistent/lathe-runner-worker: No such "
+            "file or directory");
   options.argv = {};
-  EXPECT_EQ(WorkerProcess::Spawn(options).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(WorkerProcess::Spawn(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(WorkerProcess, CrashIsNamedBySignalWithTheLastLinesOfStderr) {
-  auto sh = SpawnOrDie({"/bin/sh", "-c", "echo first >&2; echo 'it broke' >&2; kill -SEGV $$"});
+  auto sh = SpawnOrDie(
+      {"/bin/sh", "-c", "echo first >&2; echo 'it broke' >&2; kill -SEGV $$"});
   ASSERT_NE(sh, nullptr);
   absl::StatusOr<std::string> got = sh->Receive(5);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable);
@@ -119,7 +126,8 @@ TEST(WorkerProcess, CancelEndsTheWaitAndTheChild) {
 
 TEST(WorkerProcess, GarbageOnTheChannelIsDataLoss) {
   // printf's bytes read as a length of ~4 GiB: not a frame.
-  auto sh = SpawnOrDie({"/bin/sh", "-c", "printf '\\377\\377\\377\\377'; sleep 30"});
+  auto sh =
+      SpawnOrDie({"/bin/sh", "-c", "printf '\\377\\377\\377\\377'; sleep 30"});
   ASSERT_NE(sh, nullptr);
   absl::StatusOr<std::string> got = sh->Receive(5);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
@@ -128,11 +136,14 @@ TEST(WorkerProcess, GarbageOnTheChannelIsDataLoss) {
 
 TEST(WorkerProcess, AppliesTheMemoryLimitAndCpuSet) {
   // ulimit -v prints the address-space limit in KiB.
-  auto sh = SpawnOrDie({"/bin/sh", "-c", "ulimit -v >&2; grep Cpus_allowed_list /proc/self/status >&2; exit 1"},
-                       /*memory_limit_bytes=*/int64_t{256} << 20, /*cpus=*/{0});
+  auto sh = SpawnOrDie(
+      {"/bin/sh", "-c",
+       "ulimit -v >&2; grep Cpus_allowed_list /proc/self/status >&2; exit 1"},
+      /*memory_limit_bytes=*/int64_t{256} << 20, /*cpus=*/{0});
   ASSERT_NE(sh, nullptr);
   absl::StatusOr<std::string> got = sh->Receive(5);
-  EXPECT_THAT(got.status().message(), HasSubstr("stderr: 262144 / Cpus_allowed_list:"));
+  EXPECT_THAT(got.status().message(),
+              HasSubstr("stderr: 262144 / Cpus_allowed_list:"));
   EXPECT_THAT(sh->stderr_tail(), HasSubstr("Cpus_allowed_list:\t0\n"));
 }
 
@@ -141,7 +152,8 @@ TEST(WorkerProcess, DoesNotLeakThisProcesssDescriptors) {
   // numbers the child would not use by itself.
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
-  int fds[2] = {fcntl(pipe_fds[0], F_DUPFD, 100), fcntl(pipe_fds[1], F_DUPFD, 100)};
+  int fds[2] = {fcntl(pipe_fds[0], F_DUPFD, 100),
+                fcntl(pipe_fds[1], F_DUPFD, 100)};
   close(pipe_fds[0]);
   close(pipe_fds[1]);
   ASSERT_GE(fds[0], 100);
@@ -149,8 +161,10 @@ TEST(WorkerProcess, DoesNotLeakThisProcesssDescriptors) {
   ASSERT_NE(sh, nullptr);
   (void)sh->Receive(5);
   std::string listed = sh->stderr_tail();
-  EXPECT_EQ(listed.find(std::to_string(fds[0]) + "\n"), std::string::npos) << listed;
-  EXPECT_EQ(listed.find(std::to_string(fds[1]) + "\n"), std::string::npos) << listed;
+  EXPECT_EQ(listed.find(std::to_string(fds[0]) + "\n"), std::string::npos)
+      << listed;
+  EXPECT_EQ(listed.find(std::to_string(fds[1]) + "\n"), std::string::npos)
+      << listed;
   close(fds[0]);
   close(fds[1]);
 }

@@ -24,7 +24,8 @@ class Pipe {
     fds_[1] = -1;
   }
   void WriteRaw(const std::string& bytes) {
-    ASSERT_EQ(write(fds_[1], bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    ASSERT_EQ(write(fds_[1], bytes.data(), bytes.size()),
+              static_cast<ssize_t>(bytes.size()));
   }
 
  private:
@@ -38,7 +39,8 @@ TEST(WorkerProtocol, FramesRoundTripInOrderThenEndCleanly) {
   ASSERT_TRUE(WriteFrame(p.write_fd(), "").ok());
   ASSERT_TRUE(WriteFrame(p.write_fd(), binary).ok());
   p.CloseWrite();
-  for (const std::string& expected : {std::string("first"), std::string(), binary}) {
+  for (const std::string& expected :
+       {std::string("first"), std::string(), binary}) {
     absl::StatusOr<std::optional<std::string>> frame = ReadFrame(p.read_fd());
     ASSERT_TRUE(frame.ok()) << frame.status();
     ASSERT_TRUE(frame->has_value());
@@ -62,7 +64,8 @@ TEST(WorkerProtocol, StreamEndingInsideAFrameIsDataLoss) {
   p.CloseWrite();
   absl::StatusOr<std::optional<std::string>> got = ReadFrame(p.read_fd());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(got.status().message().find("after 2 of a frame's 5 bytes"), std::string::npos)
+  EXPECT_NE(got.status().message().find("after 2 of a frame's 5 bytes"),
+            std::string::npos)
       << got.status();
 }
 
@@ -70,7 +73,8 @@ TEST(WorkerProtocol, StreamEndingInsideTheLengthIsDataLoss) {
   Pipe p;
   p.WriteRaw(std::string("\x05\x00", 2));
   p.CloseWrite();
-  EXPECT_EQ(ReadFrame(p.read_fd()).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ReadFrame(p.read_fd()).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 TEST(WorkerProtocol, RefusesAnOversizedLength) {
@@ -78,7 +82,8 @@ TEST(WorkerProtocol, RefusesAnOversizedLength) {
   p.WriteRaw(std::string("\xff\xff\xff\xff", 4));
   absl::StatusOr<std::optional<std::string>> got = ReadFrame(p.read_fd());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(got.status().message().find("exceeds the limit"), std::string::npos) << got.status();
+  EXPECT_NE(got.status().message().find("exceeds the limit"), std::string::npos)
+      << got.status();
 }
 
 TEST(WorkerProtocol, WriteToAClosedPipeIsUnavailableNotSigpipe) {
@@ -91,7 +96,8 @@ TEST(WorkerProtocol, WriteToAClosedPipeIsUnavailableNotSigpipe) {
 }
 
 TEST(FrameDecoder, AssemblesFramesFromArbitraryPieces) {
-  std::string stream = EncodeFrame("one") + EncodeFrame("") + EncodeFrame("three");
+  std::string stream =
+      EncodeFrame("one") + EncodeFrame("") + EncodeFrame("three");
   FrameDecoder decoder;
   std::vector<std::string> frames;
   for (char c : stream) {  // one byte at a time: the worst split

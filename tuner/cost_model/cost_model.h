@@ -41,7 +41,7 @@ class CostModel {
 // than `tolerance` of the faster one are left out too: within the
 // measurement's noise, neither order is right (bench_cost_model).
 double PairwiseAccuracy(const std::vector<double>& predicted,
-                        const std::vector<double>& throughputs, const std::vector<int>& groups,
-                        double tolerance = 0);
+                        const std::vector<double>& throughputs,
+                        const std::vector<int>& groups, double tolerance = 0);
 
 }  // namespace lathe::tuner

@@ -45,7 +45,9 @@ double PairwiseAccuracy(const std::vector<double>& predicted,
         }
         const size_t fast = throughputs[i] > throughputs[j] ? i : j;
         const size_t slow = fast == i ? j : i;
-        if (throughputs[fast] - throughputs[slow] <= tolerance * throughputs[fast]) continue;
+        if (throughputs[fast] - throughputs[slow] <=
+            tolerance * throughputs[fast])
+          continue;
         ++pairs;
         if (predicted[fast] > predicted[slow]) {
           right += 1;

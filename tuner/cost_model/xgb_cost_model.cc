@@ -15,9 +15,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/string_view.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/util/check.h"
 
@@ -253,31 +253,37 @@ absl::StatusOr<std::string> XgbCostModel::Save() const {
   LATHE_XGB_CALL(XGBoosterSaveModelToBuffer, booster_.get(),
                  R"({"format": "ubj"})", &length, &bytes);
   const std::string model(bytes, length);
-  return absl::StrCat(kSaveMagic, model.size(), " ", absl::Hex(StableHash64(model)), "\n",
-                      model);
+  return absl::StrCat(kSaveMagic, model.size(), " ",
+                      absl::Hex(StableHash64(model)), "\n", model);
 }
 
 absl::Status XgbCostModel::Load(const std::string& bytes) {
   const size_t end_of_line = bytes.find('\n');
-  if (!absl::StartsWith(bytes, kSaveMagic) || end_of_line == std::string::npos) {
+  if (!absl::StartsWith(bytes, kSaveMagic) ||
+      end_of_line == std::string::npos) {
     return absl::InvalidArgumentError(
-        "cost model: load: not a saved XGBoost cost model of this version (no \"lathe-xgb 2\" "
+        "cost model: load: not a saved XGBoost cost model of this version (no "
+        "\"lathe-xgb 2\" "
         "line)");
   }
-  std::vector<absl::string_view> fields = absl::StrSplit(
-      absl::string_view(bytes).substr(kSaveMagic.size(), end_of_line - kSaveMagic.size()), ' ');
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(absl::string_view(bytes).substr(
+                         kSaveMagic.size(), end_of_line - kSaveMagic.size()),
+                     ' ');
   const std::string model = bytes.substr(end_of_line + 1);
   size_t length = 0;
   uint64_t hash = 0;
   if (fields.size() != 2 || !absl::SimpleAtoi(fields[0], &length) ||
       !absl::SimpleHexAtoi(fields[1], &hash)) {
     return absl::InvalidArgumentError(
-        "cost model: load: the \"lathe-xgb 2\" line does not give a length and a hash");
+        "cost model: load: the \"lathe-xgb 2\" line does not give a length and "
+        "a hash");
   }
   if (model.size() != length || StableHash64(model) != hash) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cost model: load: the saved model is truncated or corrupt (", model.size(), " bytes of ",
-        length, (model.size() == length ? ", hash differs)" : ")")));
+        "cost model: load: the saved model is truncated or corrupt (",
+        model.size(), " bytes of ", length,
+        (model.size() == length ? ", hash differs)" : ")")));
   }
   BoosterHandle handle = nullptr;
   LATHE_XGB_CALL(XGBoosterCreate, nullptr, 0, &handle);

@@ -11,8 +11,10 @@ const std::vector<StoreFeatureSpec>& LoopNestFeatureSpecs() {
     auto* out = new std::vector<StoreFeatureSpec>;
     for (const char* end : {"inner", "outer"}) {
       for (int p = 0; p < kNestPositions; ++p) {
-        out->push_back({absl::StrCat("nest.", end, p, "_extent"), Aggregation::kIntensive});
-        out->push_back({absl::StrCat("nest.", end, p, "_spatial"), Aggregation::kFraction});
+        out->push_back({absl::StrCat("nest.", end, p, "_extent"),
+                        Aggregation::kIntensive});
+        out->push_back({absl::StrCat("nest.", end, p, "_spatial"),
+                        Aggregation::kFraction});
       }
     }
     return out;

@@ -20,9 +20,10 @@ namespace {
 const std::vector<StoreFeatureSpec>& StoreSpecs() {
   static const auto* specs = [] {
     auto* all = new std::vector<StoreFeatureSpec>;
-    for (const auto* group : {&ArithmeticFeatureSpecs(), &LoopFeatureSpecs(),
-                              &LoopNestFeatureSpecs(), &BufferAccessFeatureSpecs(),
-                              &ReuseFeatureSpecs(), &AllocationStoreFeatureSpecs()}) {
+    for (const auto* group :
+         {&ArithmeticFeatureSpecs(), &LoopFeatureSpecs(),
+          &LoopNestFeatureSpecs(), &BufferAccessFeatureSpecs(),
+          &ReuseFeatureSpecs(), &AllocationStoreFeatureSpecs()}) {
       all->insert(all->end(), group->begin(), group->end());
     }
     return all;

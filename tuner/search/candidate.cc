@@ -1,15 +1,16 @@
 #include "tuner/search/candidate.h"
 
 #include "absl/strings/str_cat.h"
-
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
 #include "tuner/features/program_features.h"
 
 namespace lathe::tuner {
 
-absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space, const Trace& trace,
-                                         const Decisions& decisions, uint64_t seed) {
+absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space,
+                                         const Trace& trace,
+                                         const Decisions& decisions,
+                                         uint64_t seed) {
   absl::StatusOr<std::unique_ptr<TracedSchedule>> scheduled =
       ReplayTrace(trace, task.initial, decisions, seed);
   if (!scheduled.ok()) return scheduled.status();
@@ -22,7 +23,8 @@ absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space, const Trac
   candidate.trace = (*scheduled)->trace();
   candidate.trace.workload = task.workload.CanonicalForm();
   candidate.structural_hash = StructuralHashHex((*scheduled)->program());
-  candidate.lowered_hash = absl::StrCat("lowered:", StructuralHashHex(*lowered));
+  candidate.lowered_hash =
+      absl::StrCat("lowered:", StructuralHashHex(*lowered));
   candidate.features = ExtractProgramFeatures(*lowered, task.target);
   return candidate;
 }

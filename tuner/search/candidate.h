@@ -16,11 +16,11 @@
 namespace lathe::tuner {
 
 struct Candidate {
-  int space = -1;      // index into Task::spaces; -1: from a record
+  int space = -1;  // index into Task::spaces; -1: from a record
   // Names the instructions the decisions belong to ("s<space>", or
   // "t<hash>" for a record's trace); children inherit it (the search's memo).
   std::string space_key;
-  Trace trace;         // with every decision: what is measured and stored
+  Trace trace;  // with every decision: what is measured and stored
   std::string structural_hash;  // of the scheduled program
   // Of the lowered program, i.e. of the code that runs: schedules that differ
   // only where lowering makes them equal (a split with a unit factor outer
@@ -35,7 +35,9 @@ struct Candidate {
 // ones sampled from `seed`), lowers the program and extracts its features.
 // An error when the point is invalid (a primitive's precondition fails,
 // lowering fails): the search drops it.
-absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space, const Trace& trace,
-                                         const Decisions& decisions, uint64_t seed);
+absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space,
+                                         const Trace& trace,
+                                         const Decisions& decisions,
+                                         uint64_t seed);
 
 }  // namespace lathe::tuner

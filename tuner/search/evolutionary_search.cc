@@ -23,7 +23,12 @@ uint64_t SplitMix(uint64_t x) {
 }
 
 // Stages of a batch's RNG streams.
-enum Stage : uint64_t { kInitial = 1, kMutation = 2, kExplore = 3, kParents = 4 };
+enum Stage : uint64_t {
+  kInitial = 1,
+  kMutation = 2,
+  kExplore = 3,
+  kParents = 4
+};
 
 absl::Status Score(const CostModel& model, std::vector<Candidate>& candidates) {
   if (!model.trained() || candidates.empty()) return absl::OkStatus();
@@ -32,7 +37,8 @@ absl::Status Score(const CostModel& model, std::vector<Candidate>& candidates) {
   for (const Candidate& c : candidates) features.push_back(c.features);
   absl::StatusOr<std::vector<double>> scores = model.Predict(features);
   if (!scores.ok()) return scores.status();
-  for (size_t i = 0; i < candidates.size(); ++i) candidates[i].predicted = (*scores)[i];
+  for (size_t i = 0; i < candidates.size(); ++i)
+    candidates[i].predicted = (*scores)[i];
   return absl::OkStatus();
 }
 
@@ -41,14 +47,16 @@ absl::Status Score(const CostModel& model, std::vector<Candidate>& candidates) {
 void SortByPrediction(std::vector<Candidate>& candidates) {
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) {
-                     if (a.predicted != b.predicted) return a.predicted > b.predicted;
+                     if (a.predicted != b.predicted)
+                       return a.predicted > b.predicted;
                      return a.structural_hash < b.structural_hash;
                    });
 }
 
 }  // namespace
 
-std::string EvolutionarySearch::PointKey(const Candidate& parent, const Decisions& decisions) const {
+std::string EvolutionarySearch::PointKey(const Candidate& parent,
+                                         const Decisions& decisions) const {
   std::string key = parent.space_key;
   for (const auto& [index, values] : decisions) {
     absl::StrAppend(&key, ";", index, ":", absl::StrJoin(values, ","));
@@ -80,7 +88,8 @@ EvolutionarySearch::EvolutionarySearch(const Task& task, SearchOptions options)
   mutators_.push_back(std::make_unique<MutateComputeLocation>());
 }
 
-std::optional<Candidate> EvolutionarySearch::Sample(int space, uint64_t seed, SearchStats& stats) {
+std::optional<Candidate> EvolutionarySearch::Sample(int space, uint64_t seed,
+                                                    SearchStats& stats) {
   absl::StatusOr<Candidate> candidate =
       BuildCandidate(task_, space, task_.spaces[space], /*decisions=*/{}, seed);
   if (!candidate.ok()) {
@@ -98,46 +107,52 @@ namespace {
 // lowers to the same code (candidate.h: lowered_hash). The tuner puts both
 // hashes of what it dispatches in `measured`; records of earlier sessions
 // bring their structural hash, and their lowered one when rebuilt.
-bool Measured(const Candidate& c, const absl::flat_hash_set<std::string>& measured) {
-  return measured.contains(c.structural_hash) || measured.contains(c.lowered_hash);
+bool Measured(const Candidate& c,
+              const absl::flat_hash_set<std::string>& measured) {
+  return measured.contains(c.structural_hash) ||
+         measured.contains(c.lowered_hash);
 }
 
 }  // namespace
 
 absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     int size, const CostModel& model, const std::vector<Elite>& elites,
-    const absl::flat_hash_set<std::string>& measured, uint64_t seed, SearchStats* stats_out,
-    const std::function<bool()>& stop) {
+    const absl::flat_hash_set<std::string>& measured, uint64_t seed,
+    SearchStats* stats_out, const std::function<bool()>& stop) {
   SearchStats stats;
   auto stopping = [&] { return stop && stop(); };
   const int num_spaces = static_cast<int>(task_.spaces.size());
-  absl::flat_hash_set<std::string> seen;  // every lowered hash built in this call
+  absl::flat_hash_set<std::string>
+      seen;  // every lowered hash built in this call
 
   // --- Initial population: the best measured, then fresh samples.
   std::vector<Candidate> population;
-  const int from_elites = std::min<int>(static_cast<int>(elites.size()),
-                                        static_cast<int>(options_.population * options_.measured_share));
+  const int from_elites = std::min<int>(
+      static_cast<int>(elites.size()),
+      static_cast<int>(options_.population * options_.measured_share));
   for (int i = 0; i < from_elites; ++i) {
-    absl::StatusOr<Candidate> c = BuildCandidate(task_, -1, elites[i].trace,
-                                                 elites[i].trace.decisions,
-                                                 StreamSeed(seed, kInitial, i));
+    absl::StatusOr<Candidate> c =
+        BuildCandidate(task_, -1, elites[i].trace, elites[i].trace.decisions,
+                       StreamSeed(seed, kInitial, i));
     if (!c.ok()) {
       ++stats.invalid;  // a record of an older design space: skip it
       continue;
     }
     ++stats.built;
     c->space_key = SpaceKey(-1, elites[i].trace);
-    if (seen.insert(c->lowered_hash).second) population.push_back(*std::move(c));
+    if (seen.insert(c->lowered_hash).second)
+      population.push_back(*std::move(c));
   }
   std::vector<Candidate> fresh;  // unmeasured fresh samples: exploration picks
   int64_t attempts = 0;
-  const int64_t max_attempts =
-      static_cast<int64_t>(options_.population) * (1 + options_.max_invalid_per_valid);
+  const int64_t max_attempts = static_cast<int64_t>(options_.population) *
+                               (1 + options_.max_invalid_per_valid);
   for (int i = 0; static_cast<int>(population.size()) < options_.population &&
                   attempts < max_attempts;
        ++i, ++attempts) {
     if (stopping()) return std::vector<Candidate>{};
-    std::optional<Candidate> c = Sample(i % num_spaces, StreamSeed(seed, kInitial, 1000000 + i), stats);
+    std::optional<Candidate> c =
+        Sample(i % num_spaces, StreamSeed(seed, kInitial, 1000000 + i), stats);
     if (!c) continue;
     if (!seen.insert(c->lowered_hash).second) {
       ++stats.duplicates;
@@ -160,15 +175,19 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     // Parents by rank: weight 1/(rank+1) favours the best without ignoring
     // the rest (scores of an untrained model are all equal).
     std::vector<double> weights(population.size());
-    for (size_t r = 0; r < population.size(); ++r) weights[r] = 1.0 / static_cast<double>(r + 1);
+    for (size_t r = 0; r < population.size(); ++r)
+      weights[r] = 1.0 / static_cast<double>(r + 1);
     std::vector<Candidate> children;
     for (int i = 0; i < options_.population; ++i) {
       if (stopping()) return std::vector<Candidate>{};
-      Rng rng(StreamSeed(seed, kMutation, static_cast<uint64_t>(g) * 1000003 + i));
-      const Candidate& parent = population[static_cast<size_t>(rng.Categorical(weights))];
-      const Mutator& mutator =
-          *mutators_[static_cast<size_t>(rng.UniformInt(static_cast<int64_t>(mutators_.size())))];
-      std::optional<Decisions> decisions = mutator.Apply(parent.trace, parent.trace.decisions, rng);
+      Rng rng(
+          StreamSeed(seed, kMutation, static_cast<uint64_t>(g) * 1000003 + i));
+      const Candidate& parent =
+          population[static_cast<size_t>(rng.Categorical(weights))];
+      const Mutator& mutator = *mutators_[static_cast<size_t>(
+          rng.UniformInt(static_cast<int64_t>(mutators_.size())))];
+      std::optional<Decisions> decisions =
+          mutator.Apply(parent.trace, parent.trace.decisions, rng);
       if (!decisions) continue;
       const uint64_t build_seed = rng.Next();
       const std::string key = PointKey(parent, *decisions);
@@ -176,15 +195,16 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
         // Known invalid, or a program already found: nothing new.
         if (known->second.empty()) {
           ++stats.invalid;
-        } else if (seen.contains(known->second) || measured.contains(known->second)) {
+        } else if (seen.contains(known->second) ||
+                   measured.contains(known->second)) {
           ++stats.duplicates;
         } else {
           known = known_points_.end();  // found in an earlier batch: build it
         }
         if (known != known_points_.end()) continue;
       }
-      absl::StatusOr<Candidate> child =
-          BuildCandidate(task_, parent.space, parent.trace, *decisions, build_seed);
+      absl::StatusOr<Candidate> child = BuildCandidate(
+          task_, parent.space, parent.trace, *decisions, build_seed);
       known_points_[key] = child.ok() ? child->lowered_hash : "";
       if (!child.ok()) {
         ++stats.invalid;
@@ -212,7 +232,9 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
 
   // --- The batch: best predicted, then an epsilon share of random samples.
   SortByPrediction(pool);
-  const int explore = model.trained() ? static_cast<int>(std::ceil(size * options_.epsilon)) : 0;
+  const int explore = model.trained()
+                          ? static_cast<int>(std::ceil(size * options_.epsilon))
+                          : 0;
   std::vector<Candidate> batch;
   absl::flat_hash_set<std::string> in_batch;
   for (const Candidate& c : pool) {
@@ -221,8 +243,10 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
   }
   Rng explore_rng(StreamSeed(seed, kExplore, 0));
   while (static_cast<int>(batch.size()) < size && !fresh.empty()) {
-    const size_t pick = static_cast<size_t>(explore_rng.UniformInt(static_cast<int64_t>(fresh.size())));
-    if (in_batch.insert(fresh[pick].lowered_hash).second) batch.push_back(fresh[pick]);
+    const size_t pick = static_cast<size_t>(
+        explore_rng.UniformInt(static_cast<int64_t>(fresh.size())));
+    if (in_batch.insert(fresh[pick].lowered_hash).second)
+      batch.push_back(fresh[pick]);
     fresh.erase(fresh.begin() + static_cast<std::ptrdiff_t>(pick));
   }
   // Still short (a small space): whatever else is unmeasured.

@@ -50,9 +50,9 @@ struct Elite {
 };
 
 struct SearchStats {
-  int64_t built = 0;      // candidates built (valid)
-  int64_t invalid = 0;    // rejected while building
-  int64_t duplicates = 0; // already measured or already in the batch
+  int64_t built = 0;       // candidates built (valid)
+  int64_t invalid = 0;     // rejected while building
+  int64_t duplicates = 0;  // already measured or already in the batch
 };
 
 class EvolutionarySearch {
@@ -63,18 +63,18 @@ class EvolutionarySearch {
   // (candidate.h) is in `measured` and no two lowering to the same code,
   // best predicted first. When `stop` (may be empty) turns true
   // the search ends early with an empty batch.
-  absl::StatusOr<std::vector<Candidate>> NextBatch(int size, const CostModel& model,
-                                                   const std::vector<Elite>& elites,
-                                                   const absl::flat_hash_set<std::string>& measured,
-                                                   uint64_t seed, SearchStats* stats = nullptr,
-                                                   const std::function<bool()>& stop = {});
+  absl::StatusOr<std::vector<Candidate>> NextBatch(
+      int size, const CostModel& model, const std::vector<Elite>& elites,
+      const absl::flat_hash_set<std::string>& measured, uint64_t seed,
+      SearchStats* stats = nullptr, const std::function<bool()>& stop = {});
 
  private:
   // A fresh sample of space `space`; nullopt when invalid.
   std::optional<Candidate> Sample(int space, uint64_t seed, SearchStats& stats);
 
   // The key of a point: its space (or instructions) and its decisions.
-  std::string PointKey(const Candidate& parent, const Decisions& decisions) const;
+  std::string PointKey(const Candidate& parent,
+                       const Decisions& decisions) const;
 
   const Task& task_;
   SearchOptions options_;

@@ -23,8 +23,11 @@ struct Provenance {
 // `structural_hash` names the program when the result carries none (the
 // build failed before there was a program). Median and spread come from the
 // result's times (db::SummarizeTimes); an unset status is a run error.
-proto::Record MeasurementRecord(const Workload& workload, const proto::TargetInfo& target,
-                                const Trace& trace, const std::string& structural_hash,
-                                const proto::MeasureResult& result, const Provenance& provenance);
+proto::Record MeasurementRecord(const Workload& workload,
+                                const proto::TargetInfo& target,
+                                const Trace& trace,
+                                const std::string& structural_hash,
+                                const proto::MeasureResult& result,
+                                const Provenance& provenance);
 
 }  // namespace lathe::tuner

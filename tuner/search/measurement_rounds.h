@@ -40,7 +40,8 @@ struct RoundSettings {
   int min_repeats = 1;
   int max_repeats = 1;
 };
-RoundSettings SettingsOfRound(double min_time_s, int min_repeats, int max_repeats, int rounds);
+RoundSettings SettingsOfRound(double min_time_s, int min_repeats,
+                              int max_repeats, int rounds);
 
 // How many of the candidates after it in its round a request names for
 // building ahead (MeasureRequest.build_ahead), when one runner measures the
@@ -56,13 +57,15 @@ std::vector<size_t> BuildAheadOf(const std::vector<size_t>& order, size_t k);
 
 // The request of one round for a program of `task`, all but its trace (the
 // caller's to set). Every request checks against the same inputs (seed 1).
-proto::MeasureRequest RequestOfRound(const Task& task, const RoundSettings& settings,
+proto::MeasureRequest RequestOfRound(const Task& task,
+                                     const RoundSettings& settings,
                                      bool flush_cache);
 
 // The candidates round `round` (from 0) measures, in order: those of
 // `measured_ok`, forwards in even rounds and backwards in odd ones, so that
 // no candidate is always measured first after the search (or last).
-std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok, int round);
+std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok,
+                                 int round);
 
 // A later round measures only the candidates whose fastest sample so far
 // is within this factor of the batch's fastest: the rounds are there so that
@@ -84,11 +87,12 @@ std::vector<size_t> CandidatesOfRound(
     double within = kLaterRoundsWithin);
 
 // Adds the result of a later round (`round`, from 1) of the same candidate to
-// `into`, which measured OK: its samples, run and check time when it measured OK
-// too; otherwise `into` becomes that failure, its error prefixed with the
+// `into`, which measured OK: its samples, run and check time when it measured
+// OK too; otherwise `into` becomes that failure, its error prefixed with the
 // round ("round 2: timed out after ..."): a program that fails once is not
 // trusted with the times of the rounds it passed.
-void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResult* into);
+void MergeRound(const proto::MeasureResult& later, int round,
+                proto::MeasureResult* into);
 
 // Measures a batch of programs of `task` as the tuner's one measurer does:
 // `rounds` rounds (CandidatesOfRound), one request at a time (RequestOfRound
@@ -98,10 +102,12 @@ void MergeRound(const proto::MeasureResult& later, int round, proto::MeasureResu
 // stays empty). For benchmarks that measure a run's batches again; the
 // tuner's own loop adds measurers side by side, stopping and progress. An
 // error only when `measure` returns one.
-absl::StatusOr<std::vector<std::optional<proto::MeasureResult>>> MeasureBatchInRounds(
-    const Task& task, const std::vector<const proto::Trace*>& traces,
-    const RoundSettings& settings, int rounds, bool flush_cache, bool build_ahead,
-    const std::function<absl::StatusOr<proto::MeasureResult>(const proto::MeasureRequest&)>&
-        measure);
+absl::StatusOr<std::vector<std::optional<proto::MeasureResult>>>
+MeasureBatchInRounds(const Task& task,
+                     const std::vector<const proto::Trace*>& traces,
+                     const RoundSettings& settings, int rounds,
+                     bool flush_cache, bool build_ahead,
+                     const std::function<absl::StatusOr<proto::MeasureResult>(
+                         const proto::MeasureRequest&)>& measure);
 
 }  // namespace lathe::tuner

@@ -19,20 +19,24 @@ std::vector<int64_t> PrimeFactors(int64_t n) {
 
 }  // namespace
 
-std::optional<Decisions> MutateTileSize::Apply(const Trace& space, const Decisions& decisions,
+std::optional<Decisions> MutateTileSize::Apply(const Trace& space,
+                                               const Decisions& decisions,
                                                Rng& rng) const {
-  std::vector<int64_t> tiles = SamplingInstructions(space, decisions, "sample_perfect_tile");
+  std::vector<int64_t> tiles =
+      SamplingInstructions(space, decisions, "sample_perfect_tile");
   // Tiles of one level or of a prime extent of 1 cannot change; try the
   // others in random order.
   while (!tiles.empty()) {
-    const size_t pick = static_cast<size_t>(rng.UniformInt(static_cast<int64_t>(tiles.size())));
+    const size_t pick =
+        static_cast<size_t>(rng.UniformInt(static_cast<int64_t>(tiles.size())));
     const int64_t index = tiles[pick];
     tiles.erase(tiles.begin() + static_cast<std::ptrdiff_t>(pick));
     const std::vector<int64_t>& factors = decisions.at(index);
     const int64_t n = static_cast<int64_t>(factors.size());
     if (n < 2) continue;
     int64_t max_innermost = 0;
-    if (absl::StatusOr<int64_t> attr = space.instructions[index].IntAttr("max_innermost");
+    if (absl::StatusOr<int64_t> attr =
+            space.instructions[index].IntAttr("max_innermost");
         attr.ok()) {
       max_innermost = *attr;
     }
@@ -45,12 +49,13 @@ std::optional<Decisions> MutateTileSize::Apply(const Trace& space, const Decisio
       }
     }
     while (!moves.empty()) {
-      const size_t m = static_cast<size_t>(rng.UniformInt(static_cast<int64_t>(moves.size())));
+      const size_t m = static_cast<size_t>(
+          rng.UniformInt(static_cast<int64_t>(moves.size())));
       const auto [from, to] = moves[m];
       moves.erase(moves.begin() + static_cast<std::ptrdiff_t>(m));
       std::vector<int64_t> primes = PrimeFactors(factors[from]);
-      const int64_t prime = primes[static_cast<size_t>(rng.UniformInt(
-          static_cast<int64_t>(primes.size())))];
+      const int64_t prime = primes[static_cast<size_t>(
+          rng.UniformInt(static_cast<int64_t>(primes.size())))];
       std::vector<int64_t> mutated = factors;
       mutated[from] /= prime;
       mutated[to] *= prime;

@@ -2,7 +2,8 @@
 
 namespace lathe::tuner {
 
-std::vector<int64_t> SamplingInstructions(const Trace& space, const Decisions& decisions,
+std::vector<int64_t> SamplingInstructions(const Trace& space,
+                                          const Decisions& decisions,
                                           const std::string& kind) {
   std::vector<int64_t> found;
   for (const auto& [index, values] : decisions) {

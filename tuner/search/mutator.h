@@ -21,12 +21,14 @@ class Mutator {
   // New decisions for `space` differing from `decisions` (complete: one per
   // sampling instruction) in one place; nullopt when the mutator finds
   // nothing to change (e.g. the space has no instruction of its kind).
-  virtual std::optional<Decisions> Apply(const Trace& space, const Decisions& decisions,
+  virtual std::optional<Decisions> Apply(const Trace& space,
+                                         const Decisions& decisions,
                                          Rng& rng) const = 0;
 };
 
 // The indices of `space`'s instructions of `kind` that have a decision.
-std::vector<int64_t> SamplingInstructions(const Trace& space, const Decisions& decisions,
+std::vector<int64_t> SamplingInstructions(const Trace& space,
+                                          const Decisions& decisions,
                                           const std::string& kind);
 
 }  // namespace lathe::tuner

@@ -6,7 +6,8 @@
 
 namespace lathe::tuner {
 
-absl::StatusOr<Task> MakeTask(const Workload& workload, const Target& target, double weight) {
+absl::StatusOr<Task> MakeTask(const Workload& workload, const Target& target,
+                              double weight) {
   absl::StatusOr<Program> initial = workload.InitialProgram();
   if (!initial.ok()) return initial.status();
   absl::StatusOr<int64_t> flops = FlopCount(workload);
@@ -15,11 +16,11 @@ absl::StatusOr<Task> MakeTask(const Workload& workload, const Target& target, do
       GenerateDesignSpaces(workload, target, DefaultCpuRules());
   if (!spaces.ok()) return spaces.status();
   if (spaces->empty()) {
-    return absl::InternalError(
-        absl::StrCat(workload.CanonicalForm(), ": the schedule rules gave no design space"));
+    return absl::InternalError(absl::StrCat(
+        workload.CanonicalForm(), ": the schedule rules gave no design space"));
   }
-  return Task{workload, target, *std::move(initial), *std::move(spaces), *flops, weight,
-              workload.Key()};
+  return Task{workload, target, *std::move(initial), *std::move(spaces),
+              *flops,   weight, workload.Key()};
 }
 
 }  // namespace lathe::tuner

@@ -27,6 +27,7 @@ struct Task {
 };
 
 // The task of `workload` on `target` with the default CPU design spaces.
-absl::StatusOr<Task> MakeTask(const Workload& workload, const Target& target, double weight);
+absl::StatusOr<Task> MakeTask(const Workload& workload, const Target& target,
+                              double weight);
 
 }  // namespace lathe::tuner

@@ -42,16 +42,21 @@ std::optional<int> TaskScheduler::Next() const {
     const double latest = *t.history.back().second;
     // Recent slope: latency saved per trial over the last kWindow batches.
     double slope = 0;
-    const int back = std::min<int>(kWindow, static_cast<int>(t.history.size()) - 1);
+    const int back =
+        std::min<int>(kWindow, static_cast<int>(t.history.size()) - 1);
     if (back > 0) {
-      const auto& [trials_before, before] = t.history[t.history.size() - 1 - back];
+      const auto& [trials_before, before] =
+          t.history[t.history.size() - 1 - back];
       const int64_t span = t.history.back().first - trials_before;
-      if (before && span > 0) slope = (*before - latest) / static_cast<double>(span);
+      if (before && span > 0)
+        slope = (*before - latest) / static_cast<double>(span);
     }
     // Optimistic: as if the next trials could save as much per trial as the
     // average trial so far.
-    const double optimistic = latest / static_cast<double>(std::max<int64_t>(1, t.trials));
-    const double gain = t.weight * (kSlopeWeight * slope + (1 - kSlopeWeight) * optimistic);
+    const double optimistic =
+        latest / static_cast<double>(std::max<int64_t>(1, t.trials));
+    const double gain =
+        t.weight * (kSlopeWeight * slope + (1 - kSlopeWeight) * optimistic);
     if (gain > best_gain) {
       best_gain = gain;
       best = i;
@@ -60,7 +65,8 @@ std::optional<int> TaskScheduler::Next() const {
   if (best) return best;
   // Only tasks whose first batch is in flight: the least tried.
   for (int i = 0; i < n; ++i) {
-    if (!tasks_[i].done && (!best || tasks_[i].trials < tasks_[*best].trials)) best = i;
+    if (!tasks_[i].done && (!best || tasks_[i].trials < tasks_[*best].trials))
+      best = i;
   }
   return best;
 }

@@ -44,7 +44,7 @@ constexpr size_t kMaxWarmRows = 4000;
 struct TaskState {
   // Hashes measured or in flight: structural and lowered (candidate.h).
   absl::flat_hash_set<std::string> measured;
-  std::vector<Elite> elites;                  // fastest first
+  std::vector<Elite> elites;  // fastest first
   TaskProgress progress;
   std::unique_ptr<EvolutionarySearch> search;
 
@@ -76,7 +76,9 @@ double Throughput(const Task& task, double median_s) {
 
 void AddElite(TaskState& state, Elite elite) {
   auto at = std::upper_bound(state.elites.begin(), state.elites.end(), elite,
-                             [](const Elite& a, const Elite& b) { return a.throughput > b.throughput; });
+                             [](const Elite& a, const Elite& b) {
+                               return a.throughput > b.throughput;
+                             });
   state.elites.insert(at, std::move(elite));
   if (state.elites.size() > kMaxElites) state.elites.resize(kMaxElites);
 }
@@ -85,7 +87,10 @@ class Loop {
  public:
   Loop(std::vector<Task>& tasks, db::Database& db, const MeasureFn& measure,
        const TuneOptions& options)
-      : tasks_(tasks), db_(db), measure_(measure), options_(options),
+      : tasks_(tasks),
+        db_(db),
+        measure_(measure),
+        options_(options),
         scheduler_([&] {
           std::vector<double> weights;
           for (const Task& t : tasks) weights.push_back(t.weight);
@@ -109,10 +114,11 @@ class Loop {
   // up to measure_parallelism calls at once, until `stopping` says so.
   // Candidate i is trial first_trial + i (for inject_fault; -1: none), and
   // `on_first_result(i)` runs under progress_mutex_ when its first round ends.
-  RoundsMeasured MeasureInRounds(const Task& task, const std::vector<Candidate>& candidates,
-                                 const RoundSettings& settings, int rounds,
-                                 int64_t first_trial, const std::function<bool()>& stopping,
-                                 const std::function<void(size_t)>& on_first_result);
+  RoundsMeasured MeasureInRounds(
+      const Task& task, const std::vector<Candidate>& candidates,
+      const RoundSettings& settings, int rounds, int64_t first_trial,
+      const std::function<bool()>& stopping,
+      const std::function<void(size_t)>& on_first_result);
   void Measure(Batch& batch);
   // The build-only request of search_while_building: the batch's candidates
   // in the order of its first round. Its result is a hint's: ignored (a
@@ -120,17 +126,20 @@ class Loop {
   void BuildAll(const Batch& batch);
   // Adds a measured candidate's result (all its rounds) to the task's
   // progress and the report's history; under progress_mutex_.
-  void RecordTrial(const Batch& batch, size_t i, const proto::MeasureResult& result,
-                   double at_s);
+  void RecordTrial(const Batch& batch, size_t i,
+                   const proto::MeasureResult& result, double at_s);
   absl::Status Process(Batch& batch);
   absl::Status RemeasureNearTies();
   proto::Record MakeRecord(const Task& task, const Candidate& candidate,
                            const proto::MeasureResult& result) const;
-  proto::MeasureRequest MakeRequest(const Task& task, const Candidate& candidate,
-                                    const RoundSettings& settings, int64_t trial) const;
+  proto::MeasureRequest MakeRequest(const Task& task,
+                                    const Candidate& candidate,
+                                    const RoundSettings& settings,
+                                    int64_t trial) const;
   bool Stopping() const {
     if (options_.stop != nullptr && options_.stop->load()) return true;
-    return options_.time_budget_s > 0 && Seconds(start_) >= options_.time_budget_s;
+    return options_.time_budget_s > 0 &&
+           Seconds(start_) >= options_.time_budget_s;
   }
   void ReportProgress();
 
@@ -150,7 +159,8 @@ class Loop {
 };
 
 absl::Status Loop::WarmStart() {
-  model_ = options_.make_model ? options_.make_model() : std::make_unique<XgbCostModel>();
+  model_ = options_.make_model ? options_.make_model()
+                               : std::make_unique<XgbCostModel>();
   target_info_ = TargetInfoOf(tasks_.front().target, options_.device);
   states_.resize(tasks_.size());
   for (size_t i = 0; i < tasks_.size(); ++i) {
@@ -171,15 +181,18 @@ absl::Status Loop::WarmStart() {
       // and the elites learn the fastest repeat (training_label.h).
       const double throughput = TrainingThroughput(task.flops, record);
       if (record.status() == proto::MEASURE_OK &&
-          (!state.progress.best_s || record.median_s() < *state.progress.best_s)) {
+          (!state.progress.best_s ||
+           record.median_s() < *state.progress.best_s)) {
         state.progress.best_s = record.median_s();
         state.progress.best_gflops = Throughput(task, record.median_s());
       }
       absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
       if (!trace.ok()) continue;
-      if (record.status() == proto::MEASURE_OK) AddElite(state, Elite{*trace, throughput});
+      if (record.status() == proto::MEASURE_OK)
+        AddElite(state, Elite{*trace, throughput});
       if (rows >= kMaxWarmRows) continue;
-      absl::StatusOr<Candidate> candidate = BuildCandidate(task, -1, *trace, trace->decisions, 0);
+      absl::StatusOr<Candidate> candidate =
+          BuildCandidate(task, -1, *trace, trace->decisions, 0);
       if (!candidate.ok()) continue;  // a trace this build no longer replays
       state.MarkMeasured(*candidate);
       training_.features.push_back(std::move(candidate->features));
@@ -194,19 +207,21 @@ absl::Status Loop::WarmStart() {
   if (*saved && model_->Load(**saved).ok()) return absl::OkStatus();
   // No saved model (or one of another feature set or format): train on the
   // records.
-  if (!training_.features.empty()) LATHE_RETURN_IF_ERROR(model_->Train(training_));
+  if (!training_.features.empty())
+    LATHE_RETURN_IF_ERROR(model_->Train(training_));
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
   while (true) {
-    if (Stopping() || dispatched_ >= options_.max_trials) return std::optional<Batch>();
+    if (Stopping() || dispatched_ >= options_.max_trials)
+      return std::optional<Batch>();
     std::optional<int> next = scheduler_.Next();
     if (!next) return std::optional<Batch>();
     const int task = *next;
     TaskState& state = states_[task];
-    const int size = static_cast<int>(
-        std::min<int64_t>(options_.batch_size, options_.max_trials - dispatched_));
+    const int size = static_cast<int>(std::min<int64_t>(
+        options_.batch_size, options_.max_trials - dispatched_));
     absl::StatusOr<std::vector<Candidate>> candidates = state.search->NextBatch(
         size, *model_, state.elites, state.measured,
         StreamSeed(options_.seed, 100 + static_cast<uint64_t>(task),
@@ -230,20 +245,23 @@ absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
   }
 }
 
-proto::MeasureRequest Loop::MakeRequest(const Task& task, const Candidate& candidate,
-                                        const RoundSettings& settings, int64_t trial) const {
-  proto::MeasureRequest request = RequestOfRound(task, settings, options_.flush_cache);
+proto::MeasureRequest Loop::MakeRequest(const Task& task,
+                                        const Candidate& candidate,
+                                        const RoundSettings& settings,
+                                        int64_t trial) const {
+  proto::MeasureRequest request =
+      RequestOfRound(task, settings, options_.flush_cache);
   candidate.trace.ToProto(request.mutable_trace());
-  if (options_.inject_fault) request.set_inject_fault(options_.inject_fault(trial));
+  if (options_.inject_fault)
+    request.set_inject_fault(options_.inject_fault(trial));
   return request;
 }
 
-Loop::RoundsMeasured Loop::MeasureInRounds(const Task& task,
-                                           const std::vector<Candidate>& candidates,
-                                           const RoundSettings& settings, int rounds,
-                                           int64_t first_trial,
-                                           const std::function<bool()>& stopping,
-                                           const std::function<void(size_t)>& on_first_result) {
+Loop::RoundsMeasured Loop::MeasureInRounds(
+    const Task& task, const std::vector<Candidate>& candidates,
+    const RoundSettings& settings, int rounds, int64_t first_trial,
+    const std::function<bool()>& stopping,
+    const std::function<void(size_t)>& on_first_result) {
   const size_t n = candidates.size();
   RoundsMeasured out;
   out.results.resize(n);
@@ -276,7 +294,8 @@ Loop::RoundsMeasured Loop::MeasureInRounds(const Task& task,
         const double busy = Seconds(measure_start);
         // Abandoned because the run stops (Ctrl-C): not measured, and not
         // an error of the run.
-        if (!result.ok() && absl::IsCancelled(result.status()) && stopping()) return;
+        if (!result.ok() && absl::IsCancelled(result.status()) && stopping())
+          return;
         if (!result.ok()) {
           std::lock_guard<std::mutex> lock(error_mutex);
           if (out.error.ok()) out.error = result.status();
@@ -293,8 +312,9 @@ Loop::RoundsMeasured Loop::MeasureInRounds(const Task& task,
         }
       }
     };
-    const size_t workers =
-        std::min(order.size(), static_cast<size_t>(std::max(1, options_.measure_parallelism)));
+    const size_t workers = std::min(
+        order.size(),
+        static_cast<size_t>(std::max(1, options_.measure_parallelism)));
     if (workers <= 1) {
       work();
     } else {
@@ -316,8 +336,8 @@ void Loop::Measure(Batch& batch) {
   const size_t n = batch.candidates.size();
   RoundsMeasured measured = MeasureInRounds(
       tasks_[batch.task], batch.candidates,
-      SettingsOfRound(options_.min_time_s, options_.min_repeats, options_.max_repeats,
-                      options_.measure_rounds),
+      SettingsOfRound(options_.min_time_s, options_.min_repeats,
+                      options_.max_repeats, options_.measure_rounds),
       options_.measure_rounds, batch.first_trial, [this] { return Stopping(); },
       [&](size_t) {
         // A trial counts when it is first measured (the progress line).
@@ -330,7 +350,8 @@ void Loop::Measure(Batch& batch) {
   {
     std::lock_guard<std::mutex> lock(progress_mutex_);
     for (size_t i = 0; i < n; ++i) {
-      if (measured.results[i]) RecordTrial(batch, i, *measured.results[i], measured.done_at[i]);
+      if (measured.results[i])
+        RecordTrial(batch, i, *measured.results[i], measured.done_at[i]);
     }
     if (options_.on_progress) ReportProgress();
   }
@@ -355,8 +376,8 @@ void Loop::BuildAll(const Batch& batch) {
   const Task& task = tasks_[batch.task];
   proto::MeasureRequest request = MakeRequest(
       task, batch.candidates.front(),
-      SettingsOfRound(options_.min_time_s, options_.min_repeats, options_.max_repeats,
-                      options_.measure_rounds),
+      SettingsOfRound(options_.min_time_s, options_.min_repeats,
+                      options_.max_repeats, options_.measure_rounds),
       /*trial=*/-1);
   request.set_build_only(true);
   request.clear_inject_fault();
@@ -370,8 +391,8 @@ void Loop::BuildAll(const Batch& batch) {
   ++report_.build_only_requests;
 }
 
-void Loop::RecordTrial(const Batch& batch, size_t i, const proto::MeasureResult& result,
-                       double at_s) {
+void Loop::RecordTrial(const Batch& batch, size_t i,
+                       const proto::MeasureResult& result, double at_s) {
   const Task& task = tasks_[batch.task];
   TaskProgress& progress = states_[batch.task].progress;
   double median = 0;
@@ -387,8 +408,8 @@ void Loop::RecordTrial(const Batch& batch, size_t i, const proto::MeasureResult&
   } else {
     ++progress.errors;
   }
-  report_.history.push_back(
-      {batch.task, batch.candidates[i].structural_hash, result.status(), median, at_s});
+  report_.history.push_back({batch.task, batch.candidates[i].structural_hash,
+                             result.status(), median, at_s});
 }
 
 void Loop::ReportProgress() {
@@ -397,23 +418,27 @@ void Loop::ReportProgress() {
   progress.trials_total = options_.max_trials;
   progress.elapsed_s = Seconds(start_);
   if (progress.trials_done > 0) {
-    double eta = progress.elapsed_s / static_cast<double>(progress.trials_done) *
-                 static_cast<double>(options_.max_trials - progress.trials_done);
-    if (options_.time_budget_s > 0) eta = std::min(eta, options_.time_budget_s - progress.elapsed_s);
+    double eta =
+        progress.elapsed_s / static_cast<double>(progress.trials_done) *
+        static_cast<double>(options_.max_trials - progress.trials_done);
+    if (options_.time_budget_s > 0)
+      eta = std::min(eta, options_.time_budget_s - progress.elapsed_s);
     progress.eta_s = std::max(0.0, eta);
   }
   for (const TaskState& s : states_) progress.tasks.push_back(s.progress);
-  if (!report_.batch_accuracy.empty()) progress.last_accuracy = report_.batch_accuracy.back();
+  if (!report_.batch_accuracy.empty())
+    progress.last_accuracy = report_.batch_accuracy.back();
   options_.on_progress(progress);
 }
 
 proto::Record Loop::MakeRecord(const Task& task, const Candidate& candidate,
                                const proto::MeasureResult& result) const {
   // A remote runner names itself in its result.
-  return MeasurementRecord(task.workload, target_info_, candidate.trace,
-                           candidate.structural_hash, result,
-                           {result.runner().empty() ? options_.runner_name : result.runner(),
-                            options_.lathe_version, options_.job});
+  return MeasurementRecord(
+      task.workload, target_info_, candidate.trace, candidate.structural_hash,
+      result,
+      {result.runner().empty() ? options_.runner_name : result.runner(),
+       options_.lathe_version, options_.job});
 }
 
 absl::Status Loop::Process(Batch& batch) {
@@ -425,7 +450,8 @@ absl::Status Loop::Process(Batch& batch) {
     const Candidate& candidate = batch.candidates[i];
     proto::Record record = MakeRecord(task, candidate, batch.results[i]);
     const double throughput = TrainingThroughput(task.flops, record);
-    if (record.status() == proto::MEASURE_OK) AddElite(state, Elite{candidate.trace, throughput});
+    if (record.status() == proto::MEASURE_OK)
+      AddElite(state, Elite{candidate.trace, throughput});
     fresh.features.push_back(candidate.features);
     fresh.throughputs.push_back(throughput);
     fresh.groups.push_back(batch.task);
@@ -445,11 +471,15 @@ absl::Status Loop::Process(Batch& batch) {
 
   // The model's accuracy on data it has not seen, then training on it.
   if (model_->trained()) {
-    absl::StatusOr<std::vector<double>> predicted = model_->Predict(fresh.features);
+    absl::StatusOr<std::vector<double>> predicted =
+        model_->Predict(fresh.features);
     if (!predicted.ok()) return predicted.status();
-    report_.batch_accuracy.push_back(PairwiseAccuracy(*predicted, fresh.throughputs, fresh.groups));
-    report_.batch_accuracy_trained_on.push_back(static_cast<int64_t>(training_.features.size()));
-    TuneReport::JudgedBatch judged{batch.task, {}, *std::move(predicted), fresh.throughputs};
+    report_.batch_accuracy.push_back(
+        PairwiseAccuracy(*predicted, fresh.throughputs, fresh.groups));
+    report_.batch_accuracy_trained_on.push_back(
+        static_cast<int64_t>(training_.features.size()));
+    TuneReport::JudgedBatch judged{
+        batch.task, {}, *std::move(predicted), fresh.throughputs};
     for (size_t i = 0; i < batch.results.size(); ++i) {
       judged.structural_hashes.push_back(records[i].structural_hash());
     }
@@ -463,8 +493,9 @@ absl::Status Loop::Process(Batch& batch) {
   LATHE_RETURN_IF_ERROR(model_->Train(training_));
   absl::StatusOr<std::string> bytes = model_->Save();
   if (!bytes.ok()) return bytes.status();
-  LATHE_RETURN_IF_ERROR(db_.PutCostModel(target_info_, CostModelName(), *bytes,
-                                         static_cast<int64_t>(training_.features.size())));
+  LATHE_RETURN_IF_ERROR(
+      db_.PutCostModel(target_info_, CostModelName(), *bytes,
+                       static_cast<int64_t>(training_.features.size())));
   if (options_.on_progress) {
     std::lock_guard<std::mutex> lock(progress_mutex_);
     ReportProgress();
@@ -474,7 +505,8 @@ absl::Status Loop::Process(Batch& batch) {
 
 absl::Status Loop::RemeasureNearTies() {
   for (size_t t = 0; t < tasks_.size(); ++t) {
-    if (options_.stop != nullptr && options_.stop->load()) return absl::OkStatus();
+    if (options_.stop != nullptr && options_.stop->load())
+      return absl::OkStatus();
     const Task& task = tasks_[t];
     absl::StatusOr<std::vector<db::Match>> top =
         db_.Top(task.key, target_info_, options_.remeasure_top);
@@ -486,7 +518,8 @@ absl::Status Loop::RemeasureNearTies() {
       if (match.record.median_s() > fastest * (1 + options_.near_tie)) break;
       absl::StatusOr<Trace> trace = Trace::FromProto(match.record.trace());
       if (!trace.ok()) continue;
-      absl::StatusOr<Candidate> candidate = BuildCandidate(task, -1, *trace, trace->decisions, 0);
+      absl::StatusOr<Candidate> candidate =
+          BuildCandidate(task, -1, *trace, trace->decisions, 0);
       if (!candidate.ok()) continue;
       ties.push_back(*std::move(candidate));
     }
@@ -498,49 +531,56 @@ absl::Status Loop::RemeasureNearTies() {
                                options_.max_repeats};
     RoundsMeasured measured = MeasureInRounds(
         task, ties, longer, /*rounds=*/2, /*first_trial=*/-1,
-        [this] { return options_.stop != nullptr && options_.stop->load(); }, [](size_t) {});
+        [this] { return options_.stop != nullptr && options_.stop->load(); },
+        [](size_t) {});
     if (!measured.error.ok()) return measured.error;
     std::vector<proto::Record> records;
     for (size_t i = 0; i < ties.size(); ++i) {
       if (!measured.results[i]) continue;
       records.push_back(MakeRecord(task, ties[i], *measured.results[i]));
       // Provenance: this measurement is a second look, not a new trial.
-      records.back().set_runner(absl::StrCat(records.back().runner(), " (re-measure)"));
+      records.back().set_runner(
+          absl::StrCat(records.back().runner(), " (re-measure)"));
     }
     if (!records.empty()) {
       absl::StatusOr<db::CommitResult> committed = db_.Commit(records);
       if (!committed.ok()) return committed.status();
     }
     // The task's best is now what the database ranks first.
-    absl::StatusOr<std::optional<db::Match>> best = db_.Best(task.key, target_info_);
+    absl::StatusOr<std::optional<db::Match>> best =
+        db_.Best(task.key, target_info_);
     if (best.ok() && *best) {
       states_[t].progress.best_s = (*best)->record.median_s();
-      states_[t].progress.best_gflops = Throughput(task, (*best)->record.median_s());
+      states_[t].progress.best_gflops =
+          Throughput(task, (*best)->record.median_s());
     }
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<TuneReport> Loop::Run() {
-  if (tasks_.empty()) return absl::InvalidArgumentError("nothing to tune: no tasks");
+  if (tasks_.empty())
+    return absl::InvalidArgumentError("nothing to tune: no tasks");
   for (const Task& t : tasks_) {
     if (!(t.target == tasks_.front().target)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "tasks of one tuning run share a target: ", t.target.ToString(), " vs ",
-          tasks_.front().target.ToString()));
+          "tasks of one tuning run share a target: ", t.target.ToString(),
+          " vs ", tasks_.front().target.ToString()));
     }
   }
   for (size_t i = 0; i < tasks_.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       // Two tasks of one workload would measure the same programs twice.
       if (tasks_[i].key == tasks_[j].key) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tasks ", j, " and ", i, " are the same workload (",
-            tasks_[i].workload.CanonicalForm(), "): give it once, with its weight"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("tasks ", j, " and ", i, " are the same workload (",
+                         tasks_[i].workload.CanonicalForm(),
+                         "): give it once, with its weight"));
       }
     }
   }
-  if (options_.batch_size < 1) return absl::InvalidArgumentError("batch size must be >= 1");
+  if (options_.batch_size < 1)
+    return absl::InvalidArgumentError("batch size must be >= 1");
   LATHE_RETURN_IF_ERROR(WarmStart());
 
   int64_t batch_index = 0;
@@ -548,7 +588,8 @@ absl::StatusOr<TuneReport> Loop::Run() {
   if (!next.ok()) return next.status();
   while (*next) {
     Batch current = std::move(**next);
-    const bool search_first = !options_.overlap && options_.search_while_building &&
+    const bool search_first = !options_.overlap &&
+                              options_.search_while_building &&
                               options_.measure_parallelism <= 1;
     if (options_.overlap) {
       // Measure `current` while the next batch is searched (with the model
@@ -571,7 +612,8 @@ absl::StatusOr<TuneReport> Loop::Run() {
     if (!next.ok()) return next.status();
     if (Stopping() && *next) {
       // Stopped while searching: the batch was never measured.
-      for (const Candidate& c : (*next)->candidates) states_[(*next)->task].Unmark(c);
+      for (const Candidate& c : (*next)->candidates)
+        states_[(*next)->task].Unmark(c);
       next = std::optional<Batch>();
     }
   }
@@ -593,12 +635,14 @@ absl::StatusOr<TuneReport> Loop::Run() {
 std::string CostModelName() {
   // The model is only valid for the features and the label it was trained
   // on (a model of medians, before training_label.h, is not reused).
-  return absl::StrCat("xgboost:label=fastest:features=",
-                      absl::StrCat(StableHash64(absl::StrJoin(FeatureNames(), ","))));
+  return absl::StrCat(
+      "xgboost:label=fastest:features=",
+      absl::StrCat(StableHash64(absl::StrJoin(FeatureNames(), ","))));
 }
 
 absl::StatusOr<TuneReport> Tune(std::vector<Task>& tasks, db::Database& db,
-                                const MeasureFn& measure, const TuneOptions& options) {
+                                const MeasureFn& measure,
+                                const TuneOptions& options) {
   Loop loop(tasks, db, measure, options);
   return loop.Run();
 }

@@ -48,13 +48,13 @@ namespace lathe::tuner {
 // error only when measuring is impossible (the runner cannot start).
 // Cancelled while `stop` is set: the measurement was abandoned for the stop
 // (LocalRunnerOptions::stop), and the candidate counts as not measured.
-using MeasureFn =
-    std::function<absl::StatusOr<proto::MeasureResult>(const proto::MeasureRequest&)>;
+using MeasureFn = std::function<absl::StatusOr<proto::MeasureResult>(
+    const proto::MeasureRequest&)>;
 
 struct TaskProgress {
   std::string workload;
-  int64_t trials = 0;    // measured in this run
-  int64_t errors = 0;    // of which not OK
+  int64_t trials = 0;            // measured in this run
+  int64_t errors = 0;            // of which not OK
   std::optional<double> best_s;  // fastest OK median, this run or the database
   double best_gflops = 0;
 };
@@ -63,9 +63,11 @@ struct TuneProgress {
   int64_t trials_done = 0;
   int64_t trials_total = 0;  // the trial budget
   double elapsed_s = 0;
-  double eta_s = 0;          // by the trial budget or the time budget, whichever is nearer
+  double eta_s =
+      0;  // by the trial budget or the time budget, whichever is nearer
   std::vector<TaskProgress> tasks;
-  std::optional<double> last_accuracy;  // pairwise, on the last batch before training
+  std::optional<double>
+      last_accuracy;  // pairwise, on the last batch before training
 };
 
 struct TuneOptions {
@@ -124,7 +126,8 @@ struct TuneReport {
   std::vector<TaskProgress> tasks;
   int64_t trials = 0;
   double wall_s = 0;
-  double measure_s = 0;  // wall time the measurer was busy (builds only included)
+  double measure_s =
+      0;  // wall time the measurer was busy (builds only included)
   int64_t build_only_requests = 0;  // search_while_building's, one per batch
   // Pairwise accuracy of the model on each batch before it trained on it
   // (batches measured while the model was untrained are left out), judged
@@ -158,6 +161,7 @@ struct TuneReport {
 std::string CostModelName();
 
 absl::StatusOr<TuneReport> Tune(std::vector<Task>& tasks, db::Database& db,
-                                const MeasureFn& measure, const TuneOptions& options);
+                                const MeasureFn& measure,
+                                const TuneOptions& options);
 
 }  // namespace lathe::tuner

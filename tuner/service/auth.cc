@@ -15,14 +15,16 @@ namespace lathe::service {
 namespace {
 
 absl::string_view SliceView(const grpc_slice& slice) {
-  return absl::string_view(reinterpret_cast<const char*>(GRPC_SLICE_START_PTR(slice)),
-                           GRPC_SLICE_LENGTH(slice));
+  return absl::string_view(
+      reinterpret_cast<const char*>(GRPC_SLICE_START_PTR(slice)),
+      GRPC_SLICE_LENGTH(slice));
 }
 
 // gRPC core's auth metadata processor: runs in the server's auth filter for
 // every incoming call, before the call reaches a handler.
-void ProcessAuthMetadata(void* state, grpc_auth_context* /*context*/, const grpc_metadata* md,
-                         size_t num_md, grpc_process_auth_metadata_done_cb done,
+void ProcessAuthMetadata(void* state, grpc_auth_context* /*context*/,
+                         const grpc_metadata* md, size_t num_md,
+                         grpc_process_auth_metadata_done_cb done,
                          void* user_data) {
   const std::string& token = *static_cast<const std::string*>(state);
   for (size_t i = 0; i < num_md; ++i) {
@@ -37,7 +39,8 @@ void ProcessAuthMetadata(void* state, grpc_auth_context* /*context*/, const grpc
     return;
   }
   done(user_data, nullptr, 0, nullptr, 0, GRPC_STATUS_UNAUTHENTICATED,
-       "lathe: no credentials: every call needs the shared token (--token-file)");
+       "lathe: no credentials: every call needs the shared token "
+       "(--token-file)");
 }
 
 void DestroyToken(void* state) { delete static_cast<std::string*>(state); }
@@ -56,7 +59,8 @@ class TokenServerCredentials : public grpc::ServerCredentials {
         client_ca_(std::move(client_ca)) {}
 
   void SetAuthMetadataProcessor(
-      const std::shared_ptr<grpc::AuthMetadataProcessor>& /*processor*/) override {
+      const std::shared_ptr<grpc::AuthMetadataProcessor>& /*processor*/)
+      override {
     // The token check is this class's processor; nothing else replaces it.
   }
 
@@ -69,8 +73,9 @@ class TokenServerCredentials : public grpc::ServerCredentials {
       grpc_ssl_pem_key_cert_pair pair = {key_.c_str(), cert_.c_str()};
       creds = grpc_ssl_server_credentials_create_ex(
           client_ca_.empty() ? nullptr : client_ca_.c_str(), &pair, 1,
-          client_ca_.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                             : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY,
+          client_ca_.empty()
+              ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+              : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY,
           nullptr);
     }
     grpc_auth_metadata_processor processor;
@@ -100,7 +105,8 @@ bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
   return diff == 0;
 }
 
-bool AuthorizationMatches(absl::string_view header_value, absl::string_view token) {
+bool AuthorizationMatches(absl::string_view header_value,
+                          absl::string_view token) {
   constexpr absl::string_view kBearer = "Bearer ";
   if (token.empty() || !absl::StartsWith(header_value, kBearer)) return false;
   return ConstantTimeEquals(header_value.substr(kBearer.size()), token);
@@ -108,17 +114,20 @@ bool AuthorizationMatches(absl::string_view header_value, absl::string_view toke
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ServerSecurity& security) {
-  if (security.token.empty()) return absl::InvalidArgumentError("the token is empty");
+  if (security.token.empty())
+    return absl::InvalidArgumentError("the token is empty");
   if (security.tls_cert_file.empty() != security.tls_key_file.empty()) {
-    return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
+    return absl::InvalidArgumentError(
+        "TLS needs both --tls-cert and --tls-key");
   }
   if (security.tls_cert_file.empty() && !security.tls_client_ca_file.empty()) {
-    return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
+    return absl::InvalidArgumentError(
+        "--tls-client-ca needs --tls-cert and --tls-key");
   }
   std::string cert, key, client_ca;
   if (!security.tls_cert_file.empty()) {
-    absl::StatusOr<std::string> c =
-        runner::ReadPemFile(security.tls_cert_file, "TLS certificate", "CERTIFICATE");
+    absl::StatusOr<std::string> c = runner::ReadPemFile(
+        security.tls_cert_file, "TLS certificate", "CERTIFICATE");
     if (!c.ok()) return c.status();
     absl::StatusOr<std::string> k =
         runner::ReadPemFile(security.tls_key_file, "TLS key", "PRIVATE KEY");
@@ -127,8 +136,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     key = *k;
   }
   if (!security.tls_client_ca_file.empty()) {
-    absl::StatusOr<std::string> ca =
-        runner::ReadPemFile(security.tls_client_ca_file, "TLS client CA", "CERTIFICATE");
+    absl::StatusOr<std::string> ca = runner::ReadPemFile(
+        security.tls_client_ca_file, "TLS client CA", "CERTIFICATE");
     if (!ca.ok()) return ca.status();
     client_ca = *ca;
   }

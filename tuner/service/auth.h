@@ -26,7 +26,8 @@ bool ConstantTimeEquals(absl::string_view a, absl::string_view b);
 
 // Whether an "authorization" metadata value presents `token`
 // ("Bearer TOKEN").
-bool AuthorizationMatches(absl::string_view header_value, absl::string_view token);
+bool AuthorizationMatches(absl::string_view header_value,
+                          absl::string_view token);
 
 struct ServerSecurity {
   std::string token;  // required, non-empty

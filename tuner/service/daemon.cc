@@ -43,9 +43,10 @@ const char* StateWord(proto::JobState state) {
 
 std::string NewJobId() {
   std::random_device device;
-  return absl::StrFormat("job-%s-%04x",
-                         absl::FormatTime("%Y%m%dT%H%M%S", absl::Now(), absl::UTCTimeZone()),
-                         device() & 0xffff);
+  return absl::StrFormat(
+      "job-%s-%04x",
+      absl::FormatTime("%Y%m%dT%H%M%S", absl::Now(), absl::UTCTimeZone()),
+      device() & 0xffff);
 }
 
 absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
@@ -56,8 +57,8 @@ absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
     const std::string field = absl::StrCat("spec.workloads[", i, "]");
     absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec.workloads(i));
     if (!workload.ok()) return FieldError(field, workload.status().message());
-    absl::StatusOr<tuner::Task> task =
-        tuner::MakeTask(*workload, *target, spec.weights_size() > 0 ? spec.weights(i) : 1.0);
+    absl::StatusOr<tuner::Task> task = tuner::MakeTask(
+        *workload, *target, spec.weights_size() > 0 ? spec.weights(i) : 1.0);
     if (!task.ok()) return FieldError(field, task.status().message());
     tasks.push_back(*std::move(task));
   }
@@ -69,9 +70,11 @@ absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
 // knows a job only by its row and its records, and would otherwise show a
 // finished job without its tasks and count a resumed one's from zero.
 void SetTasksFromRecords(const std::vector<tuner::Task>& tasks,
-                         const std::vector<proto::Record>& records, proto::JobStatus& job) {
+                         const std::vector<proto::Record>& records,
+                         proto::JobStatus& job) {
   job.clear_tasks();
-  std::map<std::string, std::pair<const tuner::Task*, proto::TaskStatus*>> by_key;
+  std::map<std::string, std::pair<const tuner::Task*, proto::TaskStatus*>>
+      by_key;
   for (const tuner::Task& task : tasks) {
     proto::TaskStatus* status = job.add_tasks();
     status->set_workload(task.workload.CanonicalForm());
@@ -86,9 +89,11 @@ void SetTasksFromRecords(const std::vector<tuner::Task>& tasks,
       status->set_trials(status->trials() + 1);
       if (!ok) status->set_errors(status->errors() + 1);
     }
-    if (ok && r.median_s() > 0 && (status->best_s() == 0 || r.median_s() < status->best_s())) {
+    if (ok && r.median_s() > 0 &&
+        (status->best_s() == 0 || r.median_s() < status->best_s())) {
       status->set_best_s(r.median_s());
-      status->set_best_gflops(static_cast<double>(task->flops) / r.median_s() * 1e-9);
+      status->set_best_gflops(static_cast<double>(task->flops) / r.median_s() *
+                              1e-9);
     }
   }
 }
@@ -98,22 +103,28 @@ void SetTasksFromRecords(const std::vector<tuner::Task>& tasks,
 Daemon::Daemon(const DaemonOptions& options)
     : options_(options),
       leases_(
-          options.lease_time, [] { return absl::Now(); }, options.build_ahead_hints),
+          options.lease_time, [] { return absl::Now(); },
+          options.build_ahead_hints),
       runners_(options.quarantine_after, options.lease_time * 2,
-               std::max(options.forget_runners_after, options.lease_time * 4)) {}
+               std::max(options.forget_runners_after, options.lease_time * 4)) {
+}
 
-absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options) {
-  if (options.db_path.empty()) return absl::InvalidArgumentError("no database (--db)");
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
+    const DaemonOptions& options) {
+  if (options.db_path.empty())
+    return absl::InvalidArgumentError("no database (--db)");
   if (options.lease_time <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--lease-seconds must be positive");
   }
   if (options.max_trials_per_job < 1) {
-    return absl::InvalidArgumentError("--max-trials-per-job must be at least 1");
+    return absl::InvalidArgumentError(
+        "--max-trials-per-job must be at least 1");
   }
   std::unique_ptr<Daemon> daemon(new Daemon(options));
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kCreate;
-  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(options.db_path, open);
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      db::Database::Open(options.db_path, open);
   if (!db.ok()) return db.status();
   // Locked once the path is known to be a database (no lock file beside
   // what is not one), before any job is resumed.
@@ -126,12 +137,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   Daemon* self = daemon.get();
   daemon->expiry_ = std::thread([self] {
     const auto tick = std::min<std::chrono::nanoseconds>(
-        std::chrono::milliseconds(200), absl::ToChronoNanoseconds(self->options_.lease_time / 4));
+        std::chrono::milliseconds(200),
+        absl::ToChronoNanoseconds(self->options_.lease_time / 4));
     while (!self->stopping_.load()) {
       std::this_thread::sleep_for(tick);
       for (const std::string& runner : self->leases_.ExpireLeases()) {
-        self->Log(absl::StrCat("a lease of runner ", runner,
-                               " expired (no heartbeat); its candidate is queued again"));
+        self->Log(absl::StrCat(
+            "a lease of runner ", runner,
+            " expired (no heartbeat); its candidate is queued again"));
       }
     }
   });
@@ -161,14 +174,16 @@ absl::Status Daemon::Resume() {
     job.set_state(StateOfRow(row));
     job.set_created_at_unix_ms(row.created_at_unix_ms());
     job.set_trials_total(job.spec().max_trials());
-    absl::StatusOr<std::vector<proto::Record>> records = db_->RecordsOfJob(row.id());
+    absl::StatusOr<std::vector<proto::Record>> records =
+        db_->RecordsOfJob(row.id());
     if (!records.ok()) return records.status();
     int64_t trials = 0;
     for (const proto::Record& r : *records) {
       if (!absl::StrContains(r.runner(), kRemeasureMark)) ++trials;
     }
     job.set_trials_done(trials);
-    if (absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(job.spec()); tasks.ok()) {
+    if (absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(job.spec());
+        tasks.ok()) {
       SetTasksFromRecords(*tasks, *records, job);
     }
     const bool unfinished = !IsFinal(job.state());
@@ -185,60 +200,75 @@ absl::Status Daemon::Resume() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<proto::JobSpec> Daemon::Validate(const proto::JobSpec& given) const {
+absl::StatusOr<proto::JobSpec> Daemon::Validate(
+    const proto::JobSpec& given) const {
   proto::JobSpec spec = given;
   const int n = spec.workloads_size();
-  if (n == 0) return FieldError("spec.workloads", "empty; give at least one workload spec");
+  if (n == 0)
+    return FieldError("spec.workloads",
+                      "empty; give at least one workload spec");
   if (n > options_.max_workloads_per_job) {
-    return FieldError("spec.workloads", absl::StrCat(n, " workloads; the limit is ",
-                                                     options_.max_workloads_per_job, " per job"));
+    return FieldError("spec.workloads",
+                      absl::StrCat(n, " workloads; the limit is ",
+                                   options_.max_workloads_per_job, " per job"));
   }
   for (int i = 0; i < n; ++i) {
     absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec.workloads(i));
     if (!workload.ok()) {
-      return FieldError(absl::StrCat("spec.workloads[", i, "]"), workload.status().message());
+      return FieldError(absl::StrCat("spec.workloads[", i, "]"),
+                        workload.status().message());
     }
     spec.set_workloads(i, workload->CanonicalForm());
     for (int j = 0; j < i; ++j) {
       if (spec.workloads(j) == spec.workloads(i)) {
         return FieldError(absl::StrCat("spec.workloads[", i, "]"),
-                          absl::StrCat("the same workload as spec.workloads[", j, "] (",
-                                       spec.workloads(i), "); give it once, with its weight"));
+                          absl::StrCat("the same workload as spec.workloads[",
+                                       j, "] (", spec.workloads(i),
+                                       "); give it once, with its weight"));
       }
     }
   }
   if (spec.weights_size() != 0 && spec.weights_size() != n) {
-    return FieldError("spec.weights",
-                      absl::StrCat(spec.weights_size(), " weights for ", n, " workloads"));
+    return FieldError(
+        "spec.weights",
+        absl::StrCat(spec.weights_size(), " weights for ", n, " workloads"));
   }
   for (int i = 0; i < spec.weights_size(); ++i) {
     if (!(spec.weights(i) > 0)) {
-      return FieldError(absl::StrCat("spec.weights[", i, "]"), "must be positive");
+      return FieldError(absl::StrCat("spec.weights[", i, "]"),
+                        "must be positive");
     }
   }
   if (spec.target().empty()) return FieldError("spec.target", "empty");
   absl::StatusOr<Target> target = ParseTarget(spec.target());
   if (!target.ok()) return FieldError("spec.target", target.status().message());
   spec.set_target(target->ToString());
-  if (spec.max_trials() < 1) return FieldError("spec.max_trials", "must be at least 1");
+  if (spec.max_trials() < 1)
+    return FieldError("spec.max_trials", "must be at least 1");
   if (spec.max_trials() > options_.max_trials_per_job) {
-    return FieldError("spec.max_trials",
-                      absl::StrCat(spec.max_trials(), " exceeds the limit of ",
-                                   options_.max_trials_per_job, " trials per job"));
+    return FieldError(
+        "spec.max_trials",
+        absl::StrCat(spec.max_trials(), " exceeds the limit of ",
+                     options_.max_trials_per_job, " trials per job"));
   }
   if (spec.batch_size() == 0) spec.set_batch_size(32);
   if (spec.batch_size() < 0 || spec.batch_size() > kMaxBatchSize) {
-    return FieldError("spec.batch_size", absl::StrCat("must be in [1, ", kMaxBatchSize, "]"));
+    return FieldError("spec.batch_size",
+                      absl::StrCat("must be in [1, ", kMaxBatchSize, "]"));
   }
   if (spec.seed() == 0) spec.set_seed(1);
   if (spec.min_time_s() == 0) spec.set_min_time_s(0.1);
   if (!(spec.min_time_s() > 0 && spec.min_time_s() <= kMaxMinTimeS)) {
-    return FieldError("spec.min_time_s", absl::StrCat("must be in (0, ", kMaxMinTimeS, "]"));
+    return FieldError("spec.min_time_s",
+                      absl::StrCat("must be in (0, ", kMaxMinTimeS, "]"));
   }
-  if (spec.measure_rounds() == 0) spec.set_measure_rounds(tuner::TuneOptions().measure_rounds);
-  if (spec.measure_rounds() < 1 || spec.measure_rounds() > tuner::kMaxMeasureRounds) {
-    return FieldError("spec.measure_rounds",
-                      absl::StrCat("must be in [1, ", tuner::kMaxMeasureRounds, "]"));
+  if (spec.measure_rounds() == 0)
+    spec.set_measure_rounds(tuner::TuneOptions().measure_rounds);
+  if (spec.measure_rounds() < 1 ||
+      spec.measure_rounds() > tuner::kMaxMeasureRounds) {
+    return FieldError(
+        "spec.measure_rounds",
+        absl::StrCat("must be in [1, ", tuner::kMaxMeasureRounds, "]"));
   }
   if (spec.remeasure_top() == 0) spec.set_remeasure_top(3);
   if (spec.remeasure_top() < -1 || spec.remeasure_top() > 16) {
@@ -250,7 +280,8 @@ absl::StatusOr<proto::JobSpec> Daemon::Validate(const proto::JobSpec& given) con
 absl::Status Daemon::PersistJob(const std::string& id) {
   absl::StatusOr<proto::JobStatus> job = jobs_.Get(id);
   if (!job.ok()) return job.status();
-  if (job->spec().simulated()) return absl::OkStatus();  // never in the real database
+  if (job->spec().simulated())
+    return absl::OkStatus();  // never in the real database
   std::lock_guard<std::mutex> lock(db_mutex_);
   return db_->PutJob(JobRow(*job));
 }
@@ -270,7 +301,8 @@ absl::StatusOr<proto::JobStatus> Daemon::Submit(const proto::JobSpec& given) {
   job.set_state(proto::JOB_RUNNING);
   job.set_trials_total(spec->max_trials());
   job.set_created_at_unix_ms(absl::ToUnixMillis(absl::Now()));
-  for (const std::string& w : spec->workloads()) job.add_tasks()->set_workload(w);
+  for (const std::string& w : spec->workloads())
+    job.add_tasks()->set_workload(w);
   if (absl::Status st = jobs_.Add(job); !st.ok()) return st;
   if (absl::Status st = PersistJob(job.id()); !st.ok()) {
     jobs_.Update(job.id(), [&](proto::JobStatus& j) {
@@ -279,8 +311,9 @@ absl::StatusOr<proto::JobStatus> Daemon::Submit(const proto::JobSpec& given) {
     });
     return st;
   }
-  Log(absl::StrCat("job ", job.id(), " submitted: ", spec->workloads_size(), " workload(s), ",
-                   spec->max_trials(), " trials on \"", spec->target(), "\"",
+  Log(absl::StrCat("job ", job.id(), " submitted: ", spec->workloads_size(),
+                   " workload(s), ", spec->max_trials(), " trials on \"",
+                   spec->target(), "\"",
                    spec->simulated() ? " (simulated)" : ""));
   StartRun(job);
   return job;
@@ -303,7 +336,8 @@ void Daemon::RunJob(const std::string& id, Run& run) {
   const int64_t before = job->trials_done();
   // A resumed job's tasks as its records left them: this run's counts add up.
   std::map<std::string, proto::TaskStatus> tasks_before;
-  for (const proto::TaskStatus& t : job->tasks()) tasks_before[t.workload()] = t;
+  for (const proto::TaskStatus& t : job->tasks())
+    tasks_before[t.workload()] = t;
   auto finish = [&](proto::JobState state, const std::string& error) {
     jobs_.Update(
         id,
@@ -311,8 +345,10 @@ void Daemon::RunJob(const std::string& id, Run& run) {
           j.set_state(state);
           j.set_error(error);
         },
-        absl::StrCat("job ", StateWord(state), error.empty() ? "" : ": ", error));
-    if (absl::Status st = PersistJob(id); !st.ok()) Log(std::string(st.message()));
+        absl::StrCat("job ", StateWord(state), error.empty() ? "" : ": ",
+                     error));
+    if (absl::Status st = PersistJob(id); !st.ok())
+      Log(std::string(st.message()));
     Log(absl::StrCat("job ", id, " ", StateWord(state),
                      error.empty() ? "" : ": ", error));
   };
@@ -323,14 +359,16 @@ void Daemon::RunJob(const std::string& id, Run& run) {
     return;
   }
   // Each job its own connection: a db::Database is used by one thread.
-  const std::string path = spec.simulated()
-                               ? absl::StrCat(options_.scratch_dir, "/lathe-simulated-", id, "-",
-                                              getpid(), ".db")
-                               : options_.db_path;
+  const std::string path =
+      spec.simulated() ? absl::StrCat(options_.scratch_dir, "/lathe-simulated-",
+                                      id, "-", getpid(), ".db")
+                       : options_.db_path;
   db::OpenOptions open;
-  open.mode = spec.simulated() ? db::OpenOptions::Mode::kCreate : db::OpenOptions::Mode::kReadWrite;
+  open.mode = spec.simulated() ? db::OpenOptions::Mode::kCreate
+                               : db::OpenOptions::Mode::kReadWrite;
   open.durable = !spec.simulated();
-  absl::StatusOr<std::unique_ptr<db::Database>> db = db::Database::Open(path, open);
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      db::Database::Open(path, open);
   if (!db.ok()) {
     finish(proto::JOB_FAILED, std::string(db.status().message()));
     return;
@@ -352,7 +390,8 @@ void Daemon::RunJob(const std::string& id, Run& run) {
     std::string best;
     for (const tuner::TaskProgress& t : p.tasks) {
       if (t.best_s) {
-        absl::StrAppendFormat(&best, "%s%.4f ms", best.empty() ? "" : ", ", *t.best_s * 1e3);
+        absl::StrAppendFormat(&best, "%s%.4f ms", best.empty() ? "" : ", ",
+                              *t.best_s * 1e3);
       }
     }
     jobs_.Update(
@@ -369,7 +408,8 @@ void Daemon::RunJob(const std::string& id, Run& run) {
             // The tuner's best covers the database, this job's earlier
             // records included.
             task.set_best_s(t.best_s.value_or(earlier.best_s()));
-            task.set_best_gflops(t.best_s ? t.best_gflops : earlier.best_gflops());
+            task.set_best_gflops(t.best_s ? t.best_gflops
+                                          : earlier.best_gflops());
           }
         },
         absl::StrCat(before + p.trials_done, "/", spec.max_trials(), " trials",
@@ -383,13 +423,15 @@ void Daemon::RunJob(const std::string& id, Run& run) {
     // Cancelled or stopping after the check in Tune: this item must not
     // wait for a runner forever.
     if (run.stop.load()) {
-      leases_.CancelJob(id, run.cancelled.load() ? absl::CancelledError("job cancelled")
-                                                 : absl::UnavailableError("daemon stopping"));
+      leases_.CancelJob(id, run.cancelled.load()
+                                ? absl::CancelledError("job cancelled")
+                                : absl::UnavailableError("daemon stopping"));
     }
     return leases_.Wait(item);
   };
 
-  absl::StatusOr<tuner::TuneReport> report = tuner::Tune(*tasks, **db, measure, tune);
+  absl::StatusOr<tuner::TuneReport> report =
+      tuner::Tune(*tasks, **db, measure, tune);
   db->reset();
   if (simulated) {
     db::RemoveDatabaseFiles(path);
@@ -400,9 +442,11 @@ void Daemon::RunJob(const std::string& id, Run& run) {
     finish(proto::JOB_DONE, "");  // even when the daemon stops right now
   } else if (stopping_.load()) {
     // Left "running" in the database: the next daemon resumes it.
-    Log(absl::StrCat("job ", id, " stopped with the daemon; it resumes on restart"));
+    Log(absl::StrCat("job ", id,
+                     " stopped with the daemon; it resumes on restart"));
   } else {
-    finish(proto::JOB_FAILED, report.ok() ? "stopped" : std::string(report.status().message()));
+    finish(proto::JOB_FAILED,
+           report.ok() ? "stopped" : std::string(report.status().message()));
   }
 }
 
@@ -464,17 +508,20 @@ absl::StatusOr<proto::RegisterRunnerResponse> Daemon::RegisterRunner(
   proto::RegisterRunnerRequest request = given;
   if (request.name().empty()) return FieldError("name", "empty");
   // Shown by `lathe runners` and in the daemon's log: no terminal control.
-  if (request.name().size() > 256) return FieldError("name", "longer than 256 bytes");
+  if (request.name().size() > 256)
+    return FieldError("name", "longer than 256 bytes");
   for (unsigned char c : request.name()) {
-    if (c < 0x20 || c == 0x7f) return FieldError("name", "has control characters");
+    if (c < 0x20 || c == 0x7f)
+      return FieldError("name", "has control characters");
   }
   if (request.target().empty()) return FieldError("target", "empty");
   absl::StatusOr<Target> target = ParseTarget(request.target());
   if (!target.ok()) return FieldError("target", target.status().message());
   request.set_target(target->ToString());
   const std::string id = runners_.Register(request, peer);
-  Log(absl::StrCat("runner ", id, " (", request.name(), ", ", peer, ") registered for \"",
-                   request.target(), "\"", request.simulated() ? " (simulated)" : ""));
+  Log(absl::StrCat("runner ", id, " (", request.name(), ", ", peer,
+                   ") registered for \"", request.target(), "\"",
+                   request.simulated() ? " (simulated)" : ""));
   proto::RegisterRunnerResponse response;
   response.set_runner_id(id);
   response.set_lease_s(absl::ToDoubleSeconds(options_.lease_time));
@@ -484,18 +531,21 @@ absl::StatusOr<proto::RegisterRunnerResponse> Daemon::RegisterRunner(
 absl::StatusOr<proto::AcquireWorkResponse> Daemon::AcquireWork(
     const proto::AcquireWorkRequest& request) {
   if (request.runner_id().empty()) return FieldError("runner_id", "empty");
-  if (absl::Status st = runners_.CheckActive(request.runner_id()); !st.ok()) return st;
+  if (absl::Status st = runners_.CheckActive(request.runner_id()); !st.ok())
+    return st;
   absl::StatusOr<proto::RunnerInfo> info = runners_.Get(request.runner_id());
   if (!info.ok()) return info.status();
   proto::AcquireWorkResponse response;
   response.set_lease_s(absl::ToDoubleSeconds(options_.lease_time));
   if (stopping_.load()) return response;
   const absl::Duration wait =
-      std::min(absl::Seconds(std::max(0.0, request.wait_s())), options_.max_acquire_wait);
+      std::min(absl::Seconds(std::max(0.0, request.wait_s())),
+               options_.max_acquire_wait);
   std::optional<Lease> lease =
-      request.prefetch()
-          ? leases_.Prefetch(request.runner_id(), info->target(), info->simulated())
-          : leases_.Acquire(request.runner_id(), info->target(), info->simulated(), wait);
+      request.prefetch() ? leases_.Prefetch(request.runner_id(), info->target(),
+                                            info->simulated())
+                         : leases_.Acquire(request.runner_id(), info->target(),
+                                           info->simulated(), wait);
   if (!lease) return response;
   response.set_lease_id(lease->id);
   *response.mutable_request() = lease->work.request;
@@ -503,13 +553,16 @@ absl::StatusOr<proto::AcquireWorkResponse> Daemon::AcquireWork(
   return response;
 }
 
-absl::StatusOr<proto::HeartbeatResponse> Daemon::Heartbeat(const proto::HeartbeatRequest& request) {
+absl::StatusOr<proto::HeartbeatResponse> Daemon::Heartbeat(
+    const proto::HeartbeatRequest& request) {
   if (request.runner_id().empty()) return FieldError("runner_id", "empty");
-  if (absl::Status st = runners_.CheckActive(request.runner_id()); !st.ok()) return st;
+  if (absl::Status st = runners_.CheckActive(request.runner_id()); !st.ok())
+    return st;
   proto::HeartbeatResponse response;
-  for (const std::string& id : leases_.Heartbeat(
-           request.runner_id(),
-           std::vector<std::string>(request.lease_ids().begin(), request.lease_ids().end()))) {
+  for (const std::string& id :
+       leases_.Heartbeat(request.runner_id(),
+                         std::vector<std::string>(request.lease_ids().begin(),
+                                                  request.lease_ids().end()))) {
     response.add_expired_lease_ids(id);
   }
   return response;
@@ -525,16 +578,19 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
   bool failure = false;
   if (request.release()) {
     // Given back unmeasured: not the runner's failure, nothing to count.
-    if (leases_.Return(request.runner_id(), request.lease_id()) == ReportOutcome::kAccepted) {
+    if (leases_.Return(request.runner_id(), request.lease_id()) ==
+        ReportOutcome::kAccepted) {
       response.set_accepted(true);
     }
     return response;
   }
   if (!request.infrastructure_error().empty()) {
-    if (leases_.Return(request.runner_id(), request.lease_id()) == ReportOutcome::kDropped) {
+    if (leases_.Return(request.runner_id(), request.lease_id()) ==
+        ReportOutcome::kDropped) {
       return response;
     }
-    Log(absl::StrCat("runner ", info->id(), " could not measure: ", request.infrastructure_error(),
+    Log(absl::StrCat("runner ", info->id(),
+                     " could not measure: ", request.infrastructure_error(),
                      "; the candidate is queued again"));
     failure = true;
   } else {
@@ -543,7 +599,8 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
     }
     proto::MeasureResult result = request.result();
     // Provenance is the daemon's word, not the runner's.
-    result.set_runner(absl::StrCat(info->name(), info->simulated() ? " (simulated)" : ""));
+    result.set_runner(
+        absl::StrCat(info->name(), info->simulated() ? " (simulated)" : ""));
     result.set_device(info->device());
     if (leases_.Report(request.runner_id(), request.lease_id(), result) ==
         ReportOutcome::kDropped) {
@@ -555,11 +612,13 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
     failure = result.status() == proto::MEASURE_BUILD_ERROR ||
               result.status() == proto::MEASURE_RUN_ERROR;
   }
-  const std::string why = !request.infrastructure_error().empty() ? request.infrastructure_error()
-                                                                   : request.result().error();
+  const std::string why = !request.infrastructure_error().empty()
+                              ? request.infrastructure_error()
+                              : request.result().error();
   if (runners_.RecordResult(request.runner_id(), failure, why)) {
     Log(absl::StrCat("runner ", info->id(), " (", info->name(),
-                     ") quarantined after repeated failures; it gets no more work (the last: ",
+                     ") quarantined after repeated failures; it gets no more "
+                     "work (the last: ",
                      runners_.LastFailure(request.runner_id()), ")"));
     leases_.ReleaseRunner(request.runner_id());
   }

@@ -41,7 +41,7 @@ struct DaemonOptions {
   absl::Duration lease_time = absl::Seconds(30);
   int64_t max_trials_per_job = 10000;
   int max_workloads_per_job = 16;
-  int quarantine_after = 5;   // consecutive failures; 0: never
+  int quarantine_after = 5;  // consecutive failures; 0: never
   // A runner silent this long is forgotten (at least 4 lease times).
   absl::Duration forget_runners_after = absl::Hours(1);
   int measure_parallelism = 16;  // candidates of one job out at once
@@ -59,7 +59,8 @@ class Daemon {
   // Opens (or creates) the database and resumes its unfinished jobs.
   // FailedPrecondition when another daemon serves the database
   // (database/writer_lock.h).
-  static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
+  static absl::StatusOr<std::unique_ptr<Daemon>> Start(
+      const DaemonOptions& options);
   ~Daemon();
   // Stops every job after the candidates in flight; unfinished jobs stay
   // "running" in the database for the next daemon. Idempotent.
@@ -79,8 +80,10 @@ class Daemon {
   // again), FailedPrecondition for a quarantined runner.
   absl::StatusOr<proto::RegisterRunnerResponse> RegisterRunner(
       const proto::RegisterRunnerRequest& request, const std::string& peer);
-  absl::StatusOr<proto::AcquireWorkResponse> AcquireWork(const proto::AcquireWorkRequest& request);
-  absl::StatusOr<proto::HeartbeatResponse> Heartbeat(const proto::HeartbeatRequest& request);
+  absl::StatusOr<proto::AcquireWorkResponse> AcquireWork(
+      const proto::AcquireWorkRequest& request);
+  absl::StatusOr<proto::HeartbeatResponse> Heartbeat(
+      const proto::HeartbeatRequest& request);
   absl::StatusOr<proto::ReportResultResponse> ReportResult(
       const proto::ReportResultRequest& request);
 
@@ -103,7 +106,7 @@ class Daemon {
 
   const DaemonOptions options_;
   std::unique_ptr<db::WriterLock> lock_;  // held while the daemon runs
-  std::unique_ptr<db::Database> db_;  // jobs table; guarded by db_mutex_
+  std::unique_ptr<db::Database> db_;      // jobs table; guarded by db_mutex_
   std::mutex db_mutex_;
   JobTable jobs_;
   LeaseManager leases_;

@@ -33,7 +33,8 @@ const char* RowState(proto::JobState state) {
 }  // namespace
 
 bool IsFinal(proto::JobState state) {
-  return state == proto::JOB_DONE || state == proto::JOB_FAILED || state == proto::JOB_CANCELLED;
+  return state == proto::JOB_DONE || state == proto::JOB_FAILED ||
+         state == proto::JOB_CANCELLED;
 }
 
 proto::Job JobRow(const proto::JobStatus& job) {
@@ -50,12 +51,13 @@ proto::Job JobRow(const proto::JobStatus& job) {
 }
 
 absl::StatusOr<std::optional<proto::JobSpec>> SpecOfRow(const proto::Job& row) {
-  if (!absl::StartsWith(row.description(), kRowPrefix)) return std::optional<proto::JobSpec>();
+  if (!absl::StartsWith(row.description(), kRowPrefix))
+    return std::optional<proto::JobSpec>();
   proto::JobSpec spec;
   const std::string json = row.description().substr(kRowPrefix.size());
   if (!google::protobuf::util::JsonStringToMessage(json, &spec).ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job ", row.id(), ": the spec in the jobs table does not parse"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job ", row.id(), ": the spec in the jobs table does not parse"));
   }
   return std::optional<proto::JobSpec>(spec);
 }
@@ -70,7 +72,8 @@ proto::JobState StateOfRow(const proto::Job& row) {
 absl::Status JobTable::Add(const proto::JobStatus& job) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (jobs_.count(job.id()) > 0) {
-    return absl::InvalidArgumentError(absl::StrCat("job ", job.id(), " exists"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("job ", job.id(), " exists"));
   }
   jobs_[job.id()].job = job;
   order_.push_back(job.id());
@@ -81,7 +84,8 @@ absl::Status JobTable::Add(const proto::JobStatus& job) {
 absl::StatusOr<proto::JobStatus> JobTable::Get(const std::string& id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = jobs_.find(id);
-  if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job \"", Shown(id), "\""));
+  if (it == jobs_.end())
+    return absl::NotFoundError(absl::StrCat("no job \"", Shown(id), "\""));
   return it->second.job;
 }
 
@@ -92,7 +96,8 @@ std::vector<proto::JobStatus> JobTable::List() {
   return list;
 }
 
-void JobTable::Update(const std::string& id, const std::function<void(proto::JobStatus&)>& change,
+void JobTable::Update(const std::string& id,
+                      const std::function<void(proto::JobStatus&)>& change,
                       const std::string& message) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = jobs_.find(id);
@@ -103,12 +108,12 @@ void JobTable::Update(const std::string& id, const std::function<void(proto::Job
   changed_.notify_all();
 }
 
-absl::StatusOr<JobTable::Snapshot> JobTable::WaitForChange(const std::string& id,
-                                                           int64_t after_version,
-                                                           absl::Duration timeout) {
+absl::StatusOr<JobTable::Snapshot> JobTable::WaitForChange(
+    const std::string& id, int64_t after_version, absl::Duration timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   auto it = jobs_.find(id);
-  if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no job \"", Shown(id), "\""));
+  if (it == jobs_.end())
+    return absl::NotFoundError(absl::StrCat("no job \"", Shown(id), "\""));
   changed_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
                     [&] { return it->second.version > after_version; });
   return it->second;

@@ -47,11 +47,13 @@ class JobTable {
   // In creation order.
   std::vector<proto::JobStatus> List();
   // Changes the job and wakes its watchers; `message` says what happened.
-  void Update(const std::string& id, const std::function<void(proto::JobStatus&)>& change,
+  void Update(const std::string& id,
+              const std::function<void(proto::JobStatus&)>& change,
               const std::string& message = "");
   // The job once its version is past `after_version` or `timeout` passed
   // (then as it is). NotFound for an unknown id.
-  absl::StatusOr<Snapshot> WaitForChange(const std::string& id, int64_t after_version,
+  absl::StatusOr<Snapshot> WaitForChange(const std::string& id,
+                                         int64_t after_version,
                                          absl::Duration timeout);
   // Wakes every watcher (the daemon is stopping).
   void WakeAll();

@@ -9,8 +9,11 @@
 
 namespace lathe::service {
 
-LeaseManager::LeaseManager(absl::Duration lease_time, Clock now, int build_ahead_hints)
-    : lease_time_(lease_time), now_(std::move(now)), build_ahead_hints_(build_ahead_hints) {
+LeaseManager::LeaseManager(absl::Duration lease_time, Clock now,
+                           int build_ahead_hints)
+    : lease_time_(lease_time),
+      now_(std::move(now)),
+      build_ahead_hints_(build_ahead_hints) {
   std::random_device device;
   rng_state_ = (static_cast<uint64_t>(device()) << 32) ^ device() ^
                static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
@@ -43,7 +46,8 @@ int64_t LeaseManager::Enqueue(WorkItem work) {
   return id;
 }
 
-void LeaseManager::Finish(int64_t item, absl::StatusOr<proto::MeasureResult> outcome) {
+void LeaseManager::Finish(int64_t item,
+                          absl::StatusOr<proto::MeasureResult> outcome) {
   auto it = items_.find(item);
   if (it == items_.end() || it->second.outcome) return;
   it->second.outcome = std::move(outcome);
@@ -56,7 +60,8 @@ void LeaseManager::Finish(int64_t item, absl::StatusOr<proto::MeasureResult> out
 absl::StatusOr<proto::MeasureResult> LeaseManager::Wait(int64_t item) {
   std::unique_lock<std::mutex> lock(mutex_);
   auto it = items_.find(item);
-  if (it == items_.end()) return absl::NotFoundError(absl::StrCat("work item ", item, " is unknown"));
+  if (it == items_.end())
+    return absl::NotFoundError(absl::StrCat("work item ", item, " is unknown"));
   it->second.done.wait(lock, [&] { return it->second.outcome.has_value(); });
   absl::StatusOr<proto::MeasureResult> outcome = *std::move(it->second.outcome);
   items_.erase(it);
@@ -67,13 +72,16 @@ std::string LeaseManager::WaiterKey(const std::string& target, bool simulated) {
   return absl::StrCat(simulated ? "s:" : "r:", target);
 }
 
-bool LeaseManager::ForRunner(const WorkItem& work, const std::string& target, bool simulated) {
+bool LeaseManager::ForRunner(const WorkItem& work, const std::string& target,
+                             bool simulated) {
   return work.simulated == simulated && work.request.target() == target;
 }
 
 std::optional<Lease> LeaseManager::TakeLocked(const std::string& runner,
-                                              const std::string& target, bool simulated) {
-  auto chosen = queue_.end(), unpromised = queue_.end(), promised_elsewhere = queue_.end();
+                                              const std::string& target,
+                                              bool simulated) {
+  auto chosen = queue_.end(), unpromised = queue_.end(),
+       promised_elsewhere = queue_.end();
   for (auto q = queue_.begin(); q != queue_.end(); ++q) {
     const Item& item = items_[*q];
     if (!ForRunner(item.work, target, simulated)) continue;
@@ -85,7 +93,8 @@ std::optional<Lease> LeaseManager::TakeLocked(const std::string& runner,
     auto& first = item.promised_to.empty() ? unpromised : promised_elsewhere;
     if (first == queue_.end()) first = q;
   }
-  if (chosen == queue_.end()) chosen = unpromised != queue_.end() ? unpromised : promised_elsewhere;
+  if (chosen == queue_.end())
+    chosen = unpromised != queue_.end() ? unpromised : promised_elsewhere;
   if (chosen == queue_.end()) return std::nullopt;
   const int64_t id = *chosen;
   queue_.erase(chosen);
@@ -104,14 +113,16 @@ std::optional<Lease> LeaseManager::TakeLocked(const std::string& runner,
   return lease;
 }
 
-void LeaseManager::HintLocked(const std::string& runner, proto::MeasureRequest& request) {
+void LeaseManager::HintLocked(const std::string& runner,
+                              proto::MeasureRequest& request) {
   int hints = 0;
   for (int64_t id : queue_) {
     if (hints >= build_ahead_hints_) break;
     Item& item = items_[id];
     const proto::MeasureRequest& other = item.work.request;
     if (item.work.simulated || !other.has_trace() ||
-        other.target() != request.target() || other.workload() != request.workload()) {
+        other.target() != request.target() ||
+        other.workload() != request.workload()) {
       continue;
     }
     if (!item.promised_to.empty() && item.promised_to != runner) continue;
@@ -130,32 +141,42 @@ void LeaseManager::ForgetRunnerLocked(const std::string& runner) {
   affinity_.Forget(runner);
 }
 
-std::optional<Lease> LeaseManager::Acquire(const std::string& runner, const std::string& target,
-                                           bool simulated, absl::Duration wait) {
+std::optional<Lease> LeaseManager::Acquire(const std::string& runner,
+                                           const std::string& target,
+                                           bool simulated,
+                                           absl::Duration wait) {
   std::unique_lock<std::mutex> lock(mutex_);
-  const auto give_up = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(wait);
+  const auto give_up =
+      std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(wait);
   int& waiters = idle_waiters_[WaiterKey(target, simulated)];
   while (true) {
     ExpireLocked();
-    if (std::optional<Lease> lease = TakeLocked(runner, target, simulated)) return lease;
+    if (std::optional<Lease> lease = TakeLocked(runner, target, simulated))
+      return lease;
     ++waiters;
-    const bool timed_out = queued_.wait_until(lock, give_up) == std::cv_status::timeout;
+    const bool timed_out =
+        queued_.wait_until(lock, give_up) == std::cv_status::timeout;
     --waiters;
-    if (timed_out && std::chrono::steady_clock::now() >= give_up) return std::nullopt;
+    if (timed_out && std::chrono::steady_clock::now() >= give_up)
+      return std::nullopt;
   }
 }
 
-std::optional<Lease> LeaseManager::Prefetch(const std::string& runner, const std::string& target,
+std::optional<Lease> LeaseManager::Prefetch(const std::string& runner,
+                                            const std::string& target,
                                             bool simulated) {
   std::lock_guard<std::mutex> lock(mutex_);
   ExpireLocked();
   int held = 0;
-  for (const auto& [id, lease] : leases_) held += lease.runner == runner ? 1 : 0;
+  for (const auto& [id, lease] : leases_)
+    held += lease.runner == runner ? 1 : 0;
   if (held >= kMaxLeasesPerRunner) return std::nullopt;
   int matching = 0;
-  for (int64_t id : queue_) matching += ForRunner(items_[id].work, target, simulated) ? 1 : 0;
+  for (int64_t id : queue_)
+    matching += ForRunner(items_[id].work, target, simulated) ? 1 : 0;
   auto waiting = idle_waiters_.find(WaiterKey(target, simulated));
-  if (matching <= (waiting == idle_waiters_.end() ? 0 : waiting->second)) return std::nullopt;
+  if (matching <= (waiting == idle_waiters_.end() ? 0 : waiting->second))
+    return std::nullopt;
   return TakeLocked(runner, target, simulated);
 }
 
@@ -165,8 +186,8 @@ int LeaseManager::IdleRunners(const std::string& target, bool simulated) {
   return it == idle_waiters_.end() ? 0 : it->second;
 }
 
-std::vector<std::string> LeaseManager::Heartbeat(const std::string& runner,
-                                                 const std::vector<std::string>& lease_ids) {
+std::vector<std::string> LeaseManager::Heartbeat(
+    const std::string& runner, const std::vector<std::string>& lease_ids) {
   std::lock_guard<std::mutex> lock(mutex_);
   ExpireLocked();
   std::vector<std::string> gone;
@@ -181,7 +202,8 @@ std::vector<std::string> LeaseManager::Heartbeat(const std::string& runner,
   return gone;
 }
 
-ReportOutcome LeaseManager::Report(const std::string& runner, const std::string& lease_id,
+ReportOutcome LeaseManager::Report(const std::string& runner,
+                                   const std::string& lease_id,
                                    const proto::MeasureResult& result) {
   std::lock_guard<std::mutex> lock(mutex_);
   ExpireLocked();
@@ -194,10 +216,12 @@ ReportOutcome LeaseManager::Report(const std::string& runner, const std::string&
   return ReportOutcome::kAccepted;
 }
 
-ReportOutcome LeaseManager::Return(const std::string& runner, const std::string& lease_id) {
+ReportOutcome LeaseManager::Return(const std::string& runner,
+                                   const std::string& lease_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = leases_.find(lease_id);
-  if (it == leases_.end() || it->second.runner != runner) return ReportOutcome::kDropped;
+  if (it == leases_.end() || it->second.runner != runner)
+    return ReportOutcome::kDropped;
   const int64_t item = it->second.item;
   leases_.erase(it);
   items_[item].lease.clear();
@@ -286,7 +310,8 @@ std::pair<int, int> LeaseManager::JobCounts(const std::string& job) {
   std::lock_guard<std::mutex> lock(mutex_);
   int queued = 0, leased = 0;
   for (int64_t id : queue_) queued += items_[id].work.job == job ? 1 : 0;
-  for (const auto& [id, lease] : leases_) leased += items_[lease.item].work.job == job ? 1 : 0;
+  for (const auto& [id, lease] : leases_)
+    leased += items_[lease.item].work.job == job ? 1 : 0;
   return {queued, leased};
 }
 

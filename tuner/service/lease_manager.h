@@ -91,15 +91,16 @@ class LeaseManager {
 
   // The oldest queued item for (target, simulated), leased to `runner`;
   // waits up to `wait` for one to be queued; nullopt when none came.
-  std::optional<Lease> Acquire(const std::string& runner, const std::string& target,
-                               bool simulated, absl::Duration wait);
+  std::optional<Lease> Acquire(const std::string& runner,
+                               const std::string& target, bool simulated,
+                               absl::Duration wait);
   // The same for a runner still busy with another lease, asking for its
   // next one ahead of time. Never waits. An item is handed only if more
   // matching items are queued than idle runners wait for in Acquire (a
   // waiting runner would start it sooner) and the runner holds fewer than
   // kMaxLeasesPerRunner leases.
-  std::optional<Lease> Prefetch(const std::string& runner, const std::string& target,
-                                bool simulated);
+  std::optional<Lease> Prefetch(const std::string& runner,
+                                const std::string& target, bool simulated);
   static constexpr int kMaxLeasesPerRunner = 2;
   // Runners blocked in Acquire for (target, simulated) now.
   int IdleRunners(const std::string& target, bool simulated);
@@ -134,7 +135,7 @@ class LeaseManager {
   struct Item {
     WorkItem work;
     std::optional<absl::StatusOr<proto::MeasureResult>> outcome;
-    std::string lease;  // the live lease, if any
+    std::string lease;        // the live lease, if any
     std::string promised_to;  // the runner told to build it ahead, if any
     // ProgramAffinity::KeyOf(work.request), computed once when queued (it
     // serializes the trace); real items only, with build-ahead on.
@@ -153,11 +154,12 @@ class LeaseManager {
   // expired_runners_ for ExpireLeases.
   void ExpireLocked();
   // A runner of (target, simulated) may take `work`.
-  static bool ForRunner(const WorkItem& work, const std::string& target, bool simulated);
+  static bool ForRunner(const WorkItem& work, const std::string& target,
+                        bool simulated);
   // Leases to `runner` the oldest queued item for (target, simulated)
   // promised to it, else the oldest unpromised one, else the oldest.
-  std::optional<Lease> TakeLocked(const std::string& runner, const std::string& target,
-                                  bool simulated);
+  std::optional<Lease> TakeLocked(const std::string& runner,
+                                  const std::string& target, bool simulated);
   // Names in `request` (just leased to `runner`, its item out of the queue)
   // the next queued items of its workload and target not promised to
   // another runner, and promises them to `runner`.
@@ -180,7 +182,8 @@ class LeaseManager {
   std::map<std::string, LiveLease> leases_;
   // Runners blocked in Acquire, by WaiterKey (what Prefetch leaves to them).
   std::map<std::string, int> idle_waiters_;
-  std::vector<std::string> expired_runners_;  // not yet returned by ExpireLeases
+  std::vector<std::string>
+      expired_runners_;  // not yet returned by ExpireLeases
   LeaseStats stats_;
   uint64_t rng_state_;
 };

@@ -4,7 +4,8 @@
 
 namespace lathe::service {
 
-ProgramAffinity::ProgramAffinity(size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
+ProgramAffinity::ProgramAffinity(size_t capacity)
+    : capacity_(capacity < 1 ? 1 : capacity) {}
 
 uint64_t ProgramAffinity::KeyOf(const proto::MeasureRequest& request) {
   std::string trace;
@@ -12,7 +13,8 @@ uint64_t ProgramAffinity::KeyOf(const proto::MeasureRequest& request) {
     // Deterministic: the same trace gives the same bytes in every call.
     trace = request.trace().SerializeAsString();
   }
-  return absl::HashOf(request.workload(), request.target(), request.has_trace(), trace);
+  return absl::HashOf(request.workload(), request.target(), request.has_trace(),
+                      trace);
 }
 
 void ProgramAffinity::Remember(uint64_t program, const std::string& runner) {
@@ -24,7 +26,8 @@ void ProgramAffinity::Remember(uint64_t program, const std::string& runner) {
     const auto [oldest, stamp] = order_.front();
     order_.pop_front();
     auto it = runner_of_.find(oldest);
-    if (it != runner_of_.end() && it->second.stamp == stamp) runner_of_.erase(it);
+    if (it != runner_of_.end() && it->second.stamp == stamp)
+      runner_of_.erase(it);
   }
   // The queue holds an entry per Remember: one program remembered over and
   // over would grow it without bound, so its stale entries are dropped
@@ -33,7 +36,8 @@ void ProgramAffinity::Remember(uint64_t program, const std::string& runner) {
     std::deque<std::pair<uint64_t, uint64_t>> live;
     for (const auto& [key, stamp] : order_) {
       auto it = runner_of_.find(key);
-      if (it != runner_of_.end() && it->second.stamp == stamp) live.emplace_back(key, stamp);
+      if (it != runner_of_.end() && it->second.stamp == stamp)
+        live.emplace_back(key, stamp);
     }
     order_.swap(live);
   }
@@ -46,7 +50,9 @@ const std::string& ProgramAffinity::RunnerOf(uint64_t program) const {
 }
 
 void ProgramAffinity::Forget(const std::string& runner) {
-  absl::erase_if(runner_of_, [&](const auto& entry) { return entry.second.runner == runner; });
+  absl::erase_if(runner_of_, [&](const auto& entry) {
+    return entry.second.runner == runner;
+  });
 }
 
 }  // namespace lathe::service

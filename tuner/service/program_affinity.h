@@ -45,12 +45,14 @@ class ProgramAffinity {
  private:
   struct Entry {
     std::string runner;
-    uint64_t stamp = 0;  // of its latest Remember: older queue entries are stale
+    uint64_t stamp =
+        0;  // of its latest Remember: older queue entries are stale
   };
   const size_t capacity_;
   uint64_t next_stamp_ = 0;
   absl::flat_hash_map<uint64_t, Entry> runner_of_;
-  std::deque<std::pair<uint64_t, uint64_t>> order_;  // (program, stamp), oldest first
+  std::deque<std::pair<uint64_t, uint64_t>>
+      order_;  // (program, stamp), oldest first
 };
 
 }  // namespace lathe::service

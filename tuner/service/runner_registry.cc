@@ -29,8 +29,8 @@ void RunnerRegistry::ForgetSilentLocked() {
   order_.swap(kept);
 }
 
-std::string RunnerRegistry::Register(const proto::RegisterRunnerRequest& request,
-                                     const std::string& peer) {
+std::string RunnerRegistry::Register(
+    const proto::RegisterRunnerRequest& request, const std::string& peer) {
   std::lock_guard<std::mutex> lock(mutex_);
   ForgetSilentLocked();
   // A random part: an id of an earlier daemon never names a runner of this
@@ -55,15 +55,18 @@ absl::Status RunnerRegistry::CheckActive(const std::string& id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = runners_.find(id);
   if (it == runners_.end()) {
-    return absl::NotFoundError(absl::StrCat("runner \"", id, "\" is not registered"));
+    return absl::NotFoundError(
+        absl::StrCat("runner \"", id, "\" is not registered"));
   }
   it->second.set_last_seen_unix_ms(absl::ToUnixMillis(now_()));
   if (it->second.state() == proto::RUNNER_QUARANTINED) {
     auto last = last_failure_.find(id);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "runner \"", id, "\" is quarantined after ", it->second.consecutive_failures(),
-        " consecutive failures",
-        last == last_failure_.end() ? "" : absl::StrCat(" (the last: ", last->second, ")")));
+    return absl::FailedPreconditionError(
+        absl::StrCat("runner \"", id, "\" is quarantined after ",
+                     it->second.consecutive_failures(), " consecutive failures",
+                     last == last_failure_.end()
+                         ? ""
+                         : absl::StrCat(" (the last: ", last->second, ")")));
   }
   return absl::OkStatus();
 }
@@ -72,12 +75,14 @@ absl::StatusOr<proto::RunnerInfo> RunnerRegistry::Get(const std::string& id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = runners_.find(id);
   if (it == runners_.end()) {
-    return absl::NotFoundError(absl::StrCat("runner \"", id, "\" is not registered"));
+    return absl::NotFoundError(
+        absl::StrCat("runner \"", id, "\" is not registered"));
   }
   return it->second;
 }
 
-bool RunnerRegistry::RecordResult(const std::string& id, bool failure, const std::string& why) {
+bool RunnerRegistry::RecordResult(const std::string& id, bool failure,
+                                  const std::string& why) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = runners_.find(id);
   if (it == runners_.end()) return false;
@@ -90,7 +95,8 @@ bool RunnerRegistry::RecordResult(const std::string& id, bool failure, const std
   info.set_failures(info.failures() + 1);
   // At most a line of it: the message travels in a gRPC status.
   if (!why.empty()) {
-    last_failure_[id] = why.size() <= 200 ? why : absl::StrCat(why.substr(0, 200), "...");
+    last_failure_[id] =
+        why.size() <= 200 ? why : absl::StrCat(why.substr(0, 200), "...");
   }
   info.set_consecutive_failures(info.consecutive_failures() + 1);
   if (info.state() != proto::RUNNER_QUARANTINED && quarantine_after_ > 0 &&
@@ -107,7 +113,8 @@ std::string RunnerRegistry::LastFailure(const std::string& id) {
   return it == last_failure_.end() ? std::string() : it->second;
 }
 
-std::vector<proto::RunnerInfo> RunnerRegistry::List(const std::map<std::string, int>& leases) {
+std::vector<proto::RunnerInfo> RunnerRegistry::List(
+    const std::map<std::string, int>& leases) {
   std::lock_guard<std::mutex> lock(mutex_);
   ForgetSilentLocked();
   std::vector<proto::RunnerInfo> list;
@@ -117,10 +124,12 @@ std::vector<proto::RunnerInfo> RunnerRegistry::List(const std::map<std::string, 
     auto held = leases.find(id);
     info.set_leases(held == leases.end() ? 0 : held->second);
     if (info.state() != proto::RUNNER_QUARANTINED) {
-      if (now_ms - info.last_seen_unix_ms() > absl::ToInt64Milliseconds(lost_after_)) {
+      if (now_ms - info.last_seen_unix_ms() >
+          absl::ToInt64Milliseconds(lost_after_)) {
         info.set_state(proto::RUNNER_LOST);
       } else {
-        info.set_state(info.leases() > 0 ? proto::RUNNER_BUSY : proto::RUNNER_IDLE);
+        info.set_state(info.leases() > 0 ? proto::RUNNER_BUSY
+                                         : proto::RUNNER_IDLE);
       }
     }
     list.push_back(info);

@@ -33,13 +33,15 @@ class RunnerRegistry {
   using Clock = std::function<absl::Time()>;
   // `forget_after` must be longer than a lease, so that a forgotten runner
   // holds no live lease.
-  RunnerRegistry(int quarantine_after, absl::Duration lost_after,
-                 absl::Duration forget_after = absl::InfiniteDuration(),
-                 Clock now = [] { return absl::Now(); });
+  RunnerRegistry(
+      int quarantine_after, absl::Duration lost_after,
+      absl::Duration forget_after = absl::InfiniteDuration(),
+      Clock now = [] { return absl::Now(); });
 
   // A new runner id for the registration (name, target, device, version,
   // simulated) from `peer`.
-  std::string Register(const proto::RegisterRunnerRequest& request, const std::string& peer);
+  std::string Register(const proto::RegisterRunnerRequest& request,
+                       const std::string& peer);
 
   // The runner may take work: NotFound for an unknown id (e.g. one given by
   // an earlier daemon: register again), FailedPrecondition when
@@ -50,7 +52,8 @@ class RunnerRegistry {
   // Counts a result; true when this result put the runner in quarantine.
   // `why` (a failure's message) is what the quarantine then names as the
   // last failure, so that the runner's operator sees the cause.
-  bool RecordResult(const std::string& id, bool failure, const std::string& why = "");
+  bool RecordResult(const std::string& id, bool failure,
+                    const std::string& why = "");
   // The message of a runner's last failure that had one ("" if none).
   std::string LastFailure(const std::string& id);
 

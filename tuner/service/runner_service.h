@@ -15,11 +15,14 @@ class RunnerServiceImpl final : public proto::RunnerService::Service {
   grpc::Status RegisterRunner(grpc::ServerContext* context,
                               const proto::RegisterRunnerRequest* request,
                               proto::RegisterRunnerResponse* response) override;
-  grpc::Status AcquireWork(grpc::ServerContext* context, const proto::AcquireWorkRequest* request,
+  grpc::Status AcquireWork(grpc::ServerContext* context,
+                           const proto::AcquireWorkRequest* request,
                            proto::AcquireWorkResponse* response) override;
-  grpc::Status Heartbeat(grpc::ServerContext* context, const proto::HeartbeatRequest* request,
+  grpc::Status Heartbeat(grpc::ServerContext* context,
+                         const proto::HeartbeatRequest* request,
                          proto::HeartbeatResponse* response) override;
-  grpc::Status ReportResult(grpc::ServerContext* context, const proto::ReportResultRequest* request,
+  grpc::Status ReportResult(grpc::ServerContext* context,
+                            const proto::ReportResultRequest* request,
                             proto::ReportResultResponse* response) override;
 
  private:

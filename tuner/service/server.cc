@@ -31,22 +31,25 @@ bool CanListenWithoutTls(const std::string& address) {
   return port != 0;
 }
 
-absl::Status ListenFailure(const std::string& address, const ServerSecurity& security) {
+absl::Status ListenFailure(const std::string& address,
+                           const ServerSecurity& security) {
   if (!security.tls_cert_file.empty() && CanListenWithoutTls(address)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cannot listen on ", address, " with TLS: the certificate ", security.tls_cert_file,
-        " and the key ", security.tls_key_file,
-        " are not a pair (or not a kind gRPC serves); the address itself is free"));
+        "cannot listen on ", address, " with TLS: the certificate ",
+        security.tls_cert_file, " and the key ", security.tls_key_file,
+        " are not a pair (or not a kind gRPC serves); the address itself is "
+        "free"));
   }
   return absl::UnavailableError(absl::StrCat(
-      "cannot listen on ", address, ": the port is in use or the address is not this machine's"));
+      "cannot listen on ", address,
+      ": the port is in use or the address is not this machine's"));
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Server>> Server::Start(Daemon& daemon, const std::string& address,
-                                                      const ServerSecurity& security,
-                                                      int max_message_bytes) {
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(
+    Daemon& daemon, const std::string& address, const ServerSecurity& security,
+    int max_message_bytes) {
   if (absl::Status st = runner::CheckAddressPort(address); !st.ok()) return st;
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(security);
@@ -64,8 +67,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Daemon& daemon, const std:
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Runners long-poll: keep threads polling rather than starting a thread
   // for each call that finds every poller busy (gRPC's defaults: 1 and 2).
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 4);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 32);
+  builder.SetSyncServerOption(
+      grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 4);
+  builder.SetSyncServerOption(
+      grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 32);
   builder.SetMaxSendMessageSize(runner::kMaxServiceMessageBytes);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {

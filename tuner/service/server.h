@@ -26,9 +26,9 @@ class Server {
   // Unavailable when the address cannot be bound.
   // Calls whose request exceeds `max_message_bytes` are refused with
   // RESOURCE_EXHAUSTED.
-  static absl::StatusOr<std::unique_ptr<Server>> Start(Daemon& daemon, const std::string& address,
-                                                       const ServerSecurity& security,
-                                                       int max_message_bytes);
+  static absl::StatusOr<std::unique_ptr<Server>> Start(
+      Daemon& daemon, const std::string& address,
+      const ServerSecurity& security, int max_message_bytes);
   ~Server();
   int port() const { return port_; }
   // Stops accepting calls and ends those in progress (long polls, watches).

@@ -6,10 +6,12 @@ namespace lathe::service {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
 }
 
-grpc::Status TunerServiceImpl::SubmitJob(grpc::ServerContext*, const proto::SubmitJobRequest* request,
+grpc::Status TunerServiceImpl::SubmitJob(grpc::ServerContext*,
+                                         const proto::SubmitJobRequest* request,
                                          proto::JobStatus* response) {
   absl::StatusOr<proto::JobStatus> job = daemon_.Submit(request->spec());
   if (!job.ok()) return ToGrpc(job.status());
@@ -17,7 +19,8 @@ grpc::Status TunerServiceImpl::SubmitJob(grpc::ServerContext*, const proto::Subm
   return grpc::Status::OK;
 }
 
-grpc::Status TunerServiceImpl::GetJob(grpc::ServerContext*, const proto::GetJobRequest* request,
+grpc::Status TunerServiceImpl::GetJob(grpc::ServerContext*,
+                                      const proto::GetJobRequest* request,
                                       proto::JobStatus* response) {
   absl::StatusOr<proto::JobStatus> job = daemon_.GetJob(request->id());
   if (!job.ok()) return ToGrpc(job.status());
@@ -25,13 +28,16 @@ grpc::Status TunerServiceImpl::GetJob(grpc::ServerContext*, const proto::GetJobR
   return grpc::Status::OK;
 }
 
-grpc::Status TunerServiceImpl::ListJobs(grpc::ServerContext*, const proto::ListJobsRequest*,
+grpc::Status TunerServiceImpl::ListJobs(grpc::ServerContext*,
+                                        const proto::ListJobsRequest*,
                                         proto::ListJobsResponse* response) {
-  for (proto::JobStatus& job : daemon_.ListJobs()) *response->add_jobs() = std::move(job);
+  for (proto::JobStatus& job : daemon_.ListJobs())
+    *response->add_jobs() = std::move(job);
   return grpc::Status::OK;
 }
 
-grpc::Status TunerServiceImpl::CancelJob(grpc::ServerContext*, const proto::CancelJobRequest* request,
+grpc::Status TunerServiceImpl::CancelJob(grpc::ServerContext*,
+                                         const proto::CancelJobRequest* request,
                                          proto::JobStatus* response) {
   absl::StatusOr<proto::JobStatus> job = daemon_.CancelJob(request->id());
   if (!job.ok()) return ToGrpc(job.status());
@@ -39,9 +45,9 @@ grpc::Status TunerServiceImpl::CancelJob(grpc::ServerContext*, const proto::Canc
   return grpc::Status::OK;
 }
 
-grpc::Status TunerServiceImpl::WatchJob(grpc::ServerContext* context,
-                                        const proto::WatchJobRequest* request,
-                                        grpc::ServerWriter<proto::JobEvent>* writer) {
+grpc::Status TunerServiceImpl::WatchJob(
+    grpc::ServerContext* context, const proto::WatchJobRequest* request,
+    grpc::ServerWriter<proto::JobEvent>* writer) {
   absl::StatusOr<proto::JobStatus> job = daemon_.GetJob(request->id());
   if (!job.ok()) return ToGrpc(job.status());
   int64_t version = -1;
@@ -50,7 +56,9 @@ grpc::Status TunerServiceImpl::WatchJob(grpc::ServerContext* context,
         daemon_.jobs().WaitForChange(request->id(), version, absl::Seconds(1));
     if (!snapshot.ok()) return ToGrpc(snapshot.status());
     if (snapshot->version == version) {
-      if (daemon_.stopping()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the daemon is stopping");
+      if (daemon_.stopping())
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            "the daemon is stopping");
       continue;  // no change: look at the client again
     }
     version = snapshot->version;
@@ -64,9 +72,11 @@ grpc::Status TunerServiceImpl::WatchJob(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status TunerServiceImpl::ListRunners(grpc::ServerContext*, const proto::ListRunnersRequest*,
-                                           proto::ListRunnersResponse* response) {
-  for (proto::RunnerInfo& runner : daemon_.ListRunners()) *response->add_runners() = std::move(runner);
+grpc::Status TunerServiceImpl::ListRunners(
+    grpc::ServerContext*, const proto::ListRunnersRequest*,
+    proto::ListRunnersResponse* response) {
+  for (proto::RunnerInfo& runner : daemon_.ListRunners())
+    *response->add_runners() = std::move(runner);
   const LeaseStats stats = daemon_.leases().Stats();
   response->set_leases_expired(stats.expired);
   response->set_results_dropped(stats.dropped_results);

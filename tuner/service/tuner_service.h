@@ -12,17 +12,23 @@ class TunerServiceImpl final : public proto::TunerService::Service {
  public:
   explicit TunerServiceImpl(Daemon& daemon) : daemon_(daemon) {}
 
-  grpc::Status SubmitJob(grpc::ServerContext* context, const proto::SubmitJobRequest* request,
+  grpc::Status SubmitJob(grpc::ServerContext* context,
+                         const proto::SubmitJobRequest* request,
                          proto::JobStatus* response) override;
-  grpc::Status GetJob(grpc::ServerContext* context, const proto::GetJobRequest* request,
+  grpc::Status GetJob(grpc::ServerContext* context,
+                      const proto::GetJobRequest* request,
                       proto::JobStatus* response) override;
-  grpc::Status ListJobs(grpc::ServerContext* context, const proto::ListJobsRequest* request,
+  grpc::Status ListJobs(grpc::ServerContext* context,
+                        const proto::ListJobsRequest* request,
                         proto::ListJobsResponse* response) override;
-  grpc::Status CancelJob(grpc::ServerContext* context, const proto::CancelJobRequest* request,
+  grpc::Status CancelJob(grpc::ServerContext* context,
+                         const proto::CancelJobRequest* request,
                          proto::JobStatus* response) override;
-  grpc::Status WatchJob(grpc::ServerContext* context, const proto::WatchJobRequest* request,
+  grpc::Status WatchJob(grpc::ServerContext* context,
+                        const proto::WatchJobRequest* request,
                         grpc::ServerWriter<proto::JobEvent>* writer) override;
-  grpc::Status ListRunners(grpc::ServerContext* context, const proto::ListRunnersRequest* request,
+  grpc::Status ListRunners(grpc::ServerContext* context,
+                           const proto::ListRunnersRequest* request,
                            proto::ListRunnersResponse* response) override;
 
  private:

@@ -15,15 +15,17 @@ namespace {
 
 // The rfactor branch over part `part` (0 outer, 1 inner) of the split of the
 // block's loop number `loop_index`, on any schedule.
-absl::Status RFactorBranch(ConcreteSchedule* sch, const std::string& block, int loop_index,
-                           int part, int64_t max_innermost, int64_t factor_axis) {
+absl::Status RFactorBranch(ConcreteSchedule* sch, const std::string& block,
+                           int loop_index, int part, int64_t max_innermost,
+                           int64_t factor_axis) {
   LATHE_ASSIGN_OR_RETURN(BlockRV b, sch->GetBlock(block));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(b));
   LoopRV loop = loops[loop_index];
   LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> factors,
                          sch->SamplePerfectTile(loop, /*n=*/2, max_innermost));
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
-                         sch->Split(loop, {Factor{factors[0]}, Factor{factors[1]}}));
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> parts,
+      sch->Split(loop, {Factor{factors[0]}, Factor{factors[1]}}));
   return sch->RFactor(parts[part], factor_axis).status();
 }
 
@@ -46,7 +48,8 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> AddRFactor::Apply(
     const int64_t spatial = IterProduct(*node, IterType::kSpatial);
     const int64_t reduce = IterProduct(*node, IterType::kReduce);
     const int64_t threads = std::max(1, context.target.num_threads);
-    if (spatial < reduce && spatial < threads * std::max<int64_t>(1, options_.jobs_per_thread)) {
+    if (spatial < reduce &&
+        spatial < threads * std::max<int64_t>(1, options_.jobs_per_thread)) {
       for (int i = 0; i < static_cast<int>(nest->size()); ++i) {
         const NestLoop& l = (*nest)[i];
         if (l.type == IterType::kReduce && l.extent >= 2 &&
@@ -57,7 +60,9 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> AddRFactor::Apply(
     }
     const BlockAccesses accesses = AccessesOf(*node);
     if (accesses.writes.empty()) loop_index = -1;
-    if (loop_index >= 0) factor_axis = static_cast<int64_t>(accesses.writes[0].buffer->shape.size());
+    if (loop_index >= 0)
+      factor_axis =
+          static_cast<int64_t>(accesses.writes[0].buffer->shape.size());
   }
   if (loop_index < 0) {
     result.push_back(std::move(schedule));
@@ -67,22 +72,24 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> AddRFactor::Apply(
   //    the program first, drawing from the fork's own stream (so it samples
   //    the same factors): a refused branch leaves nothing.
   if (context.initial == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(Name(), ": the context has no initial program"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Name(), ": the context has no initial program"));
   }
   for (int part : {0, 1}) {
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> fork,
                            ForkSchedule(*schedule, *context.initial));
     ConcreteSchedule scratch(program, fork->rng().state());
-    if (!RFactorBranch(&scratch, block, loop_index, part, options_.max_innermost, factor_axis)
+    if (!RFactorBranch(&scratch, block, loop_index, part,
+                       options_.max_innermost, factor_axis)
              .ok()) {
       continue;
     }
     absl::Status applied = RFactorBranch(fork.get(), block, loop_index, part,
                                          options_.max_innermost, factor_axis);
     if (!applied.ok()) {
-      return absl::InternalError(absl::StrCat(Name(), ": rfactor of block \"", block,
-                                              "\" worked on a copy, then failed: ",
-                                              applied.message()));
+      return absl::InternalError(absl::StrCat(
+          Name(), ": rfactor of block \"", block,
+          "\" worked on a copy, then failed: ", applied.message()));
     }
     result.push_back(std::move(fork));
   }

@@ -25,7 +25,8 @@ bool CostlyToRecompute(const Expr& value) {
   bool costly = false;
   VisitExpr(value, [&](const Expr& x) {
     if (x.is(ExprKind::kCall)) costly = true;
-    if (x.is(ExprKind::kSelect) && (HasLoad(x.operand(1)) || HasLoad(x.operand(2)))) {
+    if (x.is(ExprKind::kSelect) &&
+        (HasLoad(x.operand(1)) || HasLoad(x.operand(2)))) {
       costly = true;
     }
   });
@@ -48,8 +49,9 @@ bool IsCostlyReusedStage(const Program& program, const BlockNode& block) {
     if (indices.empty()) continue;
     for (const IterVar& iv : reader->iter_vars) {
       if (iv.extent < 2) continue;  // a unit variable repeats nothing
-      if (std::none_of(indices.begin(), indices.end(),
-                       [&](const Expr& index) { return UsesVar(index, iv.var); })) {
+      if (std::none_of(indices.begin(), indices.end(), [&](const Expr& index) {
+            return UsesVar(index, iv.var);
+          })) {
         return true;
       }
     }
@@ -57,16 +59,18 @@ bool IsCostlyReusedStage(const Program& program, const BlockNode& block) {
   return false;
 }
 
-absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> InlineElementwise::Apply(
-    std::unique_ptr<TracedSchedule> schedule, const std::string& block,
-    const SpaceContext& /*context*/) const {
+absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>>
+InlineElementwise::Apply(std::unique_ptr<TracedSchedule> schedule,
+                         const std::string& block,
+                         const SpaceContext& /*context*/) const {
   std::vector<std::unique_ptr<TracedSchedule>> result;
   const Program& program = schedule->program();
   const BlockNode* node = program.FindBlock(block);
   if (node != nullptr && !node->IsReduction()) {
     // 1. Into the readers; 2. else into the producer. Each is tried on a copy
     // so that a refusal leaves no get_block in the trace.
-    bool forward = inline_reused_stages_ || !IsCostlyReusedStage(program, *node);
+    bool forward =
+        inline_reused_stages_ || !IsCostlyReusedStage(program, *node);
     if (forward) {
       Program copy = program;
       forward = primitive::ComputeInline(&copy, block).ok();
@@ -78,12 +82,12 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> InlineElementwise::
     }
     if (forward || reverse) {
       LATHE_ASSIGN_OR_RETURN(BlockRV rv, schedule->GetBlock(block));
-      absl::Status applied =
-          forward ? schedule->ComputeInline(rv) : schedule->ReverseComputeInline(rv);
+      absl::Status applied = forward ? schedule->ComputeInline(rv)
+                                     : schedule->ReverseComputeInline(rv);
       if (!applied.ok()) {
-        return absl::InternalError(absl::StrCat(Name(), ": block \"", block,
-                                                "\" was accepted on a copy, then refused: ",
-                                                applied.message()));
+        return absl::InternalError(absl::StrCat(
+            Name(), ": block \"", block,
+            "\" was accepted on a copy, then refused: ", applied.message()));
       }
     }
   }

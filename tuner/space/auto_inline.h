@@ -17,9 +17,9 @@
 //     smaller but the same way: conv2d_nchw C=K=64 28x28 3x3 pad=1, one
 //     thread, best of 40 random points of each space set, 1.16 ms with the
 //     padding kept vs 1.37 ms inlined (1.27 vs 1.52 ms in a run of 12), so
-//     it is kept. Such a stage stays a block (RandomComputeLocation may move it under its
-//     consumer's tile). Pooling reads each padded element a few times with
-//     every reader variable indexing it: inlined.
+//     it is kept. Such a stage stays a block (RandomComputeLocation may move it
+//     under its consumer's tile). Pooling reads each padded element a few times
+//     with every reader variable indexing it: inlined.
 //  2. otherwise reverse_compute_inline into its producer when accepted (an
 //     element-wise consumer of an element-wise producer: relu after add).
 // The rule never branches; it does nothing to a block neither accepts. Both

@@ -12,7 +12,8 @@ const StmtNode* TopLevelStmt(const Program& program, const StmtNode* stmt) {
     const StmtNode* parent = program.ParentOf(current);
     if (parent == nullptr || parent == program.root.get()) return current;
     // A sequence directly in the root holds several top-level statements.
-    if (parent->kind == StmtKind::kSeq && program.ParentOf(parent) == program.root.get()) {
+    if (parent->kind == StmtKind::kSeq &&
+        program.ParentOf(parent) == program.root.get()) {
       return current;
     }
     current = parent;
@@ -32,10 +33,12 @@ bool AloneAtRoot(const Program& program, const BlockNode& block) {
   return blocks == 1;
 }
 
-std::optional<std::vector<NestLoop>> OwnNest(const Program& program, const BlockNode& block) {
+std::optional<std::vector<NestLoop>> OwnNest(const Program& program,
+                                             const BlockNode& block) {
   if (!AloneAtRoot(program, block)) return std::nullopt;
   std::vector<ForNode*> loops = program.LoopsAbove(&block);
-  if (loops.empty() || loops.size() != block.iter_vars.size()) return std::nullopt;
+  if (loops.empty() || loops.size() != block.iter_vars.size())
+    return std::nullopt;
   std::vector<NestLoop> nest;
   std::vector<bool> bound(block.iter_vars.size(), false);
   for (const ForNode* loop : loops) {
@@ -53,7 +56,9 @@ std::optional<std::vector<NestLoop>> OwnNest(const Program& program, const Block
   return nest;
 }
 
-bool IsTiled(const BlockNode& block) { return block.annotations.count(kTiledAnnotation) > 0; }
+bool IsTiled(const BlockNode& block) {
+  return block.annotations.count(kTiledAnnotation) > 0;
+}
 
 bool IsPlaced(const BlockNode& block) {
   return block.annotations.count(kPlacedAnnotation) > 0;

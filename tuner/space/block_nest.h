@@ -44,7 +44,8 @@ struct NestLoop {
 // stage of an initial program and of the blocks rfactor and cache_write
 // create at the root; a split, fuse, reorder-free tiling or compute_at breaks
 // it. nullopt otherwise (also for a block with no loop).
-std::optional<std::vector<NestLoop>> OwnNest(const Program& program, const BlockNode& block);
+std::optional<std::vector<NestLoop>> OwnNest(const Program& program,
+                                             const BlockNode& block);
 
 // Whether the block carries kTiledAnnotation / kPlacedAnnotation.
 bool IsTiled(const BlockNode& block);

@@ -68,8 +68,8 @@ absl::StatusOr<std::vector<Trace>> GenerateDesignSpaces(
   context.target = target;
 
   std::vector<std::unique_ptr<TracedSchedule>> states;
-  states.push_back(
-      std::make_unique<TracedSchedule>(initial, StableHash64(workload.CanonicalForm())));
+  states.push_back(std::make_unique<TracedSchedule>(
+      initial, StableHash64(workload.CanonicalForm())));
   states.back()->mutable_trace().workload = workload.CanonicalForm();
   // Rule by rule (MetaSchedule's post-order application): each rule visits
   // every block of every schedule the rules before it produced, from the
@@ -82,7 +82,8 @@ absl::StatusOr<std::vector<Trace>> GenerateDesignSpaces(
     for (std::unique_ptr<TracedSchedule>& state : states) {
       std::vector<Pending> stack;
       Pending start;
-      for (const BlockNode* b : state->program().Blocks()) start.blocks.push_back(b->name);
+      for (const BlockNode* b : state->program().Blocks())
+        start.blocks.push_back(b->name);
       start.schedule = std::move(state);
       stack.push_back(std::move(start));
       while (!stack.empty()) {
@@ -94,17 +95,19 @@ absl::StatusOr<std::vector<Trace>> GenerateDesignSpaces(
         }
         const std::string block = top.blocks.back();
         top.blocks.pop_back();
-        if (top.schedule->program().FindBlock(block) == nullptr) {  // inlined, say
+        if (top.schedule->program().FindBlock(block) ==
+            nullptr) {  // inlined, say
           stack.push_back(std::move(top));
           continue;
         }
         absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> branches =
             rule->Apply(std::move(top.schedule), block, context);
         if (!branches.ok()) {
-          return absl::Status(branches.status().code(),
-                              absl::StrCat("design space of ", workload.CanonicalForm(),
-                                           ": rule ", rule->Name(), " on block \"", block,
-                                           "\": ", branches.status().message()));
+          return absl::Status(
+              branches.status().code(),
+              absl::StrCat("design space of ", workload.CanonicalForm(),
+                           ": rule ", rule->Name(), " on block \"", block,
+                           "\": ", branches.status().message()));
         }
         // Pushed in reverse, so the first branch is finished first: the
         // spaces come out in the order the rules list their branches.

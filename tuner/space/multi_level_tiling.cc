@@ -58,7 +58,8 @@ std::optional<std::vector<int>> OutputIters(const BlockNode& block) {
   std::vector<int> iters;
   for (const Expr& index : out.indices) {
     int iter = IterIndexOf(block, index);
-    if (iter < 0 || block.iter_vars[iter].type != IterType::kSpatial) return std::nullopt;
+    if (iter < 0 || block.iter_vars[iter].type != IterType::kSpatial)
+      return std::nullopt;
     iters.push_back(iter);
   }
   return iters;
@@ -96,7 +97,9 @@ bool PackableOrBroadcast(const BlockNode& block, int iter) {
   return true;
 }
 
-int VectorRegisters(const Target& target) { return target.HasFeature("avx512f") ? 32 : 16; }
+int VectorRegisters(const Target& target) {
+  return target.HasFeature("avx512f") ? 32 : 16;
+}
 
 // Fewest rows of a register tile worth sampling: with two FMA pipes of
 // latency 4, 8 accumulators must be in flight (KERNELS.md); 4 rows of two
@@ -106,7 +109,8 @@ constexpr int64_t kMinRegisterRows = 4;
 // The sizes a register tile of a loop of `extent` may take: its divisors in
 // [least, most]; when none is, the largest divisor up to `most` (a prime
 // extent gets a thin tile rather than a tail).
-std::vector<int64_t> RegisterTileSizes(int64_t extent, int64_t least, int64_t most) {
+std::vector<int64_t> RegisterTileSizes(int64_t extent, int64_t least,
+                                       int64_t most) {
   std::vector<int64_t> sizes;
   int64_t largest = 1;
   for (int64_t d = 1; d <= std::min(extent, most); ++d) {
@@ -125,9 +129,9 @@ std::vector<Factor> Factors(const std::vector<ExprRV>& sampled) {
 
 }  // namespace
 
-std::vector<TilePlan> MultiLevelTiling::PlanTilings(const Program& program,
-                                                    const BlockNode& block,
-                                                    const Target& target) const {
+std::vector<TilePlan> MultiLevelTiling::PlanTilings(
+    const Program& program, const BlockNode& block,
+    const Target& target) const {
   if (!block.IsReduction() || IsTiled(block) || !HasDataReuse(block)) return {};
   const std::optional<std::vector<NestLoop>> nest = OwnNest(program, block);
   if (!nest.has_value()) return {};
@@ -136,7 +140,8 @@ std::vector<TilePlan> MultiLevelTiling::PlanTilings(const Program& program,
   auto extent = [&](int iter) { return block.iter_vars[iter].extent; };
 
   TilePlan base;
-  base.lanes = options_.vector_lanes > 0 ? options_.vector_lanes : target.VectorLanesF32();
+  base.lanes = options_.vector_lanes > 0 ? options_.vector_lanes
+                                         : target.VectorLanesF32();
   const int64_t vectors = std::max<int64_t>(1, options_.vector_tile_vectors);
   base.vector_tile = base.lanes * vectors;
   const int64_t accumulators = options_.accumulator_registers > 0
@@ -148,13 +153,15 @@ std::vector<TilePlan> MultiLevelTiling::PlanTilings(const Program& program,
   //    transposed alternative when that one does not fill whole vectors.
   std::vector<std::pair<int, bool>> vector_choices;  // (iter, transposed)
   int contiguous_dim = -1;
-  for (int d = static_cast<int>(out->size()) - 1; d >= 0 && contiguous_dim < 0; --d) {
+  for (int d = static_cast<int>(out->size()) - 1; d >= 0 && contiguous_dim < 0;
+       --d) {
     if (extent((*out)[d]) >= 2) contiguous_dim = d;
   }
   if (contiguous_dim < 0) return {};
   const int contiguous = (*out)[contiguous_dim];
   vector_choices.push_back({contiguous, false});
-  if (options_.transposed_vector_branch && extent(contiguous) % base.lanes != 0) {
+  if (options_.transposed_vector_branch &&
+      extent(contiguous) % base.lanes != 0) {
     for (int d = contiguous_dim - 1; d >= 0; --d) {
       const int iter = (*out)[d];
       if (extent(iter) >= base.lanes && extent(iter) % base.lanes == 0 &&
@@ -168,7 +175,8 @@ std::vector<TilePlan> MultiLevelTiling::PlanTilings(const Program& program,
   // 2. Outer variables: every spatial variable of extent >= 2, in loop order.
   std::vector<int> outers;
   for (const NestLoop& loop : *nest) {
-    if (loop.type == IterType::kSpatial && loop.extent >= 2) outers.push_back(loop.iter_index);
+    if (loop.type == IterType::kSpatial && loop.extent >= 2)
+      outers.push_back(loop.iter_index);
   }
 
   std::vector<TilePlan> plans;
@@ -179,15 +187,18 @@ std::vector<TilePlan> MultiLevelTiling::PlanTilings(const Program& program,
     if (options_.pack_operands) {
       plan.panel = PanelWidth(extent(vector_iter), plan);
       const std::vector<BufferAccess> operands = Operands(block);
-      if (std::none_of(operands.begin(), operands.end(), [&](const BufferAccess& read) {
-            return PackLayoutFor(block, read, plan).has_value();
-          })) {
+      if (std::none_of(operands.begin(), operands.end(),
+                       [&](const BufferAccess& read) {
+                         return PackLayoutFor(block, read, plan).has_value();
+                       })) {
         plan.panel = 0;
       }
     }
     // The row variable: the innermost other output dimension of extent >= 2.
-    for (int d = static_cast<int>(out->size()) - 1; d >= 0 && plan.row_iter < 0; --d) {
-      if ((*out)[d] != vector_iter && extent((*out)[d]) >= 2) plan.row_iter = (*out)[d];
+    for (int d = static_cast<int>(out->size()) - 1; d >= 0 && plan.row_iter < 0;
+         --d) {
+      if ((*out)[d] != vector_iter && extent((*out)[d]) >= 2)
+        plan.row_iter = (*out)[d];
     }
     for (int outer : outers) {
       plan.outer_iter = outer;
@@ -197,17 +208,20 @@ std::vector<TilePlan> MultiLevelTiling::PlanTilings(const Program& program,
   return plans;
 }
 
-absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string& block,
+absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule,
+                                    const std::string& block,
                                     const TilePlan& plan) {
   const BlockNode* node = schedule->program().FindBlock(block);
   if (node == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("multi_level_tiling: no block \"", block, "\""));
   }
-  std::optional<std::vector<NestLoop>> own = OwnNest(schedule->program(), *node);
+  std::optional<std::vector<NestLoop>> own =
+      OwnNest(schedule->program(), *node);
   if (!own.has_value()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("multi_level_tiling: the loops of block \"", block, "\" are not its own"));
+        absl::StrCat("multi_level_tiling: the loops of block \"", block,
+                     "\" are not its own"));
   }
   // Copied out: the program changes under the pointers as the nest is tiled.
   struct LoopInfo {
@@ -228,9 +242,11 @@ absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string&
   nest.block_name = block;
   nest.plan = plan;
   LATHE_ASSIGN_OR_RETURN(nest.block, schedule->GetBlock(block));
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, schedule->GetLoops(nest.block));
-  LATHE_CHECK(loops.size() == infos.size(), "multi_level_tiling: get_loops of \"", block,
-              "\" gave ", loops.size(), " loops for a nest of ", infos.size());
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops,
+                         schedule->GetLoops(nest.block));
+  LATHE_CHECK(loops.size() == infos.size(),
+              "multi_level_tiling: get_loops of \"", block, "\" gave ",
+              loops.size(), " loops for a nest of ", infos.size());
 
   std::vector<LoopRV> unit_spatial, outer_rest;
   std::optional<LoopRV> outer_first, vector_loop, row_loop;
@@ -239,16 +255,18 @@ absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string&
     const LoopInfo& info = infos[i];
     if (info.type == IterType::kReduce) {
       if (static_cast<int>(i) == split_reduction) {
-        LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> factors,
-                               schedule->SamplePerfectTile(loops[i], /*n=*/2,
-                                                           /*max_innermost=*/info.extent));
+        LATHE_ASSIGN_OR_RETURN(
+            std::vector<ExprRV> factors,
+            schedule->SamplePerfectTile(loops[i], /*n=*/2,
+                                        /*max_innermost=*/info.extent));
         LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
                                schedule->Split(loops[i], Factors(factors)));
         nest.reduce_outer.push_back(parts[0]);
         nest.reduce_inner.push_back(parts[1]);
         reduction_split = true;
       } else {
-        (reduction_split ? nest.reduce_inner : nest.reduce_outer).push_back(loops[i]);
+        (reduction_split ? nest.reduce_inner : nest.reduce_outer)
+            .push_back(loops[i]);
       }
       continue;
     }
@@ -262,23 +280,27 @@ absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string&
     std::optional<LoopRV> within_panel, register_part;
     if (is_vector && plan.panel > 0) {
       // Panels first: the tiles across panels are whole panels.
-      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> halves,
-                             schedule->Split(loop, {Factor{}, Factor{plan.panel}}));
+      LATHE_ASSIGN_OR_RETURN(
+          std::vector<LoopRV> halves,
+          schedule->Split(loop, {Factor{}, Factor{plan.panel}}));
       loop = halves[0];
       within_panel = halves[1];
     }
     if (is_vector || is_row) {
       // The register tile: a sampled choice among the sizes that keep the
       // accumulator in registers (whole vectors, or at least 4 rows).
-      const int64_t extent_below = within_panel.has_value() ? plan.panel : info.extent;
+      const int64_t extent_below =
+          within_panel.has_value() ? plan.panel : info.extent;
       const std::vector<int64_t> sizes =
-          is_vector ? RegisterTileSizes(extent_below, plan.lanes, plan.vector_tile)
-                    : RegisterTileSizes(extent_below, kMinRegisterRows, plan.row_tile);
+          is_vector
+              ? RegisterTileSizes(extent_below, plan.lanes, plan.vector_tile)
+              : RegisterTileSizes(extent_below, kMinRegisterRows,
+                                  plan.row_tile);
       Factor size = Factor{sizes.front()};
       if (sizes.size() > 1) {
         LATHE_ASSIGN_OR_RETURN(
-            ExprRV sampled,
-            schedule->SampleCategorical(sizes, std::vector<double>(sizes.size(), 1.0)));
+            ExprRV sampled, schedule->SampleCategorical(
+                                sizes, std::vector<double>(sizes.size(), 1.0)));
         size = sampled;
       }
       LATHE_ASSIGN_OR_RETURN(
@@ -293,10 +315,12 @@ absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string&
     }
     // Outer, middle and inner levels (across panels for a packed vector
     // variable).
-    LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> factors,
-                           schedule->SamplePerfectTile(loop, /*n=*/3,
-                                                       /*max_innermost=*/info.extent));
-    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, schedule->Split(loop, Factors(factors)));
+    LATHE_ASSIGN_OR_RETURN(
+        std::vector<ExprRV> factors,
+        schedule->SamplePerfectTile(loop, /*n=*/3,
+                                    /*max_innermost=*/info.extent));
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
+                           schedule->Split(loop, Factors(factors)));
     if (info.iter == plan.outer_iter) {
       outer_first = parts[0];
     } else {
@@ -309,8 +333,9 @@ absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string&
     if (is_row) row_loop = register_part;
   }
   if (!outer_first.has_value() || !vector_loop.has_value()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "multi_level_tiling: block \"", block, "\" lacks the planned outer or vector loop"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("multi_level_tiling: block \"", block,
+                     "\" lacks the planned outer or vector loop"));
   }
   nest.parallel_loop = *outer_first;
   nest.vector_loop = *vector_loop;
@@ -323,8 +348,8 @@ absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string&
 
   std::vector<LoopRV> order;
   for (const std::vector<LoopRV>* level :
-       {&nest.outer, &nest.middle, &nest.reduce_outer, &nest.inner, &nest.reduce_inner,
-        &nest.registers}) {
+       {&nest.outer, &nest.middle, &nest.reduce_outer, &nest.inner,
+        &nest.reduce_inner, &nest.registers}) {
     order.insert(order.end(), level->begin(), level->end());
   }
   LATHE_RETURN_IF_ERROR(schedule->Reorder(order));
@@ -340,20 +365,23 @@ absl::Status BuildBranch(TracedSchedule* schedule, const std::string& block,
   LATHE_RETURN_IF_ERROR(CacheWriteOutput(schedule, nest).status());
   if (pack_operands) LATHE_RETURN_IF_ERROR(PackOperands(schedule, nest));
   LATHE_RETURN_IF_ERROR(schedule->Parallel(nest.parallel_loop));
-  if (nest.row_loop.has_value()) LATHE_RETURN_IF_ERROR(schedule->Unroll(*nest.row_loop));
+  if (nest.row_loop.has_value())
+    LATHE_RETURN_IF_ERROR(schedule->Unroll(*nest.row_loop));
   LATHE_RETURN_IF_ERROR(schedule->Vectorize(nest.vector_loop));
   return schedule->AnnotateBlock(nest.block, kTiledAnnotation, int64_t{1});
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> MultiLevelTiling::Apply(
-    std::unique_ptr<TracedSchedule> schedule, const std::string& block,
-    const SpaceContext& context) const {
+absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>>
+MultiLevelTiling::Apply(std::unique_ptr<TracedSchedule> schedule,
+                        const std::string& block,
+                        const SpaceContext& context) const {
   std::vector<std::unique_ptr<TracedSchedule>> result;
   const BlockNode* node = schedule->program().FindBlock(block);
   std::vector<TilePlan> plans;
-  if (node != nullptr) plans = PlanTilings(schedule->program(), *node, context.target);
+  if (node != nullptr)
+    plans = PlanTilings(schedule->program(), *node, context.target);
   for (const TilePlan& plan : plans) {
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> branch,
                            ForkSchedule(*schedule, *context.initial));

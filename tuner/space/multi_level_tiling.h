@@ -106,7 +106,8 @@ class MultiLevelTiling : public ScheduleRule {
   // The branches the rule would take on `block` of `program` for `target`,
   // in the order of the schedules Apply returns; empty when it does not
   // apply.
-  std::vector<TilePlan> PlanTilings(const Program& program, const BlockNode& block,
+  std::vector<TilePlan> PlanTilings(const Program& program,
+                                    const BlockNode& block,
                                     const Target& target) const;
 
  private:
@@ -115,7 +116,8 @@ class MultiLevelTiling : public ScheduleRule {
 
 // Step 1 on `schedule`: tiles block `block` as `plan` says (the block's loops
 // must be its own). Errors: those of the primitives.
-absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule, const std::string& block,
+absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule,
+                                    const std::string& block,
                                     const TilePlan& plan);
 
 }  // namespace lathe::tuner

@@ -24,7 +24,8 @@ std::vector<const Buffer*> ReadOrder(const BlockNode& block) {
   std::vector<const Buffer*> order;
   for (const BufferAccess& r : accesses.reads) {
     const Buffer* b = r.buffer.get();
-    if (!written.count(b) && std::find(order.begin(), order.end(), b) == order.end()) {
+    if (!written.count(b) &&
+        std::find(order.begin(), order.end(), b) == order.end()) {
       order.push_back(b);
     }
   }
@@ -44,10 +45,11 @@ struct PackCandidate {
   std::string name;
   Layout layout;
   bool at_outer_loop = false;  // indexed by the plan's outer variable
-  bool last_dim_last = false;  // the copy's inner loop is unit-stride on both sides
-  int rank = 0;                // of the operand
-  int vector_dim = -1;         // its dimension indexed by the vector variable
-  int64_t panel = 1;           // the layout's split of that dimension
+  bool last_dim_last =
+      false;            // the copy's inner loop is unit-stride on both sides
+  int rank = 0;         // of the operand
+  int vector_dim = -1;  // its dimension indexed by the vector variable
+  int64_t panel = 1;    // the layout's split of that dimension
 };
 
 // The copy of an operand whose vector dimension is not its last (conv's
@@ -63,22 +65,26 @@ struct PackCandidate {
 // At the root the copy's outer loop runs in parallel, as
 // ParallelVectorizeUnroll made it before the split hid the copy's nest from
 // it (a copy at the outer loop already runs inside the parallel loop).
-absl::Status StorePanelsInOrder(TracedSchedule* schedule, BlockRV pack, const PackCandidate& c) {
+absl::Status StorePanelsInOrder(TracedSchedule* schedule, BlockRV pack,
+                                const PackCandidate& c) {
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, schedule->GetLoops(pack));
   if (static_cast<int>(loops.size()) < c.rank || c.vector_dim + 1 >= c.rank) {
-    return absl::InternalError(absl::StrCat("pack_operand: the copy of \"", c.name, "\" has ",
-                                            loops.size(), " loops for ", c.rank, " dimensions"));
+    return absl::InternalError(
+        absl::StrCat("pack_operand: the copy of \"", c.name, "\" has ",
+                     loops.size(), " loops for ", c.rank, " dimensions"));
   }
   const size_t own = loops.size() - static_cast<size_t>(c.rank);
   LATHE_ASSIGN_OR_RETURN(
       std::vector<LoopRV> parts,
       schedule->Split(loops[own + c.vector_dim], {Factor{}, Factor{c.panel}}));
-  std::vector<LoopRV> inner_last(loops.begin() + own + c.vector_dim + 1, loops.end());
+  std::vector<LoopRV> inner_last(loops.begin() + own + c.vector_dim + 1,
+                                 loops.end());
   inner_last.push_back(parts[1]);
   LATHE_RETURN_IF_ERROR(schedule->Reorder(inner_last));
   LATHE_RETURN_IF_ERROR(schedule->Vectorize(parts[1]));
   if (!c.at_outer_loop) {
-    LATHE_RETURN_IF_ERROR(schedule->Parallel(c.vector_dim == 0 ? parts[0] : loops[own]));
+    LATHE_RETURN_IF_ERROR(
+        schedule->Parallel(c.vector_dim == 0 ? parts[0] : loops[own]));
   }
   return absl::OkStatus();
 }
@@ -93,7 +99,8 @@ int64_t PanelWidth(int64_t extent, const TilePlan& plan) {
   return tile;
 }
 
-std::optional<Layout> PackLayoutFor(const BlockNode& block, const BufferAccess& read,
+std::optional<Layout> PackLayoutFor(const BlockNode& block,
+                                    const BufferAccess& read,
                                     const TilePlan& plan) {
   if (plan.vector_iter < 0) return std::nullopt;
   const Expr& vector_var = block.iter_vars[plan.vector_iter].var;
@@ -102,7 +109,8 @@ std::optional<Layout> PackLayoutFor(const BlockNode& block, const BufferAccess& 
   int vector_dim = -1;
   for (int d = 0; d < rank; ++d) {
     if (!UsesVar(read.indices[d], vector_var)) continue;
-    if (vector_dim >= 0 || !read.indices[d].same_as(vector_var)) return std::nullopt;
+    if (vector_dim >= 0 || !read.indices[d].same_as(vector_var))
+      return std::nullopt;
     vector_dim = d;
   }
   if (vector_dim < 0) return std::nullopt;
@@ -149,9 +157,11 @@ absl::Status PackOperands(TracedSchedule* schedule, const TiledNest& nest) {
   const std::vector<const Buffer*> order = ReadOrder(*node);
   for (const BufferAccess& read : AccessesOf(*node).reads) {
     const Buffer* buffer = read.buffer.get();
-    if (std::find(order.begin(), order.end(), buffer) == order.end()) continue;  // written
-    if (std::any_of(candidates.begin(), candidates.end(),
-                    [&](const PackCandidate& c) { return c.buffer == buffer; })) {
+    if (std::find(order.begin(), order.end(), buffer) == order.end())
+      continue;  // written
+    if (std::any_of(
+            candidates.begin(), candidates.end(),
+            [&](const PackCandidate& c) { return c.buffer == buffer; })) {
       continue;
     }
     std::optional<Layout> layout = PackLayoutFor(*node, read, nest.plan);
@@ -161,9 +171,11 @@ absl::Status PackOperands(TracedSchedule* schedule, const TiledNest& nest) {
     c.name = buffer->name;
     c.layout = *layout;
     const Expr& outer_var = node->iter_vars[nest.plan.outer_iter].var;
-    c.at_outer_loop = std::any_of(read.indices.begin(), read.indices.end(),
-                                  [&](const Expr& index) { return UsesVar(index, outer_var); });
-    c.last_dim_last = layout->permutation.back() == static_cast<int64_t>(read.indices.size());
+    c.at_outer_loop = std::any_of(
+        read.indices.begin(), read.indices.end(),
+        [&](const Expr& index) { return UsesVar(index, outer_var); });
+    c.last_dim_last =
+        layout->permutation.back() == static_cast<int64_t>(read.indices.size());
     c.rank = static_cast<int>(read.indices.size());
     for (int d = 0; d < c.rank; ++d) {
       if (layout->splits[d] > 1) c.vector_dim = d, c.panel = layout->splits[d];
@@ -179,20 +191,23 @@ absl::Status PackOperands(TracedSchedule* schedule, const TiledNest& nest) {
     auto it = std::find_if(now.begin(), now.end(),
                            [&](const Buffer* b) { return b->name == c.name; });
     if (it == now.end()) {
-      return absl::InternalError(absl::StrCat("pack_operand: block \"", nest.block_name,
-                                              "\" no longer reads \"", c.name, "\""));
+      return absl::InternalError(
+          absl::StrCat("pack_operand: block \"", nest.block_name,
+                       "\" no longer reads \"", c.name, "\""));
     }
-    LATHE_ASSIGN_OR_RETURN(BlockRV pack,
-                           schedule->CacheRead(nest.block, it - now.begin(), "global",
-                                               c.layout));
+    LATHE_ASSIGN_OR_RETURN(
+        BlockRV pack,
+        schedule->CacheRead(nest.block, it - now.begin(), "global", c.layout));
     if (c.at_outer_loop) {
-      LATHE_RETURN_IF_ERROR(
-          schedule->ComputeAt(pack, nest.parallel_loop, /*preserve_unit_loops=*/true));
+      LATHE_RETURN_IF_ERROR(schedule->ComputeAt(pack, nest.parallel_loop,
+                                                /*preserve_unit_loops=*/true));
     }
     // Placed on purpose (block_nest.h): RandomComputeLocation leaves it.
-    LATHE_RETURN_IF_ERROR(schedule->AnnotateBlock(pack, kPlacedAnnotation, int64_t{1}));
+    LATHE_RETURN_IF_ERROR(
+        schedule->AnnotateBlock(pack, kPlacedAnnotation, int64_t{1}));
     if (c.last_dim_last) {
-      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, schedule->GetLoops(pack));
+      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops,
+                             schedule->GetLoops(pack));
       LATHE_RETURN_IF_ERROR(schedule->Vectorize(loops.back()));
     } else if (c.vector_dim >= 0) {
       LATHE_RETURN_IF_ERROR(StorePanelsInOrder(schedule, pack, c));

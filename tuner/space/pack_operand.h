@@ -52,7 +52,8 @@ namespace lathe::tuner {
 
 // The packing layout of `read` (an access of `block`) for `plan`, or nullopt
 // when packing it does not pay (see above).
-std::optional<Layout> PackLayoutFor(const BlockNode& block, const BufferAccess& read,
+std::optional<Layout> PackLayoutFor(const BlockNode& block,
+                                    const BufferAccess& read,
                                     const TilePlan& plan);
 
 // The panel width for a vector variable of `extent`: the vector tile when it

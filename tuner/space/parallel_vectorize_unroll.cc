@@ -23,7 +23,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 VectorCut ChooseVectorCut(int64_t extent, int64_t lanes) {
   // Up to about two vectors (or an exact multiple's worth that does not
   // divide): whole; code generation emits vectors of the register width.
-  if (extent <= lanes || (extent < 2 * lanes && extent % lanes != 0)) return {false, extent};
+  if (extent <= lanes || (extent < 2 * lanes && extent % lanes != 0))
+    return {false, extent};
   if (extent % lanes == 0) return {true, lanes};
   for (int64_t d = lanes - 1; 2 * d >= lanes; --d) {
     if (extent % d == 0) return {true, d};
@@ -38,7 +39,8 @@ bool StoresEndWith(const BlockNode& block, int iter) {
   const BlockAccesses accesses = AccessesOf(block);
   if (accesses.writes.empty()) return false;
   for (const BufferAccess& write : accesses.writes) {
-    if (write.indices.empty() || !write.indices.back().same_as(block.iter_vars[iter].var)) {
+    if (write.indices.empty() ||
+        !write.indices.back().same_as(block.iter_vars[iter].var)) {
       return false;
     }
   }
@@ -56,14 +58,15 @@ struct Plan {
   bool unroll = false;  // some loop will be left serial with extent >= 2
 };
 
-Plan MakePlan(const BlockNode& block, const std::vector<NestLoop>& nest, int64_t lanes,
-              int64_t threads, int64_t jobs_per_thread) {
+Plan MakePlan(const BlockNode& block, const std::vector<NestLoop>& nest,
+              int64_t lanes, int64_t threads, int64_t jobs_per_thread) {
   Plan plan;
   const int n = static_cast<int>(nest.size());
   const NestLoop& last = nest.back();
   // Any extent: a loop of rfactor's partial results has the extent of a
   // sampled factor, which other samples make longer.
-  if (last.type == IterType::kSpatial && StoresEndWith(block, last.iter_index)) {
+  if (last.type == IterType::kSpatial &&
+      StoresEndWith(block, last.iter_index)) {
     plan.vec = n - 1;
     plan.cut = ChooseVectorCut(last.extent, lanes);
   }
@@ -101,7 +104,8 @@ Plan MakePlan(const BlockNode& block, const std::vector<NestLoop>& nest, int64_t
   if (!plan.parallel) plan.num_fused = 0;
   // Serial loops left: the prefix beyond the fused part, the reduction loops
   // and what follows them, the vector loop's outer part.
-  for (size_t i = plan.num_fused; i < prefix.size(); ++i) plan.unroll |= prefix[i] >= 2;
+  for (size_t i = plan.num_fused; i < prefix.size(); ++i)
+    plan.unroll |= prefix[i] >= 2;
   for (int i = plan.first_reduce; i < n; ++i) {
     if (i != plan.vec) {
       plan.unroll |= nest[i].extent >= 2;
@@ -114,13 +118,15 @@ Plan MakePlan(const BlockNode& block, const std::vector<NestLoop>& nest, int64_t
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> ParallelVectorizeUnroll::Apply(
-    std::unique_ptr<TracedSchedule> schedule, const std::string& block,
-    const SpaceContext& context) const {
+absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>>
+ParallelVectorizeUnroll::Apply(std::unique_ptr<TracedSchedule> schedule,
+                               const std::string& block,
+                               const SpaceContext& context) const {
   std::vector<std::unique_ptr<TracedSchedule>> result;
   const BlockNode* node = schedule->program().FindBlock(block);
   std::optional<std::vector<NestLoop>> nest;
-  if (node != nullptr && !IsTiled(*node)) nest = OwnNest(schedule->program(), *node);
+  if (node != nullptr && !IsTiled(*node))
+    nest = OwnNest(schedule->program(), *node);
   if (!nest.has_value()) {
     result.push_back(std::move(schedule));
     return result;
@@ -156,7 +162,8 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> ParallelVectorizeUn
   // 2. The init out of the reduction loops.
   std::optional<BlockRV> init;
   if (plan.decompose) {
-    absl::StatusOr<BlockRV> decomposed = sch->DecomposeReduction(b, loops[plan.first_reduce]);
+    absl::StatusOr<BlockRV> decomposed =
+        sch->DecomposeReduction(b, loops[plan.first_reduce]);
     if (decomposed.ok()) init = *decomposed;
   }
   // 3. The fused parallel prefix.
@@ -186,9 +193,11 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> ParallelVectorizeUn
       if (loop->for_kind != ForKind::kSerial || loop->extent < 2) continue;
       LATHE_ASSIGN_OR_RETURN(
           std::vector<ExprRV> factors,
-          sch->SamplePerfectTile(*it, /*n=*/2, /*max_innermost=*/options_.max_unroll));
-      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
-                             sch->Split(*it, {Factor{factors[0]}, Factor{factors[1]}}));
+          sch->SamplePerfectTile(*it, /*n=*/2,
+                                 /*max_innermost=*/options_.max_unroll));
+      LATHE_ASSIGN_OR_RETURN(
+          std::vector<LoopRV> parts,
+          sch->Split(*it, {Factor{factors[0]}, Factor{factors[1]}}));
       LATHE_RETURN_IF_ERROR(sch->Unroll(parts[1]));
       break;
     }

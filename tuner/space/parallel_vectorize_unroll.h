@@ -8,10 +8,11 @@
 // when its primitive refuses (a refused call leaves no trace):
 //  1. Vector loop: the innermost loop, when it binds a spatial variable of
 //     any extent that is the last index of every store of the block (unit
-//     stride; the extent may be a sampled factor, 1 in this sample only). Split by the target's float lanes when longer than about two
-//     vectors (the lanes when they divide the extent, else a divisor of at
-//     least half the lanes, else the lanes with a tail predicate); shorter
-//     loops are vectorized whole (code generation splits long vectors).
+//     stride; the extent may be a sampled factor, 1 in this sample only). Split
+//     by the target's float lanes when longer than about two vectors (the lanes
+//     when they divide the extent, else a divisor of at least half the lanes,
+//     else the lanes with a tail predicate); shorter loops are vectorized whole
+//     (code generation splits long vectors).
 //  2. A reduction with such a vector loop (unsplit) below a reduction loop
 //     (rfactor's partial sums over the inner part) gets its init decomposed
 //     before the first reduction loop, and the init's copy of the vector
@@ -55,7 +56,8 @@ class ParallelVectorizeUnroll : public ScheduleRule {
     int64_t max_unroll = 16;
   };
   ParallelVectorizeUnroll() : ParallelVectorizeUnroll(Options{}) {}
-  explicit ParallelVectorizeUnroll(const Options& options) : options_(options) {}
+  explicit ParallelVectorizeUnroll(const Options& options)
+      : options_(options) {}
 
   std::string Name() const override { return "parallel_vectorize_unroll"; }
   absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> Apply(

@@ -11,8 +11,8 @@
 
 namespace lathe::tuner {
 
-absl::StatusOr<std::unique_ptr<TracedSchedule>> ForkSchedule(const TracedSchedule& schedule,
-                                                              const Program& initial) {
+absl::StatusOr<std::unique_ptr<TracedSchedule>> ForkSchedule(
+    const TracedSchedule& schedule, const Program& initial) {
   const Trace& trace = schedule.trace();
   // Replay numbers random variables in the order the instructions create
   // them, as the original schedule did, so handles carry over. The copy's
@@ -23,8 +23,8 @@ absl::StatusOr<std::unique_ptr<TracedSchedule>> ForkSchedule(const TracedSchedul
       ReplayTrace(trace, initial, trace.decisions, seed);
   if (!copy.ok()) {
     // The trace was recorded on this very program: a replay failure is a bug.
-    return absl::InternalError(absl::StrCat("fork schedule: the trace does not replay: ",
-                                            copy.status().message()));
+    return absl::InternalError(absl::StrCat(
+        "fork schedule: the trace does not replay: ", copy.status().message()));
   }
   (*copy)->mutable_trace().workload = trace.workload;
   return copy;

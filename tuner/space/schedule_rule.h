@@ -45,7 +45,7 @@ class ScheduleRule {
 // An independent copy of `schedule` (its trace replayed on `initial` with its
 // own decisions): random variables keep their numbers, so handles taken
 // from `schedule` name the same things in the copy.
-absl::StatusOr<std::unique_ptr<TracedSchedule>> ForkSchedule(const TracedSchedule& schedule,
-                                                              const Program& initial);
+absl::StatusOr<std::unique_ptr<TracedSchedule>> ForkSchedule(
+    const TracedSchedule& schedule, const Program& initial);
 
 }  // namespace lathe::tuner

@@ -63,9 +63,10 @@ struct TiledNest {
   std::string block_name;
   BlockRV block;
   TilePlan plan;
-  std::vector<LoopRV> outer, middle, reduce_outer, inner, reduce_inner, registers;
-  LoopRV parallel_loop;          // the plan's outer variable, outer level
-  LoopRV vector_loop;            // register level
+  std::vector<LoopRV> outer, middle, reduce_outer, inner, reduce_inner,
+      registers;
+  LoopRV parallel_loop;            // the plan's outer variable, outer level
+  LoopRV vector_loop;              // register level
   std::optional<LoopRV> row_loop;  // register level, when the plan has rows
 };
 

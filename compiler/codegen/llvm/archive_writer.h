@@ -19,6 +19,7 @@ struct ArchiveMember {
 // A GNU archive of the members, in order, with a symbol table (so a linker
 // finds the kernel and the runtime without ranlib). Errors: Internal when
 // LLVM refuses a member (not an object file it can index).
-absl::StatusOr<std::string> WriteArchive(const std::vector<ArchiveMember>& members);
+absl::StatusOr<std::string> WriteArchive(
+    const std::vector<ArchiveMember>& members);
 
 }  // namespace lathe

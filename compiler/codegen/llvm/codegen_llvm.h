@@ -47,14 +47,16 @@ struct CodegenOptions {
 inline constexpr int64_t kMaxStackBufferBytes = 64 * 1024;
 
 // The C symbol the kernel gets under these options.
-std::string KernelFunctionName(const Program& program, const CodegenOptions& options);
+std::string KernelFunctionName(const Program& program,
+                               const CodegenOptions& options);
 
 // The module as LLVM assembly text, optimized at O3 for the target when
 // `optimize`. Errors: FailedPrecondition naming the statement when the
 // program is not in lowered form or uses what this code generator does not
 // support (thread-bound loops, unknown functions, unsupported dtypes);
 // InvalidArgument for a target LLVM does not know.
-absl::StatusOr<std::string> GenerateLLVMIR(const Program& lowered, const Target& target,
+absl::StatusOr<std::string> GenerateLLVMIR(const Program& lowered,
+                                           const Target& target,
                                            const CodegenOptions& options = {},
                                            bool optimize = true);
 
@@ -69,6 +71,7 @@ int64_t NumOptimizerPassesLeftOut();
 // true when set, false when left as the process had it. NotFound when this
 // LLVM has no such option; InvalidArgument when LLVM refuses the value.
 // The O3 pipeline (below and Compile) sets Lathe's own this way, once.
-absl::StatusOr<bool> SetLlvmOptionUnlessSet(const std::string& name, const std::string& value);
+absl::StatusOr<bool> SetLlvmOptionUnlessSet(const std::string& name,
+                                            const std::string& value);
 
 }  // namespace lathe

@@ -33,7 +33,8 @@ std::set<std::string> FeatureClosure(const std::string& feature) {
 std::set<std::string> CpuImpliedFeatures(const std::string& cpu) {
   std::set<std::string> out;
   // getFeaturesForCPU asserts on names it does not know.
-  if (cpu.empty() || cpu == "generic" || llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) == llvm::X86::CK_None) {
+  if (cpu.empty() || cpu == "generic" ||
+      llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) == llvm::X86::CK_None) {
     return out;
   }
   llvm::SmallVector<llvm::StringRef, 64> features;
@@ -45,7 +46,8 @@ std::set<std::string> CpuImpliedFeatures(const std::string& cpu) {
 }
 
 bool IsX86_64Cpu(const std::string& cpu) {
-  return !cpu.empty() && llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) != llvm::X86::CK_None;
+  return !cpu.empty() &&
+         llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) != llvm::X86::CK_None;
 }
 
 bool IsX86Feature(const std::string& name) {
@@ -58,8 +60,8 @@ bool IsX86Feature(const std::string& name) {
   // and host target strings carry them: every name it reports, present or
   // not, is known (and "hle" by name, for strings made on another machine).
   if (name == "hle") return true;
-  static const std::map<std::string, bool>* const host = new std::map<std::string, bool>(
-      HostCpuFeatures());
+  static const std::map<std::string, bool>* const host =
+      new std::map<std::string, bool>(HostCpuFeatures());
   return host->count(name) > 0;
 }
 

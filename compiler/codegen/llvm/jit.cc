@@ -22,10 +22,14 @@ namespace lathe {
 namespace {
 
 double MsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
 }
 
-std::string ToString(llvm::Error error) { return llvm::toString(std::move(error)); }
+std::string ToString(llvm::Error error) {
+  return llvm::toString(std::move(error));
+}
 
 }  // namespace
 
@@ -35,16 +39,19 @@ std::string ToString(llvm::Error error) { return llvm::toString(std::move(error)
 class JitSession {
  public:
   static JitSession& Get() {
-    static JitSession* session = new JitSession();  // never destroyed: kernels outlive statics
+    static JitSession* session =
+        new JitSession();  // never destroyed: kernels outlive statics
     return *session;
   }
 
-  absl::StatusOr<CompiledKernel> Compile(const Program& lowered, const Target& target,
+  absl::StatusOr<CompiledKernel> Compile(const Program& lowered,
+                                         const Target& target,
                                          const CodegenOptions& options) {
     LATHE_RETURN_IF_ERROR(init_status_);
     LATHE_RETURN_IF_ERROR(CheckRunnableHere(target));
-    std::string key = absl::StrCat(StructuralHashHex(lowered), "|", target.ToString(), "|",
-                                   options.function_name);
+    std::string key =
+        absl::StrCat(StructuralHashHex(lowered), "|", target.ToString(), "|",
+                     options.function_name);
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = cache_.find(key);
@@ -58,7 +65,8 @@ class JitSession {
     kernel.name_ = KernelFunctionName(lowered, options);
     kernel.num_args_ = static_cast<int>(lowered.Params().size());
     kernel.num_threads_ = target.num_threads;
-    // Every kernel gets a unique symbol: programs of one name differ by schedule.
+    // Every kernel gets a unique symbol: programs of one name differ by
+    // schedule.
     CodegenOptions jit_options = options;
     int64_t id;
     {
@@ -69,27 +77,35 @@ class JitSession {
     jit_options.emit_packed_wrapper = true;
 
     auto start = std::chrono::steady_clock::now();
-    LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, CreateTargetMachine(target));
+    LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                           CreateTargetMachine(target));
     llvm::LLVMContext ctx;
-    LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
-                           BuildModule(lowered, target, jit_options, tm.get(), &ctx));
+    LATHE_ASSIGN_OR_RETURN(
+        std::unique_ptr<llvm::Module> module,
+        BuildModule(lowered, target, jit_options, tm.get(), &ctx));
     kernel.times_.codegen_ms = MsSince(start);
     start = std::chrono::steady_clock::now();
     OptimizeModule(module.get(), tm.get());
     kernel.times_.optimize_ms = MsSince(start);
     start = std::chrono::steady_clock::now();
-    LATHE_ASSIGN_OR_RETURN(std::string object, EmitObjectToMemory(module.get(), tm.get()));
+    LATHE_ASSIGN_OR_RETURN(std::string object,
+                           EmitObjectToMemory(module.get(), tm.get()));
     kernel.times_.machine_code_ms = MsSince(start);
     start = std::chrono::steady_clock::now();
-    if (llvm::Error err = jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
-            object, jit_options.function_name))) {
-      return absl::InternalError(absl::StrCat("jit of ", lowered.name, ": ", ToString(std::move(err))));
+    if (llvm::Error err =
+            jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+                object, jit_options.function_name))) {
+      return absl::InternalError(absl::StrCat("jit of ", lowered.name, ": ",
+                                              ToString(std::move(err))));
     }
     auto fn = jit_->lookup(jit_options.function_name);
-    if (!fn) return absl::InternalError(absl::StrCat("jit of ", lowered.name, ": ", ToString(fn.takeError())));
+    if (!fn)
+      return absl::InternalError(absl::StrCat("jit of ", lowered.name, ": ",
+                                              ToString(fn.takeError())));
     auto packed = jit_->lookup(jit_options.function_name + "_packed");
     if (!packed) {
-      return absl::InternalError(absl::StrCat("jit of ", lowered.name, ": ", ToString(packed.takeError())));
+      return absl::InternalError(absl::StrCat("jit of ", lowered.name, ": ",
+                                              ToString(packed.takeError())));
     }
     kernel.times_.link_ms = MsSince(start);
     kernel.function_ = fn->toPtr<void*>();
@@ -115,7 +131,9 @@ class JitSession {
     LATHE_ASSIGN_OR_RETURN(auto probe, CreateTargetMachine(HostTarget(1)));
     (void)probe;
     auto jit = llvm::orc::LLJITBuilder().create();
-    if (!jit) return absl::InternalError(absl::StrCat("jit: ", ToString(jit.takeError())));
+    if (!jit)
+      return absl::InternalError(
+          absl::StrCat("jit: ", ToString(jit.takeError())));
     jit_ = std::move(*jit);
     llvm::orc::JITDylib& jd = jit_->getMainJITDylib();
     // The runtime by address: it is a static library, so its functions are
@@ -124,17 +142,23 @@ class JitSession {
     int count = 0;
     const runtime::RuntimeSymbol* symbols = runtime::RuntimeSymbols(&count);
     for (int i = 0; i < count; ++i) {
-      runtime[jit_->mangleAndIntern(symbols[i].name)] = llvm::JITEvaluatedSymbol(
-          llvm::pointerToJITTargetAddress(symbols[i].address),
-          llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+      runtime[jit_->mangleAndIntern(symbols[i].name)] =
+          llvm::JITEvaluatedSymbol(
+              llvm::pointerToJITTargetAddress(symbols[i].address),
+              llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
     }
-    if (llvm::Error err = jd.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
-      return absl::InternalError(absl::StrCat("jit: ", ToString(std::move(err))));
+    if (llvm::Error err =
+            jd.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
+      return absl::InternalError(
+          absl::StrCat("jit: ", ToString(std::move(err))));
     }
     // libm (expf, tanhf) and libc (memset, memcpy that LLVM forms from loops).
-    auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-        jit_->getDataLayout().getGlobalPrefix());
-    if (!generator) return absl::InternalError(absl::StrCat("jit: ", ToString(generator.takeError())));
+    auto generator =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+            jit_->getDataLayout().getGlobalPrefix());
+    if (!generator)
+      return absl::InternalError(
+          absl::StrCat("jit: ", ToString(generator.takeError())));
     jd.addGenerator(std::move(*generator));
     return absl::OkStatus();
   }
@@ -148,24 +172,29 @@ class JitSession {
 };
 
 int CompiledKernel::Call(const std::vector<float*>& args) const {
-  LATHE_CHECK(static_cast<int>(args.size()) == num_args_, "kernel ", name_, " takes ", num_args_,
-              " arguments, got ", args.size());
-  if (lathe_get_num_threads() != num_threads_) lathe_set_num_threads(num_threads_);
+  LATHE_CHECK(static_cast<int>(args.size()) == num_args_, "kernel ", name_,
+              " takes ", num_args_, " arguments, got ", args.size());
+  if (lathe_get_num_threads() != num_threads_)
+    lathe_set_num_threads(num_threads_);
   std::vector<void*> packed(args.begin(), args.end());
   return packed_(packed.data());
 }
 
 absl::Status CompiledKernel::Run(const std::vector<float*>& args) const {
   if (static_cast<int>(args.size()) != num_args_) {
-    return absl::InvalidArgumentError(absl::StrCat("kernel ", name_, " takes ", num_args_,
-                                                   " arguments, got ", args.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel ", name_, " takes ", num_args_, " arguments, got ",
+                     args.size()));
   }
   int rc = Call(args);
-  if (rc != 0) return absl::InternalError(absl::StrCat("kernel ", name_, " returned ", rc));
+  if (rc != 0)
+    return absl::InternalError(
+        absl::StrCat("kernel ", name_, " returned ", rc));
   return absl::OkStatus();
 }
 
-absl::StatusOr<CompiledKernel> Compile(const Program& lowered, const Target& target,
+absl::StatusOr<CompiledKernel> Compile(const Program& lowered,
+                                       const Target& target,
                                        const CodegenOptions& options) {
   return JitSession::Get().Compile(lowered, target, options);
 }

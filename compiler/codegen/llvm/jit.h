@@ -30,12 +30,15 @@ struct CompileTimes {
   double optimize_ms = 0;      // LLVM O3
   double machine_code_ms = 0;  // LLVM IR -> object code
   double link_ms = 0;          // JIT linking and symbol lookup
-  double total_ms() const { return codegen_ms + optimize_ms + machine_code_ms + link_ms; }
+  double total_ms() const {
+    return codegen_ms + optimize_ms + machine_code_ms + link_ms;
+  }
 };
 
 class CompiledKernel {
  public:
-  // The kernel with the C ABI of DESIGN.md: int NAME(const float*, ..., float*).
+  // The kernel with the C ABI of DESIGN.md: int NAME(const float*, ...,
+  // float*).
   void* function() const { return function_; }
   // Calls the kernel with args in Program::Params() order (one pointer per
   // parameter, checked) and returns its status (0 on success). Sets the
@@ -68,7 +71,8 @@ class CompiledKernel {
 // target. Errors: FailedPrecondition when the target cannot run here
 // (CheckRunnableHere) or the program is not lowered/supported (see
 // GenerateLLVMIR); Internal when LLVM fails to link.
-absl::StatusOr<CompiledKernel> Compile(const Program& lowered, const Target& target,
+absl::StatusOr<CompiledKernel> Compile(const Program& lowered,
+                                       const Target& target,
                                        const CodegenOptions& options = {});
 
 // Number of kernels compiled (not found in the cache) in this process.

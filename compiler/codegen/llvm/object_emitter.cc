@@ -16,21 +16,25 @@
 
 namespace lathe {
 
-absl::StatusOr<std::string> EmitObjectToMemory(llvm::Module* module, llvm::TargetMachine* tm) {
+absl::StatusOr<std::string> EmitObjectToMemory(llvm::Module* module,
+                                               llvm::TargetMachine* tm) {
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
   if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile)) {
-    return absl::InternalError(absl::StrCat("codegen of ", module->getName().str(),
-                                            ": the target machine cannot emit object files"));
+    return absl::InternalError(
+        absl::StrCat("codegen of ", module->getName().str(),
+                     ": the target machine cannot emit object files"));
   }
   pm.run(*module);
   return std::string(buffer.data(), buffer.size());
 }
 
-absl::StatusOr<std::string> EmitObject(const Program& lowered, const Target& target,
+absl::StatusOr<std::string> EmitObject(const Program& lowered,
+                                       const Target& target,
                                        const CodegenOptions& options) {
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, CreateTargetMachine(target));
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                         CreateTargetMachine(target));
   llvm::LLVMContext ctx;
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
                          BuildModule(lowered, target, options, tm.get(), &ctx));
@@ -39,27 +43,36 @@ absl::StatusOr<std::string> EmitObject(const Program& lowered, const Target& tar
 }
 
 absl::StatusOr<std::string> EmitObject(const std::vector<ObjectKernel>& kernels,
-                                       const Target& target, const std::string& module_name) {
-  if (kernels.empty()) return absl::InvalidArgumentError("object " + module_name + ": no kernels");
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, CreateTargetMachine(target));
+                                       const Target& target,
+                                       const std::string& module_name) {
+  if (kernels.empty())
+    return absl::InvalidArgumentError("object " + module_name + ": no kernels");
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                         CreateTargetMachine(target));
   llvm::LLVMContext ctx;
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
                          NewModule(module_name, tm.get(), &ctx));
   for (const ObjectKernel& kernel : kernels) {
-    LATHE_CHECK(kernel.lowered != nullptr, "EmitObject: a kernel without a program");
-    LATHE_RETURN_IF_ERROR(AddKernelToModule(*kernel.lowered, target, kernel.options, module.get()));
+    LATHE_CHECK(kernel.lowered != nullptr,
+                "EmitObject: a kernel without a program");
+    LATHE_RETURN_IF_ERROR(AddKernelToModule(*kernel.lowered, target,
+                                            kernel.options, module.get()));
   }
   OptimizeModule(module.get(), tm.get());
   return EmitObjectToMemory(module.get(), tm.get());
 }
 
-absl::Status EmitObjectFile(const Program& lowered, const Target& target, const std::string& path,
+absl::Status EmitObjectFile(const Program& lowered, const Target& target,
+                            const std::string& path,
                             const CodegenOptions& options) {
-  LATHE_ASSIGN_OR_RETURN(std::string bytes, EmitObject(lowered, target, options));
+  LATHE_ASSIGN_OR_RETURN(std::string bytes,
+                         EmitObject(lowered, target, options));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
-  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write object file ", path));
+  if (!out)
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write object file ", path));
   return absl::OkStatus();
 }
 

@@ -21,7 +21,8 @@ namespace lathe {
 
 // The object file's bytes (ELF, position-independent), optimized at O3.
 // Errors: those of GenerateLLVMIR.
-absl::StatusOr<std::string> EmitObject(const Program& lowered, const Target& target,
+absl::StatusOr<std::string> EmitObject(const Program& lowered,
+                                       const Target& target,
                                        const CodegenOptions& options = {});
 
 // One kernel of a multi-kernel object.
@@ -34,10 +35,12 @@ struct ObjectKernel {
 // kernels give the same bytes). Errors: those of GenerateLLVMIR, and
 // InvalidArgument when two kernels want the same symbol.
 absl::StatusOr<std::string> EmitObject(const std::vector<ObjectKernel>& kernels,
-                                       const Target& target, const std::string& module_name);
+                                       const Target& target,
+                                       const std::string& module_name);
 
 // Writes EmitObject's bytes to path; InvalidArgument when it cannot be written.
-absl::Status EmitObjectFile(const Program& lowered, const Target& target, const std::string& path,
+absl::Status EmitObjectFile(const Program& lowered, const Target& target,
+                            const std::string& path,
                             const CodegenOptions& options = {});
 
 }  // namespace lathe

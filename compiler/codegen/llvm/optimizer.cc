@@ -23,10 +23,11 @@
 
 namespace lathe {
 
-absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const Target& target) {
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(
+    const Target& target) {
   if (target.kind != "llvm") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("target \"", target.ToString(), "\": not a CPU (llvm) target"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "target \"", target.ToString(), "\": not a CPU (llvm) target"));
   }
   static const bool initialized = [] {
     llvm::InitializeNativeTarget();
@@ -37,36 +38,42 @@ absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const T
   (void)initialized;
   std::string triple = llvm::sys::getProcessTriple();
   std::string error;
-  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target* llvm_target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (llvm_target == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("target \"", target.ToString(), "\": LLVM has no target for ", triple, ": ", error));
+        absl::StrCat("target \"", target.ToString(),
+                     "\": LLVM has no target for ", triple, ": ", error));
   }
   llvm::TargetOptions options;
   // Fuse a*b+c into FMAs wherever the IR's contract flags allow.
   options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   std::unique_ptr<llvm::TargetMachine> tm(llvm_target->createTargetMachine(
-      triple, target.cpu, target.FeatureString(), options, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOpt::Aggressive));
+      triple, target.cpu, target.FeatureString(), options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOpt::Aggressive));
   if (tm == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("target \"", target.ToString(), "\": LLVM cannot create a target machine"));
+        absl::StrCat("target \"", target.ToString(),
+                     "\": LLVM cannot create a target machine"));
   }
   return tm;
 }
 
-absl::StatusOr<bool> SetLlvmOptionUnlessSet(const std::string& name, const std::string& value) {
-  llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
+absl::StatusOr<bool> SetLlvmOptionUnlessSet(const std::string& name,
+                                            const std::string& value) {
+  llvm::StringMap<llvm::cl::Option*>& options =
+      llvm::cl::getRegisteredOptions();
   auto it = options.find(name);
   if (it == options.end()) {
-    return absl::NotFoundError(absl::StrCat("LLVM has no option \"", name, "\""));
+    return absl::NotFoundError(
+        absl::StrCat("LLVM has no option \"", name, "\""));
   }
   llvm::cl::Option* option = it->second;
   if (option->getNumOccurrences() > 0) return false;
   // True on a value the option cannot parse (LLVM also says so on stderr).
   if (option->addOccurrence(/*pos=*/0, name, value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("LLVM option \"", name, "\" refuses the value \"", value, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LLVM option \"", name, "\" refuses the value \"", value, "\""));
   }
   return true;
 }
@@ -104,7 +111,9 @@ void SetOptionsForGeneratedCode() {
 // same, byte for byte, on 103 kernels: 61 conv and 30 matmul candidates of
 // tuning runs (the slow ones among them), the hand-written schedules, and
 // the default schedules of 10 workloads (bench/README.md, "Compile time").
-bool IsLeftOut(llvm::StringRef pass) { return pass == "LoopLoadEliminationPass"; }
+bool IsLeftOut(llvm::StringRef pass) {
+  return pass == "LoopLoadEliminationPass";
+}
 
 std::atomic<int64_t> g_passes_left_out{0};
 
@@ -128,18 +137,20 @@ void OptimizeModule(llvm::Module* module, llvm::TargetMachine* tm) {
   tuning.SLPVectorization = true;
   tuning.LoopUnrolling = true;
   llvm::PassInstrumentationCallbacks instrumentation;
-  instrumentation.registerShouldRunOptionalPassCallback([](llvm::StringRef pass, llvm::Any) {
-    if (!IsLeftOut(pass)) return true;
-    ++g_passes_left_out;
-    return false;
-  });
+  instrumentation.registerShouldRunOptionalPassCallback(
+      [](llvm::StringRef pass, llvm::Any) {
+        if (!IsLeftOut(pass)) return true;
+        ++g_passes_left_out;
+        return false;
+      });
   llvm::PassBuilder pb(tm, tuning, std::nullopt, &instrumentation);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm =
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(*module, mam);
 }
 

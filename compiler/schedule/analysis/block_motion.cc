@@ -469,5 +469,4 @@ bool IndexesWholeShape(const BlockNode& block, const std::vector<Expr>& indices,
   return true;
 }
 
-
 }  // namespace lathe

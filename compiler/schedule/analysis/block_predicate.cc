@@ -27,7 +27,8 @@ int TailGuardedIterVar(const BlockNode& block, const Expr& conjunct,
   Expr lhs = Simplify(c.operand(0), ranges);
   for (size_t i = 0; i < block.iter_vars.size(); ++i) {
     if (block.iter_vars[i].extent != c.operand(1).int_value()) continue;
-    if (ExprEqual(lhs, Simplify(block.iter_values[i], ranges))) return static_cast<int>(i);
+    if (ExprEqual(lhs, Simplify(block.iter_values[i], ranges)))
+      return static_cast<int>(i);
   }
   return -1;
 }

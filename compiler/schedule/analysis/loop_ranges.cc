@@ -8,7 +8,8 @@ namespace lathe {
 
 VarRanges LoopRangesAbove(const Program& program, const StmtNode* stmt) {
   VarRanges ranges;
-  for (StmtNode* p = program.ParentOf(stmt); p != nullptr; p = program.ParentOf(p)) {
+  for (StmtNode* p = program.ParentOf(stmt); p != nullptr;
+       p = program.ParentOf(p)) {
     if (auto* loop = p->as<ForNode>()) {
       ranges[loop->var.get()] = Interval::Extent(loop->extent);
     }
@@ -18,12 +19,13 @@ VarRanges LoopRangesAbove(const Program& program, const StmtNode* stmt) {
 
 VarRanges AllLoopRanges(const Program& program) {
   VarRanges ranges;
-  VisitStmts(static_cast<const StmtNode*>(program.root.get()), [&](const StmtNode* s) {
-    if (const auto* loop = s->as<ForNode>()) {
-      ranges[loop->var.get()] = Interval::Extent(loop->extent);
-    }
-    return true;
-  });
+  VisitStmts(static_cast<const StmtNode*>(program.root.get()),
+             [&](const StmtNode* s) {
+               if (const auto* loop = s->as<ForNode>()) {
+                 ranges[loop->var.get()] = Interval::Extent(loop->extent);
+               }
+               return true;
+             });
   return ranges;
 }
 

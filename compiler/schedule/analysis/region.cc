@@ -18,7 +18,6 @@
 namespace lathe {
 namespace {
 
-
 // The values of one index expression as the varying variables range:
 // contained in [min, min + width]; `exact` when they are all of it.
 struct Span {

@@ -44,7 +44,8 @@ StmtNode* TopLevelStmt(const Program& program, const StmtNode* stmt) {
   while (current != nullptr) {
     if (current == root_body) {
       // The body itself is the top-level statement unless it is a sequence.
-      if (root_body->kind != StmtKind::kSeq) return const_cast<StmtNode*>(current);
+      if (root_body->kind != StmtKind::kSeq)
+        return const_cast<StmtNode*>(current);
       return nullptr;  // stmt is the root's sequence itself
     }
     StmtNode* parent = program.ParentOf(current);
@@ -56,14 +57,16 @@ StmtNode* TopLevelStmt(const Program& program, const StmtNode* stmt) {
   return nullptr;
 }
 
-bool InsertBeside(Program* program, const StmtNode* anchor, StmtPtr stmt, bool after) {
+bool InsertBeside(Program* program, const StmtNode* anchor, StmtPtr stmt,
+                  bool after) {
   StmtNode* parent = program->ParentOf(anchor);
   if (parent == nullptr) return false;
   if (auto* seq = parent->as<SeqNode>()) {
     for (size_t i = 0; i < seq->stmts.size(); ++i) {
       if (seq->stmts[i].get() == anchor) {
-        seq->stmts.insert(seq->stmts.begin() + static_cast<long>(after ? i + 1 : i),
-                          std::move(stmt));
+        seq->stmts.insert(
+            seq->stmts.begin() + static_cast<long>(after ? i + 1 : i),
+            std::move(stmt));
         return true;
       }
     }
@@ -96,9 +99,11 @@ std::vector<BlockNode*> BlocksIn(StmtNode* stmt) {
   return blocks;
 }
 
-void RedirectAccesses(BlockNode* block, const BufferPtr& from, const BufferPtr& to,
-                      const std::function<std::vector<Expr>(const std::vector<Expr>&)>& map_indices,
-                      bool stores) {
+void RedirectAccesses(
+    BlockNode* block, const BufferPtr& from, const BufferPtr& to,
+    const std::function<std::vector<Expr>(const std::vector<Expr>&)>&
+        map_indices,
+    bool stores) {
   auto rewrite = [&](const Expr& expr) {
     return MutateExpr(expr, [&](const Expr& e) {
       if (e.is(ExprKind::kLoad) && e->buffer == from) {
@@ -110,10 +115,11 @@ void RedirectAccesses(BlockNode* block, const BufferPtr& from, const BufferPtr& 
   for (StmtPtr* part : {&block->init, &block->body}) {
     if (*part == nullptr) continue;
     VisitStmts(part->get(), [&](StmtNode* s) {
-      if (s->kind == StmtKind::kBlock) return false;  // nested blocks keep theirs
+      if (s->kind == StmtKind::kBlock)
+        return false;  // nested blocks keep theirs
       MutateOwnExprs(s, rewrite);
-      if (auto* store = s->as<StoreNode>(); store != nullptr && stores &&
-                                             store->buffer == from) {
+      if (auto* store = s->as<StoreNode>();
+          store != nullptr && stores && store->buffer == from) {
         store->buffer = to;
         store->indices = map_indices(store->indices);
       }
@@ -149,21 +155,22 @@ bool ExprEqual(const Expr& a, const Expr& b) {
   return true;
 }
 
-absl::StatusOr<CacheChoice> ChooseCachedBuffer(const std::vector<BufferPtr>& buffers,
-                                               int64_t index, const Layout& layout,
-                                               const std::string& primitive,
-                                               const std::string& block, const char* verb) {
+absl::StatusOr<CacheChoice> ChooseCachedBuffer(
+    const std::vector<BufferPtr>& buffers, int64_t index, const Layout& layout,
+    const std::string& primitive, const std::string& block, const char* verb) {
   if (index < 0 || index >= static_cast<int64_t>(buffers.size())) {
     return absl::InvalidArgumentError(absl::StrCat(
         primitive, ": block \"", block, "\" ", verb, " ", buffers.size(),
-        buffers.size() == 1 ? " buffer" : " buffers", ", index ", index, " is out of range"));
+        buffers.size() == 1 ? " buffer" : " buffers", ", index ", index,
+        " is out of range"));
   }
   const BufferPtr& buffer = buffers[index];
-  absl::StatusOr<std::vector<int64_t>> shape = LayoutShape(layout, buffer->shape);
+  absl::StatusOr<std::vector<int64_t>> shape =
+      LayoutShape(layout, buffer->shape);
   if (!shape.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(primitive, ": buffer \"", buffer->name,
-                                                   "\" of block \"", block, "\": ",
-                                                   shape.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(primitive, ": buffer \"", buffer->name, "\" of block \"",
+                     block, "\": ", shape.status().message()));
   }
   return CacheChoice{buffer, *std::move(shape)};
 }

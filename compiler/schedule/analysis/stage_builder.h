@@ -38,14 +38,15 @@ class NameAllocator {
 };
 
 struct IterVarSpec {
-  std::string loop_hint;  // the loop's name hint; the variable is "v" + loop name
+  std::string
+      loop_hint;  // the loop's name hint; the variable is "v" + loop name
   int64_t extent = 1;
   IterType type = IterType::kSpatial;
 };
 
 struct StageNest {
-  StmtPtr nest;                // the outermost loop (or the block when no loops)
-  BlockNode* block = nullptr;  // owned by nest; body and init left empty
+  StmtPtr nest;  // the outermost loop (or the block when no loops)
+  BlockNode* block = nullptr;   // owned by nest; body and init left empty
   std::vector<Expr> iter_vars;  // one per spec, in order
 };
 
@@ -62,7 +63,8 @@ StmtNode* TopLevelStmt(const Program& program, const StmtNode* stmt);
 // Inserts stmt right before (after = false) or after anchor, in anchor's
 // parent: spliced into the parent's sequence, or replacing anchor by a new
 // sequence of the two. False when anchor has no parent.
-bool InsertBeside(Program* program, const StmtNode* anchor, StmtPtr stmt, bool after);
+bool InsertBeside(Program* program, const StmtNode* anchor, StmtPtr stmt,
+                  bool after);
 
 // Blocks (other than root) inside stmt, stmt included, in execution order.
 std::vector<BlockNode*> BlocksIn(StmtNode* stmt);
@@ -70,9 +72,11 @@ std::vector<BlockNode*> BlocksIn(StmtNode* stmt);
 // Rewrites the accesses of `from` in block's init and body (not in nested
 // blocks): loads always, stores when `stores` is set, to access `to` at
 // map_indices(indices) instead.
-void RedirectAccesses(BlockNode* block, const BufferPtr& from, const BufferPtr& to,
-                      const std::function<std::vector<Expr>(const std::vector<Expr>&)>& map_indices,
-                      bool stores);
+void RedirectAccesses(
+    BlockNode* block, const BufferPtr& from, const BufferPtr& to,
+    const std::function<std::vector<Expr>(const std::vector<Expr>&)>&
+        map_indices,
+    bool stores);
 
 // Structural equality of expressions: same kinds, types, constants and
 // operands, the same variables (by identity) and buffers (by identity).
@@ -86,9 +90,8 @@ struct CacheChoice {
   BufferPtr buffer;
   std::vector<int64_t> cache_shape;
 };
-absl::StatusOr<CacheChoice> ChooseCachedBuffer(const std::vector<BufferPtr>& buffers,
-                                               int64_t index, const Layout& layout,
-                                               const std::string& primitive,
-                                               const std::string& block, const char* verb);
+absl::StatusOr<CacheChoice> ChooseCachedBuffer(
+    const std::vector<BufferPtr>& buffers, int64_t index, const Layout& layout,
+    const std::string& primitive, const std::string& block, const char* verb);
 
 }  // namespace lathe

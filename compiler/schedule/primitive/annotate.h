@@ -27,6 +27,7 @@ namespace lathe::primitive {
 absl::Status AnnotateLoop(Program* program, const std::string& loop,
                           const std::string& key, const AnnotationValue& value);
 absl::Status AnnotateBlock(Program* program, const std::string& block,
-                           const std::string& key, const AnnotationValue& value);
+                           const std::string& key,
+                           const AnnotationValue& value);
 
 }  // namespace lathe::primitive

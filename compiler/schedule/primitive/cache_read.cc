@@ -20,7 +20,8 @@ bool WrittenEverywhere(const Program& program, const BufferPtr& buffer) {
   if (program.IsInput(buffer.get())) return true;
   for (BlockNode* writer : WritersOf(program, buffer.get())) {
     for (const BufferAccess& w : AccessesOf(*writer).writes) {
-      if (w.buffer == buffer && IndexesWholeShape(*writer, w.indices, buffer->shape)) {
+      if (w.buffer == buffer &&
+          IndexesWholeShape(*writer, w.indices, buffer->shape)) {
         return true;
       }
     }
@@ -30,7 +31,8 @@ bool WrittenEverywhere(const Program& program, const BufferPtr& buffer) {
 
 }  // namespace
 
-absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block_name,
+absl::StatusOr<std::string> CacheRead(Program* program,
+                                      const std::string& block_name,
                                       int64_t read_index, BufferScope scope,
                                       const Layout& layout) {
   BlockNode* block = program->FindBlock(block_name);
@@ -45,21 +47,24 @@ absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block
   std::vector<BufferPtr> reads;
   std::set<const Buffer*> seen;
   for (const BufferAccess& r : accesses.reads) {
-    if (written.count(r.buffer.get()) || !seen.insert(r.buffer.get()).second) continue;
+    if (written.count(r.buffer.get()) || !seen.insert(r.buffer.get()).second)
+      continue;
     reads.push_back(r.buffer);
   }
   LATHE_ASSIGN_OR_RETURN(CacheChoice choice,
-                         ChooseCachedBuffer(reads, read_index, layout, "cache_read", block_name,
-                                            "reads"));
+                         ChooseCachedBuffer(reads, read_index, layout,
+                                            "cache_read", block_name, "reads"));
   const BufferPtr& buffer = choice.buffer;
   auto fail = [&](const std::string& why) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cache_read: buffer \"", buffer->name, "\" of block \"", block_name, "\": ", why));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cache_read: buffer \"", buffer->name, "\" of block \"",
+                     block_name, "\": ", why));
   };
 
   if (!WrittenEverywhere(*program, buffer)) {
-    return fail("not every element of it is written (a padded layout?), so a copy "
-                "of all of it would read unwritten elements");
+    return fail(
+        "not every element of it is written (a padded layout?), so a copy "
+        "of all of it would read unwritten elements");
   }
 
   // 2. Where the copy goes: right before the top-level statement holding the
@@ -73,9 +78,10 @@ absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block
   for (BlockNode* other : BlocksIn(top)) {
     for (const BufferAccess& w : AccessesOf(*other).writes) {
       if (w.buffer == buffer) {
-        return fail(absl::StrCat("block \"", other->name,
-                                 "\" writes it in the same loop nest, so it is not "
-                                 "complete before the nest"));
+        return fail(
+            absl::StrCat("block \"", other->name,
+                         "\" writes it in the same loop nest, so it is not "
+                         "complete before the nest"));
       }
     }
   }
@@ -84,10 +90,12 @@ absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block
   NameAllocator names(*program);
   std::string cache_name =
       names.Fresh(absl::StrCat(buffer->name, "_", BufferScopeName(scope)));
-  BufferPtr cache = MakeBuffer(cache_name, buffer->dtype, choice.cache_shape, scope);
+  BufferPtr cache =
+      MakeBuffer(cache_name, buffer->dtype, choice.cache_shape, scope);
   std::vector<IterVarSpec> specs;
   for (size_t d = 0; d < buffer->shape.size(); ++d) {
-    specs.push_back({absl::StrCat("ax", d), buffer->shape[d], IterType::kSpatial});
+    specs.push_back(
+        {absl::StrCat("ax", d), buffer->shape[d], IterType::kSpatial});
   }
   StageNest copy = BuildStageNest(&names, cache_name, specs);
   copy.block->body = MakeStore(cache, LayoutIndices(layout, copy.iter_vars),
@@ -96,7 +104,9 @@ absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block
   // 4. Redirect the block's reads, allocate the cache, place the copy.
   RedirectAccesses(
       block, buffer, cache,
-      [&](const std::vector<Expr>& indices) { return LayoutIndices(layout, indices); },
+      [&](const std::vector<Expr>& indices) {
+        return LayoutIndices(layout, indices);
+      },
       /*stores=*/false);
   program->root->alloc_buffers.push_back(cache);
   if (!InsertBeside(program, top, std::move(copy.nest), /*after=*/false)) {

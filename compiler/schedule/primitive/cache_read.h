@@ -40,7 +40,8 @@
 namespace lathe::primitive {
 
 // Returns the name of the new copy block.
-absl::StatusOr<std::string> CacheRead(Program* program, const std::string& block,
+absl::StatusOr<std::string> CacheRead(Program* program,
+                                      const std::string& block,
                                       int64_t read_index, BufferScope scope,
                                       const Layout& layout);
 

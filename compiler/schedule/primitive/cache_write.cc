@@ -12,8 +12,8 @@
 
 namespace lathe::primitive {
 
-
-absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& block_name,
+absl::StatusOr<std::string> CacheWrite(Program* program,
+                                       const std::string& block_name,
                                        int64_t write_index, BufferScope scope,
                                        const Layout& layout) {
   BlockNode* block = program->FindBlock(block_name);
@@ -28,13 +28,15 @@ absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& bloc
   for (const BufferAccess& w : accesses.writes) {
     if (seen.insert(w.buffer.get()).second) writes.push_back(w.buffer);
   }
-  LATHE_ASSIGN_OR_RETURN(CacheChoice choice,
-                         ChooseCachedBuffer(writes, write_index, layout, "cache_write", block_name,
-                                            "writes"));
+  LATHE_ASSIGN_OR_RETURN(
+      CacheChoice choice,
+      ChooseCachedBuffer(writes, write_index, layout, "cache_write", block_name,
+                         "writes"));
   const BufferPtr& buffer = choice.buffer;
   auto fail = [&](const std::string& why) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cache_write: buffer \"", buffer->name, "\" of block \"", block_name, "\": ", why));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cache_write: buffer \"", buffer->name, "\" of block \"",
+                     block_name, "\": ", why));
   };
 
   // 2. Preconditions (see the header).
@@ -56,15 +58,18 @@ absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& bloc
     if (other == block) continue;
     for (const BufferAccess& r : AccessesOf(*other).reads) {
       if (r.buffer == buffer) {
-        return fail(absl::StrCat("block \"", other->name,
-                                 "\" reads it in the same loop nest, before the write-back"));
+        return fail(absl::StrCat(
+            "block \"", other->name,
+            "\" reads it in the same loop nest, before the write-back"));
       }
     }
   }
   for (const BufferAccess& w : accesses.writes) {
-    if (w.buffer == buffer && !IndexesWholeShape(*block, w.indices, buffer->shape)) {
-      return fail("the block does not write it at distinct spatial iteration variables "
-                  "covering its shape");
+    if (w.buffer == buffer &&
+        !IndexesWholeShape(*block, w.indices, buffer->shape)) {
+      return fail(
+          "the block does not write it at distinct spatial iteration variables "
+          "covering its shape");
     }
   }
   VarRanges ranges = LoopRangesAbove(*program, block);
@@ -79,23 +84,29 @@ absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& bloc
   NameAllocator names(*program);
   std::string cache_name =
       names.Fresh(absl::StrCat(buffer->name, "_", BufferScopeName(scope)));
-  BufferPtr cache = MakeBuffer(cache_name, buffer->dtype, choice.cache_shape, scope);
+  BufferPtr cache =
+      MakeBuffer(cache_name, buffer->dtype, choice.cache_shape, scope);
   std::vector<IterVarSpec> specs;
   for (size_t d = 0; d < buffer->shape.size(); ++d) {
-    specs.push_back({absl::StrCat("ax", d), buffer->shape[d], IterType::kSpatial});
+    specs.push_back(
+        {absl::StrCat("ax", d), buffer->shape[d], IterType::kSpatial});
   }
   StageNest write_back = BuildStageNest(&names, cache_name, specs);
-  write_back.block->body = MakeStore(buffer, write_back.iter_vars,
-                                     Load(cache, LayoutIndices(layout, write_back.iter_vars)));
+  write_back.block->body =
+      MakeStore(buffer, write_back.iter_vars,
+                Load(cache, LayoutIndices(layout, write_back.iter_vars)));
 
   // 4. Redirect the block's accesses, allocate the cache, place the write-back.
   RedirectAccesses(
       block, buffer, cache,
-      [&](const std::vector<Expr>& indices) { return LayoutIndices(layout, indices); },
+      [&](const std::vector<Expr>& indices) {
+        return LayoutIndices(layout, indices);
+      },
       /*stores=*/true);
   program->root->alloc_buffers.push_back(cache);
   if (!InsertBeside(program, top, std::move(write_back.nest), /*after=*/true)) {
-    return absl::InternalError("cache_write: cannot place the write-back block");
+    return absl::InternalError(
+        "cache_write: cannot place the write-back block");
   }
   return cache_name;
 }

@@ -36,7 +36,8 @@
 namespace lathe::primitive {
 
 // Returns the name of the new write-back block.
-absl::StatusOr<std::string> CacheWrite(Program* program, const std::string& block,
+absl::StatusOr<std::string> CacheWrite(Program* program,
+                                       const std::string& block,
                                        int64_t write_index, BufferScope scope,
                                        const Layout& layout);
 

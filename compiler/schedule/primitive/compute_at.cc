@@ -33,10 +33,10 @@ using Fail = std::function<absl::Status(const std::string&)>;
 // What compute_at needs to know of the block, whatever the loop (step 2).
 struct Producer {
   BlockNode* block = nullptr;
-  BufferPtr buffer;            // the one buffer it writes
-  std::vector<Expr> pattern;   // InjectiveWriteIndices
+  BufferPtr buffer;           // the one buffer it writes
+  std::vector<Expr> pattern;  // InjectiveWriteIndices
   std::set<const Buffer*> reads;
-  std::vector<int> spatial;    // indices of its spatial iteration variables
+  std::vector<int> spatial;  // indices of its spatial iteration variables
   std::vector<Expr> spatial_vars;
 };
 
@@ -60,8 +60,8 @@ absl::Status CheckWhere(const StmtIndex& index, const BlockNode* block,
 // 2. What the block writes: one buffer, at indices that tell which instance
 // wrote an element (its spatial variables, or a packed layout of them).
 absl::StatusOr<Producer> CheckProducer(const Program& program,
-                                       const StmtIndex& index,
-                                       BlockNode* block, const Fail& fail) {
+                                       const StmtIndex& index, BlockNode* block,
+                                       const Fail& fail) {
   Producer p;
   p.block = block;
   const BlockAccesses& accesses = index.AccessesOf(block);
@@ -98,9 +98,10 @@ absl::StatusOr<Producer> CheckProducer(const Program& program,
 }
 
 // 3. Every consumer is under the loop and after the block.
-absl::StatusOr<std::vector<BlockNode*>> CheckConsumers(
-    const StmtIndex& index, const Producer& p, const ForNode* loop,
-    const Fail& fail) {
+absl::StatusOr<std::vector<BlockNode*>> CheckConsumers(const StmtIndex& index,
+                                                       const Producer& p,
+                                                       const ForNode* loop,
+                                                       const Fail& fail) {
   std::vector<BlockNode*> consumers;
   for (BlockNode* reader : index.ReadersOf(p.buffer.get())) {
     if (reader == p.block) continue;
@@ -177,10 +178,9 @@ absl::StatusOr<Region> RegionUnderLoop(const StmtIndex& index,
 // read, matched against the block's writes, names the instance that wrote
 // the element; the region of those instances' spatial variables. Spatial
 // variables cover the region, reduction variables their whole extent.
-absl::StatusOr<Placement> PlanPlacement(const StmtIndex& index,
-                                        const Producer& p, const ForNode* loop,
-                                        const std::vector<BlockNode*>& consumers,
-                                        const Fail& fail) {
+absl::StatusOr<Placement> PlanPlacement(
+    const StmtIndex& index, const Producer& p, const ForNode* loop,
+    const std::vector<BlockNode*>& consumers, const Fail& fail) {
   Placement plan;
   plan.fixed = index.LoopRangesAbove(loop);
   plan.fixed[loop->var.get()] = Interval::Extent(loop->extent);
@@ -263,8 +263,10 @@ std::set<std::string> UsedNames(const Program& program) {
                if (const auto* f = s->as<ForNode>()) used.insert(f->var->name);
                if (const auto* b = s->as<BlockNode>()) {
                  used.insert(b->name);
-                 for (const IterVar& iv : b->iter_vars) used.insert(iv.var->name);
-                 for (const BufferPtr& buf : b->alloc_buffers) used.insert(buf->name);
+                 for (const IterVar& iv : b->iter_vars)
+                   used.insert(iv.var->name);
+                 for (const BufferPtr& buf : b->alloc_buffers)
+                   used.insert(buf->name);
                }
                return true;
              });
@@ -377,8 +379,8 @@ class TrialProgram {
          p = index_->ParentOf(p)) {
       const auto* f = p->as<ForNode>();
       if (f == nullptr) continue;
-      const char* what = f->for_kind == ForKind::kParallel       ? "parallel"
-                         : f->for_kind == ForKind::kVectorized   ? "vectorize"
+      const char* what = f->for_kind == ForKind::kParallel        ? "parallel"
+                         : f->for_kind == ForKind::kVectorized    ? "vectorize"
                          : f->for_kind == ForKind::kThreadBinding ? "bind"
                                                                   : nullptr;
       if (what != nullptr) concurrent = CheckDataParallel(work_, *f, what);

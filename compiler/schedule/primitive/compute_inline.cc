@@ -34,7 +34,8 @@ absl::Status ComputeInline(Program* program, const std::string& block_name) {
       InjectiveWriteIndices(*block, *buffer);
   if (!pattern.ok()) return fail(std::string(pattern.status().message()));
   if (program->IsOutput(buffer.get())) {
-    return fail(absl::StrCat("it writes ", buffer->name, ", an output of the program"));
+    return fail(
+        absl::StrCat("it writes ", buffer->name, ", an output of the program"));
   }
   if (ReadsBuffer(store->value, buffer.get())) {
     return fail(absl::StrCat("it reads ", buffer->name, ", which it writes"));

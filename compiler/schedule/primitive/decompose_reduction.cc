@@ -26,8 +26,8 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
                                                const std::string& loop_name) {
   BlockNode* block = program->FindBlock(block_name);
   if (block == nullptr || block == program->root.get()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("decompose_reduction: no block named \"", block_name, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "decompose_reduction: no block named \"", block_name, "\""));
   }
   ForNode* loop = program->FindLoop(loop_name);
   if (loop == nullptr) {
@@ -35,11 +35,13 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
         absl::StrCat("decompose_reduction: no loop named \"", loop_name, "\""));
   }
   auto fail = [&](const std::string& why) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "decompose_reduction: block \"", block_name, "\" at loop \"", loop_name, "\": ", why));
+    return absl::FailedPreconditionError(
+        absl::StrCat("decompose_reduction: block \"", block_name,
+                     "\" at loop \"", loop_name, "\": ", why));
   };
   if (block->init == nullptr) {
-    return fail("the block has no init (not a reduction, or already decomposed)");
+    return fail(
+        "the block has no init (not a reduction, or already decomposed)");
   }
   // 1. The loops above `loop` and those at or below it.
   std::vector<ForNode*> loops = program->LoopsAbove(block);
@@ -69,13 +71,16 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
     // A loop that no binding uses repeats the whole reduction (a block
     // computed at a consumer's loop recomputes it per iteration); the init
     // must run before each repetition, so it cannot move above that loop.
-    if (!InSet(spatial_uses, l->var) && !InSet(reduce_uses, l->var) && l->extent > 1) {
-      return fail(absl::StrCat("loop \"", l->var->name,
-                               "\" repeats the reduction: no binding of the block uses it"));
+    if (!InSet(spatial_uses, l->var) && !InSet(reduce_uses, l->var) &&
+        l->extent > 1) {
+      return fail(absl::StrCat(
+          "loop \"", l->var->name,
+          "\" repeats the reduction: no binding of the block uses it"));
     }
     if (InSet(spatial_uses, l->var) && InSet(reduce_uses, l->var)) {
-      return fail(absl::StrCat("loop \"", l->var->name,
-                               "\" is used by both spatial and reduction bindings"));
+      return fail(
+          absl::StrCat("loop \"", l->var->name,
+                       "\" is used by both spatial and reduction bindings"));
     }
   }
   VarRanges ranges = LoopRangesAbove(*program, block);
@@ -83,32 +88,39 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
   for (ForNode* l : below) below_to_zero[l->var] = Expr(int64_t{0});
   for (size_t i = 0; i < block->iter_vars.size(); ++i) {
     if (block->iter_vars[i].type != IterType::kReduce) continue;
-    Expr first = Simplify(Substitute(block->iter_values[i], below_to_zero), ranges);
+    Expr first =
+        Simplify(Substitute(block->iter_values[i], below_to_zero), ranges);
     if (!first.is_int_imm() || first.int_value() != 0) {
-      return fail(absl::StrCat("reduction binding ", block->iter_values[i].ToString(),
+      return fail(absl::StrCat("reduction binding ",
+                               block->iter_values[i].ToString(),
                                " is not 0 when the loops under it start"));
     }
   }
   bool init_uses_reduce = false;
   VisitStmts(block->init.get(), [&](StmtNode* s) {
     VisitOwnExprs(*s, [&](const Expr& e) {
-      if (UsesAnyVar(e, [&](const Expr& v) { return InSet(reduce_iter_vars, v); })) {
+      if (UsesAnyVar(
+              e, [&](const Expr& v) { return InSet(reduce_iter_vars, v); })) {
         init_uses_reduce = true;
       }
     });
     return true;
   });
-  if (init_uses_reduce) return fail("the init uses a reduction iteration variable");
+  if (init_uses_reduce)
+    return fail("the init uses a reduction iteration variable");
   // The init moves before the other blocks under `loop`: none may write what
   // it reads or writes.
   std::set<const Buffer*> init_buffers;
-  for (const BufferPtr& b : BuffersRead(*block->init)) init_buffers.insert(b.get());
-  for (const BufferPtr& b : BuffersWritten(*block->init)) init_buffers.insert(b.get());
+  for (const BufferPtr& b : BuffersRead(*block->init))
+    init_buffers.insert(b.get());
+  for (const BufferPtr& b : BuffersWritten(*block->init))
+    init_buffers.insert(b.get());
   for (BlockNode* other : BlocksIn(loop)) {
     if (other == block) continue;
     for (const BufferPtr& b : BuffersWritten(*other)) {
       if (init_buffers.count(b.get())) {
-        return fail(absl::StrCat("block \"", other->name, "\" under the loop writes ", b->name,
+        return fail(absl::StrCat("block \"", other->name,
+                                 "\" under the loop writes ", b->name,
                                  ", which the init uses"));
       }
     }
@@ -130,7 +142,8 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
     iter_to_binding[block->iter_vars[i].var] = block->iter_values[i];
   }
   Expr init_predicate = True();
-  for (const Expr& conjunct : Conjuncts(Substitute(block->predicate, iter_to_binding))) {
+  for (const Expr& conjunct :
+       Conjuncts(Substitute(block->predicate, iter_to_binding))) {
     bool uses_other_below = UsesAnyVar(conjunct, [&](const Expr& v) {
       return InSet(below_vars, v) && copies.count(v) == 0;
     });
@@ -138,7 +151,8 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
       init_predicate = And(init_predicate, Substitute(conjunct, copies));
       continue;
     }
-    bool uses_copied = UsesAnyVar(conjunct, [&](const Expr& v) { return copies.count(v) > 0; });
+    bool uses_copied = UsesAnyVar(
+        conjunct, [&](const Expr& v) { return copies.count(v) > 0; });
     if (uses_copied ||
         !ProvablyTrue(Substitute(conjunct, below_to_zero), ranges)) {
       return fail(absl::StrCat("cannot tell which elements the predicate ",
@@ -153,7 +167,8 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
   for (size_t i = 0; i < block->iter_vars.size(); ++i) {
     const IterVar& iv = block->iter_vars[i];
     if (iv.type != IterType::kSpatial) continue;
-    Expr var = Var(names.Fresh(absl::StrCat(iv.var->name, "_init")), iv.var.dtype());
+    Expr var =
+        Var(names.Fresh(absl::StrCat(iv.var->name, "_init")), iv.var.dtype());
     new_iter_vars[iv.var] = var;
     init->iter_vars.push_back({var, iv.extent, IterType::kSpatial});
     init->iter_values.push_back(Substitute(block->iter_values[i], copies));
@@ -165,14 +180,15 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
   std::string init_name = init->name;
   StmtPtr nest = std::move(init);
   for (size_t i = copied.size(); i-- > 0;) {
-    auto copy = MakeFor(copies[copied[i]->var], copied[i]->extent, std::move(nest),
-                        copied[i]->for_kind);
+    auto copy = MakeFor(copies[copied[i]->var], copied[i]->extent,
+                        std::move(nest), copied[i]->for_kind);
     copy->thread_tag = copied[i]->thread_tag;
     copy->annotations = copied[i]->annotations;
     nest = std::move(copy);
   }
   if (!InsertBeside(program, loop, std::move(nest), /*after=*/false)) {
-    return absl::InternalError("decompose_reduction: cannot place the init block");
+    return absl::InternalError(
+        "decompose_reduction: cannot place the init block");
   }
   SimplifyBindings(program);
   return init_name;

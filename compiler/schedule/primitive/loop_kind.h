@@ -22,7 +22,8 @@
 // FailedPrecondition naming the primitive, the loop and the offending block
 // or loop otherwise, e.g. `parallel: loop "k" is not data-parallel: block "C"
 // binds it to reduce iteration variable "vk"`.
-// Tests: tests/compiler/schedule/primitive/{parallel,vectorize,unroll,bind}_test.cc.
+// Tests:
+// tests/compiler/schedule/primitive/{parallel,vectorize,unroll,bind}_test.cc.
 #pragma once
 
 #include <cstdint>

@@ -25,17 +25,23 @@ struct ReductionPattern {
 
 Expr Identity(ExprKind combiner, DType dtype) {
   switch (combiner) {
-    case ExprKind::kMax: return MinValue(dtype);
-    case ExprKind::kMin: return MaxValue(dtype);
-    default: return Zero(dtype);
+    case ExprKind::kMax:
+      return MinValue(dtype);
+    case ExprKind::kMin:
+      return MaxValue(dtype);
+    default:
+      return Zero(dtype);
   }
 }
 
 const char* CombinerName(ExprKind combiner) {
   switch (combiner) {
-    case ExprKind::kMax: return "max";
-    case ExprKind::kMin: return "min";
-    default: return "+";
+    case ExprKind::kMax:
+      return "max";
+    case ExprKind::kMin:
+      return "min";
+    default:
+      return "+";
   }
 }
 
@@ -53,7 +59,8 @@ std::string MatchReduction(const BlockNode& block, ReductionPattern* out) {
   const auto* store = block.body ? block.body->as<StoreNode>() : nullptr;
   if (store == nullptr) return "its body is not a single store";
   const Expr& value = store->value;
-  if (!value.is(ExprKind::kAdd) && !value.is(ExprKind::kMax) && !value.is(ExprKind::kMin)) {
+  if (!value.is(ExprKind::kAdd) && !value.is(ExprKind::kMax) &&
+      !value.is(ExprKind::kMin)) {
     return "its update is not C = C + x, max(C, x) or min(C, x)";
   }
   auto is_acc = [&](const Expr& e) {
@@ -73,31 +80,37 @@ std::string MatchReduction(const BlockNode& block, ReductionPattern* out) {
     return "its update does not combine the element it stores";
   }
   if (ReadsBuffer(out->rhs, store->buffer.get())) {
-    return absl::StrCat("its update reads ", store->buffer->name, " besides the accumulator");
+    return absl::StrCat("its update reads ", store->buffer->name,
+                        " besides the accumulator");
   }
   const auto* init = block.init ? block.init->as<StoreNode>() : nullptr;
   if (init == nullptr) return "it has no init of a single store";
-  if (init->buffer != store->buffer || !SameIndices(init->indices, store->indices) ||
+  if (init->buffer != store->buffer ||
+      !SameIndices(init->indices, store->indices) ||
       !ExprEqual(init->value, Identity(out->combiner, store->buffer->dtype))) {
     return absl::StrCat("its init does not store the identity of ",
-                        CombinerName(out->combiner), " into the element it updates");
+                        CombinerName(out->combiner),
+                        " into the element it updates");
   }
   return "";
 }
 
 Expr Combine(const ReductionPattern& pattern, Expr acc, Expr rhs) {
-  return pattern.acc_first ? MakeBinary(pattern.combiner, std::move(acc), std::move(rhs))
-                           : MakeBinary(pattern.combiner, std::move(rhs), std::move(acc));
+  return pattern.acc_first
+             ? MakeBinary(pattern.combiner, std::move(acc), std::move(rhs))
+             : MakeBinary(pattern.combiner, std::move(rhs), std::move(acc));
 }
 
-std::vector<Expr> InsertAt(std::vector<Expr> indices, int64_t axis, Expr index) {
+std::vector<Expr> InsertAt(std::vector<Expr> indices, int64_t axis,
+                           Expr index) {
   indices.insert(indices.begin() + axis, std::move(index));
   return indices;
 }
 
 }  // namespace
 
-absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_name,
+absl::StatusOr<std::string> RFactor(Program* program,
+                                    const std::string& loop_name,
                                     int64_t factor_axis) {
   ForNode* loop = program->FindLoop(loop_name);
   if (loop == nullptr) {
@@ -106,15 +119,16 @@ absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_na
   }
   std::vector<BlockNode*> blocks = BlocksIn(loop);
   if (blocks.size() != 1) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "rfactor: loop \"", loop_name, "\" has ", blocks.size(),
-        " blocks under it, expected 1"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("rfactor: loop \"", loop_name, "\" has ", blocks.size(),
+                     " blocks under it, expected 1"));
   }
   BlockNode* block = blocks[0];
   const std::string block_name = block->name;
   auto fail = [&](const std::string& why) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "rfactor: loop \"", loop_name, "\" of block \"", block_name, "\": ", why));
+    return absl::FailedPreconditionError(
+        absl::StrCat("rfactor: loop \"", loop_name, "\" of block \"",
+                     block_name, "\": ", why));
   };
   if (program->EnclosingBlock(block) != program->root.get()) {
     return fail("the block is not at the root scope");
@@ -126,9 +140,11 @@ absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_na
     if (!UsesVar(block->iter_values[i], loop->var)) continue;
     if (block->iter_vars[i].type != IterType::kReduce) {
       return fail(absl::StrCat("spatial iteration variable \"",
-                               block->iter_vars[i].var->name, "\" is bound to it"));
+                               block->iter_vars[i].var->name,
+                               "\" is bound to it"));
     }
-    if (bound >= 0) return fail("more than one reduction variable is bound to it");
+    if (bound >= 0)
+      return fail("more than one reduction variable is bound to it");
     bound = static_cast<int>(i);
   }
   if (bound < 0) return fail("no binding of the block uses it");
@@ -143,27 +159,30 @@ absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_na
   const BufferPtr& out = pattern.buffer;
   const int64_t rank = static_cast<int64_t>(out->shape.size());
   int64_t num_spatial = 0;
-  for (const IterVar& iv : block->iter_vars) num_spatial += iv.type == IterType::kSpatial;
+  for (const IterVar& iv : block->iter_vars)
+    num_spatial += iv.type == IterType::kSpatial;
   {
     std::set<const ExprNode*> used;
-    bool whole = static_cast<int64_t>(pattern.indices.size()) == rank && num_spatial == rank;
+    bool whole = static_cast<int64_t>(pattern.indices.size()) == rank &&
+                 num_spatial == rank;
     for (size_t d = 0; whole && d < pattern.indices.size(); ++d) {
       bool found = false;
       for (const IterVar& iv : block->iter_vars) {
-        found |= iv.var.same_as(pattern.indices[d]) && iv.type == IterType::kSpatial &&
-                 iv.extent == out->shape[d];
+        found |= iv.var.same_as(pattern.indices[d]) &&
+                 iv.type == IterType::kSpatial && iv.extent == out->shape[d];
       }
       whole = found && used.insert(pattern.indices[d].get()).second;
     }
     if (!whole) {
-      return fail(absl::StrCat("the block does not write ", out->name,
-                               " at its spatial iteration variables, one per dimension"));
+      return fail(absl::StrCat(
+          "the block does not write ", out->name,
+          " at its spatial iteration variables, one per dimension"));
     }
   }
   if (factor_axis < 0 || factor_axis > rank) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "rfactor: factor_axis ", factor_axis, " is out of range [0, ", rank, "] for buffer \"",
-        out->name, "\""));
+        "rfactor: factor_axis ", factor_axis, " is out of range [0, ", rank,
+        "] for buffer \"", out->name, "\""));
   }
 
   // 3. The other loops of the binding: each becomes a reduction variable.
@@ -176,12 +195,16 @@ absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_na
     return std::none_of(loops.begin(), loops.end(),
                         [&](ForNode* l) { return l->var.same_as(v); });
   });
-  if (foreign) return fail(absl::StrCat("binding ", binding.ToString(), " uses a variable "
-                                        "that is not a loop of the block"));
+  if (foreign)
+    return fail(absl::StrCat("binding ", binding.ToString(),
+                             " uses a variable "
+                             "that is not a loop of the block"));
   for (ForNode* l : others) {
     for (size_t i = 0; i < block->iter_values.size(); ++i) {
-      if (static_cast<int>(i) != bound && UsesVar(block->iter_values[i], l->var)) {
-        return fail(absl::StrCat("loop \"", l->var->name, "\" of binding ", binding.ToString(),
+      if (static_cast<int>(i) != bound &&
+          UsesVar(block->iter_values[i], l->var)) {
+        return fail(absl::StrCat("loop \"", l->var->name, "\" of binding ",
+                                 binding.ToString(),
                                  " is used by another binding too"));
       }
     }
@@ -193,15 +216,19 @@ absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_na
   for (const Expr& conjunct : Conjuncts(block->predicate)) {
     int guarded = TailGuardedIterVar(*block, conjunct, ranges);
     if (guarded < 0) {
-      return fail(absl::StrCat("predicate ", conjunct.ToString(), " is not a split tail guard"));
+      return fail(absl::StrCat("predicate ", conjunct.ToString(),
+                               " is not a split tail guard"));
     }
     if (guarded != bound) continue;
     VarMap others_to_zero;
     for (ForNode* l : others) others_to_zero[l->var] = Expr(int64_t{0});
-    if (!ProvablyTrue(Substitute(binding, others_to_zero) < reduce_var.extent, ranges)) {
-      return fail(absl::StrCat("some iterations of the loop run no instance (predicate ",
-                               conjunct.ToString(), "), their partial results would never "
-                               "be initialized"));
+    if (!ProvablyTrue(Substitute(binding, others_to_zero) < reduce_var.extent,
+                      ranges)) {
+      return fail(absl::StrCat(
+          "some iterations of the loop run no instance (predicate ",
+          conjunct.ToString(),
+          "), their partial results would never "
+          "be initialized"));
     }
   }
   StmtNode* top = TopLevelStmt(*program, block);
@@ -212,8 +239,8 @@ absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_na
     for (const auto* list : {&acc.reads, &acc.writes}) {
       for (const BufferAccess& a : *list) {
         if (a.buffer == out) {
-          return fail(absl::StrCat("block \"", other->name, "\" accesses ", out->name,
-                                   " in the same loop nest"));
+          return fail(absl::StrCat("block \"", other->name, "\" accesses ",
+                                   out->name, " in the same loop nest"));
         }
       }
     }
@@ -223,7 +250,8 @@ absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_na
   NameAllocator names(*program);
   std::string rf_name = names.Fresh(absl::StrCat(block_name, "_rf"));
   std::string rf_buffer_name =
-      out->name == block_name ? rf_name : names.Fresh(absl::StrCat(out->name, "_rf"));
+      out->name == block_name ? rf_name
+                              : names.Fresh(absl::StrCat(out->name, "_rf"));
   std::vector<int64_t> rf_shape = out->shape;
   rf_shape.insert(rf_shape.begin() + factor_axis, loop->extent);
   BufferPtr rf = MakeBuffer(rf_buffer_name, out->dtype, rf_shape);
@@ -265,8 +293,10 @@ absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_na
   block->iter_values = std::move(iter_values);
   block->predicate = Substitute(block->predicate, reduce_value);
   if (block->IsReduction()) {
-    block->init = MakeStore(rf, rf_indices, Identity(pattern.combiner, out->dtype));
-    block->body = MakeStore(rf, rf_indices, Combine(pattern, Load(rf, rf_indices), rhs));
+    block->init =
+        MakeStore(rf, rf_indices, Identity(pattern.combiner, out->dtype));
+    block->body =
+        MakeStore(rf, rf_indices, Combine(pattern, Load(rf, rf_indices), rhs));
   } else {
     // `loop` was the whole reduction: each partial result is one term (and
     // an init would never run in a block without reduction variables).
@@ -284,7 +314,8 @@ absl::StatusOr<std::string> RFactor(Program* program, const std::string& loop_na
   std::vector<Expr> out_indices(final_nest.iter_vars.begin(),
                                 final_nest.iter_vars.begin() + rank);
   Expr r = final_nest.iter_vars.back();
-  final_nest.block->init = MakeStore(out, out_indices, Identity(pattern.combiner, out->dtype));
+  final_nest.block->init =
+      MakeStore(out, out_indices, Identity(pattern.combiner, out->dtype));
   final_nest.block->body =
       MakeStore(out, out_indices,
                 Combine(pattern, Load(out, out_indices),

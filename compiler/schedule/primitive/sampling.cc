@@ -28,9 +28,9 @@ absl::StatusOr<std::vector<int64_t>> SamplePerfectTile(Rng* rng, int64_t extent,
         absl::StrCat("sample_perfect_tile: n = ", n, " must be at least 1"));
   }
   if (max_innermost < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sample_perfect_tile: max_innermost = ", max_innermost,
-        " must be at least 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sample_perfect_tile: max_innermost = ", max_innermost,
+                     " must be at least 1"));
   }
   std::vector<int64_t> factors(static_cast<size_t>(n), 1);
   // 1. The innermost factor: a divisor of the extent within the bound.
@@ -58,8 +58,9 @@ absl::StatusOr<std::vector<int64_t>> SamplePerfectTile(Rng* rng, int64_t extent,
   return factors;
 }
 
-absl::Status CheckPerfectTile(const std::vector<int64_t>& factors, int64_t extent,
-                              int64_t n, int64_t max_innermost) {
+absl::Status CheckPerfectTile(const std::vector<int64_t>& factors,
+                              int64_t extent, int64_t n,
+                              int64_t max_innermost) {
   auto fail = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sample_perfect_tile: decision [", absl::StrJoin(factors, ", "),
@@ -88,37 +89,42 @@ namespace {
 absl::Status CheckDistribution(const std::vector<int64_t>& candidates,
                                const std::vector<double>& probs) {
   if (candidates.empty() || candidates.size() != probs.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sample_categorical: ", candidates.size(), " candidates and ",
-        probs.size(), " probabilities"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sample_categorical: ", candidates.size(),
+                     " candidates and ", probs.size(), " probabilities"));
   }
   double total = 0;
   for (double p : probs) {
     if (!(p >= 0)) {
-      return absl::InvalidArgumentError("sample_categorical: negative probability");
+      return absl::InvalidArgumentError(
+          "sample_categorical: negative probability");
     }
     total += p;
   }
   if (!(total > 0)) {
-    return absl::InvalidArgumentError("sample_categorical: probabilities sum to 0");
+    return absl::InvalidArgumentError(
+        "sample_categorical: probabilities sum to 0");
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<int64_t> SampleCategorical(Rng* rng,
-                                          const std::vector<int64_t>& candidates,
-                                          const std::vector<double>& probs) {
-  if (absl::Status st = CheckDistribution(candidates, probs); !st.ok()) return st;
+absl::StatusOr<int64_t> SampleCategorical(
+    Rng* rng, const std::vector<int64_t>& candidates,
+    const std::vector<double>& probs) {
+  if (absl::Status st = CheckDistribution(candidates, probs); !st.ok())
+    return st;
   return rng->Categorical(probs);
 }
 
-absl::Status CheckCategorical(int64_t decision, const std::vector<int64_t>& candidates,
+absl::Status CheckCategorical(int64_t decision,
+                              const std::vector<int64_t>& candidates,
                               const std::vector<double>& probs) {
   // A trace replayed with its decisions is also mutated (sampled again), so
   // its distribution must be one here already, not only when resampled.
-  if (absl::Status st = CheckDistribution(candidates, probs); !st.ok()) return st;
+  if (absl::Status st = CheckDistribution(candidates, probs); !st.ok())
+    return st;
   if (decision < 0 || decision >= static_cast<int64_t>(candidates.size())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sample_categorical: decision ", decision, " is not an index into ",

@@ -23,15 +23,16 @@ absl::StatusOr<std::vector<int64_t>> SamplePerfectTile(Rng* rng, int64_t extent,
                                                        int64_t n,
                                                        int64_t max_innermost);
 // Errors: wrong count, a factor < 1, a product != extent, innermost too large.
-absl::Status CheckPerfectTile(const std::vector<int64_t>& factors, int64_t extent,
-                              int64_t n, int64_t max_innermost);
+absl::Status CheckPerfectTile(const std::vector<int64_t>& factors,
+                              int64_t extent, int64_t n, int64_t max_innermost);
 
-absl::StatusOr<int64_t> SampleCategorical(Rng* rng,
-                                          const std::vector<int64_t>& candidates,
-                                          const std::vector<double>& probs);
+absl::StatusOr<int64_t> SampleCategorical(
+    Rng* rng, const std::vector<int64_t>& candidates,
+    const std::vector<double>& probs);
 // Errors: the candidates and probabilities are not a distribution (as
 // SampleCategorical refuses them), or the decision is not an index of one.
-absl::Status CheckCategorical(int64_t decision, const std::vector<int64_t>& candidates,
+absl::Status CheckCategorical(int64_t decision,
+                              const std::vector<int64_t>& candidates,
                               const std::vector<double>& probs);
 
 }  // namespace lathe::primitive

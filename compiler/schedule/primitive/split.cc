@@ -41,23 +41,27 @@ absl::StatusOr<std::vector<std::string>> Split(
     if (*factors[i] < 1) {
       return fail(absl::StrCat("factor ", *factors[i], " is not positive"));
     }
-    known_product = SaturatingProduct(known_product, *factors[i], max_padded + 1);
+    known_product =
+        SaturatingProduct(known_product, *factors[i], max_padded + 1);
   }
   std::vector<int64_t> extents;
   for (const auto& f : factors) extents.push_back(f.value_or(0));
   if (inferred >= 0) {
-    extents[inferred] = loop->extent / known_product + (loop->extent % known_product != 0);
+    extents[inferred] =
+        loop->extent / known_product + (loop->extent % known_product != 0);
   } else if (known_product < loop->extent) {
     return fail(absl::StrCat("factors [", absl::StrJoin(extents, ", "),
                              "] cover only ", known_product, " iterations"));
   }
   int64_t product = 1;
-  for (int64_t e : extents) product = SaturatingProduct(product, e, max_padded + 1);
+  for (int64_t e : extents)
+    product = SaturatingProduct(product, e, max_padded + 1);
   if (product > max_padded) {
-    return fail(absl::StrCat("factors [", absl::StrJoin(extents, ", "), "] make more than ",
-                             max_padded,
-                             " iterations (a split may pad a loop to at most twice its extent, or "
-                             "its extent + 64)"));
+    return fail(absl::StrCat(
+        "factors [", absl::StrJoin(extents, ", "), "] make more than ",
+        max_padded,
+        " iterations (a split may pad a loop to at most twice its extent, or "
+        "its extent + 64)"));
   }
 
   // 2. New loop variables and the value of the old one. Candidate names
@@ -77,7 +81,8 @@ absl::StatusOr<std::vector<std::string>> Split(
   Expr needs_guard = product > loop->extent ? (value < loop->extent) : Expr();
   // The old variable may be used anywhere below (bindings, predicates, and
   // after lowering-like rewrites, conditions and indices): replace it all.
-  MutateAllExprs(body.get(), [&](const Expr& e) { return Substitute(e, substitution); });
+  MutateAllExprs(body.get(),
+                 [&](const Expr& e) { return Substitute(e, substitution); });
   if (needs_guard.defined()) {
     // Every block below runs once per iteration of the new nest, so every
     // block (not only those whose bindings use the loop) must skip the tail.

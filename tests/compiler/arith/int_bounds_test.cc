@@ -7,7 +7,8 @@ namespace {
 
 TEST(IntBounds, AffineExpression) {
   Expr i = Var("i"), j = Var("j");
-  VarRanges ranges{{i.get(), Interval::Extent(4)}, {j.get(), Interval::Extent(8)}};
+  VarRanges ranges{{i.get(), Interval::Extent(4)},
+                   {j.get(), Interval::Extent(8)}};
   Interval b = BoundOf(i * 8 + j - 3, ranges);
   EXPECT_EQ(b.min, -3);
   EXPECT_EQ(b.max, 28);

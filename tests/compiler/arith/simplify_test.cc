@@ -14,7 +14,8 @@ TEST(Simplify, CollectsLinearTerms) {
 TEST(Simplify, CancelsSplitOfFuse) {
   // fused = i * 8 + j with j in [0, 8): fused // 8 == i, fused % 8 == j.
   Expr i = Var("i"), j = Var("j");
-  VarRanges ranges{{i.get(), Interval::Extent(16)}, {j.get(), Interval::Extent(8)}};
+  VarRanges ranges{{i.get(), Interval::Extent(16)},
+                   {j.get(), Interval::Extent(8)}};
   Expr fused = i * 8 + j;
   EXPECT_TRUE(Simplify(FloorDiv(fused, 8), ranges).same_as(i));
   EXPECT_TRUE(Simplify(FloorMod(fused, 8), ranges).same_as(j));
@@ -29,7 +30,8 @@ TEST(Simplify, NestedFloorDiv) {
 
 TEST(Simplify, DecidesComparisonsFromRanges) {
   Expr i = Var("i"), j = Var("j");
-  VarRanges ranges{{i.get(), Interval::Extent(4)}, {j.get(), Interval::Extent(4)}};
+  VarRanges ranges{{i.get(), Interval::Extent(4)},
+                   {j.get(), Interval::Extent(4)}};
   Expr always = i * 4 + j < 16;
   Expr sometimes = i * 4 + j < 15;
   EXPECT_EQ(Simplify(always, ranges).ToString(), "true");

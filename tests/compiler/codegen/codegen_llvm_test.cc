@@ -24,23 +24,25 @@ using ::lathe::testing::ScalarLoop;
 // A prime extent has no whole vector chunks: the loop goes to LLVM's loop
 // vectorizer through metadata.
 TEST(Codegen, VectorizedLoopCarriesMetadata) {
-  absl::StatusOr<std::string> ir =
-      GenerateLLVMIR(ScalarLoop(61, ForKind::kVectorized), Host(), {}, /*optimize=*/false);
+  absl::StatusOr<std::string> ir = GenerateLLVMIR(
+      ScalarLoop(61, ForKind::kVectorized), Host(), {}, /*optimize=*/false);
   ASSERT_TRUE(ir.ok()) << ir.status();
   EXPECT_THAT(*ir, ::testing::HasSubstr("llvm.loop.vectorize.enable"));
   EXPECT_THAT(*ir, ::testing::HasSubstr("noalias"));
-  absl::StatusOr<std::string> opt = GenerateLLVMIR(ScalarLoop(61, ForKind::kVectorized), Host());
+  absl::StatusOr<std::string> opt =
+      GenerateLLVMIR(ScalarLoop(61, ForKind::kVectorized), Host());
   ASSERT_TRUE(opt.ok()) << opt.status();
   EXPECT_THAT(*opt, ::testing::ContainsRegex("<(4|8|16) x float>"));
 }
 
 // Unit-stride stores over whole vectors are emitted as vector IR directly.
 TEST(Codegen, VectorizedUnitStrideLoopIsVectorIR) {
-  absl::StatusOr<std::string> ir =
-      GenerateLLVMIR(ScalarLoop(64, ForKind::kVectorized), Host(), {}, /*optimize=*/false);
+  absl::StatusOr<std::string> ir = GenerateLLVMIR(
+      ScalarLoop(64, ForKind::kVectorized), Host(), {}, /*optimize=*/false);
   ASSERT_TRUE(ir.ok()) << ir.status();
   EXPECT_THAT(*ir, ::testing::ContainsRegex("store <(4|8|16) x float>"));
-  EXPECT_THAT(*ir, ::testing::Not(::testing::HasSubstr("llvm.loop.vectorize.enable")));
+  EXPECT_THAT(
+      *ir, ::testing::Not(::testing::HasSubstr("llvm.loop.vectorize.enable")));
 }
 
 // The register tile of a matmul: i unrolled around j vectorized, the
@@ -51,20 +53,31 @@ TEST(Codegen, RegisterTileStaysInRegisters) {
   BufferPtr a = MakeBuffer("A", DType::Float32(), {mr, k});
   BufferPtr b = MakeBuffer("B", DType::Float32(), {k, nr});
   BufferPtr c = MakeBuffer("C", DType::Float32(), {mr, nr});
-  BufferPtr acc = MakeBuffer("acc", DType::Float32(), {mr, nr}, BufferScope::kLocal);
-  Expr i0 = Var("i0"), j0 = Var("j0"), i = Var("i"), j = Var("j"), kk = Var("k"), i2 = Var("i2"), j2 = Var("j2");
+  BufferPtr acc =
+      MakeBuffer("acc", DType::Float32(), {mr, nr}, BufferScope::kLocal);
+  Expr i0 = Var("i0"), j0 = Var("j0"), i = Var("i"), j = Var("j"),
+       kk = Var("k"), i2 = Var("i2"), j2 = Var("j2");
   std::vector<StmtPtr> body;
-  body.push_back(MakeFor(i0, mr, MakeFor(j0, nr, MakeStore(acc, {i0, j0}, Expr(0.0)), ForKind::kVectorized),
+  body.push_back(MakeFor(i0, mr,
+                         MakeFor(j0, nr, MakeStore(acc, {i0, j0}, Expr(0.0)),
+                                 ForKind::kVectorized),
                          ForKind::kUnrolled));
   body.push_back(MakeFor(
       kk, k,
       MakeFor(i, mr,
-              MakeFor(j, nr, MakeStore(acc, {i, j}, Load(acc, {i, j}) + Load(a, {i, kk}) * Load(b, {kk, j})),
+              MakeFor(j, nr,
+                      MakeStore(acc, {i, j},
+                                Load(acc, {i, j}) +
+                                    Load(a, {i, kk}) * Load(b, {kk, j})),
                       ForKind::kVectorized),
               ForKind::kUnrolled)));
-  body.push_back(MakeFor(i2, mr, MakeFor(j2, nr, MakeStore(c, {i2, j2}, Load(acc, {i2, j2})), ForKind::kVectorized),
-                         ForKind::kUnrolled));
-  Program p = MakeLoweredProgram("tile", {a, b}, {c}, MakeSeq(std::move(body)), {acc});
+  body.push_back(
+      MakeFor(i2, mr,
+              MakeFor(j2, nr, MakeStore(c, {i2, j2}, Load(acc, {i2, j2})),
+                      ForKind::kVectorized),
+              ForKind::kUnrolled));
+  Program p =
+      MakeLoweredProgram("tile", {a, b}, {c}, MakeSeq(std::move(body)), {acc});
   absl::StatusOr<std::string> ir = GenerateLLVMIR(p, Host());
   ASSERT_TRUE(ir.ok()) << ir.status();
   EXPECT_THAT(*ir, ::testing::Not(::testing::HasSubstr("alloca")));
@@ -72,7 +85,8 @@ TEST(Codegen, RegisterTileStaysInRegisters) {
 }
 
 TEST(Codegen, MatmulFormsFmas) {
-  absl::StatusOr<std::string> ir = GenerateLLVMIR(Matmul(16, 64, 16, ForKind::kVectorized), Host());
+  absl::StatusOr<std::string> ir =
+      GenerateLLVMIR(Matmul(16, 64, 16, ForKind::kVectorized), Host());
   ASSERT_TRUE(ir.ok()) << ir.status();
   EXPECT_THAT(*ir, ::testing::HasSubstr("fmul reassoc nsz contract afn"));
 }
@@ -88,14 +102,17 @@ TEST(Codegen, RejectsUnloweredPrograms) {
   Program p = MakeLoweredProgram("unlowered", {}, {a}, std::move(block));
   absl::StatusOr<std::string> ir = GenerateLLVMIR(p, Host());
   EXPECT_EQ(ir.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(ir.status().message()), ::testing::HasSubstr("block B0"));
+  EXPECT_THAT(std::string(ir.status().message()),
+              ::testing::HasSubstr("block B0"));
 
   Expr i = Var("i");
-  auto loop = MakeFor(i, 4, MakeStore(a, {i}, Expr(1.0)), ForKind::kThreadBinding);
+  auto loop =
+      MakeFor(i, 4, MakeStore(a, {i}, Expr(1.0)), ForKind::kThreadBinding);
   loop->thread_tag = "threadIdx.x";
   Program bound = MakeLoweredProgram("bound", {}, {a}, std::move(loop));
   ir = GenerateLLVMIR(bound, Host());
-  EXPECT_THAT(std::string(ir.status().message()), ::testing::HasSubstr("loop i is bound to threadIdx.x"));
+  EXPECT_THAT(std::string(ir.status().message()),
+              ::testing::HasSubstr("loop i is bound to threadIdx.x"));
 }
 
 // Unroll hints are bounded: a long unrolled loop around other loops stays a
@@ -107,19 +124,23 @@ TEST(Codegen, UnrollHintsAreBounded) {
   Expr i = Var("i"), j = Var("j");
   Program long_outer = MakeLoweredProgram(
       "long_outer", {a}, {y},
-      MakeFor(i, 143, MakeFor(j, 18, MakeStore(y, {i, j}, Load(a, {i, j}) * 2.0)),
+      MakeFor(i, 143,
+              MakeFor(j, 18, MakeStore(y, {i, j}, Load(a, {i, j}) * 2.0)),
               ForKind::kUnrolled));
-  absl::StatusOr<std::string> ir = GenerateLLVMIR(long_outer, Host(), {}, /*optimize=*/false);
+  absl::StatusOr<std::string> ir =
+      GenerateLLVMIR(long_outer, Host(), {}, /*optimize=*/false);
   ASSERT_TRUE(ir.ok()) << ir.status();
-  EXPECT_THAT(*ir, ::testing::Not(::testing::HasSubstr("llvm.loop.unroll.full")));
+  EXPECT_THAT(*ir,
+              ::testing::Not(::testing::HasSubstr("llvm.loop.unroll.full")));
 
   // A long innermost unrolled loop keeps the hint.
   BufferPtr v = MakeBuffer("V", DType::Float32(), {100});
   BufferPtr w = MakeBuffer("W", DType::Float32(), {100});
   Expr k = Var("k");
-  Program innermost = MakeLoweredProgram(
-      "innermost", {v}, {w},
-      MakeFor(k, 100, MakeStore(w, {k}, Load(v, {k}) + 1.0), ForKind::kUnrolled));
+  Program innermost =
+      MakeLoweredProgram("innermost", {v}, {w},
+                         MakeFor(k, 100, MakeStore(w, {k}, Load(v, {k}) + 1.0),
+                                 ForKind::kUnrolled));
   ir = GenerateLLVMIR(innermost, Host(), {}, /*optimize=*/false);
   ASSERT_TRUE(ir.ok()) << ir.status();
   EXPECT_THAT(*ir, ::testing::HasSubstr("llvm.loop.unroll.full"));
@@ -132,7 +153,9 @@ TEST(Codegen, UnrollHintsAreBounded) {
     Expr p = Var("p"), q = Var("q");
     return MakeLoweredProgram(
         "nested", {x}, {z},
-        MakeFor(p, n, MakeFor(q, n, MakeStore(z, {p, q}, Load(x, {p, q}) + 1.0), ForKind::kUnrolled),
+        MakeFor(p, n,
+                MakeFor(q, n, MakeStore(z, {p, q}, Load(x, {p, q}) + 1.0),
+                        ForKind::kUnrolled),
                 ForKind::kUnrolled));
   };
   ir = GenerateLLVMIR(nested(32), Host(), {}, /*optimize=*/false);
@@ -145,31 +168,38 @@ TEST(Codegen, UnrollHintsAreBounded) {
 }
 
 TEST(SetLlvmOptionUnlessSet, NamesAnOptionThisLlvmLacks) {
-  absl::StatusOr<bool> set = SetLlvmOptionUnlessSet("lathe-no-such-option", "1");
+  absl::StatusOr<bool> set =
+      SetLlvmOptionUnlessSet("lathe-no-such-option", "1");
   EXPECT_EQ(set.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(set.status().message(), ::testing::HasSubstr("\"lathe-no-such-option\""));
+  EXPECT_THAT(set.status().message(),
+              ::testing::HasSubstr("\"lathe-no-such-option\""));
 }
 
 TEST(SetLlvmOptionUnlessSet, SetsAnOptionOnceAndThenLeavesItAlone) {
   // The default value: other tests of this process optimize too.
-  absl::StatusOr<bool> first = SetLlvmOptionUnlessSet("dse-memoryssa-scanlimit", "150");
+  absl::StatusOr<bool> first =
+      SetLlvmOptionUnlessSet("dse-memoryssa-scanlimit", "150");
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(*first);
-  absl::StatusOr<bool> again = SetLlvmOptionUnlessSet("dse-memoryssa-scanlimit", "7");
+  absl::StatusOr<bool> again =
+      SetLlvmOptionUnlessSet("dse-memoryssa-scanlimit", "7");
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(*again);
 }
 
 TEST(SetLlvmOptionUnlessSet, TheOptimizerHasSetItsOwnBeforeItRuns) {
-  ASSERT_TRUE(GenerateLLVMIR(ScalarLoop(61, ForKind::kVectorized), Host()).ok());
+  ASSERT_TRUE(
+      GenerateLLVMIR(ScalarLoop(61, ForKind::kVectorized), Host()).ok());
   // Already set by the optimizer: this process's value is kept.
-  absl::StatusOr<bool> set = SetLlvmOptionUnlessSet("dse-memoryssa-defs-per-block-limit", "7");
+  absl::StatusOr<bool> set =
+      SetLlvmOptionUnlessSet("dse-memoryssa-defs-per-block-limit", "7");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_FALSE(*set);
 }
 
 TEST(SetLlvmOptionUnlessSet, AValueLlvmCannotParseIsAnError) {
-  absl::StatusOr<bool> set = SetLlvmOptionUnlessSet("dse-memoryssa-walklimit", "many");
+  absl::StatusOr<bool> set =
+      SetLlvmOptionUnlessSet("dse-memoryssa-walklimit", "many");
   EXPECT_EQ(set.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(set.status().message(), ::testing::HasSubstr("\"many\""));
 }
@@ -184,7 +214,8 @@ TEST(Optimizer, LeavesLoopLoadEliminationOut) {
   EXPECT_GT(NumOptimizerPassesLeftOut(), before);
   // Not optimized: nothing to skip.
   const int64_t now = NumOptimizerPassesLeftOut();
-  ASSERT_TRUE(GenerateLLVMIR(ScalarLoop(100), Host(), {}, /*optimize=*/false).ok());
+  ASSERT_TRUE(
+      GenerateLLVMIR(ScalarLoop(100), Host(), {}, /*optimize=*/false).ok());
   EXPECT_EQ(NumOptimizerPassesLeftOut(), now);
 }
 

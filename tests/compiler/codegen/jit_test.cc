@@ -57,7 +57,8 @@ struct KernelArgs {
 
 // JIT-compiles the program for the target, runs it and the interpreter on the
 // same inputs and compares every output.
-void ExpectMatchesInterpreter(const Program& program, const Target& target, double rtol = 1e-5, double atol = 1e-5) {
+void ExpectMatchesInterpreter(const Program& program, const Target& target,
+                              double rtol = 1e-5, double atol = 1e-5) {
   SCOPED_TRACE(program.name + " on " + target.ToString());
   absl::StatusOr<CompiledKernel> kernel = Compile(program, target);
   ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -67,8 +68,10 @@ void ExpectMatchesInterpreter(const Program& program, const Target& target, doub
   ASSERT_TRUE(st.ok()) << st;
   for (size_t i = program.inputs.size(); i < args.tensors.size(); ++i) {
     TensorData actual = args.tensors[i];
-    for (int64_t e = 0; e < actual.size(); ++e) actual.values[e] = args.arrays[i][e];
-    absl::Status close = CheckAllClose(actual, args.tensors[i], rtol, atol, program.Params()[i]->name);
+    for (int64_t e = 0; e < actual.size(); ++e)
+      actual.values[e] = args.arrays[i][e];
+    absl::Status close = CheckAllClose(actual, args.tensors[i], rtol, atol,
+                                       program.Params()[i]->name);
     EXPECT_TRUE(close.ok()) << close;
   }
 }
@@ -84,28 +87,35 @@ TEST(Jit, MatmulOddAndPrimeExtents) {
 TEST(Jit, VectorizedLoopWithTail) {
   ExpectMatchesInterpreter(ScalarLoop(13, ForKind::kVectorized), Host());
   ExpectMatchesInterpreter(ScalarLoop(3, ForKind::kVectorized), Host());
-  ExpectMatchesInterpreter(Matmul(5, 13, 11, ForKind::kVectorized), Host(), 1e-4, 1e-4);
-  ExpectMatchesInterpreter(Matmul(4, 67, 9, ForKind::kVectorized), Host(), 1e-4, 1e-4);
+  ExpectMatchesInterpreter(Matmul(5, 13, 11, ForKind::kVectorized), Host(),
+                           1e-4, 1e-4);
+  ExpectMatchesInterpreter(Matmul(4, 67, 9, ForKind::kVectorized), Host(), 1e-4,
+                           1e-4);
 }
 
 TEST(Jit, UnrolledLoops) {
   ExpectMatchesInterpreter(ScalarLoop(4, ForKind::kUnrolled), Host());
-  ExpectMatchesInterpreter(ScalarLoop(100, ForKind::kUnrolled), Host());  // beyond inline unrolling
-  ExpectMatchesInterpreter(Matmul(6, 16, 5, ForKind::kVectorized, ForKind::kUnrolled), Host(), 1e-4,
-                           1e-4);
+  ExpectMatchesInterpreter(ScalarLoop(100, ForKind::kUnrolled),
+                           Host());  // beyond inline unrolling
+  ExpectMatchesInterpreter(
+      Matmul(6, 16, 5, ForKind::kVectorized, ForKind::kUnrolled), Host(), 1e-4,
+      1e-4);
 }
 
 TEST(Jit, NarrowerVectorTargets) {
   // Never assume AVX-512: the same kernels for AVX2 and SSE2 machines, run
   // here whenever this machine has what they need.
-  for (const char* text : {"llvm -mcpu=haswell", "llvm -mcpu=x86-64", "llvm -mcpu=x86-64-v3"}) {
+  for (const char* text :
+       {"llvm -mcpu=haswell", "llvm -mcpu=x86-64", "llvm -mcpu=x86-64-v3"}) {
     absl::StatusOr<Target> t = ParseTarget(text);
     ASSERT_TRUE(t.ok()) << t.status();
     if (!CheckRunnableHere(*t).ok()) {
-      std::printf("skipping %s: %s\n", text, std::string(CheckRunnableHere(*t).message()).c_str());
+      std::printf("skipping %s: %s\n", text,
+                  std::string(CheckRunnableHere(*t).message()).c_str());
       continue;
     }
-    ExpectMatchesInterpreter(Matmul(7, 29, 13, ForKind::kVectorized), *t, 1e-4, 1e-4);
+    ExpectMatchesInterpreter(Matmul(7, 29, 13, ForKind::kVectorized), *t, 1e-4,
+                             1e-4);
   }
 }
 
@@ -121,12 +131,15 @@ TEST(Jit, IfAndFloorSemantics) {
   body.push_back(MakeIf(FloorMod(i, 3) == 0, MakeStore(b, {i}, Load(a, {i})),
                         MakeStore(b, {i}, Expr(0.0) - Load(a, {i}))));
   Expr shifted = i - 10;
-  body.push_back(MakeStore(
-      c, {i},
-      Cast(DType::Float32(), FloorDiv(shifted, 3)) * Expr(10.0) + Cast(DType::Float32(), FloorMod(shifted, 4))));
+  body.push_back(
+      MakeStore(c, {i},
+                Cast(DType::Float32(), FloorDiv(shifted, 3)) * Expr(10.0) +
+                    Cast(DType::Float32(), FloorMod(shifted, 4))));
   body.push_back(MakeIf(i < 5, MakeStore(c, {i}, Load(c, {i}) + Expr(100.0))));
-  ExpectMatchesInterpreter(MakeLoweredProgram("if_floor", {a}, {b, c}, MakeFor(i, n, MakeSeq(std::move(body)))),
-                           Host());
+  ExpectMatchesInterpreter(
+      MakeLoweredProgram("if_floor", {a}, {b, c},
+                         MakeFor(i, n, MakeSeq(std::move(body)))),
+      Host());
 }
 
 TEST(Jit, MathFunctionsAndMinMax) {
@@ -138,11 +151,16 @@ TEST(Jit, MathFunctionsAndMinMax) {
   std::vector<StmtPtr> body;
   body.push_back(MakeStore(b, {i, 0}, Call("exp", {x}, DType::Float32())));
   body.push_back(MakeStore(b, {i, 1}, Call("tanh", {x}, DType::Float32())));
-  body.push_back(MakeStore(b, {i, 2}, Call("sqrt", {Call("abs", {x}, DType::Float32())}, DType::Float32())));
-  body.push_back(MakeStore(b, {i, 3}, Call("log", {x * x + Expr(1.0)}, DType::Float32())));
+  body.push_back(MakeStore(
+      b, {i, 2},
+      Call("sqrt", {Call("abs", {x}, DType::Float32())}, DType::Float32())));
+  body.push_back(
+      MakeStore(b, {i, 3}, Call("log", {x * x + Expr(1.0)}, DType::Float32())));
   body.push_back(MakeStore(b, {i, 4}, Min(x, Expr(0.25))));
   body.push_back(MakeStore(b, {i, 5}, Max(x, Expr(0.0)) / Expr(3.0)));
-  Program p = MakeLoweredProgram("math", {a}, {b}, MakeFor(i, n, MakeSeq(std::move(body)), ForKind::kVectorized));
+  Program p = MakeLoweredProgram(
+      "math", {a}, {b},
+      MakeFor(i, n, MakeSeq(std::move(body)), ForKind::kVectorized));
   ExpectMatchesInterpreter(p, Host(), 1e-5, 1e-6);
 }
 
@@ -156,11 +174,14 @@ void RunPaddingOverGuardPages(ForKind kind) {
   Expr i = Var("i");
   Program p = MakeLoweredProgram(
       "pad", {x}, {y},
-      MakeFor(i, n + 2, MakeStore(y, {i}, Select(i >= 1 && i <= n, Load(x, {i - 1}), Expr(0.0))), kind));
+      MakeFor(i, n + 2,
+              MakeStore(y, {i},
+                        Select(i >= 1 && i <= n, Load(x, {i - 1}), Expr(0.0))),
+              kind));
   absl::StatusOr<CompiledKernel> kernel = Compile(p, Host());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  char* mem = static_cast<char*>(
-      mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  char* mem = static_cast<char*>(mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(mem, MAP_FAILED);
   ASSERT_EQ(mprotect(mem, page, PROT_NONE), 0);
   ASSERT_EQ(mprotect(mem + 2 * page, page, PROT_NONE), 0);
@@ -174,8 +195,12 @@ void RunPaddingOverGuardPages(ForKind kind) {
   munmap(mem, 3 * page);
 }
 
-TEST(Jit, SelectGuardsOutOfBoundsLoad) { RunPaddingOverGuardPages(ForKind::kSerial); }
-TEST(Jit, VectorizedSelectGuardsOutOfBoundsLoad) { RunPaddingOverGuardPages(ForKind::kVectorized); }
+TEST(Jit, SelectGuardsOutOfBoundsLoad) {
+  RunPaddingOverGuardPages(ForKind::kSerial);
+}
+TEST(Jit, VectorizedSelectGuardsOutOfBoundsLoad) {
+  RunPaddingOverGuardPages(ForKind::kVectorized);
+}
 
 TEST(Jit, ShortCircuitAndGuardsLoad) {
   // Y[i] = (i < n && X[i] > 0) ? 1 : 2 over i in [0, n + 3).
@@ -185,15 +210,18 @@ TEST(Jit, ShortCircuitAndGuardsLoad) {
   Expr i = Var("i");
   Program p = MakeLoweredProgram(
       "andor", {x}, {y},
-      MakeFor(i, n + 3,
-              MakeStore(y, {i},
-                        Select((i < n && Load(x, {i}) > Expr(0.0)) || i == n + 2, Expr(1.0), Expr(2.0)))));
+      MakeFor(
+          i, n + 3,
+          MakeStore(y, {i},
+                    Select((i < n && Load(x, {i}) > Expr(0.0)) || i == n + 2,
+                           Expr(1.0), Expr(2.0)))));
   ExpectMatchesInterpreter(p, Host());
 }
 
 TEST(Jit, LocalBuffersOnStackAndHeap) {
   // Per row i: T[j] = A[i, j] * 2 in a scope-local buffer, then
-  // B[i, j] = T[n - 1 - j] + S[j], where S (root, > 64 KiB: heap) holds j * 0.5.
+  // B[i, j] = T[n - 1 - j] + S[j], where S (root, > 64 KiB: heap) holds j *
+  // 0.5.
   const int64_t m = 9, n = 20000;
   BufferPtr a = MakeBuffer("A", DType::Float32(), {m, n});
   BufferPtr b = MakeBuffer("B", DType::Float32(), {m, n});
@@ -202,17 +230,25 @@ TEST(Jit, LocalBuffersOnStackAndHeap) {
   BufferPtr small = MakeBuffer("U", DType::Float32(), {4}, BufferScope::kLocal);
   Expr i = Var("i"), j = Var("j"), j2 = Var("j2"), j0 = Var("j0"), u = Var("u");
   std::vector<StmtPtr> root;
-  root.push_back(MakeFor(j0, n, MakeStore(s, {j0}, Cast(DType::Float32(), j0) * Expr(0.5))));
+  root.push_back(MakeFor(
+      j0, n, MakeStore(s, {j0}, Cast(DType::Float32(), j0) * Expr(0.5))));
   std::vector<StmtPtr> row;
-  row.push_back(MakeFor(j, n, MakeStore(t, {j}, Load(a, {i, j}) * Expr(2.0)), ForKind::kVectorized));
+  row.push_back(MakeFor(j, n, MakeStore(t, {j}, Load(a, {i, j}) * Expr(2.0)),
+                        ForKind::kVectorized));
   row.push_back(MakeFor(u, 4, MakeStore(small, {u}, Load(t, {u}))));
   row.push_back(MakeFor(j2, n,
-                        MakeStore(b, {i, j2}, Load(t, {Expr(n - 1) - j2}) + Load(s, {j2}) + Load(small, {FloorMod(j2, 4)}))));
-  root.push_back(MakeFor(i, m, MakeAllocScope("scope", {t, small}, MakeSeq(std::move(row)))));
-  Program p = MakeLoweredProgram("locals", {a}, {b}, MakeSeq(std::move(root)), {s});
-  absl::StatusOr<std::string> ir = GenerateLLVMIR(p, Host(), {}, /*optimize=*/false);
+                        MakeStore(b, {i, j2},
+                                  Load(t, {Expr(n - 1) - j2}) + Load(s, {j2}) +
+                                      Load(small, {FloorMod(j2, 4)}))));
+  root.push_back(MakeFor(
+      i, m, MakeAllocScope("scope", {t, small}, MakeSeq(std::move(row)))));
+  Program p =
+      MakeLoweredProgram("locals", {a}, {b}, MakeSeq(std::move(root)), {s});
+  absl::StatusOr<std::string> ir =
+      GenerateLLVMIR(p, Host(), {}, /*optimize=*/false);
   ASSERT_TRUE(ir.ok()) << ir.status();
-  EXPECT_THAT(*ir, ::testing::HasSubstr("call ptr @lathe_alloc(i64 80000, i64 64)"));
+  EXPECT_THAT(*ir,
+              ::testing::HasSubstr("call ptr @lathe_alloc(i64 80000, i64 64)"));
   EXPECT_THAT(*ir, ::testing::HasSubstr("alloca [4 x float], align 64"));
   ExpectMatchesInterpreter(p, Host());
 }
@@ -226,22 +262,33 @@ TEST(Jit, ParallelLoopsAtOneAndTwoThreads) {
   BufferPtr t = MakeBuffer("T", DType::Float32(), {n}, BufferScope::kLocal);
   Expr q = Var("q"), i = Var("i"), j = Var("j"), j2 = Var("j2");
   std::vector<StmtPtr> row;
-  row.push_back(MakeFor(j, n, MakeStore(t, {j}, Load(a, {q, i, j}) + Cast(DType::Float32(), q * 10 + i))));
-  row.push_back(MakeFor(j2, n, MakeStore(b, {q, i, j2}, Load(t, {j2}) * Expr(3.0)), ForKind::kVectorized));
+  row.push_back(MakeFor(
+      j, n,
+      MakeStore(t, {j},
+                Load(a, {q, i, j}) + Cast(DType::Float32(), q * 10 + i))));
+  row.push_back(MakeFor(j2, n,
+                        MakeStore(b, {q, i, j2}, Load(t, {j2}) * Expr(3.0)),
+                        ForKind::kVectorized));
   Program p = MakeLoweredProgram(
       "par", {a}, {b},
-      MakeFor(q, o, MakeFor(i, m, MakeAllocScope("row", {t}, MakeSeq(std::move(row))), ForKind::kParallel)));
+      MakeFor(q, o,
+              MakeFor(i, m, MakeAllocScope("row", {t}, MakeSeq(std::move(row))),
+                      ForKind::kParallel)));
   for (int threads : {1, 2}) {
     ExpectMatchesInterpreter(p, Host(threads));
-    ExpectMatchesInterpreter(Matmul(13, 24, 9, ForKind::kVectorized, ForKind::kParallel), Host(threads),
-                             1e-4, 1e-4);
+    ExpectMatchesInterpreter(
+        Matmul(13, 24, 9, ForKind::kVectorized, ForKind::kParallel),
+        Host(threads), 1e-4, 1e-4);
   }
-  absl::StatusOr<std::string> ir = GenerateLLVMIR(p, Host(2), {}, /*optimize=*/false);
+  absl::StatusOr<std::string> ir =
+      GenerateLLVMIR(p, Host(2), {}, /*optimize=*/false);
   ASSERT_TRUE(ir.ok()) << ir.status();
   EXPECT_THAT(*ir, ::testing::HasSubstr("call i32 @lathe_parallel_for(i64 11"));
-  absl::StatusOr<std::string> serial = GenerateLLVMIR(p, Host(1), {}, /*optimize=*/false);
+  absl::StatusOr<std::string> serial =
+      GenerateLLVMIR(p, Host(1), {}, /*optimize=*/false);
   ASSERT_TRUE(serial.ok());
-  EXPECT_THAT(*serial, ::testing::Not(::testing::HasSubstr("lathe_parallel_for")));
+  EXPECT_THAT(*serial,
+              ::testing::Not(::testing::HasSubstr("lathe_parallel_for")));
 }
 
 TEST(Jit, RefusesTargetsThisMachineCannotRun) {
@@ -249,7 +296,8 @@ TEST(Jit, RefusesTargetsThisMachineCannotRun) {
   t.features.push_back("+lathe-imaginary-feature");
   absl::StatusOr<CompiledKernel> k = Compile(ScalarLoop(8), t);
   EXPECT_EQ(k.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(k.status().message()), ::testing::HasSubstr("lathe-imaginary-feature"));
+  EXPECT_THAT(std::string(k.status().message()),
+              ::testing::HasSubstr("lathe-imaginary-feature"));
 }
 
 TEST(Jit, CacheReturnsTheSameKernel) {
@@ -276,14 +324,18 @@ TEST(Jit, CompileTimePerKernel) {
     CodegenOptions options;
     options.function_name = "timed_" + std::to_string(r);  // defeats the cache
     absl::StatusOr<CompiledKernel> k =
-        Compile(Matmul(64, 64, 64, ForKind::kVectorized, ForKind::kParallel), Host(2), options);
+        Compile(Matmul(64, 64, 64, ForKind::kVectorized, ForKind::kParallel),
+                Host(2), options);
     ASSERT_TRUE(k.ok()) << k.status();
     totals.push_back(k->times().total_ms());
     last = k->times();
   }
   std::sort(totals.begin(), totals.end());
-  std::printf("matmul 64^3 compile: median %.1f ms (last: codegen %.1f, O3 %.1f, machine code %.1f, link %.1f)\n",
-              totals[totals.size() / 2], last.codegen_ms, last.optimize_ms, last.machine_code_ms, last.link_ms);
+  std::printf(
+      "matmul 64^3 compile: median %.1f ms (last: codegen %.1f, O3 %.1f, "
+      "machine code %.1f, link %.1f)\n",
+      totals[totals.size() / 2], last.codegen_ms, last.optimize_ms,
+      last.machine_code_ms, last.link_ms);
 }
 
 }  // namespace

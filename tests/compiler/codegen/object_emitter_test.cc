@@ -28,9 +28,12 @@ Program SmallMatmul() {
   body.push_back(MakeFor(j2, 13, MakeStore(c, {i, j2}, Expr(0.0))));
   body.push_back(MakeFor(
       k, 7,
-      MakeFor(j, 13, MakeStore(c, {i, j}, Load(c, {i, j}) + Load(a, {i, k}) * Load(b, {k, j})),
+      MakeFor(j, 13,
+              MakeStore(c, {i, j},
+                        Load(c, {i, j}) + Load(a, {i, k}) * Load(b, {k, j})),
               ForKind::kVectorized)));
-  return MakeLoweredProgram("small matmul", {a, b}, {c}, MakeFor(i, 5, MakeSeq(std::move(body))));
+  return MakeLoweredProgram("small matmul", {a, b}, {c},
+                            MakeFor(i, 5, MakeSeq(std::move(body))));
 }
 
 TEST(ObjectEmitter, LinksIntoACProgram) {
@@ -42,7 +45,8 @@ TEST(ObjectEmitter, LinksIntoACProgram) {
   std::string dir = dir_template;
   CodegenOptions options;
   options.function_name = "lathe_small_matmul";
-  absl::Status st = EmitObjectFile(SmallMatmul(), HostTarget(1), dir + "/kernel.o", options);
+  absl::Status st =
+      EmitObjectFile(SmallMatmul(), HostTarget(1), dir + "/kernel.o", options);
   ASSERT_TRUE(st.ok()) << st;
   std::ofstream(dir + "/main.c") << R"(#include <stdio.h>
 int lathe_small_matmul(const float* a, const float* b, float* c);
@@ -61,21 +65,26 @@ int main(void) {
   return 0;
 }
 )";
-  std::string cmd = "cd " + dir + " && cc -o prog main.c kernel.o -lm > cc.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "cc failed; see " << dir << "/cc.log";
+  std::string cmd =
+      "cd " + dir + " && cc -o prog main.c kernel.o -lm > cc.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0)
+      << "cc failed; see " << dir << "/cc.log";
   std::string run = dir + "/prog > " + dir + "/out.txt 2>&1";
   int rc = std::system(run.c_str());
   std::ifstream out(dir + "/out.txt");
-  std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(out)),
+                   std::istreambuf_iterator<char>());
   EXPECT_EQ(WEXITSTATUS(rc), 0) << text;
   EXPECT_EQ(text, "ok\n");
   std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(ObjectEmitter, ReportsUnwritablePath) {
-  absl::Status st = EmitObjectFile(SmallMatmul(), HostTarget(1), "/nonexistent-dir/k.o");
+  absl::Status st =
+      EmitObjectFile(SmallMatmul(), HostTarget(1), "/nonexistent-dir/k.o");
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(st.message()).find("/nonexistent-dir/k.o"), std::string::npos);
+  EXPECT_NE(std::string(st.message()).find("/nonexistent-dir/k.o"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ TEST(Target, ParsePrintRoundTrip) {
   EXPECT_EQ(t->cpu, "znver4");
   EXPECT_EQ(t->num_threads, 2);
   // Features come out sorted by name.
-  EXPECT_EQ(t->ToString(), "llvm -mcpu=znver4 -mattr=+avx2,+fma,-pku -num-threads=2");
+  EXPECT_EQ(t->ToString(),
+            "llvm -mcpu=znver4 -mattr=+avx2,+fma,-pku -num-threads=2");
   absl::StatusOr<Target> again = ParseTarget(t->ToString());
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->ToString(), t->ToString());
@@ -33,27 +34,36 @@ TEST(Target, DefaultsAndLastSettingWins) {
 }
 
 TEST(Target, RejectsBadStrings) {
-  EXPECT_EQ(ParseTarget("").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseTarget("").status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(ParseTarget("cuda -arch=sm_90").status().message()),
               ::testing::HasSubstr("unknown kind \"cuda\""));
   EXPECT_THAT(std::string(ParseTarget("llvm -mattr=avx2").status().message()),
               ::testing::HasSubstr("must start with + or -"));
-  EXPECT_THAT(std::string(ParseTarget("llvm -num-threads=0").status().message()),
-              ::testing::HasSubstr("-num-threads"));
+  EXPECT_THAT(
+      std::string(ParseTarget("llvm -num-threads=0").status().message()),
+      ::testing::HasSubstr("-num-threads"));
   EXPECT_THAT(std::string(ParseTarget("llvm -O3").status().message()),
               ::testing::HasSubstr("unknown option \"-O3\""));
 }
 
 // A second -mcpu or -num-threads used to replace the first without a word.
 TEST(Target, RefusesAnOptionGivenTwice) {
-  EXPECT_THAT(std::string(ParseTarget("llvm -num-threads=2 -num-threads=1").status().message()),
-              ::testing::HasSubstr("-num-threads is given twice"));
-  EXPECT_THAT(std::string(ParseTarget("host -num-threads=1 -num-threads=1").status().message()),
-              ::testing::HasSubstr("-num-threads is given twice"));
-  EXPECT_THAT(std::string(ParseTarget("llvm -mcpu=znver4 -mcpu=haswell").status().message()),
-              ::testing::HasSubstr("-mcpu is given twice"));
+  EXPECT_THAT(
+      std::string(
+          ParseTarget("llvm -num-threads=2 -num-threads=1").status().message()),
+      ::testing::HasSubstr("-num-threads is given twice"));
+  EXPECT_THAT(
+      std::string(
+          ParseTarget("host -num-threads=1 -num-threads=1").status().message()),
+      ::testing::HasSubstr("-num-threads is given twice"));
+  EXPECT_THAT(
+      std::string(
+          ParseTarget("llvm -mcpu=znver4 -mcpu=haswell").status().message()),
+      ::testing::HasSubstr("-mcpu is given twice"));
   // -mattr lists add up.
-  absl::StatusOr<Target> t = ParseTarget("llvm -mcpu=haswell -mattr=+avx2 -mattr=+fma");
+  absl::StatusOr<Target> t =
+      ParseTarget("llvm -mcpu=haswell -mattr=+avx2 -mattr=+fma");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_THAT(t->ToString(), ::testing::HasSubstr("-mattr=+avx2,+fma"));
 }
@@ -61,12 +71,14 @@ TEST(Target, RefusesAnOptionGivenTwice) {
 // LLVM warns on a CPU or feature it does not know and aborts on a CPU
 // without 64-bit mode: ParseTarget refuses them by name instead.
 TEST(Target, RefusesCpusAndFeaturesLlvmDoesNotKnow) {
-  for (const char* bad : {"llvm -mcpu=bogus", "llvm -mcpu=i386", "llvm -mcpu=pentium4",
-                          "llvm -mattr=+bogus", "llvm -mattr=-64bit",
-                          "llvm -mcpu=znver4 -mattr=+avx512f,-nosuchfeature"}) {
+  for (const char* bad :
+       {"llvm -mcpu=bogus", "llvm -mcpu=i386", "llvm -mcpu=pentium4",
+        "llvm -mattr=+bogus", "llvm -mattr=-64bit",
+        "llvm -mcpu=znver4 -mattr=+avx512f,-nosuchfeature"}) {
     absl::StatusOr<Target> t = ParseTarget(bad);
     EXPECT_FALSE(t.ok()) << bad;
-    EXPECT_THAT(std::string(t.status().message()), ::testing::HasSubstr(bad)) << bad;
+    EXPECT_THAT(std::string(t.status().message()), ::testing::HasSubstr(bad))
+        << bad;
   }
   EXPECT_THAT(std::string(ParseTarget("llvm -mcpu=bogus").status().message()),
               ::testing::HasSubstr("-mcpu=bogus is not an x86-64 CPU"));
@@ -75,10 +87,12 @@ TEST(Target, RefusesCpusAndFeaturesLlvmDoesNotKnow) {
   // Host detection names "hle", which LLVM 16's feature table lacks; a host
   // target string with it must parse on any machine.
   EXPECT_TRUE(ParseTarget("llvm -mcpu=skylake-avx512 -mattr=+hle").ok());
-  for (const char* good : {"llvm -mcpu=x86-64-v3", "llvm -mcpu=znver4 -mattr=-avx512f",
-                           "llvm -mcpu=skylake-avx512 -mattr=+fma,+amx-tile", "llvm -mcpu=generic",
-                           "llvm"}) {
-    EXPECT_TRUE(ParseTarget(good).ok()) << good << ": " << ParseTarget(good).status();
+  for (const char* good :
+       {"llvm -mcpu=x86-64-v3", "llvm -mcpu=znver4 -mattr=-avx512f",
+        "llvm -mcpu=skylake-avx512 -mattr=+fma,+amx-tile", "llvm -mcpu=generic",
+        "llvm"}) {
+    EXPECT_TRUE(ParseTarget(good).ok())
+        << good << ": " << ParseTarget(good).status();
   }
 }
 
@@ -123,7 +137,8 @@ TEST(Target, RefusesFeaturesTheHostLacks) {
   fake.features.push_back("+lathe-imaginary-feature");
   absl::Status st = CheckRunnableHere(fake);
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(st.message()), ::testing::HasSubstr("lathe-imaginary-feature"));
+  EXPECT_THAT(std::string(st.message()),
+              ::testing::HasSubstr("lathe-imaginary-feature"));
 
   for (const char* feature : {"amx-tile", "avx512f", "avx2"}) {
     if (host.HasFeature(feature)) continue;

@@ -30,16 +30,23 @@ TEST(CheckAllClose, NamesFirstMismatchValuesAndCount) {
   absl::Status s = CheckAllClose(a, e, 1e-5, 1e-6, "output C");
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(s.message(),
-            "output C: 2 of 6 elements differ (rtol 1e-05, atol 1e-06); first at [0, 2]: "
-            "actual 2, expected 2.5; largest error 4 at [1, 2]: actual 5, expected 9");
+            "output C: 2 of 6 elements differ (rtol 1e-05, atol 1e-06); first "
+            "at [0, 2]: "
+            "actual 2, expected 2.5; largest error 4 at [1, 2]: actual 5, "
+            "expected 9");
 }
 
 TEST(CheckAllClose, NanAndInfinity) {
-  EXPECT_TRUE(CheckAllClose(Make({2}, {NAN, INFINITY}), Make({2}, {NAN, INFINITY}), 0, 0, "x").ok());
+  EXPECT_TRUE(CheckAllClose(Make({2}, {NAN, INFINITY}),
+                            Make({2}, {NAN, INFINITY}), 0, 0, "x")
+                  .ok());
   EXPECT_FALSE(CheckAllClose(Make({1}, {NAN}), Make({1}, {1}), 1, 1, "x").ok());
   EXPECT_FALSE(CheckAllClose(Make({1}, {1}), Make({1}, {NAN}), 1, 1, "x").ok());
-  EXPECT_FALSE(CheckAllClose(Make({1}, {INFINITY}), Make({1}, {-INFINITY}), 1, 1, "x").ok());
-  EXPECT_FALSE(CheckAllClose(Make({1}, {1e300}), Make({1}, {INFINITY}), 1, 1, "x").ok());
+  EXPECT_FALSE(
+      CheckAllClose(Make({1}, {INFINITY}), Make({1}, {-INFINITY}), 1, 1, "x")
+          .ok());
+  EXPECT_FALSE(
+      CheckAllClose(Make({1}, {1e300}), Make({1}, {INFINITY}), 1, 1, "x").ok());
 }
 
 // The element test CheckAllClose applies, for comparisons in place.
@@ -54,8 +61,9 @@ TEST(CheckAllClose, IsCloseIsItsElementTest) {
 }
 
 TEST(CheckAllClose, RejectsShapeAndDTypeMismatch) {
-  absl::Status s = CheckAllClose(Make({2, 3}, std::vector<double>(6)),
-                                 Make({3, 2}, std::vector<double>(6)), 0, 0, "C");
+  absl::Status s =
+      CheckAllClose(Make({2, 3}, std::vector<double>(6)),
+                    Make({3, 2}, std::vector<double>(6)), 0, 0, "C");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "C: shape [2, 3], expected [3, 2]");
   s = CheckAllClose(Make({1}, {0}, DType::Int32()), Make({1}, {0}), 0, 0, "C");

@@ -20,8 +20,10 @@ using ::testing::HasSubstr;
 
 // ---- Builders for hand-made programs ---------------------------------------
 
-std::unique_ptr<BlockNode> MakeBlock(const std::string& name, std::vector<IterVar> iter_vars,
-                                     std::vector<Expr> iter_values, StmtPtr body) {
+std::unique_ptr<BlockNode> MakeBlock(const std::string& name,
+                                     std::vector<IterVar> iter_vars,
+                                     std::vector<Expr> iter_values,
+                                     StmtPtr body) {
   auto block = std::make_unique<BlockNode>();
   block->name = name;
   block->iter_vars = std::move(iter_vars);
@@ -49,18 +51,23 @@ Program MakeProgram(const std::string& name, std::vector<BufferPtr> inputs,
 struct ElementwiseSpec {
   int64_t loop_extent = 4;
   int64_t iter_extent = 4;
-  std::function<Expr(const Expr& i)> iter_value = [](const Expr& i) { return i; };
+  std::function<Expr(const Expr& i)> iter_value = [](const Expr& i) {
+    return i;
+  };
   std::function<Expr(const Expr& vi)> value;
   std::function<Expr(const Expr& i, const Expr& vi)> predicate;  // optional
 };
 
-Program Elementwise(const BufferPtr& in, const BufferPtr& out, const ElementwiseSpec& spec) {
+Program Elementwise(const BufferPtr& in, const BufferPtr& out,
+                    const ElementwiseSpec& spec) {
   Expr i = Var("i");
   Expr vi = Var("vi");
-  auto block = MakeBlock(out->name, {{vi, spec.iter_extent, IterType::kSpatial}},
-                         {spec.iter_value(i)}, MakeStore(out, {vi}, spec.value(vi)));
+  auto block =
+      MakeBlock(out->name, {{vi, spec.iter_extent, IterType::kSpatial}},
+                {spec.iter_value(i)}, MakeStore(out, {vi}, spec.value(vi)));
   if (spec.predicate) block->predicate = spec.predicate(i, vi);
-  return MakeProgram("f", {in}, {out}, MakeFor(i, spec.loop_extent, std::move(block)));
+  return MakeProgram("f", {in}, {out},
+                     MakeFor(i, spec.loop_extent, std::move(block)));
 }
 
 TensorData Filled(const BufferPtr& b, const std::vector<double>& values) {
@@ -72,10 +79,11 @@ TensorData Filled(const BufferPtr& b, const std::vector<double>& values) {
 
 te::Tensor MatmulOutput(const te::Tensor& a, const te::Tensor& b) {
   te::ReduceAxis k = te::MakeReduceAxis(a.shape()[1], "k");
-  return te::ComputeReduction("C", {a.shape()[0], b.shape()[1]}, {"i", "j"},
-                              [&](const std::vector<Expr>& ax) {
-                                return te::Sum(a({ax[0], k.var}) * b({k.var, ax[1]}), {k});
-                              });
+  return te::ComputeReduction(
+      "C", {a.shape()[0], b.shape()[1]}, {"i", "j"},
+      [&](const std::vector<Expr>& ax) {
+        return te::Sum(a({ax[0], k.var}) * b({k.var, ax[1]}), {k});
+      });
 }
 
 Program Matmul(int64_t m, int64_t n, int64_t k) {
@@ -88,8 +96,9 @@ Program Matmul(int64_t m, int64_t n, int64_t k) {
 
 TEST(Interpreter, MatmulMatchesHandComputedResult) {
   Program p = Matmul(2, 2, 3);
-  TensorData a = Filled(p.inputs[0], {1, 2, 3, 4, 5, 6});     // [[1,2,3],[4,5,6]]
-  TensorData b = Filled(p.inputs[1], {7, 8, 9, 10, 11, 12});  // [[7,8],[9,10],[11,12]]
+  TensorData a = Filled(p.inputs[0], {1, 2, 3, 4, 5, 6});  // [[1,2,3],[4,5,6]]
+  TensorData b =
+      Filled(p.inputs[1], {7, 8, 9, 10, 11, 12});  // [[7,8],[9,10],[11,12]]
   TensorData c = TensorData::Like(*p.outputs[0]);
   InterpretStats stats;
   ASSERT_TRUE(Interpret(p, {&a, &b, &c}, &stats).ok()) << PrintProgram(p);
@@ -112,10 +121,12 @@ TEST(Interpreter, MatmulMatchesFloat32ReferenceOnRandomInputs) {
     for (int j = 0; j < 7; ++j) {
       float acc = 0;
       for (int k = 0; k < 9; ++k) {
-        acc += static_cast<float>(a.values[i * 9 + k]) * static_cast<float>(b.values[k * 7 + j]);
+        acc += static_cast<float>(a.values[i * 9 + k]) *
+               static_cast<float>(b.values[k * 7 + j]);
       }
       // Rounding after every operation reproduces float32 code bit for bit.
-      EXPECT_EQ(c.values[i * 7 + j], static_cast<double>(acc)) << i << ", " << j;
+      EXPECT_EQ(c.values[i * 7 + j], static_cast<double>(acc))
+          << i << ", " << j;
     }
   }
 }
@@ -140,12 +151,14 @@ TEST(Interpreter, CompiledProgramRunsRepeatedlyFromScratch) {
 TEST(Interpreter, SumReductionRunsInit) {
   te::Tensor x = te::Placeholder("X", {2, 3});
   te::ReduceAxis k = te::MakeReduceAxis(3, "k");
-  te::Tensor y = te::ComputeReduction("Y", {2}, {"i"}, [&](const std::vector<Expr>& ax) {
-    return te::Sum(x({ax[0], k.var}), {k});
-  });
+  te::Tensor y =
+      te::ComputeReduction("Y", {2}, {"i"}, [&](const std::vector<Expr>& ax) {
+        return te::Sum(x({ax[0], k.var}), {k});
+      });
   Program p = te::CreateProgram("rowsum", {x}, {y}).value();
   TensorData xd = Filled(p.inputs[0], {1, 2, 3, -4, 5, 0.5});
-  TensorData yd = Filled(p.outputs[0], {100, 100});  // stale values must not leak in
+  TensorData yd =
+      Filled(p.outputs[0], {100, 100});  // stale values must not leak in
   ASSERT_TRUE(Interpret(p, {&xd, &yd}).ok());
   EXPECT_EQ(yd.values, (std::vector<double>{6, 1.5}));
 }
@@ -153,9 +166,10 @@ TEST(Interpreter, SumReductionRunsInit) {
 TEST(Interpreter, MaxReductionStartsFromMinusInfinity) {
   te::Tensor x = te::Placeholder("X", {2, 3});
   te::ReduceAxis k = te::MakeReduceAxis(3, "k");
-  te::Tensor y = te::ComputeReduction("Y", {2}, {"i"}, [&](const std::vector<Expr>& ax) {
-    return te::MaxOver(x({ax[0], k.var}), {k});
-  });
+  te::Tensor y =
+      te::ComputeReduction("Y", {2}, {"i"}, [&](const std::vector<Expr>& ax) {
+        return te::MaxOver(x({ax[0], k.var}), {k});
+      });
   Program p = te::CreateProgram("rowmax", {x}, {y}).value();
   // All negative: an identity of 0 instead of -inf would give 0.
   TensorData xd = Filled(p.inputs[0], {-3, -1, -2, -0.5, -7, -9});
@@ -166,8 +180,9 @@ TEST(Interpreter, MaxReductionStartsFromMinusInfinity) {
 
 TEST(Interpreter, RootAllocatedIntermediateFeedsTheNextStage) {
   te::Tensor x = te::Placeholder("X", {4});
-  te::Tensor y = te::Compute("Y", {4}, {"i"},
-                             [&](const std::vector<Expr>& ax) { return x({ax[0]}) * 2.0; });
+  te::Tensor y = te::Compute("Y", {4}, {"i"}, [&](const std::vector<Expr>& ax) {
+    return x({ax[0]}) * 2.0;
+  });
   te::Tensor z = te::Compute("Z", {4}, {"i"}, [&](const std::vector<Expr>& ax) {
     return Max(y({ax[0]}), Expr(0.0));
   });
@@ -192,7 +207,8 @@ TEST(Interpreter, PredicateSkipsInstancesAndLeavesElementsUnwritten) {
   InterpretStats stats;
   ASSERT_TRUE(Interpret(p, {&ad, &bd}, &stats).ok());
   EXPECT_EQ(bd.values, (std::vector<double>{2, 4, 6, 8, 10, -1, -1, -1}));
-  EXPECT_EQ(stats.output_written[0], (std::vector<uint8_t>{1, 1, 1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(stats.output_written[0],
+            (std::vector<uint8_t>{1, 1, 1, 1, 1, 0, 0, 0}));
   EXPECT_EQ(stats.block_instances, 1 + 5);
 }
 
@@ -206,7 +222,8 @@ TEST(Interpreter, PredicateGuardsTheTailOfANonDivisibleSplit) {
   auto block = MakeBlock("B", {{vi, 10, IterType::kSpatial}}, {i0 * 4 + i1},
                          MakeStore(b, {vi}, Load(a, {vi}) + 1.0));
   block->predicate = i0 * 4 + i1 < 10;
-  Program p = MakeProgram("f", {a}, {b}, MakeFor(i0, 3, MakeFor(i1, 4, std::move(block))));
+  Program p = MakeProgram("f", {a}, {b},
+                          MakeFor(i0, 3, MakeFor(i1, 4, std::move(block))));
   TensorData ad = TensorData::Like(*a);
   for (int k = 0; k < 10; ++k) ad.values[k] = k;
   TensorData bd = TensorData::Like(*b);
@@ -221,7 +238,9 @@ TEST(Interpreter, PredicateMayUseTheBlocksIterationVariables) {
   BufferPtr b = MakeBuffer("B", DType::Float32(), {4});
   ElementwiseSpec spec;
   spec.value = [&](const Expr& vi) { return Load(a, {vi}); };
-  spec.predicate = [](const Expr&, const Expr& vi) { return FloorMod(vi, 2) == 0; };
+  spec.predicate = [](const Expr&, const Expr& vi) {
+    return FloorMod(vi, 2) == 0;
+  };
   Program p = Elementwise(a, b, spec);
   TensorData ad = Filled(a, {1, 2, 3, 4});
   TensorData bd = Filled(b, {0, 0, 0, 0});
@@ -242,17 +261,19 @@ Program NestedLocalAlloc(bool write_t_only_first_time) {
   BufferPtr a = MakeBuffer("A", DType::Float32(), {2, 2});
   BufferPtr b = MakeBuffer("B", DType::Float32(), {2, 2});
   BufferPtr t = MakeBuffer("T", DType::Float32(), {2}, BufferScope::kLocal);
-  Expr i = Var("i"), vi = Var("vi"), j = Var("j"), vj = Var("vj"), j2 = Var("j2"),
-       vj2 = Var("vj2");
+  Expr i = Var("i"), vi = Var("vi"), j = Var("j"), vj = Var("vj"),
+       j2 = Var("j2"), vj2 = Var("vj2");
   StmtPtr write_t = MakeStore(t, {vj}, Load(a, {vi, vj}) * 3.0);
   if (write_t_only_first_time) write_t = MakeIf(vi == 0, std::move(write_t));
-  auto inner = MakeBlock("inner", {{vj, 2, IterType::kSpatial}}, {j}, std::move(write_t));
+  auto inner = MakeBlock("inner", {{vj, 2, IterType::kSpatial}}, {j},
+                         std::move(write_t));
   auto out = MakeBlock("out", {{vj2, 2, IterType::kSpatial}}, {j2},
                        MakeStore(b, {vi, vj2}, Load(t, {vj2}) + 1.0));
   std::vector<StmtPtr> body;
   body.push_back(MakeFor(j, 2, std::move(inner)));
   body.push_back(MakeFor(j2, 2, std::move(out)));
-  auto outer = MakeBlock("outer", {{vi, 2, IterType::kSpatial}}, {i}, MakeSeq(std::move(body)));
+  auto outer = MakeBlock("outer", {{vi, 2, IterType::kSpatial}}, {i},
+                         MakeSeq(std::move(body)));
   outer->alloc_buffers = {t};
   return MakeProgram("nested", {a}, {b}, MakeFor(i, 2, std::move(outer)));
 }
@@ -280,7 +301,9 @@ TEST(Interpreter, SelectEvaluatesOnlyTheChosenArm) {
   ElementwiseSpec spec;
   spec.loop_extent = 6;
   spec.iter_extent = 6;
-  spec.value = [&](const Expr& vi) { return Select(vi < 4, Load(a, {vi}), Expr(0.0)); };
+  spec.value = [&](const Expr& vi) {
+    return Select(vi < 4, Load(a, {vi}), Expr(0.0));
+  };
   Program p = Elementwise(a, b, spec);
   TensorData ad = Filled(a, {1, 2, 3, 4});
   TensorData bd = TensorData::Like(*b);
@@ -337,7 +360,8 @@ TEST(Interpreter, Float32RoundsAfterEveryOperation) {
     TensorData ad = Filled(a, {std::ldexp(1.0, -30)});
     TensorData bd = TensorData::Like(*b);
     ASSERT_TRUE(Interpret(p, {&ad, &bd}).ok());
-    EXPECT_EQ(bd.values[0], dtype.bits() == 32 ? 0.0 : std::ldexp(1.0, -30)) << dtype.ToString();
+    EXPECT_EQ(bd.values[0], dtype.bits() == 32 ? 0.0 : std::ldexp(1.0, -30))
+        << dtype.ToString();
   }
 }
 
@@ -347,12 +371,15 @@ TEST(Interpreter, Int8ArithmeticWraps) {
   ElementwiseSpec spec;
   spec.loop_extent = 3;
   spec.iter_extent = 3;
-  spec.value = [&](const Expr& vi) { return Load(a, {vi}) * IntImm(100, DType::Int8()); };
+  spec.value = [&](const Expr& vi) {
+    return Load(a, {vi}) * IntImm(100, DType::Int8());
+  };
   Program p = Elementwise(a, b, spec);
   TensorData ad = Filled(a, {1, 2, -3});
   TensorData bd = TensorData::Like(*b);
   ASSERT_TRUE(Interpret(p, {&ad, &bd}).ok());
-  EXPECT_EQ(bd.values, (std::vector<double>{100, -56, -44}));  // 200 - 256, -300 + 256
+  EXPECT_EQ(bd.values,
+            (std::vector<double>{100, -56, -44}));  // 200 - 256, -300 + 256
 }
 
 TEST(Interpreter, MathFunctionsAndCasts) {
@@ -361,13 +388,16 @@ TEST(Interpreter, MathFunctionsAndCasts) {
   BufferPtr c = MakeBuffer("C", DType::Int32(), {1});
   Expr x = Load(a, {0});
   std::vector<Expr> values = {
-      Call("exp", {x}, DType::Float32()),  Call("sqrt", {x}, DType::Float32()),
-      Call("log", {x}, DType::Float32()),  Call("tanh", {x}, DType::Float32()),
+      Call("exp", {x}, DType::Float32()),
+      Call("sqrt", {x}, DType::Float32()),
+      Call("log", {x}, DType::Float32()),
+      Call("tanh", {x}, DType::Float32()),
       Call("abs", {Expr(0.0) - x}, DType::Float32()),
       Cast(DType::Float32(), Cast(DType::Int32(), x * 3.0))};
   std::vector<StmtPtr> stores;
   for (int k = 0; k < 6; ++k) stores.push_back(MakeStore(b, {k}, values[k]));
-  stores.push_back(MakeStore(c, {0}, Cast(DType::Int32(), Expr(0.0) - x * 3.0)));
+  stores.push_back(
+      MakeStore(c, {0}, Cast(DType::Int32(), Expr(0.0) - x * 3.0)));
   auto block = MakeBlock("B", {}, {}, MakeSeq(std::move(stores)));
   Program p = MakeProgram("f", {a}, {b, c}, std::move(block));
   TensorData ad = Filled(a, {2.5});
@@ -375,8 +405,9 @@ TEST(Interpreter, MathFunctionsAndCasts) {
   TensorData cd = TensorData::Like(*c);
   ASSERT_TRUE(Interpret(p, {&ad, &bd, &cd}).ok());
   auto f = [](double v) { return static_cast<double>(static_cast<float>(v)); };
-  EXPECT_EQ(bd.values, (std::vector<double>{f(std::exp(2.5)), f(std::sqrt(2.5)), f(std::log(2.5)),
-                                            f(std::tanh(2.5)), 2.5, 7}));
+  EXPECT_EQ(bd.values,
+            (std::vector<double>{f(std::exp(2.5)), f(std::sqrt(2.5)),
+                                 f(std::log(2.5)), f(std::tanh(2.5)), 2.5, 7}));
   EXPECT_EQ(cd.values[0], -7);  // truncation toward zero
 }
 
@@ -410,7 +441,8 @@ TEST(Interpreter, InitRunsOnlyWhenEveryReduceVariableIsZero) {
   Program ref = Matmul(3, 2, 4);
   ASSERT_TRUE(Interpret(ref, {&a, &b, &expected}).ok());
   ASSERT_TRUE(Interpret(p, {&a, &b, &c}).ok()) << PrintProgram(p);
-  for (size_t e = 0; e < c.values.size(); ++e) EXPECT_FLOAT_EQ(c.values[e], expected.values[e]);
+  for (size_t e = 0; e < c.values.size(); ++e)
+    EXPECT_FLOAT_EQ(c.values[e], expected.values[e]);
 }
 
 TEST(Interpreter, OutOfBoundsLoad) {
@@ -447,7 +479,8 @@ TEST(Interpreter, StoreToInput) {
   std::vector<StmtPtr> body;
   body.push_back(MakeStore(b, {vi}, Expr(1.0)));
   body.push_back(MakeStore(a, {vi}, Expr(1.0)));
-  auto block = MakeBlock("B", {{vi, 4, IterType::kSpatial}}, {i}, MakeSeq(std::move(body)));
+  auto block = MakeBlock("B", {{vi, 4, IterType::kSpatial}}, {i},
+                         MakeSeq(std::move(body)));
   Program p = MakeProgram("f", {a}, {b}, MakeFor(i, 4, std::move(block)));
   TensorData ad = TensorData::Like(*a);
   TensorData bd = TensorData::Like(*b);
@@ -478,7 +511,9 @@ TEST(Interpreter, DivisionByZeroIsAnError) {
   BufferPtr a = MakeBuffer("A", DType::Float32(), {4});
   BufferPtr b = MakeBuffer("B", DType::Float32(), {4});
   ElementwiseSpec spec;
-  spec.value = [&](const Expr& vi) { return Load(a, {FloorMod(vi + 4, vi - 1)}); };
+  spec.value = [&](const Expr& vi) {
+    return Load(a, {FloorMod(vi + 4, vi - 1)});
+  };
   // vi = 0: 4 % -1 = 0; vi = 1: modulo by zero.
   Program p = Elementwise(a, b, spec);
   TensorData ad = TensorData::Like(*a);
@@ -499,15 +534,19 @@ TEST(Interpreter, RejectsWrongArguments) {
 
   absl::Status s = Interpret(p, {&a, &b});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "interpret matmul: expected 3 arguments (A, B, C), got 2");
+  EXPECT_EQ(s.message(),
+            "interpret matmul: expected 3 arguments (A, B, C), got 2");
 
   s = Interpret(p, {&a, &b, &bad_shape});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "interpret matmul: argument 2 (C) has shape [3, 2], expected [2, 3]");
+  EXPECT_EQ(
+      s.message(),
+      "interpret matmul: argument 2 (C) has shape [3, 2], expected [2, 3]");
 
   s = Interpret(p, {&a, &b, &bad_dtype});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 2 (C) has dtype int32, expected float32"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("argument 2 (C) has dtype int32, expected float32"));
 
   s = Interpret(p, {&a, &a, &c});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -515,7 +554,8 @@ TEST(Interpreter, RejectsWrongArguments) {
   a.values[3] = 0.1;  // not a float32
   s = Interpret(p, {&a, &b, &c});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("argument 0 (A): value 0.1 at flat index 3"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("argument 0 (A): value 0.1 at flat index 3"));
 }
 
 TEST(Interpreter, RejectsMalformedPrograms) {
@@ -531,9 +571,12 @@ TEST(Interpreter, RejectsMalformedPrograms) {
       {[&](const Expr& vi) { return Load(a, {stray}) + Load(a, {vi}); },
        "variable stray is used outside its scope, in block B"},
       {[&](const Expr& vi) { return Load(t, {vi}); },
-       "load from buffer T, which is neither a parameter nor allocated by an enclosing "
+       "load from buffer T, which is neither a parameter nor allocated by an "
+       "enclosing "
        "block, in block B"},
-      {[&](const Expr& vi) { return Call("erf", {Load(a, {vi})}, DType::Float32()); },
+      {[&](const Expr& vi) {
+         return Call("erf", {Load(a, {vi})}, DType::Float32());
+       },
        "unknown function erf"},
   };
   for (const Case& c : cases) {
@@ -551,9 +594,11 @@ TEST(Interpreter, RejectsMalformedPrograms) {
   body.push_back(MakeBlock("B", {{vi, 4, IterType::kSpatial}}, {i},
                            MakeStore(b, {vi}, Expr(1.0))));
   body.push_back(MakeStore(b, {vi}, Expr(2.0)));
-  Program p = MakeProgram("f", {a}, {b}, MakeFor(i, 4, MakeSeq(std::move(body))));
-  EXPECT_THAT(Interpreter::Compile(p).status().message(),
-              HasSubstr("variable vi is used outside its scope, in block root"));
+  Program p =
+      MakeProgram("f", {a}, {b}, MakeFor(i, 4, MakeSeq(std::move(body))));
+  EXPECT_THAT(
+      Interpreter::Compile(p).status().message(),
+      HasSubstr("variable vi is used outside its scope, in block root"));
 }
 
 TEST(Interpreter, RejectsABufferAllocatedTwice) {
@@ -561,8 +606,10 @@ TEST(Interpreter, RejectsABufferAllocatedTwice) {
   p.root->alloc_buffers = p.FindBlock("outer")->alloc_buffers;
   absl::Status s = Interpreter::Compile(p).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(s.message(), HasSubstr("buffer T is allocated here but is already a parameter or "
-                                     "allocated by another block, in block outer"));
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("buffer T is allocated here but is already a parameter or "
+                "allocated by another block, in block outer"));
 }
 
 // ---- Speed sanity (printed, never asserted) --------------------------------
@@ -585,13 +632,18 @@ TEST(Interpreter, MatmulThroughput) {
   do {
     ASSERT_TRUE(interp.Run({&a, &b, &c}, &stats).ok());
     ++runs;
-    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
   } while (secs < 0.3);
-  double cpu_secs = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  double cpu_secs =
+      static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   double instances = static_cast<double>(stats.block_instances) * runs;
-  std::printf("interpreter: 64x64x64 matmul, %.1f M block instances/s wall, %.1f M per CPU "
-              "second (%.2f ms per run)\n",
-              instances / secs / 1e6, instances / cpu_secs / 1e6, secs / runs * 1e3);
+  std::printf(
+      "interpreter: 64x64x64 matmul, %.1f M block instances/s wall, %.1f M per "
+      "CPU "
+      "second (%.2f ms per run)\n",
+      instances / secs / 1e6, instances / cpu_secs / 1e6, secs / runs * 1e3);
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ TEST(FillRandom, FirstValueIsStable) {
   TensorData a(DType(DType::Code::kFloat, 64), {1});
   FillRandom(&a, 0);
   uint64_t state = 0;
-  double expected = static_cast<double>(SplitMix64(&state) >> 11) * 0x1.0p-53 * 2 - 1;
+  double expected =
+      static_cast<double>(SplitMix64(&state) >> 11) * 0x1.0p-53 * 2 - 1;
   EXPECT_EQ(a.values[0], expected);
   EXPECT_NEAR(a.values[0], 0.7666, 1e-3);
 }

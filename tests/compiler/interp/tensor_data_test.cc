@@ -20,7 +20,8 @@ TEST(RoundToDType, Float32RoundsToNearestFloat) {
   EXPECT_EQ(RoundToDType(0.1, DType::Float32()), static_cast<double>(0.1f));
   EXPECT_NE(RoundToDType(0.1, DType::Float32()), 0.1);
   EXPECT_EQ(RoundToDType(1.0 + std::ldexp(1.0, -30), DType::Float32()), 1.0);
-  EXPECT_EQ(RoundToDType(1e300, DType::Float32()), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(RoundToDType(1e300, DType::Float32()),
+            std::numeric_limits<double>::infinity());
   EXPECT_TRUE(std::isnan(RoundToDType(NAN, DType::Float32())));
   // float64 is exact.
   EXPECT_EQ(RoundToDType(0.1, DType(DType::Code::kFloat, 64)), 0.1);
@@ -40,9 +41,12 @@ TEST(RoundToDType, Int8TruncatesAndWraps) {
 TEST(RoundToDType, HugeAndNonFiniteValuesAreDefined) {
   // A cast of such values to int64 would be undefined behaviour.
   EXPECT_EQ(RoundToDType(1e30, DType::Int8()), 0);  // 1e30 is a multiple of 256
-  EXPECT_EQ(RoundToDType(std::ldexp(1.0, 70) + std::ldexp(1.0, 20), DType::Int32()), 1048576);
-  EXPECT_EQ(RoundToDType(std::ldexp(1.0, 70) + std::ldexp(1.0, 31), DType::Int32()),
-            -2147483648.0);
+  EXPECT_EQ(
+      RoundToDType(std::ldexp(1.0, 70) + std::ldexp(1.0, 20), DType::Int32()),
+      1048576);
+  EXPECT_EQ(
+      RoundToDType(std::ldexp(1.0, 70) + std::ldexp(1.0, 31), DType::Int32()),
+      -2147483648.0);
   EXPECT_EQ(RoundToDType(INFINITY, DType::Int32()), 0);
   EXPECT_EQ(RoundToDType(-INFINITY, DType::Int8()), 0);
   EXPECT_EQ(RoundToDType(NAN, DType::Int32()), 0);

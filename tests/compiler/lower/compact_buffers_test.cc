@@ -17,15 +17,19 @@ using testing::Contains;
 
 // Matmul tiled i_0, j_0, k, i_1, j_1 by 4 x 16, accumulated in a local
 // cache written back under the tile loop j_0: the GEMM micro-kernel shape.
-Program TiledMatmulWithLocalAccumulator(const std::string& spec, LoopRV* at = nullptr) {
+Program TiledMatmulWithLocalAccumulator(const std::string& spec,
+                                        LoopRV* at = nullptr) {
   ConcreteSchedule sch(testing::InitialProgramOf(spec));
   BlockRV c = sch.GetBlock("C").value();
   std::vector<LoopRV> loops = sch.GetLoops(c).value();
-  std::vector<LoopRV> i = sch.Split(loops[0], {Factor(), Factor(int64_t{4})}).value();
-  std::vector<LoopRV> j = sch.Split(loops[1], {Factor(), Factor(int64_t{16})}).value();
+  std::vector<LoopRV> i =
+      sch.Split(loops[0], {Factor(), Factor(int64_t{4})}).value();
+  std::vector<LoopRV> j =
+      sch.Split(loops[1], {Factor(), Factor(int64_t{16})}).value();
   EXPECT_TRUE(sch.Reorder({i[0], j[0], loops[2], i[1], j[1]}).ok());
   BlockRV write_back = sch.CacheWrite(c, 0, "local").value();
-  absl::Status moved = sch.ReverseComputeAt(write_back, at != nullptr ? *at : j[0]);
+  absl::Status moved =
+      sch.ReverseComputeAt(write_back, at != nullptr ? *at : j[0]);
   EXPECT_TRUE(moved.ok()) << moved << "\n" << PrintProgram(sch.program());
   return sch.program();
 }
@@ -35,16 +39,19 @@ TEST(CompactBuffers, LocalAccumulatorOfMatmulBecomesRegisterTile) {
   Program p = TiledMatmulWithLocalAccumulator(spec);
   ASSERT_TRUE(LowerBlocks(&p).ok());
   std::string before = PrintProgram(p);
-  EXPECT_TRUE(Contains(before, "alloc C_local: float32[32, 64] local")) << before;
+  EXPECT_TRUE(Contains(before, "alloc C_local: float32[32, 64] local"))
+      << before;
   CompactStats stats;
   ASSERT_TRUE(CompactBuffers(&p, &stats).ok());
   std::string text = PrintProgram(p);
   // Allocated once per tile, directly inside the tile loop j_0, 4 x 16.
-  EXPECT_TRUE(Contains(text, "    for j_0 in range(4):\n      block j_0_alloc():\n"
-                             "        alloc C_local: float32[4, 16] local\n"))
+  EXPECT_TRUE(Contains(text,
+                       "    for j_0 in range(4):\n      block j_0_alloc():\n"
+                       "        alloc C_local: float32[4, 16] local\n"))
       << text;
   // Accesses are offsets into the tile.
-  EXPECT_TRUE(Contains(text, "C_local[i_1, j_1] = C_local[i_1, j_1] + A[")) << text;
+  EXPECT_TRUE(Contains(text, "C_local[i_1, j_1] = C_local[i_1, j_1] + A["))
+      << text;
   EXPECT_TRUE(Contains(text, "= C_local[ax0, ax1]")) << text;
   EXPECT_FALSE(Contains(text, "C_local: float32[32, 64]")) << text;
   EXPECT_EQ(stats.compacted, std::vector<std::string>{"C_local"});
@@ -101,8 +108,10 @@ TEST(CompactBuffers, AccumulatorShrinksToOneElementAboveItsReductionLoop) {
   CompactStats stats;
   ASSERT_TRUE(CompactBuffers(&p, &stats).ok());
   std::string text = PrintProgram(p);
-  EXPECT_TRUE(Contains(text, "  for i in range(4):\n    block i_alloc():\n"
-                             "      alloc Acc: float32[1] local\n")) << text;
+  EXPECT_TRUE(Contains(text,
+                       "  for i in range(4):\n    block i_alloc():\n"
+                       "      alloc Acc: float32[1] local\n"))
+      << text;
   EXPECT_TRUE(Contains(text, "Acc[0] = Acc[0] + A[i, k]")) << text;
   EXPECT_TRUE(Contains(text, "Out[i] = Acc[0]")) << text;
 }
@@ -138,7 +147,8 @@ TEST(CompactBuffers, ProducerComputedAtConsumerRowShrinksToARow) {
   std::string text = PrintProgram(p);
   EXPECT_FALSE(stats.compacted.empty()) << text;
   EXPECT_TRUE(stats.kept.empty()) << text;
-  EXPECT_FALSE(Contains(text, "[4, 8]\n")) << text;  // no whole-matrix temporaries
+  EXPECT_FALSE(Contains(text, "[4, 8]\n"))
+      << text;  // no whole-matrix temporaries
   EXPECT_TRUE(testing::MatchesReference(spec, p).ok()) << text;
 }
 

@@ -83,7 +83,9 @@ TEST(LowerBlocks, InnerAllocationsBecomeAllocationScopes) {
 
   ASSERT_TRUE(LowerBlocks(&p).ok());
   std::string text = PrintProgram(p);
-  EXPECT_TRUE(Contains(text, "  for i in range(4):\n    block B():\n      alloc T: float32[1] local\n"))
+  EXPECT_TRUE(Contains(text,
+                       "  for i in range(4):\n    block B():\n      alloc T: "
+                       "float32[1] local\n"))
       << text;
   EXPECT_TRUE(Contains(text, "Out[i] = T[0] * 2.0f")) << text;
   EXPECT_TRUE(VerifyLowered(p).ok()) << text;

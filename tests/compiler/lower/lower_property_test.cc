@@ -52,8 +52,8 @@ TEST_P(LowerProperty, LoweredRandomSchedulesMatchTheReference) {
     testing::ApplyRandomSchedule(&sch, &rng, kAttemptsPerTrace, &stats);
     auto describe = [&](const std::string& lowered) {
       return absl::StrCat("workload ", spec, ", seed ", seed, "\ntrace:\n",
-                          sch.trace().ToText(), "scheduled:\n", PrintProgram(sch.program()),
-                          "lowered:\n", lowered);
+                          sch.trace().ToText(), "scheduled:\n",
+                          PrintProgram(sch.program()), "lowered:\n", lowered);
     };
     LowerReport report;
     absl::StatusOr<Program> lowered = LowerProgram(sch.program(), {}, &report);
@@ -64,15 +64,18 @@ TEST_P(LowerProperty, LoweredRandomSchedulesMatchTheReference) {
     ASSERT_TRUE(same.ok()) << same << "\n" << describe(text);
     compacted += static_cast<int>(report.compact.compacted.size());
   }
-  std::cout << spec << ": " << compacted << " buffers compacted in " << kTracesPerShape
-            << " traces\n";
+  std::cout << spec << ": " << compacted << " buffers compacted in "
+            << kTracesPerShape << " traces\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Operators, LowerProperty, ::testing::ValuesIn(kSpecs),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name;
                            for (const char* c = info.param; *c; ++c) {
-                             name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+                             name +=
+                                 std::isalnum(static_cast<unsigned char>(*c))
+                                     ? *c
+                                     : '_';
                            }
                            return name;
                          });

@@ -28,7 +28,8 @@ inline Program InitialProgramOf(const std::string& spec) {
 
 // Runs program on random inputs and compares its outputs with the workload's
 // reference.
-inline absl::Status MatchesReference(const std::string& spec, const Program& program) {
+inline absl::Status MatchesReference(const std::string& spec,
+                                     const Program& program) {
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
   if (!workload.ok()) return workload.status();
   std::vector<TensorData> inputs;
@@ -36,7 +37,8 @@ inline absl::Status MatchesReference(const std::string& spec, const Program& pro
     inputs.push_back(TensorData::Like(*workload->inputs()[i].buffer()));
     FillRandom(&inputs.back(), 1000 + i);
   }
-  absl::StatusOr<std::vector<TensorData>> expected = RunReference(*workload, inputs);
+  absl::StatusOr<std::vector<TensorData>> expected =
+      RunReference(*workload, inputs);
   if (!expected.ok()) return expected.status();
   std::vector<TensorData> outputs;
   for (const te::Tensor& out : workload->outputs()) {

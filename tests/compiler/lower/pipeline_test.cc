@@ -39,8 +39,10 @@ TEST(LowerPipeline, TiledMatmulLowersToRegisterTileAndMatches) {
   ConcreteSchedule sch(testing::InitialProgramOf(spec));
   BlockRV c = sch.GetBlock("C").value();
   std::vector<LoopRV> loops = sch.GetLoops(c).value();
-  std::vector<LoopRV> i = sch.Split(loops[0], {Factor(), Factor(int64_t{4})}).value();
-  std::vector<LoopRV> j = sch.Split(loops[1], {Factor(), Factor(int64_t{16})}).value();
+  std::vector<LoopRV> i =
+      sch.Split(loops[0], {Factor(), Factor(int64_t{4})}).value();
+  std::vector<LoopRV> j =
+      sch.Split(loops[1], {Factor(), Factor(int64_t{16})}).value();
   ASSERT_TRUE(sch.Reorder({i[0], j[0], loops[2], i[1], j[1]}).ok());
   ASSERT_TRUE(sch.Vectorize(j[1]).ok());
   BlockRV write_back = sch.CacheWrite(c, 0, "local").value();

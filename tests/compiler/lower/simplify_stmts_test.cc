@@ -13,7 +13,8 @@ namespace {
 
 using testing::Contains;
 
-Program OneLoop(int64_t extent, StmtPtr (*make_body)(const Expr& i, const BufferPtr& out)) {
+Program OneLoop(int64_t extent,
+                StmtPtr (*make_body)(const Expr& i, const BufferPtr& out)) {
   Program p;
   p.name = "one_loop";
   BufferPtr out = MakeBuffer("Out", DType::Index(), {extent});
@@ -35,8 +36,8 @@ TEST(SimplifyStmts, RemovesIfsDecidedByLoopRanges) {
   });
   ASSERT_TRUE(SimplifyStmts(&p).ok());
   std::string text = PrintProgram(p);
-  EXPECT_FALSE(Contains(text, "i < 8")) << text;   // provably true: removed
-  EXPECT_FALSE(Contains(text, "= 7")) << text;     // provably false: gone
+  EXPECT_FALSE(Contains(text, "i < 8")) << text;  // provably true: removed
+  EXPECT_FALSE(Contains(text, "= 7")) << text;    // provably false: gone
   EXPECT_TRUE(Contains(text, "Out[i] = i\n")) << text;  // (i*4+2)//4 == i
   EXPECT_TRUE(Contains(text, "if i < 3:")) << text;     // undecided: kept
 }
@@ -46,7 +47,8 @@ TEST(SimplifyStmts, DivisibleSplitLeavesNoGuardAndPlainIndices) {
   ConcreteSchedule sch(testing::InitialProgramOf(spec));
   BlockRV c = sch.GetBlock("C").value();
   std::vector<LoopRV> loops = sch.GetLoops(c).value();
-  std::vector<LoopRV> f = sch.Split(loops[0], {Factor(), Factor(int64_t{4})}).value();
+  std::vector<LoopRV> f =
+      sch.Split(loops[0], {Factor(), Factor(int64_t{4})}).value();
   LoopRV fused = sch.Fuse({f[1], loops[1]}).value();
   (void)fused;
   Program p = sch.program();

@@ -27,23 +27,27 @@ absl::Status Matmul(const std::vector<float*>& args, bool wrong) {
 TEST(ReferenceCheck, PassesACorrectKernel) {
   absl::StatusOr<Workload> w = ParseWorkloadSpec("matmul:M=5,N=7,K=3");
   ASSERT_TRUE(w.ok());
-  absl::Status st = CheckAgainstReference(*w, [](const auto& args) { return Matmul(args, false); });
+  absl::Status st = CheckAgainstReference(
+      *w, [](const auto& args) { return Matmul(args, false); });
   EXPECT_TRUE(st.ok()) << st;
 }
 
 TEST(ReferenceCheck, NamesTheFirstMismatch) {
   absl::StatusOr<Workload> w = ParseWorkloadSpec("matmul:M=5,N=7,K=3");
   ASSERT_TRUE(w.ok());
-  absl::Status st = CheckAgainstReference(*w, [](const auto& args) { return Matmul(args, true); });
+  absl::Status st = CheckAgainstReference(
+      *w, [](const auto& args) { return Matmul(args, true); });
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(std::string(st.message()).find("output C"), std::string::npos) << st;
+  EXPECT_NE(std::string(st.message()).find("output C"), std::string::npos)
+      << st;
   EXPECT_NE(std::string(st.message()).find("[2, 3]"), std::string::npos) << st;
 }
 
 TEST(ReferenceCheck, AnUnwrittenOutputFails) {
   absl::StatusOr<Workload> w = ParseWorkloadSpec("matmul:M=5,N=7,K=3");
   ASSERT_TRUE(w.ok());
-  absl::Status st = CheckAgainstReference(*w, [](const auto&) { return absl::OkStatus(); });
+  absl::Status st =
+      CheckAgainstReference(*w, [](const auto&) { return absl::OkStatus(); });
   EXPECT_FALSE(st.ok());
 }
 
@@ -53,9 +57,12 @@ TEST(ReferenceCheck, ACacheGivesTheSameVerdictsAndKeepsFewEntries) {
   ReferenceCache cache(/*capacity=*/2);
   for (int round = 0; round < 2; ++round) {
     // The second round is served from the cache: still right and wrong.
-    EXPECT_TRUE(CheckAgainstReference(*w, [](const auto& a) { return Matmul(a, false); }, 3, &cache)
-                    .ok());
-    EXPECT_EQ(CheckAgainstReference(*w, [](const auto& a) { return Matmul(a, true); }, 3, &cache)
+    EXPECT_TRUE(
+        CheckAgainstReference(
+            *w, [](const auto& a) { return Matmul(a, false); }, 3, &cache)
+            .ok());
+    EXPECT_EQ(CheckAgainstReference(
+                  *w, [](const auto& a) { return Matmul(a, true); }, 3, &cache)
                   .code(),
               absl::StatusCode::kFailedPrecondition);
   }
@@ -63,7 +70,8 @@ TEST(ReferenceCheck, ACacheGivesTheSameVerdictsAndKeepsFewEntries) {
   // oldest dropped) and the verdicts stay right.
   for (uint64_t seed : {4, 5, 6, 3}) {
     EXPECT_TRUE(
-        CheckAgainstReference(*w, [](const auto& a) { return Matmul(a, false); }, seed, &cache)
+        CheckAgainstReference(
+            *w, [](const auto& a) { return Matmul(a, false); }, seed, &cache)
             .ok())
         << seed;
   }
@@ -82,14 +90,17 @@ TEST(ReferenceCheck, ACachedCheckStartsFromCleanInputsAndPoisonedOutputs) {
     for (int e = 0; e < kM * kK; ++e) a[0][e] = 1000.0f;
     return st;
   };
-  auto writes_nothing = [](const std::vector<float*>&) { return absl::OkStatus(); };
+  auto writes_nothing = [](const std::vector<float*>&) {
+    return absl::OkStatus();
+  };
   EXPECT_TRUE(CheckAgainstReference(*w, right, 1, &cache).ok());
   EXPECT_TRUE(CheckAgainstReference(*w, scribbles, 1, &cache).ok());
   absl::Status after = CheckAgainstReference(*w, right, 1, &cache);
   EXPECT_TRUE(after.ok()) << after;
   absl::Status nothing = CheckAgainstReference(*w, writes_nothing, 1, &cache);
   EXPECT_EQ(nothing.code(), absl::StatusCode::kFailedPrecondition) << nothing;
-  EXPECT_NE(std::string(nothing.message()).find("35 of 35 elements differ"), std::string::npos)
+  EXPECT_NE(std::string(nothing.message()).find("35 of 35 elements differ"),
+            std::string::npos)
       << nothing;
 }
 

@@ -42,7 +42,8 @@ TEST(Timing, SamplesUntilMinTimeAndCount) {
 TEST(Timing, BatchesShortCalls) {
   TimingOptions options;
   options.min_time_s = 0.01;
-  absl::StatusOr<TimingStats> s = TimeRepeatedly([] { return absl::OkStatus(); }, options);
+  absl::StatusOr<TimingStats> s =
+      TimeRepeatedly([] { return absl::OkStatus(); }, options);
   ASSERT_TRUE(s.ok());
   EXPECT_GT(s->calls_per_sample, 1);
 }
@@ -50,7 +51,10 @@ TEST(Timing, BatchesShortCalls) {
 TEST(Timing, StopsAtTheFirstError) {
   int calls = 0;
   absl::StatusOr<TimingStats> s = TimeRepeatedly(
-      [&] { return ++calls == 3 ? absl::InternalError("boom") : absl::OkStatus(); }, {});
+      [&] {
+        return ++calls == 3 ? absl::InternalError("boom") : absl::OkStatus();
+      },
+      {});
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ(calls, 3);
 }

@@ -26,12 +26,16 @@ int64_t RandomFactor(Rng* rng, int64_t extent) {
   return std::min(f, std::max<int64_t>(extent, 1));
 }
 
-using Attempt = std::function<absl::Status(TracedSchedule*, Rng*, const Target&)>;
+using Attempt =
+    std::function<absl::Status(TracedSchedule*, Rng*, const Target&)>;
 
-absl::Status NoLoops() { return absl::FailedPreconditionError("block has no loops"); }
+absl::Status NoLoops() {
+  return absl::FailedPreconditionError("block has no loops");
+}
 
 const std::vector<std::pair<std::string, Attempt>>& Attempts() {
-  static const auto* attempts = new std::vector<std::pair<std::string, Attempt>>{
+  static const auto* attempts = new std::vector<
+      std::pair<std::string, Attempt>>{
       {"split",
        [](TracedSchedule* sch, Rng* rng, const Target& t) -> absl::Status {
          if (t.loops.empty()) return NoLoops();
@@ -63,9 +67,11 @@ const std::vector<std::pair<std::string, Attempt>>& Attempts() {
          std::vector<LoopRV> order = t.loops;
          // A random permutation (Fisher-Yates with our own RNG).
          for (size_t i = order.size(); i-- > 1;) {
-           std::swap(order[i], order[rng->UniformInt(static_cast<int64_t>(i) + 1)]);
+           std::swap(order[i],
+                     order[rng->UniformInt(static_cast<int64_t>(i) + 1)]);
          }
-         order.resize(2 + rng->UniformInt(static_cast<int64_t>(order.size()) - 1));
+         order.resize(2 +
+                      rng->UniformInt(static_cast<int64_t>(order.size()) - 1));
          return sch->Reorder(order);
        }},
       {"parallel",
@@ -85,11 +91,13 @@ const std::vector<std::pair<std::string, Attempt>>& Attempts() {
        }},
       {"annotate",
        [](TracedSchedule* sch, Rng* rng, const Target& t) -> absl::Status {
-         auto depth = sch->SampleCategorical({0, 16, 64, 512}, {0.25, 0.25, 0.25, 0.25});
+         auto depth =
+             sch->SampleCategorical({0, 16, 64, 512}, {0.25, 0.25, 0.25, 0.25});
          if (!depth.ok()) return depth.status();
          int64_t value = sch->Value(*depth).value();
          if (t.loops.empty() || rng->UniformInt(2) == 0) {
-           return sch->AnnotateBlock(t.block, "pragma_auto_unroll_max_step", value);
+           return sch->AnnotateBlock(t.block, "pragma_auto_unroll_max_step",
+                                     value);
          }
          return sch->AnnotateLoop(Pick(rng, t.loops), "pragma_unroll_explicit",
                                   int64_t{1});
@@ -104,8 +112,9 @@ const std::vector<std::pair<std::string, Attempt>>& Attempts() {
            layout.splits = {1, block};
            layout.permutation = {1, 0, 2};
          }
-         auto created = sch->CacheRead(t.block, rng->UniformInt(3),
-                                       rng->UniformInt(2) ? "global" : "local", layout);
+         auto created =
+             sch->CacheRead(t.block, rng->UniformInt(3),
+                            rng->UniformInt(2) ? "global" : "local", layout);
          if (!created.ok()) return created.status();
          // Usually move the copy next to its reader.
          if (!t.loops.empty() && rng->UniformInt(4) != 0) {
@@ -116,10 +125,12 @@ const std::vector<std::pair<std::string, Attempt>>& Attempts() {
        }},
       {"cache_write",
        [](TracedSchedule* sch, Rng* rng, const Target& t) -> absl::Status {
-         auto created = sch->CacheWrite(t.block, 0, rng->UniformInt(2) ? "local" : "global");
+         auto created = sch->CacheWrite(
+             t.block, 0, rng->UniformInt(2) ? "local" : "global");
          if (!created.ok()) return created.status();
          if (!t.loops.empty() && rng->UniformInt(4) != 0) {
-           absl::Status moved = sch->ReverseComputeAt(*created, Pick(rng, t.loops));
+           absl::Status moved =
+               sch->ReverseComputeAt(*created, Pick(rng, t.loops));
            (void)moved;
          }
          return absl::OkStatus();
@@ -142,8 +153,10 @@ const std::vector<std::pair<std::string, Attempt>>& Attempts() {
       {"reverse_compute_at",
        [](TracedSchedule* sch, Rng* rng, const Target& t) -> absl::Status {
          auto consumers = sch->GetConsumers(t.block);
-         if (t.loops.empty() || !consumers.ok() || consumers->empty()) return NoLoops();
-         return sch->ReverseComputeAt(Pick(rng, *consumers), Pick(rng, t.loops));
+         if (t.loops.empty() || !consumers.ok() || consumers->empty())
+           return NoLoops();
+         return sch->ReverseComputeAt(Pick(rng, *consumers),
+                                      Pick(rng, t.loops));
        }},
       {"compute_inline",
        [](TracedSchedule* sch, Rng*, const Target& t) -> absl::Status {
@@ -179,7 +192,8 @@ void ApplyRandomSchedule(TracedSchedule* sch, Rng* rng, int attempts,
     target.block = sch->GetBlock(name).value();
     target.loops = sch->GetLoops(target.block).value();
     for (LoopRV l : target.loops) {
-      target.extents.push_back(sch->program().FindLoop(sch->LoopName(l).value())->extent);
+      target.extents.push_back(
+          sch->program().FindLoop(sch->LoopName(l).value())->extent);
     }
     const auto& [kind, attempt] = Pick(rng, Attempts());
     absl::Status status = attempt(sch, rng, target);

@@ -71,10 +71,12 @@ const char* const kSpecs[] = {
 
 class ScheduleProperty : public ::testing::TestWithParam<const char*> {};
 
-std::string Describe(const std::string& spec, uint64_t seed, const TracedSchedule& sch) {
+std::string Describe(const std::string& spec, uint64_t seed,
+                     const TracedSchedule& sch) {
   return absl::StrCat("workload ", spec, ", seed ", seed, "\ntrace:\n",
-                      sch.trace().ToText(), "program:\n", PrintProgram(sch.program()),
-                      "trace JSON:\n", sch.trace().ToJson());
+                      sch.trace().ToText(), "program:\n",
+                      PrintProgram(sch.program()), "trace JSON:\n",
+                      sch.trace().ToJson());
 }
 
 TEST_P(ScheduleProperty, RandomTracesReplayAndMatchTheReference) {
@@ -90,7 +92,8 @@ TEST_P(ScheduleProperty, RandomTracesReplayAndMatchTheReference) {
     inputs.push_back(TensorData::Like(*workload->inputs()[i].buffer()));
     FillRandom(&inputs.back(), 1000 + i);
   }
-  absl::StatusOr<std::vector<TensorData>> expected = RunReference(*workload, inputs);
+  absl::StatusOr<std::vector<TensorData>> expected =
+      RunReference(*workload, inputs);
   ASSERT_TRUE(expected.ok()) << expected.status();
 
   testing::RandomScheduleStats stats;
@@ -105,16 +108,21 @@ TEST_P(ScheduleProperty, RandomTracesReplayAndMatchTheReference) {
 
     // 1. Round trip and replay.
     absl::StatusOr<Trace> parsed = Trace::FromJson(sch.trace().ToJson());
-    ASSERT_TRUE(parsed.ok()) << parsed.status() << "\n" << Describe(spec, seed, sch);
+    ASSERT_TRUE(parsed.ok()) << parsed.status() << "\n"
+                             << Describe(spec, seed, sch);
     auto replayed = ReplayTrace(*parsed, *initial);
-    ASSERT_TRUE(replayed.ok()) << replayed.status() << "\n" << Describe(spec, seed, sch);
+    ASSERT_TRUE(replayed.ok()) << replayed.status() << "\n"
+                               << Describe(spec, seed, sch);
     ASSERT_TRUE(StructuralEqual((*replayed)->program(), sch.program()))
-        << "replay differs\n" << Describe(spec, seed, sch) << "replayed program:\n"
+        << "replay differs\n"
+        << Describe(spec, seed, sch) << "replayed program:\n"
         << PrintProgram((*replayed)->program());
 
     // 2. Same result as the reference.
-    absl::StatusOr<Interpreter> interpreter = Interpreter::Compile(sch.program());
-    ASSERT_TRUE(interpreter.ok()) << interpreter.status() << "\n" << Describe(spec, seed, sch);
+    absl::StatusOr<Interpreter> interpreter =
+        Interpreter::Compile(sch.program());
+    ASSERT_TRUE(interpreter.ok()) << interpreter.status() << "\n"
+                                  << Describe(spec, seed, sch);
     std::vector<TensorData> outputs;
     for (const te::Tensor& out : workload->outputs()) {
       outputs.push_back(TensorData::Like(*out.buffer()));
@@ -132,26 +140,33 @@ TEST_P(ScheduleProperty, RandomTracesReplayAndMatchTheReference) {
 
     // 3. The compiled kernel, at 1 and 2 threads.
     absl::StatusOr<Program> lowered = LowerProgram(sch.program());
-    ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n" << Describe(spec, seed, sch);
+    ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n"
+                              << Describe(spec, seed, sch);
     for (int threads : {1, 2}) {
-      absl::StatusOr<CompiledKernel> kernel = Compile(*lowered, HostTarget(threads));
-      ASSERT_TRUE(kernel.ok()) << kernel.status() << "\n" << Describe(spec, seed, sch)
-                               << "lowered:\n" << PrintProgram(*lowered);
+      absl::StatusOr<CompiledKernel> kernel =
+          Compile(*lowered, HostTarget(threads));
+      ASSERT_TRUE(kernel.ok()) << kernel.status() << "\n"
+                               << Describe(spec, seed, sch) << "lowered:\n"
+                               << PrintProgram(*lowered);
       std::vector<std::vector<float>> arrays;
-      for (const TensorData& in : inputs) arrays.emplace_back(in.values.begin(), in.values.end());
-      for (const TensorData& out : outputs) arrays.emplace_back(out.values.size(), 0.0f);
+      for (const TensorData& in : inputs)
+        arrays.emplace_back(in.values.begin(), in.values.end());
+      for (const TensorData& out : outputs)
+        arrays.emplace_back(out.values.size(), 0.0f);
       std::vector<float*> kernel_args;
       for (auto& a : arrays) kernel_args.push_back(a.data());
       ASSERT_EQ(kernel->Call(kernel_args), 0) << Describe(spec, seed, sch);
       for (size_t o = 0; o < outputs.size(); ++o) {
         TensorData compiled = (*expected)[o];
         const std::vector<float>& got = arrays[inputs.size() + o];
-        for (int64_t e = 0; e < compiled.size(); ++e) compiled.values[e] = got[e];
+        for (int64_t e = 0; e < compiled.size(); ++e)
+          compiled.values[e] = got[e];
         absl::Status close = CheckAllClose(compiled, (*expected)[o], 1e-4, 1e-5,
                                            workload->outputs()[o].name());
-        ASSERT_TRUE(close.ok()) << close << " (compiled, " << threads << " threads)\n"
-                                << Describe(spec, seed, sch) << "lowered:\n"
-                                << PrintProgram(*lowered);
+        ASSERT_TRUE(close.ok())
+            << close << " (compiled, " << threads << " threads)\n"
+            << Describe(spec, seed, sch) << "lowered:\n"
+            << PrintProgram(*lowered);
       }
       ++compiled_kernels;
     }
@@ -160,17 +175,22 @@ TEST_P(ScheduleProperty, RandomTracesReplayAndMatchTheReference) {
   // program, and the primitives must actually get applied.
   EXPECT_GE(changed_programs, kRandomTracesPerShape * 3 / 4);
   std::string summary;
-  for (const auto& [kind, n] : stats.applied) absl::StrAppend(&summary, kind, "=", n, " ");
+  for (const auto& [kind, n] : stats.applied)
+    absl::StrAppend(&summary, kind, "=", n, " ");
   RecordProperty("applied", summary);
-  std::cout << spec << ": " << compiled_kernels << " kernels compiled and checked; applied "
-            << summary << "\n";
+  std::cout << spec << ": " << compiled_kernels
+            << " kernels compiled and checked; applied " << summary << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOperators, ScheduleProperty, ::testing::ValuesIn(kSpecs),
+INSTANTIATE_TEST_SUITE_P(AllOperators, ScheduleProperty,
+                         ::testing::ValuesIn(kSpecs),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name;
                            for (const char* c = info.param; *c; ++c) {
-                             name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+                             name +=
+                                 std::isalnum(static_cast<unsigned char>(*c))
+                                     ? *c
+                                     : '_';
                            }
                            return name;
                          });

@@ -60,7 +60,8 @@ TEST(AllocTest, SizesThatOverflowWhenRoundedUpReturnNull) {
 TEST(AllocTest, FreeOfNullIsANoOp) { lathe_free(nullptr); }
 
 #if defined(__SANITIZE_ADDRESS__)
-#define SKIP_UNDER_ASAN() GTEST_SKIP() << "nothing is kept under AddressSanitizer"
+#define SKIP_UNDER_ASAN() \
+  GTEST_SKIP() << "nothing is kept under AddressSanitizer"
 #else
 #define SKIP_UNDER_ASAN() (void)0
 #endif
@@ -106,7 +107,8 @@ TEST(ScratchTest, SmallBlocksAreNotKeptNorLargeOnesHandedToSmallRequests) {
 TEST(ScratchTest, AKeptBlockIsHandedOutOnlyAtTheAlignmentAsked) {
   SKIP_UNDER_ASAN();
   lathe_release_scratch();
-  constexpr uint64_t kPage = 4096, kCoarse = uint64_t{128} << 10;  // 1 MiB is a multiple
+  constexpr uint64_t kPage = 4096,
+                     kCoarse = uint64_t{128} << 10;  // 1 MiB is a multiple
   void* block = lathe_alloc(kMiB, kPage);
   lathe_free(block);
   void* p = lathe_alloc(kMiB, kCoarse);

@@ -16,8 +16,8 @@ namespace lathe::testing {
 
 // The candidates the reference tries (the loops above the block's
 // consumers), in program order.
-inline std::vector<const ForNode*> ComputeLocationCandidates(const Program& program,
-                                                             const std::string& block_name) {
+inline std::vector<const ForNode*> ComputeLocationCandidates(
+    const Program& program, const std::string& block_name) {
   BlockNode* block = program.FindBlock(block_name);
   if (block == nullptr || block == program.root.get()) return {};
   std::set<const ForNode*> candidates;
@@ -28,16 +28,18 @@ inline std::vector<const ForNode*> ComputeLocationCandidates(const Program& prog
     }
   }
   std::vector<const ForNode*> ordered;
-  VisitStmts(static_cast<const StmtNode*>(program.root.get()), [&](const StmtNode* s) {
-    const auto* loop = s->as<ForNode>();
-    if (loop != nullptr && candidates.count(loop)) ordered.push_back(loop);
-    return true;
-  });
+  VisitStmts(static_cast<const StmtNode*>(program.root.get()),
+             [&](const StmtNode* s) {
+               const auto* loop = s->as<ForNode>();
+               if (loop != nullptr && candidates.count(loop))
+                 ordered.push_back(loop);
+               return true;
+             });
   return ordered;
 }
 
-inline std::vector<std::string> ComputeLocationsReference(const Program& program,
-                                                          const std::string& block_name) {
+inline std::vector<std::string> ComputeLocationsReference(
+    const Program& program, const std::string& block_name) {
   std::vector<std::string> locations;
   for (const ForNode* loop : ComputeLocationCandidates(program, block_name)) {
     Program trial = program;

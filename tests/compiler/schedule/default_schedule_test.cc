@@ -35,28 +35,31 @@ namespace {
 // Two shapes per operator: one with odd or prime extents (split tails, vector
 // loops that are not a multiple of the width), one with round ones.
 const std::map<std::string, std::vector<std::string>>& Shapes() {
-  static const auto* shapes = new std::map<std::string, std::vector<std::string>>{
-      {"add", {"add:M=37,N=29", "add:M=16,N=64"}},
-      {"avg_pool2d",
-       {"avg_pool2d:N=1,C=3,H=11,W=13,R=3,S=3,pad=1,stride=2",
-        "avg_pool2d:N=2,C=4,H=16,W=16,R=2,S=2,stride=2"}},
-      {"batch_matmul",
-       {"batch_matmul:B=3,M=17,N=41,K=7", "batch_matmul:B=2,M=16,N=32,K=8"}},
-      {"conv2d_nchw",
-       {"conv2d_nchw:N=1,C=3,H=11,W=13,K=5,R=3,S=3,pad=1",
-        "conv2d_nchw:N=1,C=4,H=8,W=16,K=8,R=3,S=3,pad=1,groups=2"}},
-      {"conv2d_nhwc",
-       {"conv2d_nhwc:N=1,C=3,H=11,W=13,K=19,R=3,S=3,pad=1,stride=2",
-        "conv2d_nhwc:N=2,C=8,H=8,W=8,K=16,R=3,S=3,pad=1"}},
-      {"dense",
-       {"dense:M=33,N=53,K=9,bias=1,relu=1", "dense:M=16,N=32,K=16,bias=1"}},
-      {"matmul", {"matmul:M=37,N=29,K=13", "matmul:M=32,N=48,K=16"}},
-      {"max_pool2d",
-       {"max_pool2d:N=1,C=3,H=11,W=13,R=3,S=3,pad=1",
-        "max_pool2d:N=1,C=4,H=16,W=16,R=2,S=2,stride=2"}},
-      {"relu", {"relu:M=3,N=5", "relu:M=31,N=67"}},
-      {"softmax", {"softmax:M=37,N=29", "softmax:M=8,N=64"}},
-  };
+  static const auto* shapes =
+      new std::map<std::string, std::vector<std::string>>{
+          {"add", {"add:M=37,N=29", "add:M=16,N=64"}},
+          {"avg_pool2d",
+           {"avg_pool2d:N=1,C=3,H=11,W=13,R=3,S=3,pad=1,stride=2",
+            "avg_pool2d:N=2,C=4,H=16,W=16,R=2,S=2,stride=2"}},
+          {"batch_matmul",
+           {"batch_matmul:B=3,M=17,N=41,K=7",
+            "batch_matmul:B=2,M=16,N=32,K=8"}},
+          {"conv2d_nchw",
+           {"conv2d_nchw:N=1,C=3,H=11,W=13,K=5,R=3,S=3,pad=1",
+            "conv2d_nchw:N=1,C=4,H=8,W=16,K=8,R=3,S=3,pad=1,groups=2"}},
+          {"conv2d_nhwc",
+           {"conv2d_nhwc:N=1,C=3,H=11,W=13,K=19,R=3,S=3,pad=1,stride=2",
+            "conv2d_nhwc:N=2,C=8,H=8,W=8,K=16,R=3,S=3,pad=1"}},
+          {"dense",
+           {"dense:M=33,N=53,K=9,bias=1,relu=1",
+            "dense:M=16,N=32,K=16,bias=1"}},
+          {"matmul", {"matmul:M=37,N=29,K=13", "matmul:M=32,N=48,K=16"}},
+          {"max_pool2d",
+           {"max_pool2d:N=1,C=3,H=11,W=13,R=3,S=3,pad=1",
+            "max_pool2d:N=1,C=4,H=16,W=16,R=2,S=2,stride=2"}},
+          {"relu", {"relu:M=3,N=5", "relu:M=31,N=67"}},
+          {"softmax", {"softmax:M=37,N=29", "softmax:M=8,N=64"}},
+      };
   return *shapes;
 }
 
@@ -64,7 +67,8 @@ const std::map<std::string, std::vector<std::string>>& Shapes() {
 // which every step applies; for the others it is reported.
 bool MustParallelizeAndVectorize(const std::string& op) {
   static const std::set<std::string> ops = {
-      "matmul", "dense", "conv2d_nchw", "conv2d_nhwc", "batch_matmul", "add", "relu"};
+      "matmul",       "dense", "conv2d_nchw", "conv2d_nhwc",
+      "batch_matmul", "add",   "relu"};
   return ops.count(op) > 0;
 }
 
@@ -90,13 +94,15 @@ LoopKinds CountLoopKinds(const Program& program) {
 
 // Runs `program` on random inputs and compares every output with the
 // workload's reference.
-absl::Status MatchesReference(const Workload& workload, const Program& program) {
+absl::Status MatchesReference(const Workload& workload,
+                              const Program& program) {
   std::vector<TensorData> inputs;
   for (size_t i = 0; i < workload.inputs().size(); ++i) {
     inputs.push_back(TensorData::Like(*workload.inputs()[i].buffer()));
     FillRandom(&inputs.back(), 11 + i);
   }
-  absl::StatusOr<std::vector<TensorData>> expected = RunReference(workload, inputs);
+  absl::StatusOr<std::vector<TensorData>> expected =
+      RunReference(workload, inputs);
   if (!expected.ok()) return expected.status();
   std::vector<TensorData> outputs;
   for (const te::Tensor& t : workload.outputs()) {
@@ -138,7 +144,8 @@ TEST(DefaultSchedule, EveryOperatorReplaysLowersAndMatchesTheReference) {
         options.vector_width = width;
         options.num_threads = 2;
         std::vector<std::string> skipped;
-        absl::StatusOr<Trace> trace = DefaultSchedule(*initial, options, &skipped);
+        absl::StatusOr<Trace> trace =
+            DefaultSchedule(*initial, options, &skipped);
         ASSERT_TRUE(trace.ok()) << trace.status();
 
         // Deterministic: the same input gives the same trace text.
@@ -151,10 +158,12 @@ TEST(DefaultSchedule, EveryOperatorReplaysLowersAndMatchesTheReference) {
         ASSERT_TRUE(parsed.ok()) << parsed.status();
         EXPECT_TRUE(*parsed == *trace) << trace->ToText();
         auto replayed = ReplayTrace(*parsed, *initial);
-        ASSERT_TRUE(replayed.ok()) << replayed.status() << "\n" << trace->ToText();
+        ASSERT_TRUE(replayed.ok()) << replayed.status() << "\n"
+                                   << trace->ToText();
         auto replayed_again = ReplayTrace(*trace, *initial);
         ASSERT_TRUE(replayed_again.ok());
-        EXPECT_TRUE(StructuralEqual((*replayed)->program(), (*replayed_again)->program()));
+        EXPECT_TRUE(StructuralEqual((*replayed)->program(),
+                                    (*replayed_again)->program()));
         EXPECT_EQ((*replayed)->trace().ToText(), trace->ToText());
         const Program& scheduled = (*replayed)->program();
 
@@ -164,11 +173,14 @@ TEST(DefaultSchedule, EveryOperatorReplaysLowersAndMatchesTheReference) {
           EXPECT_GE(kinds.parallel, 1) << PrintProgram(scheduled);
           EXPECT_GE(kinds.vectorized, 1) << PrintProgram(scheduled);
           EXPECT_TRUE(skipped.empty()) << absl::StrJoin(skipped, "\n");
-        } else if (kinds.parallel == 0 || kinds.vectorized == 0 || !skipped.empty()) {
-          std::printf("[ report   ] %s width %lld: %d parallel, %d vectorized loops%s%s\n",
-                      spec.c_str(), static_cast<long long>(width), kinds.parallel,
-                      kinds.vectorized, skipped.empty() ? "" : "; skipped: ",
-                      absl::StrJoin(skipped, "; ").c_str());
+        } else if (kinds.parallel == 0 || kinds.vectorized == 0 ||
+                   !skipped.empty()) {
+          std::printf(
+              "[ report   ] %s width %lld: %d parallel, %d vectorized "
+              "loops%s%s\n",
+              spec.c_str(), static_cast<long long>(width), kinds.parallel,
+              kinds.vectorized, skipped.empty() ? "" : "; skipped: ",
+              absl::StrJoin(skipped, "; ").c_str());
         }
 
         // (2) The scheduled program matches the reference.
@@ -177,7 +189,8 @@ TEST(DefaultSchedule, EveryOperatorReplaysLowersAndMatchesTheReference) {
 
         // (3) So does the lowered program.
         absl::StatusOr<Program> lowered = LowerProgram(scheduled);
-        ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n" << PrintProgram(scheduled);
+        ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n"
+                                  << PrintProgram(scheduled);
         matches = MatchesReference(*workload, *lowered);
         EXPECT_TRUE(matches.ok()) << matches << "\n" << PrintProgram(*lowered);
       }
@@ -240,7 +253,8 @@ std::vector<const ForNode*> LoopsAboveUpdate(const Program& program,
 // local scope, a parallel outer loop, the K loop around an unrolled row loop
 // and a vectorized column loop of the vector width.
 TEST(DefaultSchedule, Matmul64HasLocalTileParallelOuterAndVectorInner) {
-  absl::StatusOr<Workload> workload = ParseWorkloadSpec("matmul:M=64,N=64,K=64");
+  absl::StatusOr<Workload> workload =
+      ParseWorkloadSpec("matmul:M=64,N=64,K=64");
   ASSERT_TRUE(workload.ok());
   Program initial = workload->InitialProgram().value();
   DefaultScheduleOptions options;
@@ -263,12 +277,14 @@ TEST(DefaultSchedule, Matmul64HasLocalTileParallelOuterAndVectorInner) {
 
   // The outermost loop is parallel.
   const StmtNode* top = lowered->root->body.get();
-  while (const SeqNode* seq = top->as<SeqNode>()) top = seq->stmts.front().get();
+  while (const SeqNode* seq = top->as<SeqNode>())
+    top = seq->stmts.front().get();
   ASSERT_NE(top->as<ForNode>(), nullptr) << text;
   EXPECT_EQ(top->as<ForNode>()->for_kind, ForKind::kParallel) << text;
 
   // The update: k, then the unrolled rows, then 16 vector lanes innermost.
-  std::vector<const ForNode*> loops = LoopsAboveUpdate(*lowered, local[0]->name);
+  std::vector<const ForNode*> loops =
+      LoopsAboveUpdate(*lowered, local[0]->name);
   ASSERT_GE(loops.size(), 3u) << text;
   const ForNode* lanes = loops[loops.size() - 1];
   const ForNode* rows = loops[loops.size() - 2];
@@ -284,12 +300,15 @@ TEST(DefaultSchedule, Matmul64HasLocalTileParallelOuterAndVectorInner) {
 }
 
 TEST(DefaultSchedule, VectorLoopFollowsTheWidth) {
-  Program initial =
-      ParseWorkloadSpec("matmul:M=64,N=64,K=64").value().InitialProgram().value();
+  Program initial = ParseWorkloadSpec("matmul:M=64,N=64,K=64")
+                        .value()
+                        .InitialProgram()
+                        .value();
   for (int64_t width : {16, 8, 4}) {
     DefaultScheduleOptions options;
     options.vector_width = width;
-    auto replayed = ReplayTrace(DefaultSchedule(initial, options).value(), initial);
+    auto replayed =
+        ReplayTrace(DefaultSchedule(initial, options).value(), initial);
     ASSERT_TRUE(replayed.ok());
     std::vector<const ForNode*> loops =
         LoopsAboveUpdate((*replayed)->program(), "C_local");
@@ -300,11 +319,14 @@ TEST(DefaultSchedule, VectorLoopFollowsTheWidth) {
 }
 
 TEST(DefaultSchedule, OneThreadMakesNothingParallel) {
-  Program initial =
-      ParseWorkloadSpec("dense:M=33,N=53,K=9,bias=1,relu=1").value().InitialProgram().value();
+  Program initial = ParseWorkloadSpec("dense:M=33,N=53,K=9,bias=1,relu=1")
+                        .value()
+                        .InitialProgram()
+                        .value();
   DefaultScheduleOptions options;
   options.num_threads = 1;
-  auto replayed = ReplayTrace(DefaultSchedule(initial, options).value(), initial);
+  auto replayed =
+      ReplayTrace(DefaultSchedule(initial, options).value(), initial);
   ASSERT_TRUE(replayed.ok());
   LoopKinds kinds = CountLoopKinds((*replayed)->program());
   EXPECT_EQ(kinds.parallel, 0);
@@ -324,7 +346,8 @@ TEST(DefaultSchedule, InlinesPaddingOnlyWhereItIsNotReused) {
     auto replayed = ReplayTrace(DefaultSchedule(initial, {}).value(), initial);
     ASSERT_TRUE(replayed.ok()) << spec;
     EXPECT_EQ((*replayed)->program().FindBlock("pad") != nullptr, kept)
-        << spec << "\n" << PrintProgram((*replayed)->program());
+        << spec << "\n"
+        << PrintProgram((*replayed)->program());
   }
 }
 
@@ -348,8 +371,10 @@ TEST(DefaultSchedule, RejectsBadOptions) {
 // A program that is already scheduled (loops that are not its blocks' own)
 // is left alone rather than failing: the result is still a valid trace.
 TEST(DefaultSchedule, LeavesForeignNestsAlone) {
-  Program initial =
-      ParseWorkloadSpec("matmul:M=16,N=16,K=16").value().InitialProgram().value();
+  Program initial = ParseWorkloadSpec("matmul:M=16,N=16,K=16")
+                        .value()
+                        .InitialProgram()
+                        .value();
   TracedSchedule sch(initial);
   BlockRV c = sch.GetBlock("C").value();
   std::vector<LoopRV> loops = sch.GetLoops(c).value();

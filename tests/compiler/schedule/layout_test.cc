@@ -7,7 +7,8 @@ namespace {
 
 TEST(Layout, PackingShapeAndIndices) {
   Layout packed{{1, 16}, {1, 0, 2}};
-  EXPECT_EQ(LayoutShape(packed, {64, 40}).value(), (std::vector<int64_t>{3, 64, 16}));
+  EXPECT_EQ(LayoutShape(packed, {64, 40}).value(),
+            (std::vector<int64_t>{3, 64, 16}));
   Expr k = Var("k"), n = Var("n");
   std::vector<Expr> idx = LayoutIndices(packed, {k, n});
   ASSERT_EQ(idx.size(), 3u);
@@ -28,12 +29,16 @@ TEST(Layout, RejectsMismatchedRank) {
 // (padding_limit.h); a split so large that rounding up overflowed used to
 // give a dimension of 0 elements.
 TEST(Layout, RefusesSplitsThatPadFarPastTheExtent) {
-  EXPECT_EQ(LayoutShape({{1, 16}, {}}, {64, 8}).value(), (std::vector<int64_t>{64, 1, 16}));
-  EXPECT_EQ(LayoutShape({{1, 72}, {}}, {64, 8}).value(), (std::vector<int64_t>{64, 1, 72}));
+  EXPECT_EQ(LayoutShape({{1, 16}, {}}, {64, 8}).value(),
+            (std::vector<int64_t>{64, 1, 16}));
+  EXPECT_EQ(LayoutShape({{1, 72}, {}}, {64, 8}).value(),
+            (std::vector<int64_t>{64, 1, 72}));
   for (int64_t split : {int64_t{73}, int64_t{1} << 40, INT64_MAX}) {
-    absl::StatusOr<std::vector<int64_t>> shape = LayoutShape({{1, split}, {}}, {64, 8});
+    absl::StatusOr<std::vector<int64_t>> shape =
+        LayoutShape({{1, split}, {}}, {64, 8});
     ASSERT_FALSE(shape.ok()) << split;
-    EXPECT_NE(shape.status().message().find("of dimension 1 (extent 8) pads it past 72"),
+    EXPECT_NE(shape.status().message().find(
+                  "of dimension 1 (extent 8) pads it past 72"),
               std::string::npos)
         << shape.status();
   }

@@ -16,8 +16,9 @@
 
 namespace lathe::testing {
 
-inline absl::Status CheckSameResult(const Program& original, const Program& scheduled,
-                                    uint64_t seed = 1, double tolerance = 1e-5) {
+inline absl::Status CheckSameResult(const Program& original,
+                                    const Program& scheduled, uint64_t seed = 1,
+                                    double tolerance = 1e-5) {
   std::vector<BufferPtr> params = original.Params();
   std::vector<TensorData> expected, actual;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -32,11 +33,13 @@ inline absl::Status CheckSameResult(const Program& original, const Program& sche
   }
   absl::Status status = Interpret(original, expected_args);
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("original program: ", status.message()));
+    return absl::InternalError(
+        absl::StrCat("original program: ", status.message()));
   }
   status = Interpret(scheduled, actual_args);
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("scheduled program: ", status.message()));
+    return absl::InternalError(
+        absl::StrCat("scheduled program: ", status.message()));
   }
   for (size_t i = original.inputs.size(); i < params.size(); ++i) {
     status = CheckAllClose(actual[i], expected[i], tolerance, tolerance,

@@ -50,7 +50,8 @@ TEST(SampleCategorical, FollowsProbabilities) {
   Rng rng(5);
   int counts[3] = {0, 0, 0};
   for (int i = 0; i < 3000; ++i) {
-    counts[primitive::SampleCategorical(&rng, {10, 20, 30}, {0.5, 0.5, 0}).value()]++;
+    counts[primitive::SampleCategorical(&rng, {10, 20, 30}, {0.5, 0.5, 0})
+               .value()]++;
   }
   EXPECT_EQ(counts[2], 0);
   EXPECT_GT(counts[0], 1300);
@@ -65,7 +66,8 @@ TEST(CheckCategorical, RefusesADecisionOfABadDistribution) {
   EXPECT_TRUE(primitive::CheckCategorical(1, {1, 2}, {0.5, 0.5}).ok());
   absl::Status fewer = primitive::CheckCategorical(1, {1, 2}, {0.5});
   ASSERT_FALSE(fewer.ok());
-  EXPECT_EQ(fewer.message(), "sample_categorical: 2 candidates and 1 probabilities");
+  EXPECT_EQ(fewer.message(),
+            "sample_categorical: 2 candidates and 1 probabilities");
   EXPECT_FALSE(primitive::CheckCategorical(0, {1, 2}, {-1, 2}).ok());
   EXPECT_FALSE(primitive::CheckCategorical(0, {1, 2}, {0, 0}).ok());
   EXPECT_FALSE(primitive::CheckCategorical(0, {}, {}).ok());

@@ -24,7 +24,8 @@ TEST(GetBlock, FindsByNameAndListsBlocksWhenMissing) {
   auto missing = sch.GetBlock("nope");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(missing.status().message().find("blocks: T_dense, T_bias, Y"), std::string::npos)
+  EXPECT_NE(missing.status().message().find("blocks: T_dense, T_bias, Y"),
+            std::string::npos)
       << missing.status();
   EXPECT_FALSE(sch.GetBlock("root").ok());  // the root is not schedulable
 }
@@ -57,7 +58,8 @@ TEST(Handles, StaleLoopIsReportedByName) {
   absl::Status stale = sch.Parallel(loops[0]);  // "i" was split away
   ASSERT_FALSE(stale.ok());
   EXPECT_NE(stale.message().find("loop \"i\""), std::string::npos) << stale;
-  EXPECT_NE(stale.message().find("no longer exists"), std::string::npos) << stale;
+  EXPECT_NE(stale.message().find("no longer exists"), std::string::npos)
+      << stale;
 }
 
 TEST(Handles, WrongKindOfHandleIsAnError) {
@@ -72,22 +74,28 @@ TEST(Handles, WrongKindOfHandleIsAnError) {
 TEST(Replay, UnknownInstructionKindNamesTheInstruction) {
   Program initial = testing::MatmulProgram(8, 8, 8);
   Trace trace;
-  trace.instructions.push_back({"get_block", {}, {{"name", std::string("C")}}, {0}});
+  trace.instructions.push_back(
+      {"get_block", {}, {{"name", std::string("C")}}, {0}});
   trace.instructions.push_back({"tensorize", {TraceInput::RV(0)}, {}, {}});
   auto replayed = ReplayTrace(trace, initial);
   ASSERT_FALSE(replayed.ok());
-  EXPECT_NE(replayed.status().message().find("instruction 1 has unknown kind \"tensorize\""),
-            std::string::npos) << replayed.status();
+  EXPECT_NE(replayed.status().message().find(
+                "instruction 1 has unknown kind \"tensorize\""),
+            std::string::npos)
+      << replayed.status();
 }
 
 TEST(Replay, FailingPrimitiveNamesTheInstruction) {
   Program initial = testing::MatmulProgram(8, 8, 8);
   Trace trace;
-  trace.instructions.push_back({"get_block", {}, {{"name", std::string("X")}}, {0}});
+  trace.instructions.push_back(
+      {"get_block", {}, {{"name", std::string("X")}}, {0}});
   auto replayed = ReplayTrace(trace, initial);
   ASSERT_FALSE(replayed.ok());
-  EXPECT_NE(replayed.status().message().find("replay: instruction 0 `r0 = get_block(name=\"X\")`"),
-            std::string::npos) << replayed.status();
+  EXPECT_NE(replayed.status().message().find(
+                "replay: instruction 0 `r0 = get_block(name=\"X\")`"),
+            std::string::npos)
+      << replayed.status();
 }
 
 TEST(Replay, EmptyDecisionsSampleTheSpace) {
@@ -122,7 +130,8 @@ TEST(SampleComputeLocation, DecisionIndexesEveryLocationInOrder) {
   // the list stops; past the end, the error names the full count.
   TracedSchedule sch(testing::ShiftedReadProgram(6, 8));
   ScheduleShiftedRead(sch);
-  std::vector<std::string> all = primitive::ComputeLocations(sch.program(), "B");
+  std::vector<std::string> all =
+      primitive::ComputeLocations(sch.program(), "B");
   ASSERT_EQ(all.size(), 2u) << PrintProgram(sch.program());
   BlockRV b = sch.GetBlock("B").value();
   for (int64_t d = -1; d < static_cast<int64_t>(all.size()); ++d) {
@@ -137,9 +146,11 @@ TEST(SampleComputeLocation, DecisionIndexesEveryLocationInOrder) {
     auto refused = sch.SampleComputeLocation(b, bad);
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_EQ(refused.status().message(),
-              absl::StrCat("sample_compute_location: decision ", bad,
-                           " for block \"B\" is not -1 or an index into its 2 locations"));
+    EXPECT_EQ(
+        refused.status().message(),
+        absl::StrCat(
+            "sample_compute_location: decision ", bad,
+            " for block \"B\" is not -1 or an index into its 2 locations"));
   }
   // Sampled decisions (drawn over all the locations) replay to the same
   // program, and every choice comes up.
@@ -150,7 +161,9 @@ TEST(SampleComputeLocation, DecisionIndexesEveryLocationInOrder) {
     ScheduleShiftedRead(sampled);
     BlockRV block = sampled.GetBlock("B").value();
     LoopRV where = sampled.SampleComputeLocation(block).value();
-    chosen.insert(sampled.IsStayLocation(where) ? "stay" : sampled.LoopName(where).value());
+    chosen.insert(sampled.IsStayLocation(where)
+                      ? "stay"
+                      : sampled.LoopName(where).value());
     if (!sampled.IsStayLocation(where)) {
       ASSERT_TRUE(sampled.ComputeAt(block, where).ok());
     }

@@ -44,9 +44,10 @@ inline Program DenseBiasReluProgram(int64_t m, int64_t n, int64_t k) {
                                   [&](const std::vector<Expr>& ax) {
                                     return mm({ax[0], ax[1]}) + bias({ax[1]});
                                   });
-  te::Tensor y = te::Compute("Y", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
-    return Max(biased({ax[0], ax[1]}), Expr(0.0));
-  });
+  te::Tensor y =
+      te::Compute("Y", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return Max(biased({ax[0], ax[1]}), Expr(0.0));
+      });
   return te::CreateProgram("dense", {x, w, bias}, {y}).value();
 }
 
@@ -58,8 +59,8 @@ namespace lathe::testing {
 inline Program RowMaxProgram(int64_t m, int64_t n) {
   te::Tensor x = te::Placeholder("X", {m, n});
   te::ReduceAxis rk = te::MakeReduceAxis(n, "k");
-  te::Tensor mx = te::ComputeReduction(
-      "M", {m}, {"i"}, [&](const std::vector<Expr>& ax) {
+  te::Tensor mx =
+      te::ComputeReduction("M", {m}, {"i"}, [&](const std::vector<Expr>& ax) {
         return te::MaxOver(x({ax[0], rk.var}), {rk});
       });
   return te::CreateProgram("row_max", {x}, {mx}).value();
@@ -69,9 +70,9 @@ inline Program RowMaxProgram(int64_t m, int64_t n) {
 inline Program VectorSumProgram(int64_t n) {
   te::Tensor a = te::Placeholder("A", {n});
   te::ReduceAxis rk = te::MakeReduceAxis(n, "k");
-  te::Tensor s = te::ComputeReduction("S", {1}, {"i"}, [&](const std::vector<Expr>&) {
-    return te::Sum(a({rk.var}), {rk});
-  });
+  te::Tensor s = te::ComputeReduction(
+      "S", {1}, {"i"},
+      [&](const std::vector<Expr>&) { return te::Sum(a({rk.var}), {rk}); });
   return te::CreateProgram("vector_sum", {a}, {s}).value();
 }
 
@@ -83,9 +84,10 @@ namespace lathe::testing {
 // Pad[i + 2]: a padding stage and a 3-tap stencil reading it.
 inline Program PadStencilProgram(int64_t n) {
   te::Tensor a = te::Placeholder("A", {n});
-  te::Tensor pad = te::Compute("Pad", {n + 2}, {"i"}, [&](const std::vector<Expr>& ax) {
-    return Select(ax[0] >= 1 && ax[0] < n + 1, a({ax[0] - 1}), Expr(0.0));
-  });
+  te::Tensor pad =
+      te::Compute("Pad", {n + 2}, {"i"}, [&](const std::vector<Expr>& ax) {
+        return Select(ax[0] >= 1 && ax[0] < n + 1, a({ax[0] - 1}), Expr(0.0));
+      });
   te::Tensor b = te::Compute("B", {n}, {"i"}, [&](const std::vector<Expr>& ax) {
     return pad({ax[0]}) + pad({ax[0] + 1}) + pad({ax[0] + 2});
   });
@@ -96,15 +98,18 @@ inline Program PadStencilProgram(int64_t n) {
 // a chain of element-wise stages where B has two consumers.
 inline Program ElementwiseChainProgram(int64_t m, int64_t n) {
   te::Tensor a = te::Placeholder("A", {m, n});
-  te::Tensor b = te::Compute("B", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
-    return a({ax[0], ax[1]}) + 1.0;
-  });
-  te::Tensor c = te::Compute("C", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
-    return b({ax[0], ax[1]}) * 2.0;
-  });
-  te::Tensor d = te::Compute("D", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
-    return c({ax[0], ax[1]}) - b({ax[0], ax[1]});
-  });
+  te::Tensor b =
+      te::Compute("B", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return a({ax[0], ax[1]}) + 1.0;
+      });
+  te::Tensor c =
+      te::Compute("C", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return b({ax[0], ax[1]}) * 2.0;
+      });
+  te::Tensor d =
+      te::Compute("D", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return c({ax[0], ax[1]}) - b({ax[0], ax[1]});
+      });
   return te::CreateProgram("elementwise_chain", {a}, {d}).value();
 }
 
@@ -115,12 +120,14 @@ inline Program ElementwiseChainProgram(int64_t m, int64_t n) {
 // inner part.
 inline Program ShiftedReadProgram(int64_t m, int64_t n) {
   te::Tensor a = te::Placeholder("A", {m, n});
-  te::Tensor b = te::Compute("B", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
-    return a({ax[0], ax[1]}) * 2.0;
-  });
-  te::Tensor c = te::Compute("C", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
-    return b({Max(ax[0] - 1, IntImm(0)), ax[1]}) + b({ax[0], ax[1]});
-  });
+  te::Tensor b =
+      te::Compute("B", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return a({ax[0], ax[1]}) * 2.0;
+      });
+  te::Tensor c =
+      te::Compute("C", {m, n}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return b({Max(ax[0] - 1, IntImm(0)), ax[1]}) + b({ax[0], ax[1]});
+      });
   return te::CreateProgram("shifted_read", {a}, {c}).value();
 }
 
@@ -138,9 +145,9 @@ struct TestIter {
   Expr value;
 };
 
-inline std::unique_ptr<BlockNode> MakeTestBlock(const std::string& name,
-                                                const std::vector<TestIter>& iters,
-                                                StmtPtr body, StmtPtr init = nullptr) {
+inline std::unique_ptr<BlockNode> MakeTestBlock(
+    const std::string& name, const std::vector<TestIter>& iters, StmtPtr body,
+    StmtPtr init = nullptr) {
   auto block = std::make_unique<BlockNode>();
   block->name = name;
   for (const TestIter& it : iters) {
@@ -152,9 +159,11 @@ inline std::unique_ptr<BlockNode> MakeTestBlock(const std::string& name,
   return block;
 }
 
-inline Program MakeTestProgram(const std::string& name, std::vector<BufferPtr> inputs,
+inline Program MakeTestProgram(const std::string& name,
+                               std::vector<BufferPtr> inputs,
                                std::vector<BufferPtr> outputs,
-                               std::vector<BufferPtr> intermediates, StmtPtr body) {
+                               std::vector<BufferPtr> intermediates,
+                               StmtPtr body) {
   Program p;
   p.name = name;
   p.inputs = std::move(inputs);
@@ -177,8 +186,9 @@ inline Program NeighborReadProgram(int64_t n) {
   BufferPtr c = MakeBuffer("C", DType::Float32(), {n});
   Expr i = Var("i"), vb = Var("vb"), vc = Var("vc");
   std::vector<StmtPtr> stages;
-  stages.push_back(MakeTestBlock("B", {{vb, n, IterType::kSpatial, i}},
-                                 MakeStore(b, {vb}, Load(a, {vb}) * Expr(2.0))));
+  stages.push_back(
+      MakeTestBlock("B", {{vb, n, IterType::kSpatial, i}},
+                    MakeStore(b, {vb}, Load(a, {vb}) * Expr(2.0))));
   stages.push_back(MakeTestBlock(
       "C", {{vc, n, IterType::kSpatial, i}},
       MakeStore(c, {vc}, Load(b, {vc}) + Load(b, {Max(vc - 1, 0)}))));
@@ -199,11 +209,13 @@ inline Program ScratchProgram(int64_t n, bool private_scratch) {
   std::vector<StmtPtr> stores;
   stores.push_back(MakeStore(t, {Expr(0)}, Load(a, {vc}) + Expr(1.0)));
   stores.push_back(MakeStore(c, {vc}, Load(t, {Expr(0)}) * Expr(2.0)));
-  auto block = MakeTestBlock("C", {{vc, n, IterType::kSpatial, i}}, MakeSeq(std::move(stores)));
+  auto block = MakeTestBlock("C", {{vc, n, IterType::kSpatial, i}},
+                             MakeSeq(std::move(stores)));
   std::vector<BufferPtr> root_buffers;
   (private_scratch ? block->alloc_buffers : root_buffers).push_back(t);
-  return MakeTestProgram(private_scratch ? "private_scratch" : "shared_scratch", {a}, {c},
-                         root_buffers, MakeFor(i, n, std::move(block)));
+  return MakeTestProgram(private_scratch ? "private_scratch" : "shared_scratch",
+                         {a}, {c}, root_buffers,
+                         MakeFor(i, n, std::move(block)));
 }
 
 // A tiled producer and consumer, as compute_at leaves them:
@@ -219,7 +231,8 @@ inline Program TiledStagesProgram(int64_t tiles, int64_t tile, int64_t halo) {
   BufferPtr a = MakeBuffer("A", DType::Float32(), {n + halo});
   BufferPtr b = MakeBuffer("B", DType::Float32(), {n + halo});
   BufferPtr c = MakeBuffer("C", DType::Float32(), {n});
-  Expr i0 = Var("i_0"), ax = Var("ax"), i1 = Var("i_1"), vb = Var("vb"), vc = Var("vc");
+  Expr i0 = Var("i_0"), ax = Var("ax"), i1 = Var("i_1"), vb = Var("vb"),
+       vc = Var("vc");
   std::vector<StmtPtr> stages;
   stages.push_back(MakeFor(
       ax, tile + halo,
@@ -236,7 +249,8 @@ inline Program TiledStagesProgram(int64_t tiles, int64_t tile, int64_t halo) {
 // for i in range(m):
 //   for j in range(n):
 //     block S(vi = i, vj = j):
-//       S[vi, vj] = A[vi, vj] + select(vi > 0, S[max(vi - 1, 0), min(vj + 1, n - 1)], 0)
+//       S[vi, vj] = A[vi, vj] + select(vi > 0, S[max(vi - 1, 0), min(vj + 1, n
+//       - 1)], 0)
 // A wavefront: each row reads the previous row one column to the right, so
 // i must stay outside j.
 inline Program WavefrontProgram(int64_t m, int64_t n) {
@@ -244,11 +258,13 @@ inline Program WavefrontProgram(int64_t m, int64_t n) {
   BufferPtr s = MakeBuffer("S", DType::Float32(), {m, n});
   Expr i = Var("i"), j = Var("j"), vi = Var("vi"), vj = Var("vj");
   Expr above = Load(s, {Max(vi - 1, 0), Min(vj + 1, n - 1)});
-  StmtPtr store = MakeStore(s, {vi, vj},
-                            Load(a, {vi, vj}) + Select(vi > 0, above, Expr(0.0)));
+  StmtPtr store = MakeStore(
+      s, {vi, vj}, Load(a, {vi, vj}) + Select(vi > 0, above, Expr(0.0)));
   auto block = MakeTestBlock(
-      "S", {{vi, m, IterType::kSpatial, i}, {vj, n, IterType::kSpatial, j}}, std::move(store));
-  return MakeTestProgram("wavefront", {a}, {s}, {}, MakeFor(i, m, MakeFor(j, n, std::move(block))));
+      "S", {{vi, m, IterType::kSpatial, i}, {vj, n, IterType::kSpatial, j}},
+      std::move(store));
+  return MakeTestProgram("wavefront", {a}, {s}, {},
+                         MakeFor(i, m, MakeFor(j, n, std::move(block))));
 }
 
 }  // namespace lathe::testing

@@ -12,24 +12,26 @@
 
 namespace lathe::testing {
 
-inline absl::Status CheckTraceRoundTrip(const TracedSchedule& sch, const Program& initial) {
+inline absl::Status CheckTraceRoundTrip(const TracedSchedule& sch,
+                                        const Program& initial) {
   absl::StatusOr<Trace> parsed = Trace::FromJson(sch.trace().ToJson());
   if (!parsed.ok()) return parsed.status();
   if (!(*parsed == sch.trace())) {
     return absl::InternalError(absl::StrCat("trace changed through JSON:\n",
-                                            sch.trace().ToText(), "\nvs\n", parsed->ToText()));
+                                            sch.trace().ToText(), "\nvs\n",
+                                            parsed->ToText()));
   }
   auto replayed = ReplayTrace(*parsed, initial);
   if (!replayed.ok()) return replayed.status();
   if (!StructuralEqual((*replayed)->program(), sch.program())) {
-    return absl::InternalError(absl::StrCat("replayed program differs:\n",
-                                            PrintProgram((*replayed)->program()), "\nvs\n",
-                                            PrintProgram(sch.program())));
+    return absl::InternalError(absl::StrCat(
+        "replayed program differs:\n", PrintProgram((*replayed)->program()),
+        "\nvs\n", PrintProgram(sch.program())));
   }
   if ((*replayed)->trace().ToText() != sch.trace().ToText()) {
     return absl::InternalError(absl::StrCat("replayed trace differs:\n",
-                                            (*replayed)->trace().ToText(), "\nvs\n",
-                                            sch.trace().ToText()));
+                                            (*replayed)->trace().ToText(),
+                                            "\nvs\n", sch.trace().ToText()));
   }
   return absl::OkStatus();
 }

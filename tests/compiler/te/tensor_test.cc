@@ -22,12 +22,14 @@ TEST(TensorExpression, MatmulBecomesOneReductionBlock) {
   te::Tensor c = MatmulOutput(a, b);
   Program p = te::CreateProgram("matmul", {a, b}, {c}).value();
   EXPECT_EQ(PrintProgram(p),
-            "program matmul(A: float32[4, 3], B: float32[3, 5]) -> (C: float32[4, 5])\n"
+            "program matmul(A: float32[4, 3], B: float32[3, 5]) -> (C: "
+            "float32[4, 5])\n"
             "block root():\n"
             "  for i in range(4):\n"
             "    for j in range(5):\n"
             "      for k in range(3):\n"
-            "        block C(vi = spatial(4, i), vj = spatial(5, j), vk = reduce(3, k)):\n"
+            "        block C(vi = spatial(4, i), vj = spatial(5, j), vk = "
+            "reduce(3, k)):\n"
             "          reads C[vi, vj], A[vi, vk], B[vk, vj]\n"
             "          writes C[vi, vj]\n"
             "          init:\n"

@@ -22,7 +22,8 @@ TEST(FlopCount, MultiplyAddCountsTwo) {
 
 TEST(FlopCount, ConvCountsTheReductionNotThePadding) {
   // Y[1,8,8,8] each a sum of 4*3*3 multiply-adds; the padding stage is free.
-  EXPECT_EQ(Flops("conv2d_nchw:N=1,C=4,H=8,W=8,K=8,R=3,S=3,pad=1"), 2 * 8 * 8 * 8 * 4 * 3 * 3);
+  EXPECT_EQ(Flops("conv2d_nchw:N=1,C=4,H=8,W=8,K=8,R=3,S=3,pad=1"),
+            2 * 8 * 8 * 8 * 4 * 3 * 3);
 }
 
 TEST(FlopCount, ElementwiseCountsOnePerElement) {

@@ -4,13 +4,13 @@
 // does with the daemon's work.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "runner/remote/remote_runner.h"
@@ -37,7 +37,8 @@ class MeasuringService {
     daemon_ = service::Daemon::Start(options).value();
     service::ServerSecurity security;
     security.token = "test-token";
-    server_ = service::Server::Start(*daemon_, "127.0.0.1:0", security, kMaxServiceMessageBytes)
+    server_ = service::Server::Start(*daemon_, "127.0.0.1:0", security,
+                                     kMaxServiceMessageBytes)
                   .value();
   }
   ~MeasuringService() {

@@ -23,16 +23,19 @@ int AllowedCpus() {
 // connects: the worker builds the three it is told of beside the first
 // one's build, so those three arrive built (runner/build_ahead.h). With
 // `build_ahead_hints` 0, none does.
-std::vector<proto::MeasureResult> MeasureFourQueuedPrograms(int build_ahead_hints) {
+std::vector<proto::MeasureResult> MeasureFourQueuedPrograms(
+    int build_ahead_hints) {
   test_support::MeasuringService service(build_ahead_hints);
   std::vector<test_support::ScheduleRequest> programs =
       test_support::FourSchedules("matmul:M=36,N=28,K=20", AllowedCpus());
   std::vector<int64_t> items;
-  for (const test_support::ScheduleRequest& p : programs) items.push_back(service.Enqueue(p.request));
+  for (const test_support::ScheduleRequest& p : programs)
+    items.push_back(service.Enqueue(p.request));
   service.StartRunner("measuring", programs[0].request.target());
   std::vector<proto::MeasureResult> results;
   for (size_t i = 0; i < items.size(); ++i) {
-    absl::StatusOr<proto::MeasureResult> result = service.daemon().leases().Wait(items[i]);
+    absl::StatusOr<proto::MeasureResult> result =
+        service.daemon().leases().Wait(items[i]);
     EXPECT_TRUE(result.ok()) << result.status();
     if (!result.ok()) break;
     EXPECT_EQ(result->status(), proto::MEASURE_OK) << result->error();
@@ -43,18 +46,21 @@ std::vector<proto::MeasureResult> MeasureFourQueuedPrograms(int build_ahead_hint
 }
 
 TEST(RemoteBuildAhead, TheRunnerFindsTheProgramsItWasToldOfBuilt) {
-  if (AllowedCpus() < 2) GTEST_SKIP() << "needs 2 CPUs: builds ahead go beside the runner's own";
+  if (AllowedCpus() < 2)
+    GTEST_SKIP() << "needs 2 CPUs: builds ahead go beside the runner's own";
   std::vector<proto::MeasureResult> results = MeasureFourQueuedPrograms(3);
   ASSERT_EQ(results.size(), 4u);
   EXPECT_FALSE(results[0].built_ahead());
-  for (int i = 1; i < 4; ++i) EXPECT_TRUE(results[i].built_ahead()) << "program " << i;
+  for (int i = 1; i < 4; ++i)
+    EXPECT_TRUE(results[i].built_ahead()) << "program " << i;
 }
 
 TEST(RemoteBuildAhead, WithoutHintsEveryProgramIsBuiltWhenItsLeaseComes) {
   if (AllowedCpus() < 2) GTEST_SKIP() << "needs 2 CPUs, as the test above";
   std::vector<proto::MeasureResult> results = MeasureFourQueuedPrograms(0);
   ASSERT_EQ(results.size(), 4u);
-  for (int i = 0; i < 4; ++i) EXPECT_FALSE(results[i].built_ahead()) << "program " << i;
+  for (int i = 0; i < 4; ++i)
+    EXPECT_FALSE(results[i].built_ahead()) << "program " << i;
 }
 
 }  // namespace

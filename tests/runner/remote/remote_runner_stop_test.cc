@@ -23,15 +23,18 @@ TEST(RemoteRunnerStop, AStoppedRunnerGivesBackTheCandidateItMeasures) {
   service.StartRunner("measuring", hang.target());
   // Leased: the worker builds it, then hangs.
   const absl::Time give_up = absl::Now() + absl::Seconds(20);
-  while (service.daemon().leases().Stats().leased < 1 && absl::Now() < give_up) {
+  while (service.daemon().leases().Stats().leased < 1 &&
+         absl::Now() < give_up) {
     absl::SleepFor(absl::Milliseconds(5));
   }
   ASSERT_EQ(service.daemon().leases().Stats().leased, 1);
   const auto start = std::chrono::steady_clock::now();
   service.StopRunners();
   const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(took, 10) << "the runner waited for the hanging candidate (timeout 30 s)";
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_LT(took, 10)
+      << "the runner waited for the hanging candidate (timeout 30 s)";
   const service::LeaseStats stats = service.daemon().leases().Stats();
   EXPECT_EQ(stats.leased, 0);
   EXPECT_EQ(stats.queued, 1);  // released, for another runner

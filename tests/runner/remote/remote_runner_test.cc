@@ -32,7 +32,8 @@ class RemoteRunnerTest : public ::testing::Test {
     daemon_ = service::Daemon::Start(options).value();
     service::ServerSecurity security;
     security.token = "test-token";
-    server_ = service::Server::Start(*daemon_, "127.0.0.1:0", security, kMaxServiceMessageBytes)
+    server_ = service::Server::Start(*daemon_, "127.0.0.1:0", security,
+                                     kMaxServiceMessageBytes)
                   .value();
     target_ = ParseTarget("llvm -num-threads=1")->ToString();
   }
@@ -106,7 +107,8 @@ TEST_F(RemoteRunnerTest, EveryCandidateIsAnsweredOnceByPrefetchingRunners) {
   EXPECT_EQ(stats.queued, 0);
 }
 
-TEST_F(RemoteRunnerTest, FetchesTheNextLeaseWhileMeasuringAndGivesItBackWhenStopping) {
+TEST_F(RemoteRunnerTest,
+       FetchesTheNextLeaseWhileMeasuringAndGivesItBackWhenStopping) {
   for (int i = 0; i < 3; ++i) Enqueue();
   StartRunner("slow", 400, true);
   // One lease measured, the next in hand.
@@ -132,7 +134,8 @@ TEST_F(RemoteRunnerTest, WithoutPrefetchARunnerHoldsOneLeaseAtATime) {
   // is held during the whole first measurement.
   int most = 0;
   const absl::Time give_up = absl::Now() + absl::Seconds(20);
-  while (daemon_->leases().JobCounts("job") != std::make_pair(0, 0) && absl::Now() < give_up) {
+  while (daemon_->leases().JobCounts("job") != std::make_pair(0, 0) &&
+         absl::Now() < give_up) {
     for (const auto& [runner, leases] : daemon_->leases().LeasesByRunner()) {
       most = std::max(most, leases);
     }

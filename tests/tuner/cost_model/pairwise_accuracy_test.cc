@@ -63,8 +63,10 @@ TEST(PairwiseAccuracy, WeighsPairsNotGroups) {
 TEST(PairwiseAccuracy, AToleranceLeavesOutPairsWithinIt) {
   // Throughputs 100, 102, 150: with 5% the (102, 100) pair, ordered wrong
   // here, is left out; the two right pairs remain.
-  EXPECT_DOUBLE_EQ(PairwiseAccuracy({2, 1, 3}, {100, 102, 150}, {0, 0, 0}), 2.0 / 3);
-  EXPECT_DOUBLE_EQ(PairwiseAccuracy({2, 1, 3}, {100, 102, 150}, {0, 0, 0}, 0.05), 1.0);
+  EXPECT_DOUBLE_EQ(PairwiseAccuracy({2, 1, 3}, {100, 102, 150}, {0, 0, 0}),
+                   2.0 / 3);
+  EXPECT_DOUBLE_EQ(
+      PairwiseAccuracy({2, 1, 3}, {100, 102, 150}, {0, 0, 0}, 0.05), 1.0);
   // Every pair within it: chance, as with no pairs at all.
   EXPECT_DOUBLE_EQ(PairwiseAccuracy({2, 1}, {100, 102}, {0, 0}, 0.05), 0.5);
 }

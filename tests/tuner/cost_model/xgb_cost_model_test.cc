@@ -198,9 +198,11 @@ TEST_F(XgbCostModelTest, LoadRejectsOtherBytesAndKeepsTheModel) {
        {std::string(), std::string("not a model"), std::string("lathe-xgb 1\n"),
         std::string("lathe-xgb 1\n{garbage"), std::string("lathe-xgb 2\n"),
         std::string("lathe-xgb 2 12\n{garbage}"),
-        absl::StrCat("lathe-xgb 2 ", model_bytes.size(), " 1234\n", model_bytes),
+        absl::StrCat("lathe-xgb 2 ", model_bytes.size(), " 1234\n",
+                     model_bytes),
         "lathe-xgb 1\n" + model_bytes,  // the previous format, refused
-        saved.substr(0, saved.size() / 2), saved.substr(0, saved.size() - 1), flipped}) {
+        saved.substr(0, saved.size() / 2), saved.substr(0, saved.size() - 1),
+        flipped}) {
     absl::Status status = model.Load(bytes);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument)
         << "bytes of size " << bytes.size() << ": " << status;
@@ -274,7 +276,9 @@ TEST(XgbCostModelObjective, ARegressionObjectiveLearnsTheRankingToo) {
   XgbCostModelOptions options;
   options.objective = "reg:squarederror";
   XgbCostModel model(options);
-  ASSERT_TRUE(model.Train(Synthetic(/*groups=*/6, /*rows_per_group=*/80, /*seed=*/1)).ok());
+  ASSERT_TRUE(
+      model.Train(Synthetic(/*groups=*/6, /*rows_per_group=*/80, /*seed=*/1))
+          .ok());
   EXPECT_GT(Accuracy(model, HeldOut()), 0.8);
 }
 
@@ -284,7 +288,8 @@ TEST(XgbCostModelObjective, AnUnknownObjectiveIsAnErrorNamingIt) {
   XgbCostModel model(options);
   absl::Status status = model.Train(Tiny());
   EXPECT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("nonsense"), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find("nonsense"), absl::string_view::npos)
+      << status;
   EXPECT_FALSE(model.trained());
 }
 
@@ -293,7 +298,8 @@ TEST(XgbCostModelObjective, AnUnknownObjectiveIsAnErrorNamingIt) {
 // seed changes nothing, so a seed that mattered shows the option reached
 // XGBoost.
 TEST(XgbCostModelSampling, SampledFeaturesAndRowsFollowTheSeed) {
-  const TrainingSet train = Synthetic(/*groups=*/3, /*rows_per_group=*/60, /*seed=*/1);
+  const TrainingSet train =
+      Synthetic(/*groups=*/3, /*rows_per_group=*/60, /*seed=*/1);
   const TrainingSet held_out = HeldOut();
   auto predict = [&](double subsample, double colsample, uint64_t seed) {
     XgbCostModelOptions options;
@@ -317,7 +323,8 @@ TEST(XgbCostModelSampling, ASubsampleOutOfRangeIsAnErrorNamingIt) {
   XgbCostModel model(options);
   absl::Status status = model.Train(Tiny());
   EXPECT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("subsample"), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find("subsample"), absl::string_view::npos)
+      << status;
   EXPECT_FALSE(model.trained());
 }
 

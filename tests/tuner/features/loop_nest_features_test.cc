@@ -33,8 +33,9 @@ Program SplitRowSum(int64_t outer, int64_t k_outer) {
   return testing::MakeProgram(
       {a}, {c},
       MakeFor(i0, outer,
-              MakeFor(k0, k_outer, MakeFor(i1, 16 / outer, MakeFor(k1, 16 / k_outer,
-                                                                   std::move(store))))));
+              MakeFor(k0, k_outer,
+                      MakeFor(i1, 16 / outer,
+                              MakeFor(k1, 16 / k_outer, std::move(store))))));
 }
 
 TEST(LoopNestFeatures, ReadsEachPositionFromBothEnds) {
@@ -65,7 +66,8 @@ TEST(LoopNestFeatures, ReadsEachPositionFromBothEnds) {
 // (the products, which the other groups read, are the same).
 TEST(LoopNestFeatures, TellsApartSplitsWithTheSameProducts) {
   std::vector<std::vector<double>> rows;
-  for (auto [outer, k_outer] : std::vector<std::pair<int64_t, int64_t>>{{4, 2}, {2, 4}, {4, 4}}) {
+  for (auto [outer, k_outer] :
+       std::vector<std::pair<int64_t, int64_t>>{{4, 2}, {2, 4}, {4, 4}}) {
     Program p = SplitRowSum(outer, k_outer);
     std::vector<double> values(LoopNestFeatureSpecs().size());
     ExtractLoopNestFeatures(WalkProgram(p).stores[0], values.data());

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-
 #include "compiler/codegen/target.h"
 #include "compiler/workload/spec.h"
 
@@ -36,10 +35,12 @@ TEST(SettingsOfRound, EveryRoundTakesAtLeastOneSample) {
 }
 
 TEST(RequestOfRound, AsksForTheRoundsShareOfTheTaskWithoutATrace) {
-  const Task task =
-      MakeTask(ParseWorkloadSpec("matmul:M=32,N=48,K=16").value(), HostTarget(2), 1).value();
+  const Task task = MakeTask(ParseWorkloadSpec("matmul:M=32,N=48,K=16").value(),
+                             HostTarget(2), 1)
+                        .value();
   const RoundSettings settings = SettingsOfRound(0.1, 5, 200, 2);
-  const proto::MeasureRequest request = RequestOfRound(task, settings, /*flush_cache=*/true);
+  const proto::MeasureRequest request =
+      RequestOfRound(task, settings, /*flush_cache=*/true);
   EXPECT_EQ(request.workload(), task.workload.CanonicalForm());
   EXPECT_EQ(request.target(), task.target.ToString());
   EXPECT_DOUBLE_EQ(request.min_time_s(), 0.05);
@@ -94,8 +95,10 @@ TEST(CandidatesOfRound, LaterRoundsOnlyForTheCandidatesCloseToTheFastest) {
   results[4] = Ok({9.0e-3}, 1);
   EXPECT_EQ(CandidatesOfRound(results, 1), (std::vector<size_t>{3, 1, 0}));
   EXPECT_EQ(CandidatesOfRound(results, 2), (std::vector<size_t>{0, 1, 3}));
-  EXPECT_EQ(CandidatesOfRound(results, 1, /*within=*/0), (std::vector<size_t>{4, 3, 2, 1, 0}));
-  EXPECT_EQ(CandidatesOfRound(results, 1, /*within=*/10), (std::vector<size_t>{4, 3, 2, 1, 0}));
+  EXPECT_EQ(CandidatesOfRound(results, 1, /*within=*/0),
+            (std::vector<size_t>{4, 3, 2, 1, 0}));
+  EXPECT_EQ(CandidatesOfRound(results, 1, /*within=*/10),
+            (std::vector<size_t>{4, 3, 2, 1, 0}));
   // A failed program's samples do not count: 1.9e-3 is the fastest now.
   results[1]->set_status(proto::MEASURE_WRONG_RESULT);
   EXPECT_EQ(CandidatesOfRound(results, 1), (std::vector<size_t>{3, 2, 0}));
@@ -131,7 +134,8 @@ TEST(MergeRound, AFailureInALaterRoundIsTheResult) {
   later.set_error("timed out after 30.0 s");
   later.set_run_ms(30000);
   MergeRound(later, 1, &into);
-  EXPECT_DOUBLE_EQ(into.run_ms(), 30005);  // the time the failed round took counts
+  EXPECT_DOUBLE_EQ(into.run_ms(),
+                   30005);  // the time the failed round took counts
   EXPECT_EQ(into.status(), proto::MEASURE_TIMEOUT);
   EXPECT_EQ(into.error(), "round 2: timed out after 30.0 s");
   EXPECT_EQ(into.times_s_size(), 0);  // no time of a program that failed
@@ -147,12 +151,15 @@ TEST(MergeRound, AFailureInALaterRoundIsTheResult) {
 // program with a trace, later rounds backwards over those still OK, each
 // request naming the next programs of its round, later rounds merged.
 TEST(MeasureBatchInRounds, MeasuresLikeTheTunerAndMergesTheRounds) {
-  const Task task =
-      MakeTask(ParseWorkloadSpec("matmul:M=32,N=48,K=16").value(), HostTarget(1), 1).value();
+  const Task task = MakeTask(ParseWorkloadSpec("matmul:M=32,N=48,K=16").value(),
+                             HostTarget(1), 1)
+                        .value();
   std::vector<proto::Trace> traces(4);
-  for (size_t i = 0; i < traces.size(); ++i) traces[i].set_workload(std::to_string(i));
+  for (size_t i = 0; i < traces.size(); ++i)
+    traces[i].set_workload(std::to_string(i));
   // Program 2 has no trace: never measured. Program 1 fails in round 0.
-  const std::vector<const proto::Trace*> batch = {&traces[0], &traces[1], nullptr, &traces[3]};
+  const std::vector<const proto::Trace*> batch = {&traces[0], &traces[1],
+                                                  nullptr, &traces[3]};
   std::vector<std::string> asked;  // "round:program:hints"
   int round = 0;
   auto measure = [&](const proto::MeasureRequest& request)
@@ -169,9 +176,11 @@ TEST(MeasureBatchInRounds, MeasuresLikeTheTunerAndMergesTheRounds) {
   };
   const RoundSettings settings = SettingsOfRound(0.1, 5, 200, 2);
   absl::StatusOr<std::vector<std::optional<proto::MeasureResult>>> results =
-      MeasureBatchInRounds(task, batch, settings, 2, false, /*build_ahead=*/true, measure);
+      MeasureBatchInRounds(task, batch, settings, 2, false,
+                           /*build_ahead=*/true, measure);
   ASSERT_TRUE(results.ok()) << results.status();
-  EXPECT_EQ(asked, (std::vector<std::string>{"0:0:13", "0:1:3", "0:3:", "1:3:0", "1:0:"}));
+  EXPECT_EQ(asked, (std::vector<std::string>{"0:0:13", "0:1:3", "0:3:", "1:3:0",
+                                             "1:0:"}));
   ASSERT_EQ(results->size(), 4u);
   EXPECT_FALSE((*results)[2].has_value());
   EXPECT_EQ((*results)[1]->status(), proto::MEASURE_RUN_ERROR);
@@ -181,12 +190,17 @@ TEST(MeasureBatchInRounds, MeasuresLikeTheTunerAndMergesTheRounds) {
   // Without building ahead, no hints; a failing measurer is the error.
   asked.clear();
   round = 0;
-  ASSERT_TRUE(MeasureBatchInRounds(task, batch, settings, 2, false, false, measure).ok());
+  ASSERT_TRUE(
+      MeasureBatchInRounds(task, batch, settings, 2, false, false, measure)
+          .ok());
   for (const std::string& a : asked) EXPECT_EQ(a.back(), ':') << a;
-  auto broken = [](const proto::MeasureRequest&) -> absl::StatusOr<proto::MeasureResult> {
+  auto broken =
+      [](const proto::MeasureRequest&) -> absl::StatusOr<proto::MeasureResult> {
     return absl::UnavailableError("no worker");
   };
-  EXPECT_EQ(MeasureBatchInRounds(task, batch, settings, 2, false, true, broken).status().code(),
+  EXPECT_EQ(MeasureBatchInRounds(task, batch, settings, 2, false, true, broken)
+                .status()
+                .code(),
             absl::StatusCode::kUnavailable);
 }
 

@@ -11,7 +11,8 @@ namespace {
 
 int64_t CategoricalIndex(const Trace& space) {
   for (size_t i = 0; i < space.instructions.size(); ++i) {
-    if (space.instructions[i].kind == "sample_categorical") return static_cast<int64_t>(i);
+    if (space.instructions[i].kind == "sample_categorical")
+      return static_cast<int64_t>(i);
   }
   return -1;
 }
@@ -25,7 +26,8 @@ TEST(MutateCategorical, DrawsAnotherCandidate) {
   Rng rng(2);
   std::set<int64_t> drawn;
   for (int run = 0; run < 200; ++run) {
-    std::optional<Decisions> mutated = mutator.Apply(space, space.decisions, rng);
+    std::optional<Decisions> mutated =
+        mutator.Apply(space, space.decisions, rng);
     ASSERT_TRUE(mutated.has_value());
     const int64_t value = mutated->at(site).front();
     EXPECT_NE(value, current);
@@ -69,7 +71,8 @@ TEST(MutateCategorical, ZeroProbabilityIsNeverDrawn) {
   MutateCategorical mutator;
   Rng rng(3);
   for (int run = 0; run < 50; ++run) {
-    std::optional<Decisions> mutated = mutator.Apply(sch.trace(), sch.trace().decisions, rng);
+    std::optional<Decisions> mutated =
+        mutator.Apply(sch.trace(), sch.trace().decisions, rng);
     ASSERT_TRUE(mutated.has_value());
     EXPECT_EQ(mutated->at(0).front(), 1);
   }
@@ -80,7 +83,8 @@ TEST(MutateCategorical, SingleCandidateCannotChange) {
   sch.SampleCategorical({7}, {1.0}).value();
   MutateCategorical mutator;
   Rng rng(3);
-  EXPECT_FALSE(mutator.Apply(sch.trace(), sch.trace().decisions, rng).has_value());
+  EXPECT_FALSE(
+      mutator.Apply(sch.trace(), sch.trace().decisions, rng).has_value());
 }
 
 }  // namespace

@@ -14,16 +14,19 @@ TEST(MutateComputeLocation, MovesTheBlockSomewhereValidOftenEnough) {
   const Trace space = testing::SampleSpace(9);
   int64_t site = -1;
   for (size_t i = 0; i < space.instructions.size(); ++i) {
-    if (space.instructions[i].kind == "sample_compute_location") site = static_cast<int64_t>(i);
+    if (space.instructions[i].kind == "sample_compute_location")
+      site = static_cast<int64_t>(i);
   }
   ASSERT_GE(site, 0);
-  const Program original = ReplayTrace(space, testing::MatmulProgram()).value()->program();
+  const Program original =
+      ReplayTrace(space, testing::MatmulProgram()).value()->program();
   MutateComputeLocation mutator;
   Rng rng(4);
   int valid = 0;
   std::set<std::string> programs;
   for (int run = 0; run < 60; ++run) {
-    std::optional<Decisions> mutated = mutator.Apply(space, space.decisions, rng);
+    std::optional<Decisions> mutated =
+        mutator.Apply(space, space.decisions, rng);
     ASSERT_TRUE(mutated.has_value());
     EXPECT_NE(mutated->at(site), space.decisions.at(site));
     EXPECT_GE(mutated->at(site).front(), -1);
@@ -41,7 +44,8 @@ TEST(MutateComputeLocation, NothingToMoveWithoutLocations) {
   TracedSchedule sch(testing::MatmulProgram());
   MutateComputeLocation mutator;
   Rng rng(1);
-  EXPECT_FALSE(mutator.Apply(sch.trace(), sch.trace().decisions, rng).has_value());
+  EXPECT_FALSE(
+      mutator.Apply(sch.trace(), sch.trace().decisions, rng).has_value());
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ TEST(MutateTileSize, ChangesOneTileKeepingItsProduct) {
   Rng rng(11);
   int changed_runs = 0;
   for (int run = 0; run < 100; ++run) {
-    std::optional<Decisions> mutated = mutator.Apply(space, space.decisions, rng);
+    std::optional<Decisions> mutated =
+        mutator.Apply(space, space.decisions, rng);
     ASSERT_TRUE(mutated.has_value());
     int differences = 0;
     for (const auto& [index, values] : space.decisions) {
@@ -42,17 +43,22 @@ TEST(MutateTileSize, NothingToChangeWithoutTiles) {
   sch.SampleCategorical({1, 2}, {0.5, 0.5}).value();
   MutateTileSize mutator;
   Rng rng(1);
-  EXPECT_FALSE(mutator.Apply(sch.trace(), sch.trace().decisions, rng).has_value());
+  EXPECT_FALSE(
+      mutator.Apply(sch.trace(), sch.trace().decisions, rng).has_value());
 }
 
 TEST(MutateTileSize, PrimeExtentCannotChange) {
-  TracedSchedule sch(ParseWorkloadSpec("matmul:M=13,N=8,K=8").value().InitialProgram().value());
+  TracedSchedule sch(ParseWorkloadSpec("matmul:M=13,N=8,K=8")
+                         .value()
+                         .InitialProgram()
+                         .value());
   std::vector<LoopRV> loops = sch.GetLoops(sch.GetBlock("C").value()).value();
   // 13 = 13 x 1 or 1 x 13 with the inner at most 4: only {13, 1} is valid.
   sch.SamplePerfectTile(loops[0], 2, 4).value();
   MutateTileSize mutator;
   Rng rng(1);
-  EXPECT_FALSE(mutator.Apply(sch.trace(), sch.trace().decisions, rng).has_value());
+  EXPECT_FALSE(
+      mutator.Apply(sch.trace(), sch.trace().decisions, rng).has_value());
 }
 
 }  // namespace

@@ -14,7 +14,10 @@
 namespace lathe::tuner::testing {
 
 inline Program MatmulProgram() {
-  return ParseWorkloadSpec("matmul:M=96,N=64,K=48").value().InitialProgram().value();
+  return ParseWorkloadSpec("matmul:M=96,N=64,K=48")
+      .value()
+      .InitialProgram()
+      .value();
 }
 
 // The space's trace with the decisions of one sample.

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "compiler/codegen/target_info.h"
 #include "compiler/ir/structural_equal.h"
@@ -68,7 +68,8 @@ class TunerTest : public ::testing::Test {
 
 // A deterministic stand-in for measurement: the time is a function of the
 // program (its structural hash, found by replaying the trace).
-absl::StatusOr<proto::MeasureResult> FakeMeasure(const proto::MeasureRequest& request) {
+absl::StatusOr<proto::MeasureResult> FakeMeasure(
+    const proto::MeasureRequest& request) {
   Workload workload = ParseWorkloadSpec(request.workload()).value();
   Trace trace = Trace::FromProto(request.trace()).value();
   auto scheduled = ReplayTrace(trace, workload.InitialProgram().value());
@@ -87,7 +88,8 @@ absl::StatusOr<proto::MeasureResult> FakeMeasure(const proto::MeasureRequest& re
 
 std::vector<std::string> Hashes(const TuneReport& report) {
   std::vector<std::string> hashes;
-  for (const TuneReport::Trial& t : report.history) hashes.push_back(t.structural_hash);
+  for (const TuneReport::Trial& t : report.history)
+    hashes.push_back(t.structural_hash);
   return hashes;
 }
 
@@ -108,7 +110,8 @@ TEST_F(TunerTest, SameSeedSameMeasurementsSameSearch) {
       auto db = OpenDb(absl::StrCat("same_", m, "_", run, ".db"));
       TuneOptions options = FastOptions();
       SetMode(mode, options);
-      absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, options);
+      absl::StatusOr<TuneReport> report =
+          Tune(tasks, *db, FakeMeasure, options);
       ASSERT_TRUE(report.ok()) << report.status();
       EXPECT_EQ(report->trials, 24);
       runs.push_back(Hashes(*report));
@@ -156,7 +159,8 @@ TEST_F(TunerTest, SearchWhileBuildingAsksForEachBatchBuiltBeforeItsRounds) {
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(Hashes(*report), overlapped);
   EXPECT_EQ(report->build_only_requests, 3);
-  ASSERT_EQ(requests.size(), 3u * (1 + 2 * 8));  // 3 batches: build, 2 rounds of 8
+  ASSERT_EQ(requests.size(),
+            3u * (1 + 2 * 8));  // 3 batches: build, 2 rounds of 8
   for (size_t batch = 0; batch < 3; ++batch) {
     const proto::MeasureRequest& build = requests[17 * batch];
     ASSERT_TRUE(build.build_only()) << "batch " << batch;
@@ -165,9 +169,10 @@ TEST_F(TunerTest, SearchWhileBuildingAsksForEachBatchBuiltBeforeItsRounds) {
     for (size_t k = 0; k < 8; ++k) {
       const proto::MeasureRequest& first_round = requests[17 * batch + 1 + k];
       EXPECT_FALSE(first_round.build_only());
-      EXPECT_EQ((k == 0 ? build.trace() : build.build_ahead(static_cast<int>(k - 1)))
-                    .SerializeAsString(),
-                first_round.trace().SerializeAsString())
+      EXPECT_EQ(
+          (k == 0 ? build.trace() : build.build_ahead(static_cast<int>(k - 1)))
+              .SerializeAsString(),
+          first_round.trace().SerializeAsString())
           << "batch " << batch << ", candidate " << k;
     }
   }
@@ -191,11 +196,13 @@ TEST_F(TunerTest, TwoTasksOfOneWorkloadAreRefused) {
   std::vector<Task> tasks = {SmallTask("matmul:M=32,N=48,K=16"),
                              SmallTask("matmul:K=16,N=48,M=32,dtype=float32")};
   auto db = OpenDb("twice.db");
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, FastOptions());
+  absl::StatusOr<TuneReport> report =
+      Tune(tasks, *db, FakeMeasure, FastOptions());
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(report.status().message().find("tasks 0 and 1 are the same workload"),
-            std::string::npos)
+  EXPECT_NE(
+      report.status().message().find("tasks 0 and 1 are the same workload"),
+      std::string::npos)
       << report.status();
 }
 
@@ -215,7 +222,9 @@ TEST_F(TunerTest, NeverMeasuresAProgramTwiceAcrossRuns) {
   EXPECT_EQ(seen.size(), 48u);
   // Every trial is a record, and the cost model was saved for the target.
   EXPECT_EQ(db->GetStats().value().records, 48);
-  EXPECT_TRUE(db->GetCostModel(HostTarget(1).ToString(), CostModelName()).value().has_value());
+  EXPECT_TRUE(db->GetCostModel(HostTarget(1).ToString(), CostModelName())
+                  .value()
+                  .has_value());
 }
 
 // The code that runs: two schedules that differ only where lowering makes
@@ -301,7 +310,8 @@ TEST_F(TunerTest, ParallelMeasurementRecordsEveryTrialOnce) {
 TEST_F(TunerTest, ReportsTheBatchesTheModelWasJudgedOn) {
   auto db = OpenDb("judged.db");
   std::vector<Task> tasks = {SmallTask()};
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, FastOptions());
+  absl::StatusOr<TuneReport> report =
+      Tune(tasks, *db, FakeMeasure, FastOptions());
   ASSERT_TRUE(report.ok()) << report.status();
   // 3 batches of 8; the first is measured before the model has trained.
   ASSERT_EQ(report->batch_accuracy.size(), 2u);
@@ -316,15 +326,20 @@ TEST_F(TunerTest, ReportsTheBatchesTheModelWasJudgedOn) {
     ASSERT_EQ(judged.structural_hashes.size(), 8u);
     ASSERT_EQ(judged.predicted.size(), 8u);
     ASSERT_EQ(judged.throughputs.size(), 8u);
-    EXPECT_DOUBLE_EQ(PairwiseAccuracy(judged.predicted, judged.throughputs, std::vector<int>(8, 0)),
+    EXPECT_DOUBLE_EQ(PairwiseAccuracy(judged.predicted, judged.throughputs,
+                                      std::vector<int>(8, 0)),
                      report->batch_accuracy[b]);
-    const int64_t first = report->batch_accuracy_trained_on[b];  // an empty database
+    const int64_t first =
+        report->batch_accuracy_trained_on[b];  // an empty database
     for (size_t i = 0; i < 8; ++i) {
-      EXPECT_EQ(judged.structural_hashes[i],
-                report->history[static_cast<size_t>(first) + i].structural_hash);
+      EXPECT_EQ(
+          judged.structural_hashes[i],
+          report->history[static_cast<size_t>(first) + i].structural_hash);
       ASSERT_EQ(by_hash.count(judged.structural_hashes[i]), 1u);
-      EXPECT_DOUBLE_EQ(judged.throughputs[i],
-                       TrainingThroughput(tasks[0].flops, by_hash[judged.structural_hashes[i]]));
+      EXPECT_DOUBLE_EQ(
+          judged.throughputs[i],
+          TrainingThroughput(tasks[0].flops,
+                             by_hash[judged.structural_hashes[i]]));
     }
   }
 }
@@ -339,7 +354,7 @@ TEST_F(TunerTest, MeasuresEachBatchInRoundsAndKeepsEverySample) {
   options.batch_size = 8;
   options.min_time_s = 0.01;
   options.measure_rounds = 2;
-  options.later_rounds_within = 0;  // every program in every round
+  options.later_rounds_within = 0;   // every program in every round
   std::map<std::string, int> calls;  // per program
   std::vector<std::pair<std::string, int>> sequence;  // (program, its call)
   std::string failing;  // the program that times out in its second round
@@ -419,12 +434,14 @@ TEST_F(TunerTest, LaterRoundsTimeAgainOnlyTheProgramsCloseToTheFastest) {
   for (size_t b = 0; b < 2; ++b) {
     double batch_fastest = 1e9;
     for (size_t k = 0; k < 8; ++k) {
-      batch_fastest = std::min(batch_fastest, fastest[history[8 * b + k].structural_hash]);
+      batch_fastest =
+          std::min(batch_fastest, fastest[history[8 * b + k].structural_hash]);
     }
     for (size_t k = 0; k < 8; ++k) {
       const std::string& hash = history[8 * b + k].structural_hash;
       const bool close = fastest[hash] <= kLaterRoundsWithin * batch_fastest;
-      EXPECT_EQ(calls[hash], close ? 3 : 1) << "batch " << b << ", program " << k;
+      EXPECT_EQ(calls[hash], close ? 3 : 1)
+          << "batch " << b << ", program " << k;
       (close ? again : once) += 1;
     }
   }
@@ -460,14 +477,16 @@ TEST_F(TunerTest, NamesTheNextCandidatesOfItsRoundForBuildingAhead) {
     ASSERT_TRUE(report.ok()) << report.status();
     ASSERT_EQ(requests.size(), 32u);  // 2 batches x 2 rounds x 8
     if (parallelism > 1) {
-      for (const proto::MeasureRequest& r : requests) EXPECT_EQ(r.build_ahead_size(), 0);
+      for (const proto::MeasureRequest& r : requests)
+        EXPECT_EQ(r.build_ahead_size(), 0);
       continue;
     }
     for (size_t round = 0; round < 4; ++round) {  // 8 requests each
       for (size_t k = 0; k < 8; ++k) {
         const proto::MeasureRequest& r = requests[8 * round + k];
         const size_t expected = std::min<size_t>(kBuildAheadHints, 7 - k);
-        ASSERT_EQ(static_cast<size_t>(r.build_ahead_size()), expected) << round << " " << k;
+        ASSERT_EQ(static_cast<size_t>(r.build_ahead_size()), expected)
+            << round << " " << k;
         for (size_t a = 0; a < expected; ++a) {
           EXPECT_EQ(r.build_ahead(static_cast<int>(a)).SerializeAsString(),
                     requests[8 * round + k + 1 + a].trace().SerializeAsString())
@@ -549,7 +568,8 @@ TEST_F(TunerTest, CandidateAbandonedForTheStopIsNotRecorded) {
   auto other_db = OpenDb("cancelled_without_stop.db");
   std::atomic<bool> never{false};
   options.stop = &never;
-  MeasureFn cancels = [](const proto::MeasureRequest&) -> absl::StatusOr<proto::MeasureResult> {
+  MeasureFn cancels =
+      [](const proto::MeasureRequest&) -> absl::StatusOr<proto::MeasureResult> {
     return absl::CancelledError("the runner went away");
   };
   std::vector<Task> other_tasks = {SmallTask()};
@@ -657,7 +677,9 @@ TEST_F(TunerTest, CrashingHangingAndWrongCandidatesAreRecordedAndTuningGoesOn) {
   runner_options.worker_argv = {LATHE_RUNNER_WORKER};
   runner_options.timeout_s = 3;
   auto runner = runner::LocalRunner::Start(runner_options).value();
-  MeasureFn measure = [&](const proto::MeasureRequest& r) { return runner->Measure(r); };
+  MeasureFn measure = [&](const proto::MeasureRequest& r) {
+    return runner->Measure(r);
+  };
   auto db = OpenDb("faults.db");
   std::vector<Task> tasks = {SmallTask()};
   TuneOptions options = FastOptions();
@@ -677,7 +699,8 @@ TEST_F(TunerTest, CrashingHangingAndWrongCandidatesAreRecordedAndTuningGoesOn) {
   EXPECT_EQ(report->history[4].status, proto::MEASURE_TIMEOUT);
   EXPECT_EQ(report->history[7].status, proto::MEASURE_WRONG_RESULT);
   int ok = 0;
-  for (const TuneReport::Trial& t : report->history) ok += t.status == proto::MEASURE_OK;
+  for (const TuneReport::Trial& t : report->history)
+    ok += t.status == proto::MEASURE_OK;
   EXPECT_EQ(ok, 9);
   const db::Stats stats = db->GetStats().value();
   EXPECT_EQ(stats.records, 12);
@@ -702,12 +725,15 @@ TEST_F(TunerTest, FindsAScheduleTwiceAsFastAsTheDefault) {
   runner::LocalRunnerOptions runner_options;
   runner_options.worker_argv = {LATHE_RUNNER_WORKER};
   auto runner = runner::LocalRunner::Start(runner_options).value();
-  MeasureFn measure = [&](const proto::MeasureRequest& r) { return runner->Measure(r); };
+  MeasureFn measure = [&](const proto::MeasureRequest& r) {
+    return runner->Measure(r);
+  };
   Task task = SmallTask("dense:M=64,N=128,K=256,bias=1,relu=1");
 
   proto::MeasureRequest baseline;
   baseline.set_workload(task.workload.CanonicalForm());
-  baseline.set_target(task.target.ToString());  // no trace: the default schedule
+  baseline.set_target(
+      task.target.ToString());  // no trace: the default schedule
   baseline.set_min_time_s(0.05);
   baseline.set_min_repeats(10);
   baseline.set_max_repeats(1000);
@@ -729,7 +755,8 @@ TEST_F(TunerTest, FindsAScheduleTwiceAsFastAsTheDefault) {
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_TRUE(report->tasks[0].best_s.has_value());
   EXPECT_LE(*report->tasks[0].best_s * 2, default_s)
-      << "best " << *report->tasks[0].best_s << " s, default " << default_s << " s";
+      << "best " << *report->tasks[0].best_s << " s, default " << default_s
+      << " s";
 }
 
 }  // namespace

@@ -34,13 +34,16 @@ TEST(Auth, AuthorizationNeedsTheBearerToken) {
 
 TEST(Auth, CredentialsRefuseBadTlsSettings) {
   ServerSecurity security;
-  EXPECT_EQ(MakeServerCredentials(security).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeServerCredentials(security).status().code(),
+            absl::StatusCode::kInvalidArgument);
   security.token = "t";
   EXPECT_TRUE(MakeServerCredentials(security).ok());
   security.tls_cert_file = "/nonexistent/cert.pem";
-  EXPECT_EQ(MakeServerCredentials(security).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeServerCredentials(security).status().code(),
+            absl::StatusCode::kInvalidArgument);
   security.tls_key_file = "/nonexistent/key.pem";
-  EXPECT_EQ(MakeServerCredentials(security).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(MakeServerCredentials(security).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 // A real server on loopback: calls without the token, or with a wrong one,
@@ -81,7 +84,8 @@ TEST_F(AuthServerTest, NoTokenOrWrongTokenIsUnauthenticatedBeforeTheHandler) {
     grpc::ClientContext context;
     if (*token != '\0') runner::PrepareContext(context, token, 10);
     proto::JobStatus job;
-    const grpc::Status status = tuner_->SubmitJob(&context, proto::SubmitJobRequest(), &job);
+    const grpc::Status status =
+        tuner_->SubmitJob(&context, proto::SubmitJobRequest(), &job);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << token;
   }
   {
@@ -90,15 +94,17 @@ TEST_F(AuthServerTest, NoTokenOrWrongTokenIsUnauthenticatedBeforeTheHandler) {
     request.set_name("intruder");
     request.set_target("llvm -num-threads=1");
     proto::RegisterRunnerResponse response;
-    EXPECT_EQ(runners_->RegisterRunner(&context, request, &response).error_code(),
-              grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_EQ(
+        runners_->RegisterRunner(&context, request, &response).error_code(),
+        grpc::StatusCode::UNAUTHENTICATED);
   }
   EXPECT_TRUE(daemon_->ListRunners().empty());
   // The right token gets the handler's own answer.
   grpc::ClientContext context;
   runner::PrepareContext(context, "right-token", 10);
   proto::JobStatus job;
-  const grpc::Status status = tuner_->SubmitJob(&context, proto::SubmitJobRequest(), &job);
+  const grpc::Status status =
+      tuner_->SubmitJob(&context, proto::SubmitJobRequest(), &job);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(status.error_message().find("spec.workloads"), std::string::npos)
       << status.error_message();

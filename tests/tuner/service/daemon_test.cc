@@ -18,7 +18,8 @@ namespace lathe::service {
 namespace {
 
 const std::string& TestTarget() {
-  static const std::string target = ParseTarget("llvm -mcpu=haswell -num-threads=1")->ToString();
+  static const std::string target =
+      ParseTarget("llvm -mcpu=haswell -num-threads=1")->ToString();
   return target;
 }
 
@@ -58,7 +59,8 @@ class FakeRunner {
       proto::AcquireWorkRequest acquire;
       acquire.set_runner_id(id_);
       acquire.set_wait_s(0.05);
-      absl::StatusOr<proto::AcquireWorkResponse> work = daemon_.AcquireWork(acquire);
+      absl::StatusOr<proto::AcquireWorkResponse> work =
+          daemon_.AcquireWork(acquire);
       if (!work.ok() || work->lease_id().empty()) continue;
       const proto::MeasureRequest& request = work->request();
       Workload workload = ParseWorkloadSpec(request.workload()).value();
@@ -70,7 +72,9 @@ class FakeRunner {
       proto::MeasureResult& result = *report.mutable_result();
       result.set_status(proto::MEASURE_OK);
       result.set_structural_hash(StructuralHashHex((*scheduled)->program()));
-      result.add_times_s(1e-4 * (1 + static_cast<double>(StructuralHash((*scheduled)->program()) % 97)));
+      result.add_times_s(
+          1e-4 * (1 + static_cast<double>(
+                          StructuralHash((*scheduled)->program()) % 97)));
       if (daemon_.ReportResult(report).value().accepted()) ++results_;
     }
   }
@@ -83,7 +87,6 @@ class FakeRunner {
 
 class DaemonTest : public ::testing::Test {
  protected:
-
   DaemonOptions Options() const {
     DaemonOptions options;
     options.db_path = dir_ + "/t.db";
@@ -99,7 +102,8 @@ class DaemonTest : public ::testing::Test {
     const absl::Time deadline = absl::Now() + absl::Seconds(60);
     int64_t version = -1;
     while (absl::Now() < deadline) {
-      auto snapshot = daemon.jobs().WaitForChange(id, version, absl::Seconds(1));
+      auto snapshot =
+          daemon.jobs().WaitForChange(id, version, absl::Seconds(1));
       if (!snapshot.ok()) break;
       version = snapshot->version;
       if (IsFinal(snapshot->job.state())) return snapshot->job;
@@ -119,8 +123,10 @@ TEST_F(DaemonTest, MalformedSpecsNameTheFieldAtFault) {
   };
   const std::vector<Case> cases = {
       {[](proto::JobSpec& s) { s.clear_workloads(); }, "spec.workloads: empty"},
-      {[](proto::JobSpec& s) { s.set_workloads(0, "nosuchop:M=1"); }, "spec.workloads[0]"},
-      {[](proto::JobSpec& s) { s.add_workloads("matmul:M=8"); }, "spec.workloads[1]"},
+      {[](proto::JobSpec& s) { s.set_workloads(0, "nosuchop:M=1"); },
+       "spec.workloads[0]"},
+      {[](proto::JobSpec& s) { s.add_workloads("matmul:M=8"); },
+       "spec.workloads[1]"},
       {[](proto::JobSpec& s) {
          for (int i = 0; i < 3; ++i) s.add_workloads("matmul:M=8,N=8,K=8");
        },
@@ -128,34 +134,46 @@ TEST_F(DaemonTest, MalformedSpecsNameTheFieldAtFault) {
       {[](proto::JobSpec& s) { s.set_target(""); }, "spec.target: empty"},
       {[](proto::JobSpec& s) { s.set_target("fpga -x"); }, "spec.target"},
       {[](proto::JobSpec& s) { s.set_max_trials(0); }, "spec.max_trials"},
-      {[](proto::JobSpec& s) { s.set_max_trials(101); }, "spec.max_trials: 101 exceeds the limit"},
-      {[](proto::JobSpec& s) { s.add_weights(1); s.add_weights(2); }, "spec.weights"},
+      {[](proto::JobSpec& s) { s.set_max_trials(101); },
+       "spec.max_trials: 101 exceeds the limit"},
+      {[](proto::JobSpec& s) {
+         s.add_weights(1);
+         s.add_weights(2);
+       },
+       "spec.weights"},
       {[](proto::JobSpec& s) { s.set_min_time_s(-1); }, "spec.min_time_s"},
-      {[](proto::JobSpec& s) { s.set_measure_rounds(9); }, "spec.measure_rounds: must be in [1, 8]"},
-      {[](proto::JobSpec& s) { s.set_measure_rounds(-1); }, "spec.measure_rounds"},
+      {[](proto::JobSpec& s) { s.set_measure_rounds(9); },
+       "spec.measure_rounds: must be in [1, 8]"},
+      {[](proto::JobSpec& s) { s.set_measure_rounds(-1); },
+       "spec.measure_rounds"},
   };
   for (const Case& c : cases) {
     proto::JobSpec spec = SmallSpec(8);
     c.change(spec);
     absl::StatusOr<proto::JobStatus> job = daemon->Submit(spec);
     ASSERT_FALSE(job.ok()) << c.field;
-    EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument) << job.status();
-    EXPECT_NE(job.status().message().find(c.field), std::string::npos) << job.status();
+    EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument)
+        << job.status();
+    EXPECT_NE(job.status().message().find(c.field), std::string::npos)
+        << job.status();
   }
   EXPECT_TRUE(daemon->ListJobs().empty());
   proto::RegisterRunnerRequest runner;
   runner.set_name("r");
   runner.set_target("bogus");
-  EXPECT_NE(daemon->RegisterRunner(runner, "").status().message().find("target"),
-            std::string::npos);
+  EXPECT_NE(
+      daemon->RegisterRunner(runner, "").status().message().find("target"),
+      std::string::npos);
   // Names are shown by `lathe runners` and in the log: no terminal control.
   runner.set_target(TestTarget());
-  for (const std::string& name : {std::string("a\nb"), std::string("\x1b[2J"),
-                                  std::string(300, 'r')}) {
+  for (const std::string& name :
+       {std::string("a\nb"), std::string("\x1b[2J"), std::string(300, 'r')}) {
     runner.set_name(name);
-    absl::StatusOr<proto::RegisterRunnerResponse> refused = daemon->RegisterRunner(runner, "");
+    absl::StatusOr<proto::RegisterRunnerResponse> refused =
+        daemon->RegisterRunner(runner, "");
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(refused.status().message().find("name"), std::string::npos) << refused.status();
+    EXPECT_NE(refused.status().message().find("name"), std::string::npos)
+        << refused.status();
   }
   // An unknown job id of kilobytes is not echoed whole.
   absl::Status unknown = daemon->GetJob(std::string(9000, 'j')).status();
@@ -163,7 +181,8 @@ TEST_F(DaemonTest, MalformedSpecsNameTheFieldAtFault) {
   EXPECT_LT(unknown.message().size(), 200u) << unknown.message().size();
 }
 
-TEST_F(DaemonTest, JobCompletesWithEveryTrialRecordedOnceAndOnlyMatchingRunnersWork) {
+TEST_F(DaemonTest,
+       JobCompletesWithEveryTrialRecordedOnceAndOnlyMatchingRunnersWork) {
   std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
   auto other = std::make_unique<FakeRunner>(
       *daemon, ParseTarget("llvm -mcpu=haswell -num-threads=2")->ToString());
@@ -188,7 +207,13 @@ TEST_F(DaemonTest, JobCompletesWithEveryTrialRecordedOnceAndOnlyMatchingRunnersW
     EXPECT_EQ(r.target().device(), "fake box, 2 cores");
   }
   EXPECT_EQ(hashes.size(), 10u);
-  EXPECT_EQ(db::Database::Open(dir_ + "/t.db", {}).value()->Jobs().value().back().state(), "done");
+  EXPECT_EQ(db::Database::Open(dir_ + "/t.db", {})
+                .value()
+                ->Jobs()
+                .value()
+                .back()
+                .state(),
+            "done");
 }
 
 // A second daemon on the same database would resume the first one's jobs
@@ -198,8 +223,10 @@ TEST_F(DaemonTest, OneDaemonPerDatabase) {
   absl::StatusOr<std::unique_ptr<Daemon>> second = Daemon::Start(Options());
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(second.status().message().find(absl::StrCat("another lathe serve (pid ", getpid(), ") runs on this database")),
-            std::string::npos)
+  EXPECT_NE(
+      second.status().message().find(absl::StrCat(
+          "another lathe serve (pid ", getpid(), ") runs on this database")),
+      std::string::npos)
       << second.status();
   DaemonOptions elsewhere = Options();
   elsewhere.db_path = dir_ + "/other.db";
@@ -216,9 +243,14 @@ TEST_F(DaemonTest, UnfinishedJobResumesInTheNextDaemonWithoutRemeasuring) {
     // Only 4 results (one batch) come back before the daemon stops.
     FakeRunner partial(*daemon, TestTarget(), /*max_results=*/4);
     const absl::Time deadline = absl::Now() + absl::Seconds(60);
-    while (partial.results() < 4 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+    while (partial.results() < 4 && absl::Now() < deadline)
+      absl::SleepFor(absl::Milliseconds(5));
     // ...and are committed by the job's loop.
-    while (db::Database::Open(dir_ + "/t.db", {}).value()->RecordsOfJob(id).value().size() < 4 &&
+    while (db::Database::Open(dir_ + "/t.db", {})
+                   .value()
+                   ->RecordsOfJob(id)
+                   .value()
+                   .size() < 4 &&
            absl::Now() < deadline) {
       absl::SleepFor(absl::Milliseconds(5));
     }
@@ -273,7 +305,8 @@ TEST_F(DaemonTest, FailingRunnerIsQuarantinedAndItsWorkGoesElsewhere) {
   proto::RegisterRunnerRequest request;
   request.set_name("broken");
   request.set_target(TestTarget());
-  const std::string broken = daemon->RegisterRunner(request, "").value().runner_id();
+  const std::string broken =
+      daemon->RegisterRunner(request, "").value().runner_id();
   int failures = 0;
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
   while (failures < 3 && absl::Now() < deadline) {
@@ -291,7 +324,8 @@ TEST_F(DaemonTest, FailingRunnerIsQuarantinedAndItsWorkGoesElsewhere) {
   }
   proto::AcquireWorkRequest acquire;
   acquire.set_runner_id(broken);
-  EXPECT_EQ(daemon->AcquireWork(acquire).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(daemon->AcquireWork(acquire).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   std::vector<proto::RunnerInfo> runners = daemon->ListRunners();
   ASSERT_EQ(runners.size(), 1u);
   EXPECT_EQ(runners[0].state(), proto::RUNNER_QUARANTINED);
@@ -320,7 +354,8 @@ TEST_F(DaemonTest, ReleasedLeasesAreQueuedAgainWithoutBlame) {
   proto::RegisterRunnerRequest request;
   request.set_name("leaving");
   request.set_target(TestTarget());
-  const std::string leaving = daemon->RegisterRunner(request, "").value().runner_id();
+  const std::string leaving =
+      daemon->RegisterRunner(request, "").value().runner_id();
   for (int i = 0; i < 4; ++i) {
     proto::AcquireWorkRequest acquire;
     acquire.set_runner_id(leaving);
@@ -358,7 +393,8 @@ TEST_F(DaemonTest, CancelEndsTheJobAndKeepsWhatWasMeasured) {
   proto::JobStatus job = daemon->Submit(SmallSpec(50)).value();
   // No runner: the job waits for one; cancelling ends it.
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (daemon->GetJob(job.id()).value().work_queued() == 0 && absl::Now() < deadline) {
+  while (daemon->GetJob(job.id()).value().work_queued() == 0 &&
+         absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(5));
   }
   // The answer is the job as it ended, not as it was when asked.
@@ -368,7 +404,8 @@ TEST_F(DaemonTest, CancelEndsTheJobAndKeepsWhatWasMeasured) {
   job = WaitForEnd(*daemon, job.id());
   EXPECT_EQ(job.state(), proto::JOB_CANCELLED);
   EXPECT_EQ(daemon->GetJob(job.id()).value().work_queued(), 0);
-  EXPECT_EQ(daemon->CancelJob("job-none").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(daemon->CancelJob("job-none").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST_F(DaemonTest, SimulatedJobsGoOnlyToSimulatedRunnersAndNeverToTheDatabase) {
@@ -382,10 +419,12 @@ TEST_F(DaemonTest, SimulatedJobsGoOnlyToSimulatedRunnersAndNeverToTheDatabase) {
   request.set_name("sim");
   request.set_target(TestTarget());
   request.set_simulated(true);
-  const std::string sim = daemon->RegisterRunner(request, "").value().runner_id();
+  const std::string sim =
+      daemon->RegisterRunner(request, "").value().runner_id();
   int reported = 0;
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (!IsFinal(daemon->GetJob(job.id()).value().state()) && absl::Now() < deadline) {
+  while (!IsFinal(daemon->GetJob(job.id()).value().state()) &&
+         absl::Now() < deadline) {
     proto::AcquireWorkRequest acquire;
     acquire.set_runner_id(sim);
     acquire.set_wait_s(0.05);

@@ -20,8 +20,8 @@ TEST(JobTable, RowRoundTripsTheSpecAndState) {
   absl::StatusOr<std::optional<proto::JobSpec>> spec = SpecOfRow(row);
   ASSERT_TRUE(spec.ok() && spec->has_value());
   EXPECT_EQ((*spec)->SerializeAsString(), job.spec().SerializeAsString());
-  for (proto::JobState state : {proto::JOB_DONE, proto::JOB_FAILED, proto::JOB_CANCELLED,
-                                proto::JOB_RUNNING}) {
+  for (proto::JobState state : {proto::JOB_DONE, proto::JOB_FAILED,
+                                proto::JOB_CANCELLED, proto::JOB_RUNNING}) {
     job.set_state(state);
     EXPECT_EQ(StateOfRow(JobRow(job)), state);
   }
@@ -45,10 +45,12 @@ TEST(JobTable, WatchersSeeEveryChange) {
   job.set_id("j");
   ASSERT_TRUE(table.Add(job).ok());
   EXPECT_FALSE(table.Add(job).ok());
-  absl::StatusOr<JobTable::Snapshot> first = table.WaitForChange("j", -1, absl::Seconds(5));
+  absl::StatusOr<JobTable::Snapshot> first =
+      table.WaitForChange("j", -1, absl::Seconds(5));
   ASSERT_TRUE(first.ok());
   std::thread writer([&] {
-    table.Update("j", [](proto::JobStatus& j) { j.set_trials_done(3); }, "3 trials");
+    table.Update(
+        "j", [](proto::JobStatus& j) { j.set_trials_done(3); }, "3 trials");
   });
   absl::StatusOr<JobTable::Snapshot> next =
       table.WaitForChange("j", first->version, absl::Seconds(30));

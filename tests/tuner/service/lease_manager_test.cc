@@ -19,7 +19,8 @@ struct FakeClock {
   }
 };
 
-WorkItem Item(const std::string& job, const std::string& target = "llvm -num-threads=1",
+WorkItem Item(const std::string& job,
+              const std::string& target = "llvm -num-threads=1",
               bool simulated = false) {
   WorkItem item;
   item.job = job;
@@ -30,7 +31,8 @@ WorkItem Item(const std::string& job, const std::string& target = "llvm -num-thr
 }
 
 // An item of job "j" whose trace is told apart by `mark`.
-WorkItem Program(const std::string& mark, const std::string& workload = "j-workload",
+WorkItem Program(const std::string& mark,
+                 const std::string& workload = "j-workload",
                  bool simulated = false) {
   WorkItem item = Item("j", "llvm -num-threads=1", simulated);
   item.request.set_workload(workload);
@@ -41,12 +43,14 @@ WorkItem Program(const std::string& mark, const std::string& workload = "j-workl
 // The marks of the traces a lease names for building ahead.
 std::vector<std::string> HintsOf(const Lease& lease) {
   std::vector<std::string> marks;
-  for (const proto::Trace& t : lease.work.request.build_ahead()) marks.push_back(t.workload());
+  for (const proto::Trace& t : lease.work.request.build_ahead())
+    marks.push_back(t.workload());
   return marks;
 }
 
 std::optional<Lease> Take(LeaseManager& leases, const std::string& runner) {
-  return leases.Acquire(runner, "llvm -num-threads=1", false, absl::ZeroDuration());
+  return leases.Acquire(runner, "llvm -num-threads=1", false,
+                        absl::ZeroDuration());
 }
 
 proto::MeasureResult Result(double t) {
@@ -61,15 +65,18 @@ TEST(LeaseManager, HandsOutOldestMatchingItemAndDeliversItsResult) {
   LeaseManager leases(absl::Seconds(10), clock.fn());
   const int64_t a = leases.Enqueue(Item("a"));
   const int64_t b = leases.Enqueue(Item("b"));
-  std::optional<Lease> first = leases.Acquire("r1", "llvm -num-threads=1", false, absl::ZeroDuration());
+  std::optional<Lease> first =
+      leases.Acquire("r1", "llvm -num-threads=1", false, absl::ZeroDuration());
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->item, a);
   EXPECT_EQ(first->work.request.workload(), "a-workload");
-  std::optional<Lease> second = leases.Acquire("r2", "llvm -num-threads=1", false, absl::ZeroDuration());
+  std::optional<Lease> second =
+      leases.Acquire("r2", "llvm -num-threads=1", false, absl::ZeroDuration());
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(second->item, b);
   EXPECT_NE(first->id, second->id);
-  EXPECT_EQ(leases.Report("r1", first->id, Result(1.5)), ReportOutcome::kAccepted);
+  EXPECT_EQ(leases.Report("r1", first->id, Result(1.5)),
+            ReportOutcome::kAccepted);
   absl::StatusOr<proto::MeasureResult> result = leases.Wait(a);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->times_s(0), 1.5);
@@ -79,15 +86,18 @@ TEST(LeaseManager, RunnersOnlyGetItemsOfTheirExactTargetAndKind) {
   FakeClock clock;
   LeaseManager leases(absl::Seconds(10), clock.fn());
   leases.Enqueue(Item("j", "llvm -mcpu=znver4 -num-threads=2"));
-  leases.Enqueue(Item("sim", "llvm -mcpu=znver4 -num-threads=2", /*simulated=*/true));
-  EXPECT_FALSE(leases.Acquire("r", "llvm -mcpu=znver4 -num-threads=1", false, absl::ZeroDuration()));
-  EXPECT_FALSE(leases.Acquire("r", "llvm -mcpu=znver4", false, absl::ZeroDuration()));
-  std::optional<Lease> real = leases.Acquire("r", "llvm -mcpu=znver4 -num-threads=2", false,
-                                             absl::ZeroDuration());
+  leases.Enqueue(
+      Item("sim", "llvm -mcpu=znver4 -num-threads=2", /*simulated=*/true));
+  EXPECT_FALSE(leases.Acquire("r", "llvm -mcpu=znver4 -num-threads=1", false,
+                              absl::ZeroDuration()));
+  EXPECT_FALSE(
+      leases.Acquire("r", "llvm -mcpu=znver4", false, absl::ZeroDuration()));
+  std::optional<Lease> real = leases.Acquire(
+      "r", "llvm -mcpu=znver4 -num-threads=2", false, absl::ZeroDuration());
   ASSERT_TRUE(real.has_value());
   EXPECT_EQ(real->work.job, "j");
-  std::optional<Lease> sim = leases.Acquire("s", "llvm -mcpu=znver4 -num-threads=2", true,
-                                            absl::ZeroDuration());
+  std::optional<Lease> sim = leases.Acquire(
+      "s", "llvm -mcpu=znver4 -num-threads=2", true, absl::ZeroDuration());
   ASSERT_TRUE(sim.has_value());
   EXPECT_EQ(sim->work.job, "sim");
 }
@@ -96,7 +106,8 @@ TEST(LeaseManager, ExpiredLeaseIsRequeuedAndItsLateResultDropped) {
   FakeClock clock;
   LeaseManager leases(absl::Seconds(10), clock.fn());
   const int64_t item = leases.Enqueue(Item("j"));
-  std::optional<Lease> dead = leases.Acquire("dead", "llvm -num-threads=1", false, absl::ZeroDuration());
+  std::optional<Lease> dead = leases.Acquire("dead", "llvm -num-threads=1",
+                                             false, absl::ZeroDuration());
   ASSERT_TRUE(dead.has_value());
   // Heartbeats keep it alive past the lease time...
   clock.now += absl::Seconds(8);
@@ -107,15 +118,20 @@ TEST(LeaseManager, ExpiredLeaseIsRequeuedAndItsLateResultDropped) {
   clock.now += absl::Seconds(3);
   EXPECT_EQ(leases.ExpireLeases(), std::vector<std::string>{"dead"});
   EXPECT_EQ(leases.Stats().expired, 1);
-  EXPECT_EQ(leases.Heartbeat("dead", {dead->id}), std::vector<std::string>{dead->id});
-  std::optional<Lease> again = leases.Acquire("alive", "llvm -num-threads=1", false, absl::ZeroDuration());
+  EXPECT_EQ(leases.Heartbeat("dead", {dead->id}),
+            std::vector<std::string>{dead->id});
+  std::optional<Lease> again = leases.Acquire("alive", "llvm -num-threads=1",
+                                              false, absl::ZeroDuration());
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->item, item);
   EXPECT_NE(again->id, dead->id);
   // The dead runner's late result is dropped; the live one counts, once.
-  EXPECT_EQ(leases.Report("dead", dead->id, Result(9)), ReportOutcome::kDropped);
-  EXPECT_EQ(leases.Report("alive", again->id, Result(2)), ReportOutcome::kAccepted);
-  EXPECT_EQ(leases.Report("alive", again->id, Result(3)), ReportOutcome::kDropped);
+  EXPECT_EQ(leases.Report("dead", dead->id, Result(9)),
+            ReportOutcome::kDropped);
+  EXPECT_EQ(leases.Report("alive", again->id, Result(2)),
+            ReportOutcome::kAccepted);
+  EXPECT_EQ(leases.Report("alive", again->id, Result(3)),
+            ReportOutcome::kDropped);
   EXPECT_EQ(leases.Stats().dropped_results, 2);
   absl::StatusOr<proto::MeasureResult> result = leases.Wait(item);
   ASSERT_TRUE(result.ok());
@@ -126,7 +142,8 @@ TEST(LeaseManager, ResultFromAnotherRunnerOrUnknownLeaseIsDropped) {
   FakeClock clock;
   LeaseManager leases(absl::Seconds(10), clock.fn());
   leases.Enqueue(Item("j"));
-  std::optional<Lease> lease = leases.Acquire("r1", "llvm -num-threads=1", false, absl::ZeroDuration());
+  std::optional<Lease> lease =
+      leases.Acquire("r1", "llvm -num-threads=1", false, absl::ZeroDuration());
   ASSERT_TRUE(lease.has_value());
   EXPECT_EQ(leases.Report("r2", lease->id, Result(1)), ReportOutcome::kDropped);
   EXPECT_EQ(leases.Report("r1", "0123456789abcdef0123456789abcdef", Result(1)),
@@ -138,10 +155,12 @@ TEST(LeaseManager, ExpiryFoundByAnotherCallIsStillReported) {
   FakeClock clock;
   LeaseManager leases(absl::Seconds(10), clock.fn());
   leases.Enqueue(Item("j"));
-  ASSERT_TRUE(leases.Acquire("dead", "llvm -num-threads=1", false, absl::ZeroDuration()));
+  ASSERT_TRUE(leases.Acquire("dead", "llvm -num-threads=1", false,
+                             absl::ZeroDuration()));
   clock.now += absl::Seconds(11);
   // A runner's call finds the lease expired and takes the item...
-  ASSERT_TRUE(leases.Acquire("alive", "llvm -num-threads=1", false, absl::ZeroDuration()));
+  ASSERT_TRUE(leases.Acquire("alive", "llvm -num-threads=1", false,
+                             absl::ZeroDuration()));
   // ...and the daemon's periodic call still hears of it, once.
   EXPECT_EQ(leases.ExpireLeases(), std::vector<std::string>{"dead"});
   EXPECT_TRUE(leases.ExpireLeases().empty());
@@ -152,11 +171,13 @@ TEST(LeaseManager, ReturnedItemGoesToTheFrontForAnotherRunner) {
   LeaseManager leases(absl::Seconds(10), clock.fn());
   const int64_t first = leases.Enqueue(Item("j"));
   leases.Enqueue(Item("j"));
-  std::optional<Lease> lease = leases.Acquire("broken", "llvm -num-threads=1", false, absl::ZeroDuration());
+  std::optional<Lease> lease = leases.Acquire("broken", "llvm -num-threads=1",
+                                              false, absl::ZeroDuration());
   ASSERT_TRUE(lease.has_value());
   EXPECT_EQ(leases.Return("broken", lease->id), ReportOutcome::kAccepted);
   EXPECT_EQ(leases.Return("broken", lease->id), ReportOutcome::kDropped);
-  std::optional<Lease> next = leases.Acquire("good", "llvm -num-threads=1", false, absl::ZeroDuration());
+  std::optional<Lease> next = leases.Acquire("good", "llvm -num-threads=1",
+                                             false, absl::ZeroDuration());
   ASSERT_TRUE(next.has_value());
   EXPECT_EQ(next->item, first);
 }
@@ -165,7 +186,8 @@ TEST(LeaseManager, ReleaseRunnerRequeuesItsLeases) {
   FakeClock clock;
   LeaseManager leases(absl::Seconds(10), clock.fn());
   leases.Enqueue(Item("j"));
-  std::optional<Lease> lease = leases.Acquire("q", "llvm -num-threads=1", false, absl::ZeroDuration());
+  std::optional<Lease> lease =
+      leases.Acquire("q", "llvm -num-threads=1", false, absl::ZeroDuration());
   ASSERT_TRUE(lease.has_value());
   EXPECT_EQ(leases.LeasesByRunner()["q"], 1);
   leases.ReleaseRunner("q");
@@ -183,7 +205,8 @@ TEST(LeaseManager, CancelJobWakesItsWaitersOnly) {
   waiter.join();
   EXPECT_EQ(waited.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(leases.JobCounts("b"), std::make_pair(1, 0));
-  std::optional<Lease> lease = leases.Acquire("r", "llvm -num-threads=1", false, absl::ZeroDuration());
+  std::optional<Lease> lease =
+      leases.Acquire("r", "llvm -num-threads=1", false, absl::ZeroDuration());
   ASSERT_TRUE(lease.has_value());
   EXPECT_EQ(lease->item, b);
 }
@@ -201,7 +224,8 @@ TEST(LeaseManager, AcquireWaitsForWorkQueuedLater) {
   ASSERT_TRUE(got.has_value());
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   // And nothing comes when nothing is queued.
-  EXPECT_FALSE(leases.Acquire("r", "llvm -num-threads=1", false, absl::Milliseconds(20)));
+  EXPECT_FALSE(leases.Acquire("r", "llvm -num-threads=1", false,
+                              absl::Milliseconds(20)));
 }
 
 TEST(LeaseManager, PrefetchTakesOnlyWhatNoIdleRunnerWaitsFor) {
@@ -212,7 +236,9 @@ TEST(LeaseManager, PrefetchTakesOnlyWhatNoIdleRunnerWaitsFor) {
 
   // An idle runner waits for work.
   std::optional<Lease> idle_got;
-  std::thread idle([&] { idle_got = leases.Acquire("idle", target, false, absl::Seconds(30)); });
+  std::thread idle([&] {
+    idle_got = leases.Acquire("idle", target, false, absl::Seconds(30));
+  });
   const absl::Time give_up = absl::Now() + absl::Seconds(20);
   while (leases.IdleRunners(target, false) < 1 && absl::Now() < give_up) {
     std::this_thread::yield();
@@ -245,7 +271,8 @@ TEST(LeaseManager, PrefetchStopsAtTwoLeasesPerRunner) {
   for (int i = 0; i < 4; ++i) leases.Enqueue(Item("j"));
   ASSERT_TRUE(leases.Acquire("r", target, false, absl::ZeroDuration()));
   ASSERT_TRUE(leases.Prefetch("r", target, false));
-  EXPECT_FALSE(leases.Prefetch("r", target, false));  // measuring one, one in hand
+  EXPECT_FALSE(
+      leases.Prefetch("r", target, false));  // measuring one, one in hand
   EXPECT_EQ(leases.LeasesByRunner()["r"], LeaseManager::kMaxLeasesPerRunner);
   ASSERT_TRUE(leases.Prefetch("other", target, false));
 }
@@ -283,13 +310,15 @@ TEST(LeaseManager, ALeaseNamesTheNextQueuedProgramsOfItsWorkloadToBuildAhead) {
 TEST(LeaseManager, ARunnerTakesWhatItWasToldToBuildAndOthersTakeItLast) {
   FakeClock clock;
   LeaseManager leases(absl::Seconds(10), clock.fn(), /*build_ahead_hints=*/2);
-  for (const char* mark : {"t1", "t2", "t3", "t4", "t5", "t6"}) leases.Enqueue(Program(mark));
+  for (const char* mark : {"t1", "t2", "t3", "t4", "t5", "t6"})
+    leases.Enqueue(Program(mark));
   auto next_of = [&](const std::string& runner) {
     std::optional<Lease> lease = Take(leases, runner);
     return lease ? lease->work.request.trace().workload() : std::string("none");
   };
   EXPECT_EQ(next_of("r"), "t1");  // promised to r: t2, t3
-  EXPECT_EQ(next_of("s"), "t4");  // the oldest not promised; promised to s: t5, t6
+  EXPECT_EQ(next_of("s"),
+            "t4");  // the oldest not promised; promised to s: t5, t6
   EXPECT_EQ(next_of("r"), "t2");
   EXPECT_EQ(next_of("s"), "t5");
   EXPECT_EQ(next_of("s"), "t6");
@@ -322,7 +351,8 @@ TEST(LeaseManager, ALaterRoundOfAProgramGoesToTheRunnerThatBuiltIt) {
 TEST(LeaseManager, APromiseDiesWithItsRunnersLease) {
   FakeClock clock;
   LeaseManager leases(absl::Seconds(10), clock.fn(), /*build_ahead_hints=*/2);
-  for (const char* mark : {"t1", "t2", "t3", "t4"}) leases.Enqueue(Program(mark));
+  for (const char* mark : {"t1", "t2", "t3", "t4"})
+    leases.Enqueue(Program(mark));
   std::optional<Lease> first = Take(leases, "r");
   ASSERT_TRUE(first.has_value());
   EXPECT_THAT(HintsOf(*first), ElementsAre("t2", "t3"));

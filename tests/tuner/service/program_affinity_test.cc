@@ -7,8 +7,9 @@
 namespace lathe::service {
 namespace {
 
-proto::MeasureRequest Request(const std::string& trace_mark, const std::string& workload = "w",
-                              const std::string& target = "llvm -num-threads=1") {
+proto::MeasureRequest Request(
+    const std::string& trace_mark, const std::string& workload = "w",
+    const std::string& target = "llvm -num-threads=1") {
   proto::MeasureRequest request;
   request.set_workload(workload);
   request.set_target(target);
@@ -24,14 +25,16 @@ TEST(ProgramAffinity, AProgramIsNamedByWorkloadTargetAndTraceOnly) {
   timed_otherwise.add_build_ahead()->set_workload("t2");
   EXPECT_EQ(ProgramAffinity::KeyOf(a), ProgramAffinity::KeyOf(timed_otherwise));
   EXPECT_NE(ProgramAffinity::KeyOf(a), ProgramAffinity::KeyOf(Request("t2")));
-  EXPECT_NE(ProgramAffinity::KeyOf(a), ProgramAffinity::KeyOf(Request("t1", "v")));
+  EXPECT_NE(ProgramAffinity::KeyOf(a),
+            ProgramAffinity::KeyOf(Request("t1", "v")));
   EXPECT_NE(ProgramAffinity::KeyOf(a),
             ProgramAffinity::KeyOf(Request("t1", "w", "llvm -num-threads=2")));
   proto::MeasureRequest default_schedule = a;
   default_schedule.clear_trace();
   proto::MeasureRequest empty_trace = default_schedule;
   empty_trace.mutable_trace();
-  EXPECT_NE(ProgramAffinity::KeyOf(default_schedule), ProgramAffinity::KeyOf(empty_trace));
+  EXPECT_NE(ProgramAffinity::KeyOf(default_schedule),
+            ProgramAffinity::KeyOf(empty_trace));
 }
 
 TEST(ProgramAffinity, RemembersTheLatestRunnerAndForgetsARunnerWhole) {

@@ -15,7 +15,8 @@ proto::RegisterRunnerRequest Request(const std::string& name) {
 
 TEST(RunnerRegistry, QuarantinesAfterConsecutiveFailuresOnly) {
   RunnerRegistry registry(/*quarantine_after=*/3, absl::Seconds(60));
-  const std::string id = registry.Register(Request("flaky"), "ipv4:127.0.0.1:1");
+  const std::string id =
+      registry.Register(Request("flaky"), "ipv4:127.0.0.1:1");
   EXPECT_TRUE(registry.CheckActive(id).ok());
   // Two failures, a success: the count starts again.
   EXPECT_FALSE(registry.RecordResult(id, true));
@@ -30,7 +31,8 @@ TEST(RunnerRegistry, QuarantinesAfterConsecutiveFailuresOnly) {
   absl::Status active = registry.CheckActive(id);
   EXPECT_EQ(active.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(active.message().find("quarantined"), std::string::npos) << active;
-  EXPECT_NE(active.message().find("(the last: killed by signal 6 (SIGABRT))"), std::string::npos)
+  EXPECT_NE(active.message().find("(the last: killed by signal 6 (SIGABRT))"),
+            std::string::npos)
       << active;
   std::vector<proto::RunnerInfo> list = registry.List({});
   ASSERT_EQ(list.size(), 1u);
@@ -54,8 +56,10 @@ TEST(RunnerRegistry, OtherRunnersAreNotAffectedAndZeroNeverQuarantines) {
 
 TEST(RunnerRegistry, UnknownRunnerIsNotFoundAndSilentRunnerIsLost) {
   absl::Time now = absl::FromUnixSeconds(100);
-  RunnerRegistry registry(3, absl::Seconds(10), absl::InfiniteDuration(), [&] { return now; });
-  EXPECT_EQ(registry.CheckActive("r1-from-an-earlier-daemon").code(), absl::StatusCode::kNotFound);
+  RunnerRegistry registry(3, absl::Seconds(10), absl::InfiniteDuration(),
+                          [&] { return now; });
+  EXPECT_EQ(registry.CheckActive("r1-from-an-earlier-daemon").code(),
+            absl::StatusCode::kNotFound);
   const std::string id = registry.Register(Request("r"), "");
   EXPECT_EQ(registry.List({{id, 2}})[0].state(), proto::RUNNER_BUSY);
   EXPECT_EQ(registry.List({})[0].state(), proto::RUNNER_IDLE);
@@ -67,7 +71,8 @@ TEST(RunnerRegistry, UnknownRunnerIsNotFoundAndSilentRunnerIsLost) {
 
 TEST(RunnerRegistry, RunnerSilentForLongIsForgottenAndMustRegisterAgain) {
   absl::Time now = absl::FromUnixSeconds(100);
-  RunnerRegistry registry(3, absl::Seconds(10), absl::Seconds(60), [&] { return now; });
+  RunnerRegistry registry(3, absl::Seconds(10), absl::Seconds(60),
+                          [&] { return now; });
   const std::string gone = registry.Register(Request("gone"), "");
   const std::string alive = registry.Register(Request("alive"), "");
   now += absl::Seconds(40);

@@ -35,12 +35,16 @@ TEST(AddRFactor, BranchesOnALongRowReduction) {
     const Program& p = (*out)[branch]->program();
     const BlockNode* rf = RFactorBlock(p, f.initial);
     ASSERT_NE(rf, nullptr) << PrintProgram(p);
-    EXPECT_EQ(testing::CountInstructions((*out)[branch]->trace(), "rfactor"), 1);
-    EXPECT_EQ(testing::CountInstructions((*out)[branch]->trace(), "sample_perfect_tile"), 1);
+    EXPECT_EQ(testing::CountInstructions((*out)[branch]->trace(), "rfactor"),
+              1);
+    EXPECT_EQ(testing::CountInstructions((*out)[branch]->trace(),
+                                         "sample_perfect_tile"),
+              1);
     // Its partial results get the split part as their last dimension.
     const BlockAccesses accesses = AccessesOf(*rf);
     ASSERT_FALSE(accesses.writes.empty());  // the init's store and the update's
-    for (const BufferAccess& w : accesses.writes) EXPECT_EQ(w.buffer, accesses.writes[0].buffer);
+    for (const BufferAccess& w : accesses.writes)
+      EXPECT_EQ(w.buffer, accesses.writes[0].buffer);
     EXPECT_EQ(accesses.writes[0].buffer->shape.size(), 2u);
     EXPECT_EQ(accesses.writes[0].buffer->shape[0], 2);
   }
@@ -75,7 +79,8 @@ TEST(AddRFactor, MatrixVectorBranchesGoParallelAndVectorized) {
   int parallel_rf = 0, vector_rf = 0;
   for (const Trace& space : *spaces) {
     for (uint64_t seed = 0; seed < 6; ++seed) {
-      absl::Status checked = CheckSpacePoint(f.workload, space, HostTarget(2), seed);
+      absl::Status checked =
+          CheckSpacePoint(f.workload, space, HostTarget(2), seed);
       ASSERT_TRUE(checked.ok()) << checked;
     }
     auto sampled = ReplayTrace(space, f.initial, Decisions{}, 1).value();

@@ -15,7 +15,8 @@ using testing::RuleFixture;
 
 // Applies the rule to every block, last to first (as GenerateDesignSpaces
 // does), and returns the one schedule it leads to.
-std::unique_ptr<TracedSchedule> InlineAll(const RuleFixture& f, const InlineElementwise& rule) {
+std::unique_ptr<TracedSchedule> InlineAll(const RuleFixture& f,
+                                          const InlineElementwise& rule) {
   std::unique_ptr<TracedSchedule> sch = f.Fresh();
   std::vector<std::string> names;
   for (const BlockNode* b : f.initial.Blocks()) names.push_back(b->name);
@@ -47,17 +48,21 @@ TEST(InlineElementwise, DenseBiasReluKeepsOneEpilogue) {
   const BlockAccesses epilogue = AccessesOf(*p.Blocks()[1]);
   ASSERT_EQ(epilogue.writes.size(), 1u);
   EXPECT_EQ(epilogue.writes[0].buffer->name, "Y");
-  EXPECT_EQ(testing::CountInstructions(sch->trace(), "reverse_compute_inline"), 1);
+  EXPECT_EQ(testing::CountInstructions(sch->trace(), "reverse_compute_inline"),
+            1);
   EXPECT_TRUE(CheckProgram(f.workload, p, HostTarget(1)).ok());
 }
 
 TEST(InlineElementwise, ChainOfElementwiseStagesBecomesOneBlock) {
-  RuleFixture f("custom:T[i,j] = A[i,j] + B[i,j]; U[i,j] = T[i,j] * 2; D[i,j] = max(U[i,j], 0)"
-                "|i=5,j=7");
+  RuleFixture f(
+      "custom:T[i,j] = A[i,j] + B[i,j]; U[i,j] = T[i,j] * 2; D[i,j] = "
+      "max(U[i,j], 0)"
+      "|i=5,j=7");
   ASSERT_EQ(f.initial.Blocks().size(), 3u);
   std::unique_ptr<TracedSchedule> sch = InlineAll(f, InlineElementwise());
   EXPECT_EQ(sch->program().Blocks().size(), 1u) << PrintProgram(sch->program());
-  absl::Status checked = CheckProgram(f.workload, sch->program(), HostTarget(1));
+  absl::Status checked =
+      CheckProgram(f.workload, sch->program(), HostTarget(1));
   EXPECT_TRUE(checked.ok()) << checked;
 }
 
@@ -72,7 +77,8 @@ TEST(InlineElementwise, KeepsConvPaddingReusedAcrossOutputChannels) {
   std::unique_ptr<TracedSchedule> inlined =
       InlineAll(f, InlineElementwise(/*inline_reused_stages=*/true));
   EXPECT_EQ(inlined->program().FindBlock("pad"), nullptr);
-  absl::Status checked = CheckProgram(f.workload, inlined->program(), HostTarget(1));
+  absl::Status checked =
+      CheckProgram(f.workload, inlined->program(), HostTarget(1));
   EXPECT_TRUE(checked.ok()) << checked;
 }
 
@@ -80,22 +86,28 @@ TEST(InlineElementwise, InlinesPoolingPadding) {
   RuleFixture f("max_pool2d:N=1,C=2,H=7,W=7,R=3,S=3,stride=2,pad=1");
   EXPECT_FALSE(IsCostlyReusedStage(f.initial, *f.initial.FindBlock("pad")));
   std::unique_ptr<TracedSchedule> sch = InlineAll(f, InlineElementwise());
-  EXPECT_EQ(sch->program().FindBlock("pad"), nullptr) << PrintProgram(sch->program());
+  EXPECT_EQ(sch->program().FindBlock("pad"), nullptr)
+      << PrintProgram(sch->program());
   EXPECT_EQ(testing::CountInstructions(sch->trace(), "compute_inline"), 1);
-  absl::Status checked = CheckProgram(f.workload, sch->program(), HostTarget(1));
+  absl::Status checked =
+      CheckProgram(f.workload, sch->program(), HostTarget(1));
   EXPECT_TRUE(checked.ok()) << checked;
 }
 
 TEST(InlineElementwise, KeepsAMathStageThatAReductionReuses) {
   // exp(A[i,k]) read for every j: inlined it would run N times per element.
-  RuleFixture costly("custom:T[i,k] = exp(A[i,k]); C[i,j] += T[i,k] * B[k,j]|i=4,j=5,k=6");
+  RuleFixture costly(
+      "custom:T[i,k] = exp(A[i,k]); C[i,j] += T[i,k] * B[k,j]|i=4,j=5,k=6");
   std::unique_ptr<TracedSchedule> kept = InlineAll(costly, InlineElementwise());
   EXPECT_NE(kept->program().FindBlock("T"), nullptr);
   // A product is no dearer than the load it replaces: inlined.
-  RuleFixture cheap("custom:T[i,k] = A[i,k] * 2; C[i,j] += T[i,k] * B[k,j]|i=4,j=5,k=6");
-  std::unique_ptr<TracedSchedule> inlined = InlineAll(cheap, InlineElementwise());
+  RuleFixture cheap(
+      "custom:T[i,k] = A[i,k] * 2; C[i,j] += T[i,k] * B[k,j]|i=4,j=5,k=6");
+  std::unique_ptr<TracedSchedule> inlined =
+      InlineAll(cheap, InlineElementwise());
   EXPECT_EQ(inlined->program().FindBlock("T"), nullptr);
-  absl::Status checked = CheckProgram(cheap.workload, inlined->program(), HostTarget(1));
+  absl::Status checked =
+      CheckProgram(cheap.workload, inlined->program(), HostTarget(1));
   EXPECT_TRUE(checked.ok()) << checked;
 }
 

@@ -32,7 +32,8 @@ TEST(OwnNest, ASplitLoopIsNoLongerOwn) {
   std::unique_ptr<TracedSchedule> sch = f.Fresh();
   std::vector<LoopRV> loops = sch->GetLoops(sch->GetBlock("C").value()).value();
   ASSERT_TRUE(sch->Split(loops[1], {Factor{}, Factor{int64_t{2}}}).ok());
-  EXPECT_FALSE(OwnNest(sch->program(), *sch->program().FindBlock("C")).has_value());
+  EXPECT_FALSE(
+      OwnNest(sch->program(), *sch->program().FindBlock("C")).has_value());
 }
 
 TEST(OwnNest, AParallelLoopIsNoLongerOwn) {
@@ -40,7 +41,8 @@ TEST(OwnNest, AParallelLoopIsNoLongerOwn) {
   std::unique_ptr<TracedSchedule> sch = f.Fresh();
   std::vector<LoopRV> loops = sch->GetLoops(sch->GetBlock("Y").value()).value();
   ASSERT_TRUE(sch->Parallel(loops[0]).ok());
-  EXPECT_FALSE(OwnNest(sch->program(), *sch->program().FindBlock("Y")).has_value());
+  EXPECT_FALSE(
+      OwnNest(sch->program(), *sch->program().FindBlock("Y")).has_value());
 }
 
 TEST(AloneAtRoot, ABlockComputedAtItsConsumerIsNotAlone) {
@@ -49,23 +51,28 @@ TEST(AloneAtRoot, ABlockComputedAtItsConsumerIsNotAlone) {
   EXPECT_TRUE(AloneAtRoot(f.initial, *f.initial.FindBlock("Y")));
   std::unique_ptr<TracedSchedule> sch = f.Fresh();
   BlockRV pad = sch->GetBlock("pad").value();
-  std::vector<LoopRV> y_loops = sch->GetLoops(sch->GetBlock("Y").value()).value();
+  std::vector<LoopRV> y_loops =
+      sch->GetLoops(sch->GetBlock("Y").value()).value();
   ASSERT_TRUE(sch->ComputeAt(pad, y_loops[1]).ok());
   EXPECT_FALSE(AloneAtRoot(sch->program(), *sch->program().FindBlock("pad")))
       << PrintProgram(sch->program());
   EXPECT_FALSE(AloneAtRoot(sch->program(), *sch->program().FindBlock("Y")));
-  EXPECT_FALSE(OwnNest(sch->program(), *sch->program().FindBlock("Y")).has_value());
+  EXPECT_FALSE(
+      OwnNest(sch->program(), *sch->program().FindBlock("Y")).has_value());
 }
 
 TEST(IsTiled, ReadsTheAnnotation) {
   RuleFixture f("matmul:M=4,N=6,K=8");
   std::unique_ptr<TracedSchedule> sch = f.Fresh();
   EXPECT_FALSE(IsTiled(*sch->program().FindBlock("C")));
-  ASSERT_TRUE(sch->AnnotateBlock(sch->GetBlock("C").value(), kTiledAnnotation, int64_t{1}).ok());
+  ASSERT_TRUE(sch->AnnotateBlock(sch->GetBlock("C").value(), kTiledAnnotation,
+                                 int64_t{1})
+                  .ok());
   EXPECT_TRUE(IsTiled(*sch->program().FindBlock("C")));
   EXPECT_FALSE(IsPlaced(*sch->program().FindBlock("C")));
-  ASSERT_TRUE(
-      sch->AnnotateBlock(sch->GetBlock("C").value(), kPlacedAnnotation, int64_t{1}).ok());
+  ASSERT_TRUE(sch->AnnotateBlock(sch->GetBlock("C").value(), kPlacedAnnotation,
+                                 int64_t{1})
+                  .ok());
   EXPECT_TRUE(IsPlaced(*sch->program().FindBlock("C")));
 }
 

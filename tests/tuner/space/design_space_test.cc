@@ -32,7 +32,9 @@ using testing::CountInstructions;
 class MarkRule : public ScheduleRule {
  public:
   MarkRule(std::string key, int branches, std::string fail_on = "")
-      : key_(std::move(key)), branches_(branches), fail_on_(std::move(fail_on)) {}
+      : key_(std::move(key)),
+        branches_(branches),
+        fail_on_(std::move(fail_on)) {}
   std::string Name() const override { return "mark_" + key_; }
   absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> Apply(
       std::unique_ptr<TracedSchedule> schedule, const std::string& block,
@@ -40,12 +42,17 @@ class MarkRule : public ScheduleRule {
     if (block == fail_on_) return absl::InternalError("told to fail");
     std::vector<std::unique_ptr<TracedSchedule>> out;
     for (int i = 1; i < branches_; ++i) {
-      std::unique_ptr<TracedSchedule> fork = ForkSchedule(*schedule, *context.initial).value();
-      EXPECT_TRUE(fork->AnnotateBlock(fork->GetBlock(block).value(), key_, int64_t{i}).ok());
+      std::unique_ptr<TracedSchedule> fork =
+          ForkSchedule(*schedule, *context.initial).value();
+      EXPECT_TRUE(
+          fork->AnnotateBlock(fork->GetBlock(block).value(), key_, int64_t{i})
+              .ok());
       out.push_back(std::move(fork));
     }
     EXPECT_TRUE(
-        schedule->AnnotateBlock(schedule->GetBlock(block).value(), key_, int64_t{0}).ok());
+        schedule
+            ->AnnotateBlock(schedule->GetBlock(block).value(), key_, int64_t{0})
+            .ok());
     out.insert(out.begin(), std::move(schedule));
     return out;
   }
@@ -71,7 +78,8 @@ class TwinRule : public ScheduleRule {
 };
 
 // The blocks named by the annotate_block instructions, in trace order.
-std::vector<std::string> AnnotatedBlocks(const Trace& trace, const Program& initial) {
+std::vector<std::string> AnnotatedBlocks(const Trace& trace,
+                                         const Program& initial) {
   auto sch = ReplayTrace(trace, initial).value();
   std::vector<std::string> names;
   for (const Instruction& inst : trace.instructions) {
@@ -91,7 +99,8 @@ TEST(GenerateDesignSpaces, VisitsBlocksLastToFirstRuleAfterRule) {
   ASSERT_EQ(spaces->size(), 1u);
   EXPECT_EQ((*spaces)[0].workload, w.CanonicalForm());
   EXPECT_EQ(AnnotatedBlocks((*spaces)[0], w.InitialProgram().value()),
-            (std::vector<std::string>{"Y", "row_sum", "row_max", "Y", "row_sum", "row_max"}));
+            (std::vector<std::string>{"Y", "row_sum", "row_max", "Y", "row_sum",
+                                      "row_max"}));
 }
 
 TEST(GenerateDesignSpaces, EveryBranchContinues) {
@@ -102,7 +111,8 @@ TEST(GenerateDesignSpaces, EveryBranchContinues) {
   auto spaces = GenerateDesignSpaces(w, HostTarget(1), rules);
   ASSERT_TRUE(spaces.ok()) << spaces.status();
   ASSERT_EQ(spaces->size(), 8u);  // 2 x 2 x 2
-  for (const Trace& t : *spaces) EXPECT_EQ(CountInstructions(t, "annotate_block"), 6);
+  for (const Trace& t : *spaces)
+    EXPECT_EQ(CountInstructions(t, "annotate_block"), 6);
   // Distinct spaces, first branches first: the first is all zeros.
   auto first = ReplayTrace((*spaces)[0], w.InitialProgram().value()).value();
   for (const BlockNode* b : first->program().Blocks()) {
@@ -127,7 +137,8 @@ TEST(GenerateDesignSpaces, ARuleErrorNamesTheRuleAndTheBlock) {
   auto spaces = GenerateDesignSpaces(w, HostTarget(1), rules);
   ASSERT_FALSE(spaces.ok());
   EXPECT_EQ(spaces.status().code(), absl::StatusCode::kInternal);
-  EXPECT_NE(spaces.status().message().find("mark_a"), std::string::npos) << spaces.status();
+  EXPECT_NE(spaces.status().message().find("mark_a"), std::string::npos)
+      << spaces.status();
   EXPECT_NE(spaces.status().message().find("\"row_sum\""), std::string::npos);
   EXPECT_NE(spaces.status().message().find("told to fail"), std::string::npos);
 }
@@ -162,17 +173,22 @@ TEST(DefaultCpuRules, TiledBlocksAreLeftToTheTilingRule) {
     EXPECT_EQ(CountInstructions(space, "rfactor"), 0);
     auto sampled = ReplayTrace(space, initial, Decisions{}, 3).value();
     EXPECT_TRUE(IsTiled(*sampled->program().FindBlock("C")));
-    EXPECT_EQ(testing::LoopsOfKind(sampled->program(), ForKind::kParallel).size(), 1u);
+    EXPECT_EQ(
+        testing::LoopsOfKind(sampled->program(), ForKind::kParallel).size(),
+        1u);
   }
 }
 
 TEST(DefaultCpuRules, ConvKeepsItsPaddingAndSearchesWhereItGoes) {
-  Workload w = ParseWorkloadSpec("conv2d_nchw:N=1,C=3,H=9,W=9,K=4,R=3,S=3,pad=1").value();
+  Workload w =
+      ParseWorkloadSpec("conv2d_nchw:N=1,C=3,H=9,W=9,K=4,R=3,S=3,pad=1")
+          .value();
   auto spaces = GenerateDesignSpaces(w, HostTarget(2), DefaultCpuRules());
   ASSERT_TRUE(spaces.ok()) << spaces.status();
   for (const Trace& space : *spaces) {
     EXPECT_EQ(CountInstructions(space, "compute_inline"), 0) << space.ToText();
-    EXPECT_EQ(CountInstructions(space, "sample_compute_location"), 1) << space.ToText();
+    EXPECT_EQ(CountInstructions(space, "sample_compute_location"), 1)
+        << space.ToText();
   }
 }
 
@@ -181,14 +197,17 @@ TEST(DefaultCpuRules, SoftmaxGetsRFactorSpacesAndEveryBlockUsesTheThreads) {
   auto spaces = GenerateDesignSpaces(w, HostTarget(2), DefaultCpuRules());
   ASSERT_TRUE(spaces.ok()) << spaces.status();
   int with_rfactor = 0;
-  for (const Trace& space : *spaces) with_rfactor += CountInstructions(space, "rfactor") > 0;
+  for (const Trace& space : *spaces)
+    with_rfactor += CountInstructions(space, "rfactor") > 0;
   EXPECT_GE(with_rfactor, 1);
-  EXPECT_LT(with_rfactor, static_cast<int>(spaces->size()));  // the unchanged branch too
+  EXPECT_LT(with_rfactor,
+            static_cast<int>(spaces->size()));  // the unchanged branch too
   // The element-wise output block: parallel rows, vectorized columns.
   const Program initial = w.InitialProgram().value();
   auto sampled = ReplayTrace(spaces->back(), initial, Decisions{}, 5).value();
   bool parallel = false, vector = false;
-  for (const ForNode* loop : sampled->program().LoopsAbove(sampled->program().FindBlock("Y"))) {
+  for (const ForNode* loop :
+       sampled->program().LoopsAbove(sampled->program().FindBlock("Y"))) {
     parallel |= loop->for_kind == ForKind::kParallel;
     vector |= loop->for_kind == ForKind::kVectorized;
   }
@@ -213,7 +232,8 @@ const char* const kSpecs[] = {
     "softmax:M=8,N=8",
     "relu:M=5,N=37",
     "add:M=4,N=16",
-    "custom:T[i,k] = exp(A[i,k]); C[i,j] += T[i,k] * B[k,j]; D[i,j] = max(C[i,j], 0)"
+    "custom:T[i,k] = exp(A[i,k]); C[i,j] += T[i,k] * B[k,j]; D[i,j] = "
+    "max(C[i,j], 0)"
     "|i=5,j=6,k=7",
     "custom:y[i] += A[i,k] * x[k]|i=3,k=300",
 };
@@ -230,8 +250,9 @@ TEST_P(DesignSpaceProperty, EverySampledPointBuildsAndMatchesTheReference) {
       GenerateDesignSpaces(*workload, target, DefaultCpuRules());
   ASSERT_TRUE(spaces.ok()) << spaces.status();
   ASSERT_FALSE(spaces->empty());
-  const double generate_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double generate_ms = std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
 
   const Program initial = workload->InitialProgram().value();
   for (const Trace& space : *spaces) {
@@ -243,31 +264,36 @@ TEST_P(DesignSpaceProperty, EverySampledPointBuildsAndMatchesTheReference) {
     ASSERT_TRUE(own.ok()) << own.status() << "\n" << space.ToText();
   }
   // Points drawn round-robin over the spaces, a fresh seed each.
-  const int points = std::max<int>(kPointsPerWorkload, 2 * static_cast<int>(spaces->size()));
+  const int points =
+      std::max<int>(kPointsPerWorkload, 2 * static_cast<int>(spaces->size()));
   for (int i = 0; i < points; ++i) {
     const Trace& space = (*spaces)[i % spaces->size()];
     const uint64_t seed = StableHash64(spec) + i;
     absl::Status checked = CheckSpacePoint(*workload, space, target, seed);
-    ASSERT_TRUE(checked.ok()) << spec << ", space " << i % spaces->size() << ": " << checked;
+    ASSERT_TRUE(checked.ok())
+        << spec << ", space " << i % spaces->size() << ": " << checked;
   }
   std::map<std::string, int> kinds;
   for (const Trace& space : *spaces) {
     for (const Instruction& inst : space.instructions) ++kinds[inst.kind];
   }
   std::string summary;
-  for (const auto& [kind, n] : kinds) absl::StrAppend(&summary, kind, "=", n, " ");
-  std::cout << spec << ": " << spaces->size() << " spaces (" << static_cast<int>(generate_ms)
-            << " ms), " << points << " points checked; " << summary << "\n";
+  for (const auto& [kind, n] : kinds)
+    absl::StrAppend(&summary, kind, "=", n, " ");
+  std::cout << spec << ": " << spaces->size() << " spaces ("
+            << static_cast<int>(generate_ms) << " ms), " << points
+            << " points checked; " << summary << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOperators, DesignSpaceProperty, ::testing::ValuesIn(kSpecs),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string name;
-                           for (const char* c = info.param; *c && name.size() < 60; ++c) {
-                             name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
-                           }
-                           return absl::StrCat(info.index, "_", name);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    AllOperators, DesignSpaceProperty, ::testing::ValuesIn(kSpecs),
+    [](const ::testing::TestParamInfo<const char*>& info) {
+      std::string name;
+      for (const char* c = info.param; *c && name.size() < 60; ++c) {
+        name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+      }
+      return absl::StrCat(info.index, "_", name);
+    });
 
 // Shapes of real layers: too slow to compile and run by the dozen here, but
 // every sampled point must still replay and lower (sample sizes, divisors
@@ -282,7 +308,8 @@ const char* const kRealShapeSpecs[] = {
     "avg_pool2d:N=1,C=64,H=7,W=7,R=7,S=7",
 };
 
-class DesignSpaceReplayProperty : public ::testing::TestWithParam<const char*> {};
+class DesignSpaceReplayProperty : public ::testing::TestWithParam<const char*> {
+};
 
 TEST_P(DesignSpaceReplayProperty, EverySampledPointReplaysAndLowers) {
   const std::string spec = GetParam();
@@ -295,22 +322,25 @@ TEST_P(DesignSpaceReplayProperty, EverySampledPointReplaysAndLowers) {
     const Trace& space = (*spaces)[i % spaces->size()];
     const uint64_t seed = StableHash64(spec) + i;
     auto sampled = ReplayTrace(space, initial, Decisions{}, seed);
-    ASSERT_TRUE(sampled.ok()) << spec << ", space " << i % spaces->size() << ", seed " << seed
-                              << ": " << sampled.status() << "\nspace:\n" << space.ToText();
+    ASSERT_TRUE(sampled.ok())
+        << spec << ", space " << i % spaces->size() << ", seed " << seed << ": "
+        << sampled.status() << "\nspace:\n"
+        << space.ToText();
     absl::StatusOr<Program> lowered = LowerProgram((*sampled)->program());
-    ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n" << (*sampled)->trace().ToText();
+    ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n"
+                              << (*sampled)->trace().ToText();
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(RealShapes, DesignSpaceReplayProperty,
-                         ::testing::ValuesIn(kRealShapeSpecs),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string name;
-                           for (const char* c = info.param; *c && name.size() < 60; ++c) {
-                             name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
-                           }
-                           return absl::StrCat(info.index, "_", name);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    RealShapes, DesignSpaceReplayProperty, ::testing::ValuesIn(kRealShapeSpecs),
+    [](const ::testing::TestParamInfo<const char*>& info) {
+      std::string name;
+      for (const char* c = info.param; *c && name.size() < 60; ++c) {
+        name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+      }
+      return absl::StrCat(info.index, "_", name);
+    });
 
 }  // namespace
 }  // namespace lathe::tuner

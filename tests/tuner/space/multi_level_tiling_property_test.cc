@@ -33,10 +33,12 @@ constexpr int kPointsPerWorkload = 24;
 constexpr int kMinPointsPerSpace = 4;
 
 int PointsPerSpace(size_t spaces) {
-  if (const char* env = std::getenv("LATHE_TILING_POINTS"); env != nullptr && std::atoi(env) > 0) {
+  if (const char* env = std::getenv("LATHE_TILING_POINTS");
+      env != nullptr && std::atoi(env) > 0) {
     return std::atoi(env);
   }
-  return std::max<int>(kMinPointsPerSpace, kPointsPerWorkload / static_cast<int>(spaces));
+  return std::max<int>(kMinPointsPerSpace,
+                       kPointsPerWorkload / static_cast<int>(spaces));
 }
 
 class TilingProperty : public ::testing::TestWithParam<Case> {};
@@ -50,7 +52,9 @@ TEST_P(TilingProperty, EverySampledPointMatchesTheReference) {
   ASSERT_TRUE(spaces.ok()) << spaces.status();
   // The rule takes every one of these blocks, in every branch it plans.
   const size_t planned =
-      rule.PlanTilings(f.initial, *f.initial.FindBlock(c.block), f.context.target).size();
+      rule.PlanTilings(f.initial, *f.initial.FindBlock(c.block),
+                       f.context.target)
+          .size();
   ASSERT_GT(planned, 0u);
   ASSERT_EQ(spaces->size(), planned);
   const int per_space = PointsPerSpace(spaces->size());
@@ -59,28 +63,31 @@ TEST_P(TilingProperty, EverySampledPointMatchesTheReference) {
     const Trace& space = (*spaces)[s]->trace();
     for (int i = 0; i < per_space; ++i) {
       const uint64_t seed = 1000 * s + i + 1;
-      absl::Status st = CheckSpacePoint(f.workload, space, f.context.target, seed);
+      absl::Status st =
+          CheckSpacePoint(f.workload, space, f.context.target, seed);
       ASSERT_TRUE(st.ok()) << "space " << s << ", seed " << seed << ": " << st;
     }
   }
   const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%s: %zu spaces x %d points in %.1f s\n", c.spec.c_str(), spaces->size(),
-              per_space, secs);
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf("%s: %zu spaces x %d points in %.1f s\n", c.spec.c_str(),
+              spaces->size(), per_space, secs);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     GemmAndConv, TilingProperty,
-    ::testing::Values(Case{"matmul:M=17,N=33,K=9", "C"},   // primes, odd panels
-                      Case{"matmul:M=24,N=96,K=16", "C"},  // whole panels
-                      Case{"matmul:M=1,N=40,K=16", "C"},   // one row: no row loop
-                      Case{"dense:M=9,N=37,K=5,bias=1,relu=1", "dense"},
-                      Case{"dense:M=16,N=64,K=24", "Y"},
-                      Case{"batch_matmul:B=3,M=17,N=41,K=7", "C"},
-                      Case{"conv2d_nchw:N=1,C=3,H=11,W=13,K=16,R=3,S=3,pad=1,stride=2", "Y"},
-                      Case{"conv2d_nchw:N=2,C=4,H=5,W=5,K=32,R=3,S=3,pad=1", "Y"},
-                      Case{"conv2d_nchw:N=1,C=4,H=8,W=16,K=8,R=3,S=3,pad=1,groups=2", "Y"},
-                      Case{"conv2d_nhwc:N=1,C=3,H=11,W=13,K=19,R=3,S=3,pad=1,stride=2", "Y"}),
+    ::testing::Values(
+        Case{"matmul:M=17,N=33,K=9", "C"},   // primes, odd panels
+        Case{"matmul:M=24,N=96,K=16", "C"},  // whole panels
+        Case{"matmul:M=1,N=40,K=16", "C"},   // one row: no row loop
+        Case{"dense:M=9,N=37,K=5,bias=1,relu=1", "dense"},
+        Case{"dense:M=16,N=64,K=24", "Y"},
+        Case{"batch_matmul:B=3,M=17,N=41,K=7", "C"},
+        Case{"conv2d_nchw:N=1,C=3,H=11,W=13,K=16,R=3,S=3,pad=1,stride=2", "Y"},
+        Case{"conv2d_nchw:N=2,C=4,H=5,W=5,K=32,R=3,S=3,pad=1", "Y"},
+        Case{"conv2d_nchw:N=1,C=4,H=8,W=16,K=8,R=3,S=3,pad=1,groups=2", "Y"},
+        Case{"conv2d_nhwc:N=1,C=3,H=11,W=13,K=19,R=3,S=3,pad=1,stride=2", "Y"}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = info.param.spec;
       for (char& ch : name) {

@@ -25,10 +25,15 @@ using testing::LoopsOfKind;
 using testing::RuleFixture;
 
 // AVX-512 with 32 registers, whatever machine runs the test.
-Target Znver4() { return ParseTarget("llvm -mcpu=znver4 -num-threads=2").value(); }
-Target Haswell() { return ParseTarget("llvm -mcpu=haswell -num-threads=2").value(); }
+Target Znver4() {
+  return ParseTarget("llvm -mcpu=znver4 -num-threads=2").value();
+}
+Target Haswell() {
+  return ParseTarget("llvm -mcpu=haswell -num-threads=2").value();
+}
 
-int Iter(const Program& program, const std::string& block, const std::string& var) {
+int Iter(const Program& program, const std::string& block,
+         const std::string& var) {
   const BlockNode* b = program.FindBlock(block);
   for (size_t i = 0; i < b->iter_vars.size(); ++i) {
     if (b->iter_vars[i].var->name == var) return static_cast<int>(i);
@@ -46,7 +51,8 @@ Applied ApplyTo(const RuleFixture& f, const std::string& block,
                 const MultiLevelTiling::Options& options = {}) {
   MultiLevelTiling rule(options);
   Applied a;
-  a.plans = rule.PlanTilings(f.initial, *f.initial.FindBlock(block), f.context.target);
+  a.plans = rule.PlanTilings(f.initial, *f.initial.FindBlock(block),
+                             f.context.target);
   absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> branches =
       rule.Apply(f.Fresh(), block, f.context);
   EXPECT_TRUE(branches.ok()) << branches.status();
@@ -57,7 +63,8 @@ Applied ApplyTo(const RuleFixture& f, const std::string& block,
 // The index of the plan with this outer variable (and vector variable).
 int PlanIndex(const std::vector<TilePlan>& plans, int outer, int vector) {
   for (size_t i = 0; i < plans.size(); ++i) {
-    if (plans[i].outer_iter == outer && plans[i].vector_iter == vector) return static_cast<int>(i);
+    if (plans[i].outer_iter == outer && plans[i].vector_iter == vector)
+      return static_cast<int>(i);
   }
   ADD_FAILURE() << "no plan with outer " << outer << " and vector " << vector;
   return 0;
@@ -69,14 +76,16 @@ std::vector<int64_t> Samples(const Trace& trace) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < trace.instructions.size(); ++i) {
     const std::string& kind = trace.instructions[i].kind;
-    if (kind == "sample_perfect_tile" || kind == "sample_categorical") out.push_back(i);
+    if (kind == "sample_perfect_tile" || kind == "sample_categorical")
+      out.push_back(i);
   }
   return out;
 }
 
 // The decision of sample_categorical instruction `index` that picks `value`.
 std::vector<int64_t> Pick(const Trace& trace, int64_t index, int64_t value) {
-  std::vector<int64_t> candidates = trace.instructions[index].IntsAttr("candidates").value();
+  std::vector<int64_t> candidates =
+      trace.instructions[index].IntsAttr("candidates").value();
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (candidates[i] == value) return {static_cast<int64_t>(i)};
   }
@@ -115,7 +124,8 @@ TEST(MultiLevelTiling, ConvBranchesOnTheVectorVariableWhenQFillsNoVector) {
   RuleFixture f("conv2d_nchw:N=1,C=16,H=28,W=28,K=32,R=3,S=3,pad=1", Znver4());
   Applied a = ApplyTo(f, "Y");
   const Program& p = f.initial;
-  const int k = Iter(p, "Y", "vk"), q = Iter(p, "Y", "vq"), pp = Iter(p, "Y", "vp");
+  const int k = Iter(p, "Y", "vk"), q = Iter(p, "Y", "vq"),
+            pp = Iter(p, "Y", "vp");
   // Vector q (contiguous) or k (transposed), times outer k, p, q (n = 1 is
   // not an outer choice).
   ASSERT_EQ(a.plans.size(), 6u);
@@ -143,7 +153,8 @@ TEST(MultiLevelTiling, ConvBranchesOnTheVectorVariableWhenQFillsNoVector) {
 
 TEST(MultiLevelTiling, LeavesBlocksWithoutReuseAlone) {
   // Pooling, softmax's reductions, element-wise blocks, plain reductions.
-  for (const auto& [spec, block] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [spec, block] :
+       std::vector<std::pair<std::string, std::string>>{
            {"max_pool2d:N=1,C=4,H=16,W=16,R=2,S=2,stride=2", "Y"},
            {"softmax:M=8,N=64", ""},
            {"add:M=16,N=64", "C"},
@@ -167,7 +178,8 @@ TEST(MultiLevelTiling, LeavesATiledBlockAlone) {
   const Program& tiled = a.branches[0]->program();
   EXPECT_TRUE(IsTiled(*tiled.FindBlock("C")));
   MultiLevelTiling rule;
-  EXPECT_TRUE(rule.PlanTilings(tiled, *tiled.FindBlock("C"), f.context.target).empty());
+  EXPECT_TRUE(
+      rule.PlanTilings(tiled, *tiled.FindBlock("C"), f.context.target).empty());
   absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> again =
       rule.Apply(std::move(a.branches[0]), "C", f.context);
   ASSERT_TRUE(again.ok()) << again.status();
@@ -187,10 +199,12 @@ TEST(MultiLevelTiling, MatmulNestHasTheSSRSRSStructure) {
   ASSERT_EQ(samples.size(), 5u);
   const std::vector<Instruction>& inst = trace.instructions;
   EXPECT_EQ(inst[samples[0]].kind, "sample_categorical");
-  EXPECT_EQ(inst[samples[0]].IntsAttr("candidates").value(), (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(inst[samples[0]].IntsAttr("candidates").value(),
+            (std::vector<int64_t>{4, 8}));
   EXPECT_EQ(inst[samples[1]].IntAttr("n").value(), 3);
   EXPECT_EQ(inst[samples[2]].kind, "sample_categorical");
-  EXPECT_EQ(inst[samples[2]].IntsAttr("candidates").value(), (std::vector<int64_t>{16, 32}));
+  EXPECT_EQ(inst[samples[2]].IntsAttr("candidates").value(),
+            (std::vector<int64_t>{16, 32}));
   EXPECT_EQ(inst[samples[3]].IntAttr("n").value(), 3);
   EXPECT_EQ(inst[samples[4]].IntAttr("n").value(), 2);
   EXPECT_EQ(a.plans[1].panel, 32);
@@ -198,16 +212,19 @@ TEST(MultiLevelTiling, MatmulNestHasTheSSRSRSStructure) {
   EXPECT_EQ(CountInstructions(trace, "reverse_compute_at"), 1);
   EXPECT_EQ(CountInstructions(trace, "decompose_reduction"), 1);
   EXPECT_EQ(CountInstructions(trace, "cache_read"), 1);  // B, not A
-  EXPECT_EQ(CountInstructions(trace, "compute_at"), 1);  // B's panel at j's outer loop
+  EXPECT_EQ(CountInstructions(trace, "compute_at"),
+            1);  // B's panel at j's outer loop
 
   // The loops above the update, i split by its register tile first (i_0
   // above it, i_1 the rows), j by the panel width (j_0 across panels, j_1
   // within one): j0 i0 | i1 j1 | k0 | i2 j2 j2' | k1 | i3 j3.
   const Program& p = sch.program();
   std::vector<std::string> names;
-  for (const ForNode* l : p.LoopsAbove(p.FindBlock("C"))) names.push_back(l->var->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"j_0_0", "i_0_0", "i_0_1", "j_0_1", "k_0", "i_0_2",
-                                             "j_0_2", "j_1_0", "k_1", "i_1", "j_1_1"}))
+  for (const ForNode* l : p.LoopsAbove(p.FindBlock("C")))
+    names.push_back(l->var->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"j_0_0", "i_0_0", "i_0_1", "j_0_1",
+                                             "k_0", "i_0_2", "j_0_2", "j_1_0",
+                                             "k_1", "i_1", "j_1_1"}))
       << PrintProgram(p);
   std::vector<const ForNode*> parallel = LoopsOfKind(p, ForKind::kParallel);
   ASSERT_EQ(parallel.size(), 1u);
@@ -244,9 +261,11 @@ TEST(MultiLevelTiling, SpacesAreDeterministicAndRoundTrip) {
     EXPECT_EQ(t.ToText(), b.branches[i]->trace().ToText());
     absl::StatusOr<Trace> parsed = Trace::FromJson(t.ToJson());
     ASSERT_TRUE(parsed.ok()) << parsed.status();
-    absl::StatusOr<std::unique_ptr<TracedSchedule>> replayed = ReplayTrace(*parsed, f.initial);
+    absl::StatusOr<std::unique_ptr<TracedSchedule>> replayed =
+        ReplayTrace(*parsed, f.initial);
     ASSERT_TRUE(replayed.ok()) << replayed.status();
-    EXPECT_TRUE(StructuralEqual((*replayed)->program(), a.branches[i]->program()));
+    EXPECT_TRUE(
+        StructuralEqual((*replayed)->program(), a.branches[i]->program()));
     EXPECT_EQ((*replayed)->trace().ToText(), t.ToText());
   }
 }
@@ -276,10 +295,13 @@ void ExpectSameLowered(const Program& space_point, const Program& hand) {
   EXPECT_EQ(StructuralHashHex(*a), StructuralHashHex(*b));
 }
 
-std::unique_ptr<TracedSchedule> ReplayHand(const std::string& file, const Program& initial) {
-  absl::StatusOr<Trace> hand = Trace::Load(std::string(LATHE_SOURCE_DIR) + "/bench/traces/" + file);
+std::unique_ptr<TracedSchedule> ReplayHand(const std::string& file,
+                                           const Program& initial) {
+  absl::StatusOr<Trace> hand =
+      Trace::Load(std::string(LATHE_SOURCE_DIR) + "/bench/traces/" + file);
   EXPECT_TRUE(hand.ok()) << hand.status();
-  absl::StatusOr<std::unique_ptr<TracedSchedule>> sch = ReplayTrace(*hand, initial);
+  absl::StatusOr<std::unique_ptr<TracedSchedule>> sch =
+      ReplayTrace(*hand, initial);
   EXPECT_TRUE(sch.ok()) << sch.status();
   return std::move(*sch);
 }
@@ -305,9 +327,11 @@ TEST(MultiLevelTiling, HandWrittenMatmulIsAPointOfTheSpace) {
                          {samples[2], Pick(space, samples[2], 32)},
                          {samples[3], {32, 1, 1}},
                          {samples[4], {1024, 1}}};
-  absl::StatusOr<std::unique_ptr<TracedSchedule>> point = ReplayTrace(space, f.initial, decisions);
+  absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
+      ReplayTrace(space, f.initial, decisions);
   ASSERT_TRUE(point.ok()) << point.status();
-  std::unique_ptr<TracedSchedule> hand = ReplayHand("matmul_1024.json", f.initial);
+  std::unique_ptr<TracedSchedule> hand =
+      ReplayHand("matmul_1024.json", f.initial);
   ASSERT_NE(hand, nullptr);
   ExpectSameLowered((*point)->program(), hand->program());
 }
@@ -321,7 +345,8 @@ TEST(MultiLevelTiling, HandWrittenMatmulIsAPointOfTheSpace) {
 // The padding stage is not this rule's (ParallelVectorizeUnroll's): its one
 // instruction is applied here as the hand trace does.
 TEST(MultiLevelTiling, HandWrittenConvIsAPointOfTheSpace) {
-  RuleFixture f("conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1", Znver4());
+  RuleFixture f("conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1",
+                Znver4());
   Applied a = ApplyTo(f, "Y");
   ASSERT_EQ(a.branches.size(), a.plans.size());
   const int k = Iter(f.initial, "Y", "vk"), p = Iter(f.initial, "Y", "vp");
@@ -336,12 +361,15 @@ TEST(MultiLevelTiling, HandWrittenConvIsAPointOfTheSpace) {
                          {samples[3], Pick(space, samples[3], 7)},
                          {samples[4], {1, 4, 1}},
                          {samples[5], {128, 1}}};
-  absl::StatusOr<std::unique_ptr<TracedSchedule>> point = ReplayTrace(space, f.initial, decisions);
+  absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
+      ReplayTrace(space, f.initial, decisions);
   ASSERT_TRUE(point.ok()) << point.status();
   TracedSchedule& sch = **point;
-  std::vector<LoopRV> pad_loops = sch.GetLoops(sch.GetBlock("pad").value()).value();
+  std::vector<LoopRV> pad_loops =
+      sch.GetLoops(sch.GetBlock("pad").value()).value();
   ASSERT_TRUE(sch.Parallel(pad_loops[1]).ok());
-  std::unique_ptr<TracedSchedule> hand = ReplayHand("conv2d_128x28.json", f.initial);
+  std::unique_ptr<TracedSchedule> hand =
+      ReplayHand("conv2d_128x28.json", f.initial);
   ASSERT_NE(hand, nullptr);
   ExpectSameLowered(sch.program(), hand->program());
 }

@@ -18,15 +18,18 @@ namespace {
 
 using testing::RuleFixture;
 
-Target Znver4() { return ParseTarget("llvm -mcpu=znver4 -num-threads=2").value(); }
+Target Znver4() {
+  return ParseTarget("llvm -mcpu=znver4 -num-threads=2").value();
+}
 
 // The plan of the rule on `block` with this vector variable and (unless
 // empty) this outer variable.
-TilePlan PlanWith(const RuleFixture& f, const std::string& block, const std::string& vector,
-                  const std::string& outer = "") {
+TilePlan PlanWith(const RuleFixture& f, const std::string& block,
+                  const std::string& vector, const std::string& outer = "") {
   MultiLevelTiling rule;
   const BlockNode& b = *f.initial.FindBlock(block);
-  for (const TilePlan& plan : rule.PlanTilings(f.initial, b, f.context.target)) {
+  for (const TilePlan& plan :
+       rule.PlanTilings(f.initial, b, f.context.target)) {
     if (b.iter_vars[plan.vector_iter].var->name == vector &&
         (outer.empty() || b.iter_vars[plan.outer_iter].var->name == outer)) {
       return plan;
@@ -38,7 +41,8 @@ TilePlan PlanWith(const RuleFixture& f, const std::string& block, const std::str
 
 // PackLayoutFor of the read of `buffer` by `block`.
 std::optional<Layout> LayoutOf(const RuleFixture& f, const std::string& block,
-                               const std::string& buffer, const TilePlan& plan) {
+                               const std::string& buffer,
+                               const TilePlan& plan) {
   const BlockNode& b = *f.initial.FindBlock(block);
   for (const BufferAccess& read : AccessesOf(b).reads) {
     if (read.buffer->name == buffer) return PackLayoutFor(b, read, plan);
@@ -54,7 +58,7 @@ TEST(PackLayoutFor, MatmulPacksBIntoPanelsAndNotA) {
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(b->splits, (std::vector<int64_t>{1, 32}));
   EXPECT_EQ(b->permutation, (std::vector<int64_t>{1, 0, 2}));  // [N/32][K][32]
-  EXPECT_FALSE(LayoutOf(f, "C", "A", plan).has_value());         // broadcast
+  EXPECT_FALSE(LayoutOf(f, "C", "A", plan).has_value());       // broadcast
 }
 
 TEST(PackLayoutFor, OnePanelIsNotPacked) {
@@ -76,7 +80,8 @@ TEST(PackLayoutFor, ConvWeightsPackedByOutputChannelBlocks) {
   std::optional<Layout> w = LayoutOf(f, "Y", "W", by_k);
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(w->splits, (std::vector<int64_t>{32, 1, 1, 1}));
-  EXPECT_EQ(w->permutation, (std::vector<int64_t>{0, 2, 3, 4, 1}));  // [K/32][C][R][S][32]
+  EXPECT_EQ(w->permutation,
+            (std::vector<int64_t>{0, 2, 3, 4, 1}));  // [K/32][C][R][S][32]
   EXPECT_FALSE(LayoutOf(f, "Y", "pad", by_k).has_value());  // not indexed by k
   // Vectorized over q, the input is read at q + s: no layout makes that a
   // panel, and the weights are a broadcast.
@@ -118,7 +123,8 @@ TEST(PackOperands, PanelAtTheOuterLoopWhenIndexedByIt) {
       ASSERT_EQ(loops.size(), 3u) << PrintProgram(p);
       EXPECT_EQ(loops[0]->var->name, parallel);
     } else {
-      ASSERT_EQ(loops.size(), 2u) << PrintProgram(p);  // the root: all of B, once
+      ASSERT_EQ(loops.size(), 2u)
+          << PrintProgram(p);  // the root: all of B, once
     }
     EXPECT_EQ(loops.back()->for_kind, ForKind::kVectorized);
     EXPECT_TRUE(IsPlaced(*pack));
@@ -133,14 +139,17 @@ TEST(PackOperands, PanelAtTheOuterLoopWhenIndexedByIt) {
 
 // The steps of MultiLevelTiling up to packing (tile, cache the output,
 // pack the operands) on `block` with `plan`.
-absl::StatusOr<TiledNest> TileAndPack(TracedSchedule* sch, const std::string& block,
+absl::StatusOr<TiledNest> TileAndPack(TracedSchedule* sch,
+                                      const std::string& block,
                                       const TilePlan& plan) {
   absl::StatusOr<TiledNest> nest = TileBlock(sch, block, plan);
   if (!nest.ok()) return nest.status();
-  if (absl::StatusOr<OutputCache> cached = CacheWriteOutput(sch, *nest); !cached.ok()) {
+  if (absl::StatusOr<OutputCache> cached = CacheWriteOutput(sch, *nest);
+      !cached.ok()) {
     return cached.status();
   }
-  if (absl::Status packed = PackOperands(sch, *nest); !packed.ok()) return packed;
+  if (absl::Status packed = PackOperands(sch, *nest); !packed.ok())
+    return packed;
   return nest;
 }
 

@@ -25,8 +25,9 @@ Target Lanes16(int threads) {
   return t;
 }
 
-std::unique_ptr<TracedSchedule> ApplyTo(const RuleFixture& f, const std::string& block,
-                                        const ParallelVectorizeUnroll& rule = {}) {
+std::unique_ptr<TracedSchedule> ApplyTo(
+    const RuleFixture& f, const std::string& block,
+    const ParallelVectorizeUnroll& rule = {}) {
   auto out = rule.Apply(f.Fresh(), block, f.context);
   EXPECT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->size(), 1u);
@@ -36,7 +37,8 @@ std::unique_ptr<TracedSchedule> ApplyTo(const RuleFixture& f, const std::string&
 class PVU : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (HostTarget(1).VectorLanesF32() != 16) GTEST_SKIP() << "needs AVX-512 to run 16 lanes";
+    if (HostTarget(1).VectorLanesF32() != 16)
+      GTEST_SKIP() << "needs AVX-512 to run 16 lanes";
   }
 };
 
@@ -68,7 +70,8 @@ TEST_F(PVU, FusesShortOuterLoopsUntilThereIsEnoughWork) {
   EXPECT_EQ(parallel[0]->extent, 8);
   auto vector = LoopsOfKind(p, ForKind::kVectorized);
   ASSERT_EQ(vector.size(), 1u);
-  EXPECT_EQ(vector[0]->extent, 10);  // a divisor of 40 of at least 8 lanes: no tail
+  EXPECT_EQ(vector[0]->extent,
+            10);  // a divisor of 40 of at least 8 lanes: no tail
   EXPECT_TRUE(CheckProgram(f.workload, p, HostTarget(2)).ok());
 }
 
@@ -78,7 +81,8 @@ TEST_F(PVU, APrimeRowGetsAVectorTail) {
   auto vector = LoopsOfKind(sch->program(), ForKind::kVectorized);
   ASSERT_EQ(vector.size(), 1u);
   EXPECT_EQ(vector[0]->extent, 16);
-  absl::Status checked = CheckProgram(f.workload, sch->program(), HostTarget(2));
+  absl::Status checked =
+      CheckProgram(f.workload, sch->program(), HostTarget(2));
   EXPECT_TRUE(checked.ok()) << checked;
 }
 
@@ -97,7 +101,8 @@ TEST_F(PVU, ReductionOverTheLastAxisIsNotVectorized) {
   auto parallel = LoopsOfKind(sch->program(), ForKind::kParallel);
   ASSERT_EQ(parallel.size(), 1u);
   EXPECT_EQ(parallel[0]->extent, 64);
-  EXPECT_EQ(testing::CountInstructions(sch->trace(), "unroll"), 1);  // of the row
+  EXPECT_EQ(testing::CountInstructions(sch->trace(), "unroll"),
+            1);  // of the row
 }
 
 TEST_F(PVU, ContiguousInnerLoopAfterAReductionIsVectorizedWithItsInit) {
@@ -107,7 +112,8 @@ TEST_F(PVU, ContiguousInnerLoopAfterAReductionIsVectorizedWithItsInit) {
   std::unique_ptr<TracedSchedule> sch = f.Fresh();
   auto loops = sch->GetLoops(sch->GetBlock("row_max").value()).value();
   auto parts = sch->Split(loops[1], {Factor{}, Factor{int64_t{16}}}).value();
-  const std::string rf = sch->BlockName(sch->RFactor(parts[1], 1).value()).value();
+  const std::string rf =
+      sch->BlockName(sch->RFactor(parts[1], 1).value()).value();
   ParallelVectorizeUnroll rule;
   auto out = rule.Apply(std::move(sch), rf, f.context);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -119,7 +125,8 @@ TEST_F(PVU, ContiguousInnerLoopAfterAReductionIsVectorizedWithItsInit) {
   ASSERT_EQ(vector.size(), 2u) << PrintProgram(sch->program());
   EXPECT_EQ(vector[0]->extent, 16);
   EXPECT_EQ(vector[1]->extent, 16);
-  absl::Status checked = CheckProgram(f.workload, sch->program(), HostTarget(2));
+  absl::Status checked =
+      CheckProgram(f.workload, sch->program(), HostTarget(2));
   EXPECT_TRUE(checked.ok()) << checked;
 }
 
@@ -133,16 +140,20 @@ TEST_F(PVU, TheUnrollFactorIsSampled) {
     auto loops = LoopsOfKind((*sampled)->program(), ForKind::kUnrolled);
     ASSERT_EQ(loops.size(), 1u);
     unrolled.insert(loops[0]->extent);
-    ASSERT_TRUE(CheckSpacePoint(f.workload, sch->trace(), HostTarget(2), seed).ok());
+    ASSERT_TRUE(
+        CheckSpacePoint(f.workload, sch->trace(), HostTarget(2), seed).ok());
   }
-  EXPECT_EQ(unrolled, (std::set<int64_t>{1, 2, 4}));  // the divisors of 4 vectors
+  EXPECT_EQ(unrolled,
+            (std::set<int64_t>{1, 2, 4}));  // the divisors of 4 vectors
 }
 
 TEST_F(PVU, SkipsTiledAndMovedBlocks) {
   RuleFixture f("relu:M=64,N=64", Lanes16(2));
   ParallelVectorizeUnroll rule;
   std::unique_ptr<TracedSchedule> tiled = f.Fresh();
-  ASSERT_TRUE(tiled->AnnotateBlock(tiled->GetBlock("Y").value(), kTiledAnnotation, int64_t{1})
+  ASSERT_TRUE(tiled
+                  ->AnnotateBlock(tiled->GetBlock("Y").value(),
+                                  kTiledAnnotation, int64_t{1})
                   .ok());
   const size_t before = tiled->trace().instructions.size();
   auto out = rule.Apply(std::move(tiled), "Y", f.context);

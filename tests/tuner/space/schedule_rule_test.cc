@@ -20,7 +20,8 @@ TEST(ForkSchedule, CopiesTheProgramAndKeepsHandles) {
   std::vector<ExprRV> tile = sch->SamplePerfectTile(loops[0], 2, 4).value();
   std::vector<LoopRV> parts = sch->Split(loops[0], {tile[0], tile[1]}).value();
 
-  absl::StatusOr<std::unique_ptr<TracedSchedule>> fork = ForkSchedule(*sch, f.initial);
+  absl::StatusOr<std::unique_ptr<TracedSchedule>> fork =
+      ForkSchedule(*sch, f.initial);
   ASSERT_TRUE(fork.ok()) << fork.status();
   EXPECT_TRUE(StructuralEqual((*fork)->program(), sch->program()))
       << PrintProgram((*fork)->program());
@@ -28,7 +29,8 @@ TEST(ForkSchedule, CopiesTheProgramAndKeepsHandles) {
   EXPECT_EQ((*fork)->trace().decisions, sch->trace().decisions);
   // Handles taken from the original name the same things in the fork.
   EXPECT_EQ((*fork)->Value(tile[1]).value(), sch->Value(tile[1]).value());
-  EXPECT_EQ((*fork)->LoopName(parts[1]).value(), sch->LoopName(parts[1]).value());
+  EXPECT_EQ((*fork)->LoopName(parts[1]).value(),
+            sch->LoopName(parts[1]).value());
   EXPECT_EQ((*fork)->BlockName(c).value(), "C");
 }
 
@@ -56,7 +58,8 @@ TEST(ForkSchedule, ForksOfTheSameScheduleSampleAlike) {
   std::unique_ptr<TracedSchedule> b = ForkSchedule(*sch, f.initial).value();
   std::vector<ExprRV> ta = a->SamplePerfectTile(loops[2], 3, 64).value();
   std::vector<ExprRV> tb = b->SamplePerfectTile(loops[2], 3, 64).value();
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(a->Value(ta[i]).value(), b->Value(tb[i]).value());
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(a->Value(ta[i]).value(), b->Value(tb[i]).value());
 }
 
 }  // namespace

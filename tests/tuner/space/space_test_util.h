@@ -24,8 +24,10 @@ namespace lathe::tuner::testing {
 
 // A workload with its initial program and the context rules get.
 struct RuleFixture {
-  explicit RuleFixture(const std::string& spec, const Target& target = HostTarget(2))
-      : workload(ParseWorkloadSpec(spec).value()), initial(workload.InitialProgram().value()) {
+  explicit RuleFixture(const std::string& spec,
+                       const Target& target = HostTarget(2))
+      : workload(ParseWorkloadSpec(spec).value()),
+        initial(workload.InitialProgram().value()) {
     context.workload = &workload;
     context.initial = &initial;
     context.target = target;
@@ -42,14 +44,17 @@ struct RuleFixture {
 };
 
 // The loops of a program (every nest) of the given kind.
-inline std::vector<const ForNode*> LoopsOfKind(const Program& program, ForKind kind) {
+inline std::vector<const ForNode*> LoopsOfKind(const Program& program,
+                                               ForKind kind) {
   std::vector<const ForNode*> loops;
-  VisitStmts(static_cast<const StmtNode*>(program.root.get()), [&](const StmtNode* s) {
-    if (const auto* f = s->as<ForNode>(); f != nullptr && f->for_kind == kind) {
-      loops.push_back(f);
-    }
-    return true;
-  });
+  VisitStmts(static_cast<const StmtNode*>(program.root.get()),
+             [&](const StmtNode* s) {
+               if (const auto* f = s->as<ForNode>();
+                   f != nullptr && f->for_kind == kind) {
+                 loops.push_back(f);
+               }
+               return true;
+             });
   return loops;
 }
 
@@ -62,7 +67,8 @@ inline int CountInstructions(const Trace& trace, const std::string& kind) {
 
 // Lowers, compiles for `target` (which must run here) and checks the
 // program against the workload's reference.
-inline absl::Status CheckProgram(const Workload& workload, const Program& scheduled,
+inline absl::Status CheckProgram(const Workload& workload,
+                                 const Program& scheduled,
                                  const Target& target) {
   absl::StatusOr<Program> lowered = LowerProgram(scheduled);
   if (!lowered.ok()) return lowered.status();
@@ -72,29 +78,33 @@ inline absl::Status CheckProgram(const Workload& workload, const Program& schedu
                         absl::StrCat(kernel.status().message(), "\nlowered:\n",
                                      PrintProgram(*lowered)));
   }
-  return CheckAgainstReference(
-      workload, [&](const std::vector<float*>& args) { return kernel->Run(args); });
+  return CheckAgainstReference(workload, [&](const std::vector<float*>& args) {
+    return kernel->Run(args);
+  });
 }
 
 // Samples the design space `trace` with `seed` (no decisions) and checks the
 // program it gives. Errors carry the trace as sampled.
-inline absl::Status CheckSpacePoint(const Workload& workload, const Trace& trace,
-                                    const Target& target, uint64_t seed) {
+inline absl::Status CheckSpacePoint(const Workload& workload,
+                                    const Trace& trace, const Target& target,
+                                    uint64_t seed) {
   absl::StatusOr<Program> initial = workload.InitialProgram();
   if (!initial.ok()) return initial.status();
   absl::StatusOr<std::unique_ptr<TracedSchedule>> sampled =
       ReplayTrace(trace, *initial, Decisions{}, seed);
   if (!sampled.ok()) {
-    return absl::Status(sampled.status().code(),
-                        absl::StrCat("replay (seed ", seed, "): ", sampled.status().message(),
-                                     "\nspace:\n", trace.ToText()));
+    return absl::Status(
+        sampled.status().code(),
+        absl::StrCat("replay (seed ", seed, "): ", sampled.status().message(),
+                     "\nspace:\n", trace.ToText()));
   }
   absl::Status checked = CheckProgram(workload, (*sampled)->program(), target);
   if (!checked.ok()) {
-    return absl::Status(checked.code(),
-                        absl::StrCat(checked.message(), "\nsampled trace (seed ", seed, "):\n",
-                                     (*sampled)->trace().ToText(), "program:\n",
-                                     PrintProgram((*sampled)->program())));
+    return absl::Status(
+        checked.code(),
+        absl::StrCat(checked.message(), "\nsampled trace (seed ", seed, "):\n",
+                     (*sampled)->trace().ToText(), "program:\n",
+                     PrintProgram((*sampled)->program())));
   }
   return absl::OkStatus();
 }

@@ -20,10 +20,11 @@ namespace {
 
 std::vector<const StmtNode*> AllStmts(const Program& p) {
   std::vector<const StmtNode*> all;
-  VisitStmts(static_cast<const StmtNode*>(p.root.get()), [&](const StmtNode* s) {
-    all.push_back(s);
-    return true;
-  });
+  VisitStmts(static_cast<const StmtNode*>(p.root.get()),
+             [&](const StmtNode* s) {
+               all.push_back(s);
+               return true;
+             });
   return all;
 }
 
@@ -46,7 +47,8 @@ void ExpectSameAsProgram(const Program& p) {
     EXPECT_EQ(index.ParentOf(s), p.ParentOf(s)) << text;
     EXPECT_EQ(index.LoopsAbove(s), p.LoopsAbove(s)) << text;
     EXPECT_EQ(index.EnclosingBlock(s), p.EnclosingBlock(s)) << text;
-    EXPECT_EQ(index.LoopRangesAbove(s).size(), LoopRangesAbove(p, s).size()) << text;
+    EXPECT_EQ(index.LoopRangesAbove(s).size(), LoopRangesAbove(p, s).size())
+        << text;
     for (const auto& [var, range] : LoopRangesAbove(p, s)) {
       ASSERT_TRUE(index.LoopRangesAbove(s).count(var)) << text;
       EXPECT_EQ(index.LoopRangesAbove(s).at(var).max, range.max) << text;
@@ -64,12 +66,17 @@ void ExpectSameAsProgram(const Program& p) {
     // BlocksInterleaved takes a block and a later loop or block.
     for (const StmtNode* t : all) {
       if (t->kind == StmtKind::kStore || !ComesBefore(p, b, t)) continue;
-      EXPECT_EQ(index.BlocksInterleaved(b, t), BlocksInterleaved(p, b, t)) << text;
+      EXPECT_EQ(index.BlocksInterleaved(b, t), BlocksInterleaved(p, b, t))
+          << text;
     }
   }
   for (const Buffer* buffer : AllBuffers(p)) {
-    EXPECT_EQ(index.WritersOf(buffer), WritersOf(p, buffer)) << buffer->name << "\n" << text;
-    EXPECT_EQ(index.ReadersOf(buffer), ReadersOf(p, buffer)) << buffer->name << "\n" << text;
+    EXPECT_EQ(index.WritersOf(buffer), WritersOf(p, buffer))
+        << buffer->name << "\n"
+        << text;
+    EXPECT_EQ(index.ReadersOf(buffer), ReadersOf(p, buffer))
+        << buffer->name << "\n"
+        << text;
   }
 }
 
@@ -84,18 +91,21 @@ TEST(StmtIndex, AnswersAsTheProgramOnHandBuiltPrograms) {
 TEST(StmtIndex, AnswersAsTheProgramOnScheduledPrograms) {
   // Tiles, a local accumulator, a decomposed init, a padding stage computed
   // at its consumer: loops and blocks nested every way the schedules make.
-  for (const char* spec : {"matmul:M=8,N=8,K=8", "conv2d_nchw:N=1,C=2,H=5,W=5,K=2,R=3,S=3,pad=1",
-                           "dense:M=4,N=6,K=3,bias=1,relu=1"}) {
+  for (const char* spec :
+       {"matmul:M=8,N=8,K=8", "conv2d_nchw:N=1,C=2,H=5,W=5,K=2,R=3,S=3,pad=1",
+        "dense:M=4,N=6,K=3,bias=1,relu=1"}) {
     Program initial = ParseWorkloadSpec(spec).value().InitialProgram().value();
     DefaultScheduleOptions options;
     options.vector_width = 4;
     options.register_block = 2;
-    auto sch = ReplayTrace(DefaultSchedule(initial, options).value(), initial).value();
+    auto sch =
+        ReplayTrace(DefaultSchedule(initial, options).value(), initial).value();
     ExpectSameAsProgram(sch->program());
   }
   TracedSchedule sch(testing::PadStencilProgram(12));
   std::vector<LoopRV> b = sch.GetLoops(sch.GetBlock("B").value()).value();
-  std::vector<LoopRV> split = sch.Split(b[0], {Factor(), Factor(int64_t{4})}).value();
+  std::vector<LoopRV> split =
+      sch.Split(b[0], {Factor(), Factor(int64_t{4})}).value();
   ASSERT_TRUE(sch.ComputeAt(sch.GetBlock("Pad").value(), split[1]).ok());
   ExpectSameAsProgram(sch.program());
 }

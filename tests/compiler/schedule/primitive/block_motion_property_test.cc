@@ -139,7 +139,8 @@ TEST(BlockMotionProperty, AcceptedMovesKeepResults) {
           std::vector<std::string> at = primitive::ComputeLocations(p, block);
           // The fast list is the list of trials of compute_at.
           EXPECT_EQ(at, testing::ComputeLocationsReference(p, block))
-              << block << " after" << history << "\n" << PrintProgram(p);
+              << block << " after" << history << "\n"
+              << PrintProgram(p);
           if (at.empty()) continue;
           loop = at[rng() % at.size()];
           op = absl::StrCat("compute_at(", block, ", ", loop, ") [sampled]");

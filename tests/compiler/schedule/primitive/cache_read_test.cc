@@ -62,7 +62,8 @@ TEST(CacheRead, PacksMatmulOperandInPanels) {
             "B_global[vax1 // 16, vax0, vax1 % 16] = B[vax0, vax1]\n");
   // C reads the panel, A is untouched, and the copy runs first.
   std::string text = PrintStmt(*p.FindBlock("C")->body);
-  EXPECT_TRUE(Contains(text, "A[vi, vk] * B_global[vj // 16, vk, vj % 16]")) << text;
+  EXPECT_TRUE(Contains(text, "A[vi, vk] * B_global[vj // 16, vk, vj % 16]"))
+      << text;
   EXPECT_EQ(BlockOrder(p), (std::vector<std::string>{"B_global", "C"}));
   absl::Status same = testing::CheckSameResult(initial, p);
   EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(p);
@@ -81,7 +82,8 @@ TEST(CacheRead, BothMatmulOperandsOddShapes) {
   EXPECT_EQ(Allocated(p, "A_local")->shape, (std::vector<int64_t>{2, 4, 11}));
   EXPECT_EQ(Allocated(p, "A_local")->scope, BufferScope::kLocal);
   EXPECT_EQ(Allocated(p, "B_global")->shape, (std::vector<int64_t>{1, 11, 16}));
-  EXPECT_EQ(BlockOrder(p), (std::vector<std::string>{"A_local", "B_global", "C"}));
+  EXPECT_EQ(BlockOrder(p),
+            (std::vector<std::string>{"A_local", "B_global", "C"}));
   for (uint64_t seed : {1, 2, 3}) {
     absl::Status same = testing::CheckSameResult(initial, p, seed);
     EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(p);
@@ -106,8 +108,10 @@ TEST(CacheRead, IntermediateIsCopiedAfterItsProducer) {
   TracedSchedule sch(initial);
   auto cached = sch.CacheRead(sch.GetBlock("C").value(), 0, "shared");
   ASSERT_TRUE(cached.ok()) << cached.status();
-  EXPECT_EQ(BlockOrder(sch.program()), (std::vector<std::string>{"B", "B_shared", "C"}));
-  EXPECT_EQ(PrintStmt(*sch.program().FindBlock("C")->body), "C[vi_1] = B_shared[vi_1] + 1.0f\n");
+  EXPECT_EQ(BlockOrder(sch.program()),
+            (std::vector<std::string>{"B", "B_shared", "C"}));
+  EXPECT_EQ(PrintStmt(*sch.program().FindBlock("C")->body),
+            "C[vi_1] = B_shared[vi_1] + 1.0f\n");
   absl::Status same = testing::CheckSameResult(initial, sch.program());
   EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(sch.program());
 }
@@ -115,11 +119,13 @@ TEST(CacheRead, IntermediateIsCopiedAfterItsProducer) {
 TEST(CacheRead, OnlyTheGivenBlockIsRedirected) {
   Program initial = TwoReadersProgram(6);
   TracedSchedule sch(initial);
-  auto cached = sch.CacheRead(sch.GetBlock("C").value(), 1, "global");  // B is 0, A is 1
+  auto cached =
+      sch.CacheRead(sch.GetBlock("C").value(), 1, "global");  // B is 0, A is 1
   ASSERT_TRUE(cached.ok()) << cached.status();
   const Program& p = sch.program();
   EXPECT_EQ(PrintStmt(*p.FindBlock("B")->body), "B[vi] = A[vi] * 2.0f\n");
-  EXPECT_EQ(PrintStmt(*p.FindBlock("C")->body), "C[vi_1] = B[vi_1] + A_global[vi_1]\n");
+  EXPECT_EQ(PrintStmt(*p.FindBlock("C")->body),
+            "C[vi_1] = B[vi_1] + A_global[vi_1]\n");
   EXPECT_EQ(BlockOrder(p), (std::vector<std::string>{"B", "A_global", "C"}));
   absl::Status same = testing::CheckSameResult(initial, p);
   EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(p);
@@ -146,20 +152,24 @@ TEST(CacheRead, RejectsBadArgumentsAndLeavesProgramUnchanged) {
 
   auto negative = sch.CacheRead(c, -1, "global");
   ASSERT_FALSE(negative.ok());
-  EXPECT_EQ(negative.status().message(),
-            "cache_read: block \"C\" reads 2 buffers, index -1 is out of range");
+  EXPECT_EQ(
+      negative.status().message(),
+      "cache_read: block \"C\" reads 2 buffers, index -1 is out of range");
   auto rank = sch.CacheRead(c, 1, "global", Layout{{1, 2, 4}, {}});
   ASSERT_FALSE(rank.ok());
   EXPECT_EQ(rank.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(rank.status().message(),
-            "cache_read: buffer \"B\" of block \"C\": layout: 3 splits for a buffer of rank 2");
+            "cache_read: buffer \"B\" of block \"C\": layout: 3 splits for a "
+            "buffer of rank 2");
   auto perm = sch.CacheRead(c, 1, "global", Layout{{}, {0, 0}});
   ASSERT_FALSE(perm.ok());
-  EXPECT_TRUE(Contains(perm.status().message(), "out of range or repeated")) << perm.status();
+  EXPECT_TRUE(Contains(perm.status().message(), "out of range or repeated"))
+      << perm.status();
   auto scope = sch.CacheRead(c, 0, "texture");
   ASSERT_FALSE(scope.ok());
   EXPECT_EQ(scope.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Contains(scope.status().message(), "cache_read: unknown buffer scope"))
+  EXPECT_TRUE(
+      Contains(scope.status().message(), "cache_read: unknown buffer scope"))
       << scope.status();
 
   EXPECT_EQ(PrintProgram(sch.program()), before);
@@ -177,11 +187,13 @@ TEST(CacheRead, RejectsBufferProducedInTheSameNest) {
   p.root->body = MakeFor(Var("outer"), 1, MakeSeq(std::move(stages)));
   std::string before = PrintProgram(p);
   Program copy = p;
-  auto result = primitive::CacheRead(&copy, "C", 0, BufferScope::kGlobal, Layout{});
+  auto result =
+      primitive::CacheRead(&copy, "C", 0, BufferScope::kGlobal, Layout{});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(result.status().message(),
-            "cache_read: buffer \"B\" of block \"C\": block \"B\" writes it in the same loop "
+            "cache_read: buffer \"B\" of block \"C\": block \"B\" writes it in "
+            "the same loop "
             "nest, so it is not complete before the nest");
   // Through the schedule, the failed call leaves the program as it was.
   ConcreteSchedule sch(p);
@@ -191,7 +203,8 @@ TEST(CacheRead, RejectsBufferProducedInTheSameNest) {
 
 TEST(CacheRead, UnknownBlock) {
   Program p = testing::MatmulProgram(2, 2, 2);
-  auto result = primitive::CacheRead(&p, "D", 0, BufferScope::kGlobal, Layout{});
+  auto result =
+      primitive::CacheRead(&p, "D", 0, BufferScope::kGlobal, Layout{});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(result.status().message(), "cache_read: no block named \"D\"");
@@ -203,7 +216,8 @@ TEST(CacheRead, LayoutRoundTripsThroughTrace) {
   BlockRV c = sch.GetBlock("C").value();
   ASSERT_TRUE(sch.CacheRead(c, 1, "global", Layout{{1, 16}, {1, 0, 2}}).ok());
   ASSERT_TRUE(sch.CacheRead(c, 0, "local").ok());
-  std::vector<LoopRV> loops = sch.GetLoops(sch.GetBlock("B_global").value()).value();
+  std::vector<LoopRV> loops =
+      sch.GetLoops(sch.GetBlock("B_global").value()).value();
   ASSERT_TRUE(sch.Split(loops[1], {Factor(), Factor(int64_t{16})}).ok());
   EXPECT_TRUE(Contains(sch.trace().ToText(), "layout")) << sch.trace().ToText();
   absl::Status round_trip = testing::CheckTraceRoundTrip(sch, initial);
@@ -230,7 +244,8 @@ TEST(CacheRead, RefusesToCopyAPaddedCache) {
   absl::StatusOr<BlockRV> again = sch.CacheRead(c, 1, "local");
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.status().message().find("not every element of it is written"),
-            std::string::npos) << again.status();
+            std::string::npos)
+      << again.status();
   EXPECT_EQ(PrintProgram(sch.program()), before);
   // Without padding the same double caching is fine.
   TracedSchedule exact(initial);

@@ -51,9 +51,9 @@ bool UnderConcurrentLoop(const Program& p, const ForNode* loop) {
 struct Coverage {
   int blocks = 0;
   int with_locations = 0;
-  int invalid_before_valid = 0;         // a rejected candidate, then a location
-  int valid_under_concurrent = 0;       // a location under a parallel loop
-  int invalid_under_concurrent = 0;     // a rejected candidate under one
+  int invalid_before_valid = 0;      // a rejected candidate, then a location
+  int valid_under_concurrent = 0;    // a location under a parallel loop
+  int invalid_under_concurrent = 0;  // a rejected candidate under one
 };
 
 // Every block of p: the fast list equals the reference, and every prefix
@@ -101,16 +101,19 @@ TEST(ComputeLocations, SkipsAnOuterLoopWhereTheRegionCannotBeInferred) {
   // region; under i_1 and j the row is fixed.
   TracedSchedule sch(testing::ShiftedReadProgram(6, 8));
   std::vector<LoopRV> c = sch.GetLoops(sch.GetBlock("C").value()).value();
-  std::vector<LoopRV> i = sch.Split(c[0], {Factor(), Factor(int64_t{2})}).value();
+  std::vector<LoopRV> i =
+      sch.Split(c[0], {Factor(), Factor(int64_t{2})}).value();
   const Program& p = sch.program();
-  std::vector<std::string> expected = {sch.LoopName(i[1]).value(), sch.LoopName(c[1]).value()};
+  std::vector<std::string> expected = {sch.LoopName(i[1]).value(),
+                                       sch.LoopName(c[1]).value()};
   EXPECT_EQ(primitive::ComputeLocations(p, "B"), expected);
   EXPECT_EQ(ComputeLocationsReference(p, "B"), expected);
   // Stopping after the first location still looks past the invalid one.
   EXPECT_EQ(primitive::ComputeLocations(p, "B", 1), First(expected, 1));
   EXPECT_TRUE(primitive::ComputeLocations(p, "B", 0).empty());
   Program trial = p;
-  EXPECT_FALSE(primitive::ComputeAt(&trial, "B", sch.LoopName(i[0]).value(), true).ok());
+  EXPECT_FALSE(
+      primitive::ComputeAt(&trial, "B", sch.LoopName(i[0]).value(), true).ok());
 }
 
 TEST(ComputeLocations, StopsAtAParallelLoopWhoseTilesWouldOverlap) {
@@ -120,7 +123,8 @@ TEST(ComputeLocations, StopsAtAParallelLoopWhoseTilesWouldOverlap) {
   TracedSchedule sch(testing::PadStencilProgram(24));
   std::vector<LoopRV> b = sch.GetLoops(sch.GetBlock("B").value()).value();
   std::vector<LoopRV> split =
-      sch.Split(b[0], {Factor(), Factor(int64_t{3}), Factor(int64_t{4})}).value();
+      sch.Split(b[0], {Factor(), Factor(int64_t{3}), Factor(int64_t{4})})
+          .value();
   ASSERT_TRUE(sch.Parallel(split[1]).ok());
   const Program& p = sch.program();
   std::vector<std::string> expected = {sch.LoopName(split[0]).value()};
@@ -134,7 +138,8 @@ TEST(ComputeLocations, DisjointTilesUnderAParallelLoopAreValid) {
   TracedSchedule sch(dense);
   ASSERT_TRUE(sch.ComputeInline(sch.GetBlock("T_bias").value()).ok());
   std::vector<LoopRV> loops = sch.GetLoops(sch.GetBlock("Y").value()).value();
-  std::vector<LoopRV> i = sch.Split(loops[0], {Factor(), Factor(int64_t{4})}).value();
+  std::vector<LoopRV> i =
+      sch.Split(loops[0], {Factor(), Factor(int64_t{4})}).value();
   ASSERT_TRUE(sch.Parallel(i[0]).ok());
   const Program& p = sch.program();
   std::vector<std::string> all = Loops(sch, "Y");  // i_0, i_1, j
@@ -145,12 +150,14 @@ TEST(ComputeLocations, DisjointTilesUnderAParallelLoopAreValid) {
   }
 }
 
-TEST(ComputeLocations, NothingForOutputsUnknownBlocksAndBlocksWithoutConsumers) {
+TEST(ComputeLocations,
+     NothingForOutputsUnknownBlocksAndBlocksWithoutConsumers) {
   Program p = testing::TwoStageProgram(6);
   EXPECT_TRUE(primitive::ComputeLocations(p, "C").empty());
   EXPECT_TRUE(primitive::ComputeLocations(p, "nope").empty());
   EXPECT_TRUE(primitive::ComputeLocations(p, "root").empty());
-  EXPECT_EQ(primitive::ComputeLocations(p, "B"), ComputeLocationsReference(p, "B"));
+  EXPECT_EQ(primitive::ComputeLocations(p, "B"),
+            ComputeLocationsReference(p, "B"));
 }
 
 // Operators of every kind at small, odd shapes, with padding (a stage that
@@ -168,11 +175,13 @@ const char* const kSpecs[] = {
 TEST(ComputeLocations, MatchesTheReferenceOnRandomSchedules) {
   std::vector<std::pair<std::string, Program>> programs;
   for (const char* spec : kSpecs) {
-    programs.emplace_back(spec, ParseWorkloadSpec(spec).value().InitialProgram().value());
+    programs.emplace_back(
+        spec, ParseWorkloadSpec(spec).value().InitialProgram().value());
   }
   programs.emplace_back("shifted_read", testing::ShiftedReadProgram(6, 8));
   programs.emplace_back("pad_stencil", testing::PadStencilProgram(13));
-  programs.emplace_back("elementwise_chain", testing::ElementwiseChainProgram(6, 4));
+  programs.emplace_back("elementwise_chain",
+                        testing::ElementwiseChainProgram(6, 4));
   Coverage coverage;
   for (const auto& [spec, initial] : programs) {
     for (uint64_t seed = 0; seed < 12; ++seed) {
@@ -182,8 +191,8 @@ TEST(ComputeLocations, MatchesTheReferenceOnRandomSchedules) {
       for (int round = 0; round < 6; ++round) {
         testing::ApplyRandomSchedule(&sch, &rng, /*attempts=*/4, &stats);
         ExpectSameAsReference(sch.program(),
-                              absl::StrCat(spec, " seed ", seed, " round ", round,
-                                           "\n", sch.trace().ToText()),
+                              absl::StrCat(spec, " seed ", seed, " round ",
+                                           round, "\n", sch.trace().ToText()),
                               &coverage);
         if (::testing::Test::HasFatalFailure()) return;
       }

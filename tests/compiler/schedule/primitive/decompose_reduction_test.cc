@@ -16,7 +16,8 @@ namespace {
 // The loop names from the root down to `block`, outermost first.
 std::vector<std::string> LoopNames(const Program& p, const std::string& block) {
   std::vector<std::string> names;
-  for (ForNode* l : p.LoopsAbove(p.FindBlock(block))) names.push_back(l->var->name);
+  for (ForNode* l : p.LoopsAbove(p.FindBlock(block)))
+    names.push_back(l->var->name);
   return names;
 }
 
@@ -31,7 +32,8 @@ void ReorderMatmulNest(Program* p, const std::vector<std::string>& order) {
   std::map<std::string, Expr> vars;
   for (const char* name : {"i", "j", "k"}) vars[name] = p->FindLoop(name)->var;
   std::map<std::string, int64_t> extents;
-  for (const char* name : {"i", "j", "k"}) extents[name] = p->FindLoop(name)->extent;
+  for (const char* name : {"i", "j", "k"})
+    extents[name] = p->FindLoop(name)->extent;
   StmtPtr block = CloneStmt(*p->FindBlock("C"));
   for (size_t i = order.size(); i-- > 0;) {
     block = MakeFor(vars[order[i]], extents[order[i]], std::move(block));
@@ -71,11 +73,13 @@ TEST(DecomposeReduction, AtTheOuterLoopAfterSplit) {
   TracedSchedule sch(initial);
   BlockRV c = sch.GetBlock("C").value();
   std::vector<LoopRV> loops = sch.GetLoops(c).value();
-  std::vector<LoopRV> split = sch.Split(loops[0], {Factor(), Factor(int64_t{3})}).value();
+  std::vector<LoopRV> split =
+      sch.Split(loops[0], {Factor(), Factor(int64_t{3})}).value();
   auto init = sch.DecomposeReduction(c, split[0]);
   ASSERT_TRUE(init.ok()) << init.status();
   const Program& p = sch.program();
-  EXPECT_EQ(LoopNames(p, "C_init"), (std::vector<std::string>{"i_0_init", "i_1_init", "j_init"}));
+  EXPECT_EQ(LoopNames(p, "C_init"),
+            (std::vector<std::string>{"i_0_init", "i_1_init", "j_init"}));
   const BlockNode* init_block = p.FindBlock("C_init");
   EXPECT_EQ(init_block->iter_values[0].ToString(), "i_0_init * 3 + i_1_init");
   EXPECT_EQ(init_block->predicate.ToString(), "i_0_init * 3 + i_1_init < 7");
@@ -91,11 +95,14 @@ TEST(DecomposeReduction, AtTheInnerPartOfASplitLoop) {
   TracedSchedule sch(initial);
   BlockRV c = sch.GetBlock("C").value();
   std::vector<LoopRV> loops = sch.GetLoops(c).value();
-  std::vector<LoopRV> split = sch.Split(loops[0], {Factor(int64_t{2}), Factor()}).value();
+  std::vector<LoopRV> split =
+      sch.Split(loops[0], {Factor(int64_t{2}), Factor()}).value();
   ASSERT_TRUE(sch.DecomposeReduction(c, split[1]).ok());
   const Program& p = sch.program();
-  EXPECT_EQ(LoopNames(p, "C_init"), (std::vector<std::string>{"i_0", "i_1_init", "j_init"}));
-  EXPECT_EQ(p.FindBlock("C_init")->iter_values[0].ToString(), "i_0 * 4 + i_1_init");
+  EXPECT_EQ(LoopNames(p, "C_init"),
+            (std::vector<std::string>{"i_0", "i_1_init", "j_init"}));
+  EXPECT_EQ(p.FindBlock("C_init")->iter_values[0].ToString(),
+            "i_0 * 4 + i_1_init");
   absl::Status same = testing::CheckSameResult(initial, p);
   EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(p);
 }
@@ -107,10 +114,12 @@ TEST(DecomposeReduction, ReductionTailGuardIsLeftToTheUpdate) {
   TracedSchedule sch(initial);
   BlockRV c = sch.GetBlock("C").value();
   std::vector<LoopRV> loops = sch.GetLoops(c).value();
-  std::vector<LoopRV> split = sch.Split(loops[2], {Factor(), Factor(int64_t{4})}).value();
+  std::vector<LoopRV> split =
+      sch.Split(loops[2], {Factor(), Factor(int64_t{4})}).value();
   ASSERT_TRUE(sch.DecomposeReduction(c, split[0]).ok());
   EXPECT_EQ(sch.program().FindBlock("C_init")->predicate.ToString(), "true");
-  EXPECT_EQ(sch.program().FindBlock("C")->predicate.ToString(), "k_0 * 4 + k_1 < 13");
+  EXPECT_EQ(sch.program().FindBlock("C")->predicate.ToString(),
+            "k_0 * 4 + k_1 < 13");
   absl::Status same = testing::CheckSameResult(initial, sch.program());
   EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(sch.program());
 }
@@ -122,8 +131,9 @@ TEST(DecomposeReduction, AtTheOutermostLoopOfDenseWithConsumers) {
   std::vector<LoopRV> loops = sch.GetLoops(dense).value();
   auto init = sch.DecomposeReduction(dense, loops[0]);
   ASSERT_TRUE(init.ok()) << init.status();
-  EXPECT_EQ(BlockOrder(sch.program()),
-            (std::vector<std::string>{"T_dense_init", "T_dense", "T_bias", "Y"}));
+  EXPECT_EQ(
+      BlockOrder(sch.program()),
+      (std::vector<std::string>{"T_dense_init", "T_dense", "T_bias", "Y"}));
   absl::Status same = testing::CheckSameResult(initial, sch.program());
   EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(sch.program());
 }
@@ -140,18 +150,21 @@ TEST(DecomposeReduction, RejectsNonReductionsAndLoopsNotAbove) {
   ASSERT_FALSE(no_init.ok());
   EXPECT_EQ(no_init.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(no_init.status().message(),
-            "decompose_reduction: block \"B\" at loop \"i\": the block has no init (not a "
+            "decompose_reduction: block \"B\" at loop \"i\": the block has no "
+            "init (not a "
             "reduction, or already decomposed)");
   EXPECT_EQ(PrintProgram(sch.program()), before);
   EXPECT_EQ(sch.trace().instructions.size(), trace_size);
 
   TracedSchedule mm(testing::DenseBiasReluProgram(3, 3, 3));
   BlockRV dense = mm.GetBlock("T_dense").value();
-  std::vector<LoopRV> bias_loops = mm.GetLoops(mm.GetBlock("T_bias").value()).value();
+  std::vector<LoopRV> bias_loops =
+      mm.GetLoops(mm.GetBlock("T_bias").value()).value();
   auto not_above = mm.DecomposeReduction(dense, bias_loops[0]);
   ASSERT_FALSE(not_above.ok());
   EXPECT_EQ(not_above.status().message(),
-            "decompose_reduction: block \"T_dense\" at loop \"i_1\": the loop is not above "
+            "decompose_reduction: block \"T_dense\" at loop \"i_1\": the loop "
+            "is not above "
             "the block");
 }
 
@@ -163,7 +176,8 @@ TEST(DecomposeReduction, RejectsSecondDecomposition) {
   auto again = sch.DecomposeReduction(c, loops[1]);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().message(),
-            "decompose_reduction: block \"C\" at loop \"j\": the block has no init (not a "
+            "decompose_reduction: block \"C\" at loop \"j\": the block has no "
+            "init (not a "
             "reduction, or already decomposed)");
 }
 
@@ -176,7 +190,8 @@ TEST(DecomposeReduction, RejectsReductionLoopAboveTheLoop) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(result.status().message(),
-            "decompose_reduction: block \"C\" at loop \"i\": loop \"k\" above it is a "
+            "decompose_reduction: block \"C\" at loop \"i\": loop \"k\" above "
+            "it is a "
             "reduction loop of the block");
   // At k itself it works, and computes the same.
   Program at_k = original;
@@ -196,7 +211,8 @@ TEST(DecomposeReduction, RejectsLoopSharedBySpatialAndReduction) {
   auto result = primitive::DecomposeReduction(&p, "S", "f");
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
-            "decompose_reduction: block \"S\" at loop \"f\": loop \"f\" is used by both "
+            "decompose_reduction: block \"S\" at loop \"f\": loop \"f\" is "
+            "used by both "
             "spatial and reduction bindings");
 }
 
@@ -208,14 +224,16 @@ TEST(DecomposeReduction, RejectsPredicateItCannotSplit) {
   auto mixed = primitive::DecomposeReduction(&p, "C", "i");
   ASSERT_FALSE(mixed.ok());
   EXPECT_EQ(mixed.status().message(),
-            "decompose_reduction: block \"C\" at loop \"i\": cannot tell which elements the "
+            "decompose_reduction: block \"C\" at loop \"i\": cannot tell which "
+            "elements the "
             "predicate i + k < 6 initializes");
   // A reduction-only guard false at the first iteration.
   c->predicate = p.FindLoop("k")->var > 0;
   auto skips_first = primitive::DecomposeReduction(&p, "C", "i");
   ASSERT_FALSE(skips_first.ok());
   EXPECT_EQ(skips_first.status().message(),
-            "decompose_reduction: block \"C\" at loop \"i\": cannot tell which elements the "
+            "decompose_reduction: block \"C\" at loop \"i\": cannot tell which "
+            "elements the "
             "predicate k > 0 initializes");
 }
 
@@ -227,9 +245,10 @@ TEST(DecomposeReduction, RejectsInitReadingWhatALaterBlockUnderTheLoopWrites) {
     return a({ax[0]}) * 2.0;
   });
   te::ReduceAxis rk = te::MakeReduceAxis(4, "k");
-  te::Tensor sum = te::ComputeReduction("S", {4}, {"i"}, [&](const std::vector<Expr>& ax) {
-    return te::Sum(b({rk.var}) + a({ax[0]}), {rk});
-  });
+  te::Tensor sum =
+      te::ComputeReduction("S", {4}, {"i"}, [&](const std::vector<Expr>& ax) {
+        return te::Sum(b({rk.var}) + a({ax[0]}), {rk});
+      });
   Program p = te::CreateProgram("seeded_sum", {a}, {sum}).value();
   BlockNode* s = p.FindBlock("S");
   s->init->as<StoreNode>()->value = Load(b.buffer(), {s->iter_vars[0].var});
@@ -240,11 +259,13 @@ TEST(DecomposeReduction, RejectsInitReadingWhatALaterBlockUnderTheLoopWrites) {
   auto result = primitive::DecomposeReduction(&p, "S", "outer");
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
-            "decompose_reduction: block \"S\" at loop \"outer\": block \"B\" under the loop "
+            "decompose_reduction: block \"S\" at loop \"outer\": block \"B\" "
+            "under the loop "
             "writes B, which the init uses");
   // At S's own loop, B has already run: fine.
   Program original = p;
-  ASSERT_TRUE(primitive::DecomposeReduction(&p, "S", "i_1").ok()) << PrintProgram(p);
+  ASSERT_TRUE(primitive::DecomposeReduction(&p, "S", "i_1").ok())
+      << PrintProgram(p);
   absl::Status same = testing::CheckSameResult(original, p);
   EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(p);
 }
@@ -254,10 +275,12 @@ TEST(DecomposeReduction, UnknownNames) {
   auto block = primitive::DecomposeReduction(&p, "X", "i");
   ASSERT_FALSE(block.ok());
   EXPECT_EQ(block.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(block.status().message(), "decompose_reduction: no block named \"X\"");
+  EXPECT_EQ(block.status().message(),
+            "decompose_reduction: no block named \"X\"");
   auto loop = primitive::DecomposeReduction(&p, "C", "q");
   ASSERT_FALSE(loop.ok());
-  EXPECT_EQ(loop.status().message(), "decompose_reduction: no loop named \"q\"");
+  EXPECT_EQ(loop.status().message(),
+            "decompose_reduction: no loop named \"q\"");
 }
 
 TEST(DecomposeReduction, AtEveryLoopOfATiledNest) {
@@ -277,7 +300,8 @@ TEST(DecomposeReduction, AtEveryLoopOfATiledNest) {
     if (at == 5) {
       ASSERT_FALSE(init.ok());
       EXPECT_EQ(init.status().message(),
-                "decompose_reduction: block \"C\" at loop \"k_1\": loop \"k_0\" above it is "
+                "decompose_reduction: block \"C\" at loop \"k_1\": loop "
+                "\"k_0\" above it is "
                 "a reduction loop of the block");
       continue;
     }
@@ -309,13 +333,16 @@ TEST(DecomposeReduction, CorrectnessCheckSeesAnInitThatMissesElements) {
   TracedSchedule sch(initial);
   BlockRV c = sch.GetBlock("C").value();
   std::vector<LoopRV> loops = sch.GetLoops(c).value();
-  std::vector<LoopRV> split = sch.Split(loops[0], {Factor(), Factor(int64_t{3})}).value();
+  std::vector<LoopRV> split =
+      sch.Split(loops[0], {Factor(), Factor(int64_t{3})}).value();
   ASSERT_TRUE(sch.DecomposeReduction(c, split[1]).ok());
   EXPECT_TRUE(testing::CheckSameResult(initial, sch.program()).ok());
   Program wrong = sch.program();
   wrong.FindBlock("C_init")->predicate = wrong.FindLoop("i_1_init")->var < 2;
   absl::Status status = testing::CheckSameResult(initial, wrong);
-  EXPECT_NE(status.message().find("before it was written"), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find("before it was written"),
+            absl::string_view::npos)
+      << status;
 }
 
 }  // namespace
@@ -329,12 +356,14 @@ namespace {
 TEST(DecomposeReduction, RefusesToHoistTheInitAboveARecomputingLoop) {
   te::Tensor x = te::Placeholder("X", {3, 5});
   te::ReduceAxis k = te::MakeReduceAxis(5, "k");
-  te::Tensor m = te::ComputeReduction("M", {3}, {"i"}, [&](const std::vector<Expr>& ax) {
-    return te::MaxOver(x({ax[0], k.var}), {k});
-  });
-  te::Tensor y = te::Compute("Y", {3, 5}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
-    return x({ax[0], ax[1]}) - m({ax[0]});
-  });
+  te::Tensor m =
+      te::ComputeReduction("M", {3}, {"i"}, [&](const std::vector<Expr>& ax) {
+        return te::MaxOver(x({ax[0], k.var}), {k});
+      });
+  te::Tensor y =
+      te::Compute("Y", {3, 5}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return x({ax[0], ax[1]}) - m({ax[0]});
+      });
   Program initial = te::CreateProgram("row_center", {x}, {y}).value();
   TracedSchedule sch(initial);
   BlockRV m_block = sch.GetBlock("M").value();
@@ -343,7 +372,8 @@ TEST(DecomposeReduction, RefusesToHoistTheInitAboveARecomputingLoop) {
   std::string before = PrintProgram(sch.program());
   absl::StatusOr<BlockRV> init = sch.DecomposeReduction(m_block, y_loops[1]);
   ASSERT_FALSE(init.ok()) << PrintProgram(sch.program());
-  EXPECT_NE(init.status().message().find("repeats the reduction"), std::string::npos)
+  EXPECT_NE(init.status().message().find("repeats the reduction"),
+            std::string::npos)
       << init.status();
   EXPECT_EQ(PrintProgram(sch.program()), before);
   // At the block's own reduction loop it still applies, and stays correct.

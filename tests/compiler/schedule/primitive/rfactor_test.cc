@@ -19,7 +19,8 @@ std::vector<std::string> BlockOrder(const Program& p) {
 
 std::vector<std::string> LoopNames(const Program& p, const std::string& block) {
   std::vector<std::string> names;
-  for (ForNode* l : p.LoopsAbove(p.FindBlock(block))) names.push_back(l->var->name);
+  for (ForNode* l : p.LoopsAbove(p.FindBlock(block)))
+    names.push_back(l->var->name);
   return names;
 }
 
@@ -35,7 +36,8 @@ std::vector<std::string> IterVars(const BlockNode& block) {
   std::vector<std::string> out;
   for (size_t i = 0; i < block.iter_vars.size(); ++i) {
     const IterVar& iv = block.iter_vars[i];
-    out.push_back(absl::StrCat(iv.var->name, ":", IterTypeName(iv.type), "(", iv.extent,
+    out.push_back(absl::StrCat(iv.var->name, ":", IterTypeName(iv.type), "(",
+                               iv.extent,
                                ")=", block.iter_values[i].ToString()));
   }
   return out;
@@ -66,19 +68,24 @@ TEST(RFactor, SumOverInnerPartOfSplitK) {
   EXPECT_EQ(rf_buffer->shape, (std::vector<int64_t>{8, 4, 5}));
   // k_1 is now spatial in C_rf; the rest of k is a reduction over k_0.
   const BlockNode* rf_block = p.FindBlock("C_rf");
-  EXPECT_EQ(IterVars(*rf_block),
-            (std::vector<std::string>{"vi:spatial(4)=i", "vj:spatial(5)=j",
-                                      "vk_1:spatial(8)=k_1", "vk_0:reduce(8)=k_0"}));
+  EXPECT_EQ(
+      IterVars(*rf_block),
+      (std::vector<std::string>{"vi:spatial(4)=i", "vj:spatial(5)=j",
+                                "vk_1:spatial(8)=k_1", "vk_0:reduce(8)=k_0"}));
   EXPECT_EQ(PrintStmt(*rf_block->init), "C_rf[vk_1, vi, vj] = 0.0f\n");
-  EXPECT_EQ(PrintStmt(*rf_block->body),
-            "C_rf[vk_1, vi, vj] = C_rf[vk_1, vi, vj] + A[vi, vk_0 * 8 + vk_1] * "
-            "B[vk_0 * 8 + vk_1, vj]\n");
-  EXPECT_EQ(LoopNames(p, "C_rf"), (std::vector<std::string>{"i", "j", "k_0", "k_1"}));
+  EXPECT_EQ(
+      PrintStmt(*rf_block->body),
+      "C_rf[vk_1, vi, vj] = C_rf[vk_1, vi, vj] + A[vi, vk_0 * 8 + vk_1] * "
+      "B[vk_0 * 8 + vk_1, vj]\n");
+  EXPECT_EQ(LoopNames(p, "C_rf"),
+            (std::vector<std::string>{"i", "j", "k_0", "k_1"}));
   // C reduces C_rf over its first dimension, after the rfactor nest.
   const BlockNode* c = p.FindBlock("C");
-  EXPECT_EQ(IterVars(*c), (std::vector<std::string>{"vax0:spatial(4)=ax0", "vax1:spatial(5)=ax1",
+  EXPECT_EQ(IterVars(*c), (std::vector<std::string>{"vax0:spatial(4)=ax0",
+                                                    "vax1:spatial(5)=ax1",
                                                     "vax2:reduce(8)=ax2"}));
-  EXPECT_EQ(PrintStmt(*c->body), "C[vax0, vax1] = C[vax0, vax1] + C_rf[vax2, vax0, vax1]\n");
+  EXPECT_EQ(PrintStmt(*c->body),
+            "C[vax0, vax1] = C[vax0, vax1] + C_rf[vax2, vax0, vax1]\n");
   EXPECT_EQ(PrintStmt(*c->init), "C[vax0, vax1] = 0.0f\n");
   EXPECT_EQ(BlockOrder(p), (std::vector<std::string>{"C_rf", "C"}));
   absl::Status same = testing::CheckSameResult(initial, p);
@@ -92,9 +99,10 @@ TEST(RFactor, SumOverOuterPartWithTheNewAxisLast) {
   ASSERT_TRUE(rf.ok()) << rf.status();
   const Program& p = sch.program();
   EXPECT_EQ(Allocated(p, "C_rf")->shape, (std::vector<int64_t>{3, 5, 4}));
-  EXPECT_EQ(IterVars(*p.FindBlock("C_rf")),
-            (std::vector<std::string>{"vi:spatial(3)=i", "vj:spatial(5)=j",
-                                      "vk_0:spatial(4)=k_0", "vk_1:reduce(16)=k_1"}));
+  EXPECT_EQ(
+      IterVars(*p.FindBlock("C_rf")),
+      (std::vector<std::string>{"vi:spatial(3)=i", "vj:spatial(5)=j",
+                                "vk_0:spatial(4)=k_0", "vk_1:reduce(16)=k_1"}));
   EXPECT_EQ(PrintStmt(*p.FindBlock("C")->body),
             "C[vax0, vax1] = C[vax0, vax1] + C_rf[vax0, vax1, vax2]\n");
   absl::Status same = testing::CheckSameResult(initial, p);
@@ -121,10 +129,12 @@ TEST(RFactor, TailOfANonDivisibleSplitWhenEveryPartialSumHasWork) {
   Program initial = testing::MatmulProgram(3, 4, 13);
   for (size_t part : {2u, 3u}) {
     TracedSchedule sch = SplitK(initial, {Factor(), Factor(int64_t{4})});
-    ASSERT_EQ(sch.program().FindBlock("C")->predicate.ToString(), "k_0 * 4 + k_1 < 13");
+    ASSERT_EQ(sch.program().FindBlock("C")->predicate.ToString(),
+              "k_0 * 4 + k_1 < 13");
     auto rf = sch.RFactor(Loop(sch, "C", part), 0);
     ASSERT_TRUE(rf.ok()) << rf.status();
-    EXPECT_EQ(sch.program().FindBlock("C_rf")->predicate.ToString(), "k_0 * 4 + k_1 < 13");
+    EXPECT_EQ(sch.program().FindBlock("C_rf")->predicate.ToString(),
+              "k_0 * 4 + k_1 < 13");
     absl::Status same = testing::CheckSameResult(initial, sch.program());
     EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(sch.program());
   }
@@ -134,7 +144,8 @@ TEST(RFactor, RejectsPartialSumsThatNoIterationInitializes) {
   // K = 13 split as 5 x 4: k_0 = 4 covers k = 16..19, all past the end, so
   // C_rf[4, ...] would never be written (nor initialized).
   Program initial = testing::MatmulProgram(3, 4, 13);
-  TracedSchedule sch = SplitK(initial, {Factor(int64_t{5}), Factor(int64_t{4})});
+  TracedSchedule sch =
+      SplitK(initial, {Factor(int64_t{5}), Factor(int64_t{4})});
   LoopRV k_0 = Loop(sch, "C", 2);
   std::string before = PrintProgram(sch.program());
   size_t trace_size = sch.trace().instructions.size();
@@ -142,8 +153,10 @@ TEST(RFactor, RejectsPartialSumsThatNoIterationInitializes) {
   ASSERT_FALSE(rf.ok());
   EXPECT_EQ(rf.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(rf.status().message(),
-            "rfactor: loop \"k_0\" of block \"C\": some iterations of the loop run no instance "
-            "(predicate k_0 * 4 + k_1 < 13), their partial results would never be initialized");
+            "rfactor: loop \"k_0\" of block \"C\": some iterations of the loop "
+            "run no instance "
+            "(predicate k_0 * 4 + k_1 < 13), their partial results would never "
+            "be initialized");
   EXPECT_EQ(PrintProgram(sch.program()), before);
   EXPECT_EQ(sch.trace().instructions.size(), trace_size);
   // Over k_1 each partial sum has work (k_0 = 0): accepted and correct.
@@ -164,9 +177,11 @@ TEST(RFactor, RowMaxOfASoftmax) {
   const Program& p = sch.program();
   EXPECT_EQ(Allocated(p, "M_rf")->shape, (std::vector<int64_t>{7, 8}));
   EXPECT_EQ(PrintStmt(*p.FindBlock("M_rf")->init), "M_rf[vi, vk_1] = -inf\n");
-  EXPECT_EQ(PrintStmt(*p.FindBlock("M")->body), "M[vax0] = max(M[vax0], M_rf[vax0, vax1])\n");
+  EXPECT_EQ(PrintStmt(*p.FindBlock("M")->body),
+            "M[vax0] = max(M[vax0], M_rf[vax0, vax1])\n");
   for (uint64_t seed : {1, 5, 9}) {
-    absl::Status same = testing::CheckSameResult(initial, p, seed, /*tolerance=*/0);
+    absl::Status same =
+        testing::CheckSameResult(initial, p, seed, /*tolerance=*/0);
     EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(p);
   }
   absl::Status round_trip = testing::CheckTraceRoundTrip(sch, initial);
@@ -176,9 +191,10 @@ TEST(RFactor, RowMaxOfASoftmax) {
 TEST(RFactor, MinReductionAndScalarOutput) {
   te::Tensor a = te::Placeholder("A", {3, 10});
   te::ReduceAxis rk = te::MakeReduceAxis(10, "k");
-  te::Tensor lo = te::ComputeReduction("L", {3}, {"i"}, [&](const std::vector<Expr>& ax) {
-    return te::MinOver(a({ax[0], rk.var}), {rk});
-  });
+  te::Tensor lo =
+      te::ComputeReduction("L", {3}, {"i"}, [&](const std::vector<Expr>& ax) {
+        return te::MinOver(a({ax[0], rk.var}), {rk});
+      });
   Program min_program = te::CreateProgram("row_min", {a}, {lo}).value();
   TracedSchedule sch(min_program);
   ASSERT_TRUE(sch.RFactor(Loop(sch, "L", 1), 0).ok());
@@ -190,11 +206,14 @@ TEST(RFactor, MinReductionAndScalarOutput) {
   TracedSchedule s2(sum);
   auto rf = s2.RFactor(Loop(s2, "S", 1), 1);
   ASSERT_TRUE(rf.ok()) << rf.status();
-  EXPECT_EQ(Allocated(s2.program(), "S_rf")->shape, (std::vector<int64_t>{1, 11}));
-  EXPECT_EQ(IterVars(*s2.program().FindBlock("S_rf")),
-            (std::vector<std::string>{"vi:spatial(1)=i", "vk_1:spatial(11)=k"}));
+  EXPECT_EQ(Allocated(s2.program(), "S_rf")->shape,
+            (std::vector<int64_t>{1, 11}));
+  EXPECT_EQ(
+      IterVars(*s2.program().FindBlock("S_rf")),
+      (std::vector<std::string>{"vi:spatial(1)=i", "vk_1:spatial(11)=k"}));
   EXPECT_EQ(s2.program().FindBlock("S_rf")->init, nullptr);
-  EXPECT_EQ(PrintStmt(*s2.program().FindBlock("S_rf")->body), "S_rf[vi, vk_1] = A[vk_1]\n");
+  EXPECT_EQ(PrintStmt(*s2.program().FindBlock("S_rf")->body),
+            "S_rf[vi, vk_1] = A[vk_1]\n");
   same = testing::CheckSameResult(sum, s2.program());
   EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(s2.program());
 }
@@ -207,7 +226,8 @@ TEST(RFactor, RejectsLoopsThatAreNotReductionLoopsOfOneBlock) {
   auto spatial = sch.RFactor(loops[0], 0);
   ASSERT_FALSE(spatial.ok());
   EXPECT_EQ(spatial.status().message(),
-            "rfactor: loop \"i\" of block \"C\": spatial iteration variable \"vi\" is bound "
+            "rfactor: loop \"i\" of block \"C\": spatial iteration variable "
+            "\"vi\" is bound "
             "to it");
   auto axis = sch.RFactor(loops[2], 3);
   ASSERT_FALSE(axis.ok());
@@ -227,7 +247,8 @@ TEST(RFactor, RejectsLoopsThatAreNotReductionLoopsOfOneBlock) {
   auto no_init = sch.RFactor(loops[2], 0);
   ASSERT_FALSE(no_init.ok());
   EXPECT_EQ(no_init.status().message(),
-            "rfactor: loop \"k\" of block \"C\": not a recognized reduction: it has no init "
+            "rfactor: loop \"k\" of block \"C\": not a recognized reduction: "
+            "it has no init "
             "of a single store");
 }
 
@@ -240,7 +261,8 @@ TEST(RFactor, RejectsUnrecognizedCombinersAndBindings) {
   ASSERT_FALSE(mul.ok());
   EXPECT_EQ(mul.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(mul.status().message(),
-            "rfactor: loop \"k\" of block \"S\": not a recognized reduction: its update is "
+            "rfactor: loop \"k\" of block \"S\": not a recognized reduction: "
+            "its update is "
             "not C = C + x, max(C, x) or min(C, x)");
   // A max with a sum's identity.
   Program bad_init = testing::RowMaxProgram(2, 4);
@@ -248,7 +270,8 @@ TEST(RFactor, RejectsUnrecognizedCombinersAndBindings) {
   auto init = primitive::RFactor(&bad_init, "k", 0);
   ASSERT_FALSE(init.ok());
   EXPECT_EQ(init.status().message(),
-            "rfactor: loop \"k\" of block \"M\": not a recognized reduction: its init does not "
+            "rfactor: loop \"k\" of block \"M\": not a recognized reduction: "
+            "its init does not "
             "store the identity of max into the element it updates");
   // Unknown loop.
   Program p = testing::VectorSumProgram(5);
@@ -262,7 +285,8 @@ TEST(RFactor, RejectsUnrecognizedCombinersAndBindings) {
   auto guard = primitive::RFactor(&guarded, "k", 0);
   ASSERT_FALSE(guard.ok());
   EXPECT_EQ(guard.status().message(),
-            "rfactor: loop \"k\" of block \"S\": predicate k > 1 is not a split tail guard");
+            "rfactor: loop \"k\" of block \"S\": predicate k > 1 is not a "
+            "split tail guard");
 }
 
 TEST(RFactor, EverySplitOfSmallReductions) {
@@ -277,11 +301,14 @@ TEST(RFactor, EverySplitOfSmallReductions) {
         for (bool extra_outer : {false, true}) {
           int64_t outer = (k + f - 1) / f + (extra_outer ? 1 : 0);
           TracedSchedule sch = SplitK(initial, {Factor(outer), Factor(f)});
-          auto rf = sch.RFactor(Loop(sch, "C", part), static_cast<int64_t>(part) - 2);
-          SCOPED_TRACE(absl::StrCat("K=", k, " factors ", outer, "x", f, " part ", part));
+          auto rf =
+              sch.RFactor(Loop(sch, "C", part), static_cast<int64_t>(part) - 2);
+          SCOPED_TRACE(absl::StrCat("K=", k, " factors ", outer, "x", f,
+                                    " part ", part));
           if ((extra_outer && part == 2) || (f > k && part == 3)) {
             ASSERT_FALSE(rf.ok());
-            EXPECT_EQ(rf.status().code(), absl::StatusCode::kFailedPrecondition);
+            EXPECT_EQ(rf.status().code(),
+                      absl::StatusCode::kFailedPrecondition);
             continue;
           }
           ASSERT_TRUE(rf.ok()) << rf.status();

@@ -15,7 +15,8 @@ TEST(Split, DivisibleFactorsNeedNoPredicate) {
   TracedSchedule sch(testing::MatmulProgram(16, 8, 4));
   BlockRV c = sch.GetBlock("C").value();
   std::vector<LoopRV> loops = sch.GetLoops(c).value();
-  std::vector<LoopRV> split = sch.Split(loops[0], {Factor(int64_t{4}), Factor()}).value();
+  std::vector<LoopRV> split =
+      sch.Split(loops[0], {Factor(int64_t{4}), Factor()}).value();
   ASSERT_EQ(split.size(), 2u);
   const Program& p = sch.program();
   EXPECT_EQ(p.FindLoop("i_0")->extent, 4);
@@ -38,7 +39,8 @@ TEST(Split, NonDivisibleFactorAddsPredicate) {
 TEST(Split, ThreeWay) {
   TracedSchedule sch(testing::MatmulProgram(24, 8, 4));
   std::vector<LoopRV> loops = sch.GetLoops(sch.GetBlock("C").value()).value();
-  auto split = sch.Split(loops[0], {Factor(int64_t{2}), Factor(), Factor(int64_t{4})});
+  auto split =
+      sch.Split(loops[0], {Factor(int64_t{2}), Factor(), Factor(int64_t{4})});
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_EQ(sch.program().FindLoop("i_1")->extent, 3);
   EXPECT_EQ(sch.program().FindBlock("C")->iter_values[0].ToString(),
@@ -51,13 +53,16 @@ TEST(Split, RejectsBadFactorsAndLeavesProgramUnchanged) {
   std::string before = PrintProgram(sch.program());
   auto zero = sch.Split(loops[0], {Factor(int64_t{0}), Factor()});
   ASSERT_FALSE(zero.ok());
-  EXPECT_NE(zero.status().message().find("split: loop \"i\""), std::string::npos)
+  EXPECT_NE(zero.status().message().find("split: loop \"i\""),
+            std::string::npos)
       << zero.status();
   auto two_inferred = sch.Split(loops[0], {Factor(), Factor()});
   EXPECT_FALSE(two_inferred.ok());
-  auto too_small = sch.Split(loops[0], {Factor(int64_t{3}), Factor(int64_t{5})});
+  auto too_small =
+      sch.Split(loops[0], {Factor(int64_t{3}), Factor(int64_t{5})});
   ASSERT_FALSE(too_small.ok());
-  EXPECT_NE(too_small.status().message().find("cover only 15"), std::string::npos);
+  EXPECT_NE(too_small.status().message().find("cover only 15"),
+            std::string::npos);
   auto one = sch.Split(loops[0], {Factor(int64_t{16})});
   EXPECT_FALSE(one.ok());
   EXPECT_EQ(PrintProgram(sch.program()), before);
@@ -73,16 +78,20 @@ TEST(Split, RefusesFactorsThatPadFarPastTheExtent) {
   const std::string before = PrintProgram(sch.program());
   constexpr int64_t kHuge = int64_t{1} << 62;
   for (const std::vector<Factor>& factors :
-       {std::vector<Factor>{Factor(int64_t{4294967296}), Factor(int64_t{4294967296})},
+       {std::vector<Factor>{Factor(int64_t{4294967296}),
+                            Factor(int64_t{4294967296})},
         std::vector<Factor>{Factor(int64_t{2}), Factor(kHuge)},
-        std::vector<Factor>{Factor(int64_t{5}), Factor(kHuge + (int64_t{1} << 40))},
+        std::vector<Factor>{Factor(int64_t{5}),
+                            Factor(kHuge + (int64_t{1} << 40))},
         std::vector<Factor>{Factor(), Factor(int64_t{1000})},
         std::vector<Factor>{Factor(int64_t{10}), Factor(int64_t{10})}}) {
     auto split = sch.Split(loops[0], factors);
     ASSERT_FALSE(split.ok());
     const std::string message(split.status().message());
-    EXPECT_NE(message.find("split: loop \"i\" (extent 28)"), std::string::npos) << message;
-    EXPECT_NE(message.find("make more than 92 iterations"), std::string::npos) << message;
+    EXPECT_NE(message.find("split: loop \"i\" (extent 28)"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("make more than 92 iterations"), std::string::npos)
+        << message;
     EXPECT_EQ(message.find("cover only"), std::string::npos) << message;
   }
   EXPECT_EQ(PrintProgram(sch.program()), before);
@@ -90,7 +99,8 @@ TEST(Split, RefusesFactorsThatPadFarPastTheExtent) {
   EXPECT_TRUE(sch.Split(loops[0], {Factor(), Factor(int64_t{16})}).ok());
   TracedSchedule other(testing::MatmulProgram(28, 8, 4));
   loops = other.GetLoops(other.GetBlock("C").value()).value();
-  EXPECT_TRUE(other.Split(loops[0], {Factor(int64_t{1}), Factor(int64_t{92})}).ok());
+  EXPECT_TRUE(
+      other.Split(loops[0], {Factor(int64_t{1}), Factor(int64_t{92})}).ok());
 }
 
 TEST(Split, SampledFactorsRoundTripThroughTrace) {
@@ -125,7 +135,8 @@ TEST(Split, ReplayWithAnotherDecisionGivesThatProgram) {
   decisions[2] = {3, 16};  // product 48 != 32
   auto invalid = ReplayTrace(sch.trace(), initial, decisions);
   ASSERT_FALSE(invalid.ok());
-  EXPECT_NE(invalid.status().message().find("sample_perfect_tile"), std::string::npos)
+  EXPECT_NE(invalid.status().message().find("sample_perfect_tile"),
+            std::string::npos)
       << invalid.status();
 }
 
