@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compiler/codegen/target_info.h"
 #include "compiler/schedule/trace.h"
+#include "compiler/target/target_info.h"
 
 namespace lathe::api {
 

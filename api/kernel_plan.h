@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/target.h"
+#include "compiler/target/target.h"
 #include "compiler/workload/workload.h"
 #include "database/database.h"
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_library.h"
 #include "compiler/codegen/llvm/jit.h"

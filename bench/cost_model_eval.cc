@@ -62,7 +62,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/schedule/replay.h"

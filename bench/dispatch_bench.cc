@@ -43,8 +43,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/target.h"
 #include "compiler/workload/spec.h"
 #include "proto/service.grpc.pb.h"
 #include "runner/remote/remote_runner.h"
@@ -162,11 +162,11 @@ int main(int argc, char** argv) {
     absl::StatusOr<std::unique_ptr<service::Daemon>> daemon =
         service::Daemon::Start(options);
     if (!daemon.ok()) return Fail(std::string(daemon.status().message()));
-    service::ServerSecurity security;
+    rpc::ServerSecurity security;
     security.token = "bench-token";
     absl::StatusOr<std::unique_ptr<service::Server>> server =
         service::Server::Start(**daemon, "127.0.0.1:0", security,
-                               runner::kMaxServiceMessageBytes);
+                               rpc::kMaxServiceMessageBytes);
     if (!server.ok()) return Fail(std::string(server.status().message()));
 
     std::atomic<bool> stop{false};
@@ -198,16 +198,16 @@ int main(int argc, char** argv) {
     }
     if (n == runner_counts.front()) {
       // For scale: one authenticated unary round trip on this machine now.
-      runner::ChannelOptions channel;
+      rpc::ChannelOptions channel;
       channel.address = absl::StrCat("127.0.0.1:", (*server)->port());
       auto stub =
-          proto::TunerService::NewStub(runner::MakeChannel(channel).value());
+          proto::TunerService::NewStub(rpc::MakeChannel(channel).value());
       constexpr int kCalls = 200;
       auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < kCalls + 20; ++i) {
         if (i == 20) start = std::chrono::steady_clock::now();  // after warm-up
         grpc::ClientContext context;
-        runner::PrepareContext(context, "bench-token", 10);
+        rpc::PrepareContext(context, "bench-token", 10);
         proto::ListJobsResponse response;
         (void)stub->ListJobs(&context, proto::ListJobsRequest(), &response);
       }

@@ -24,14 +24,14 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "bench/peers.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/object_emitter.h"
-#include "compiler/codegen/target.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/schedule/trace.h"
-#include "compiler/util/check.h"
 #include "compiler/workload/spec.h"
 
 namespace lathe {

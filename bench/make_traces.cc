@@ -22,8 +22,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/schedule/traced_schedule.h"
-#include "compiler/util/check.h"
 #include "compiler/workload/spec.h"
 
 namespace lathe {

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "compiler/codegen/target.h"
-#include "compiler/util/check.h"
+#include "base/status_macros.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 #include "runner/local_runner.h"

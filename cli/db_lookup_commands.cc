@@ -9,16 +9,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "api/record_lookup.h"
 #include "cli/command.h"
 #include "cli/db_command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
 #include "cli/output_paths.h"
-#include "cli/record_lookup.h"
 #include "cli/shown_text.h"
 #include "cli/time_text.h"
 #include "cli/workload_args.h"
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/schedule/trace.h"
 
 namespace lathe::cli {
@@ -33,7 +33,7 @@ struct LookupOptions {
   std::string trace_out;
 };
 
-std::string MatchJson(const CheckedMatch& checked,
+std::string MatchJson(const api::CheckedMatch& checked,
                       const std::string& asked_target) {
   const proto::Record& r = checked.match.record;
   std::string trace_json = "null";
@@ -64,7 +64,7 @@ std::string MatchJson(const CheckedMatch& checked,
 struct LookupResult {
   Workload workload;
   Target target;
-  std::vector<CheckedMatch> matches;  // never empty
+  std::vector<api::CheckedMatch> matches;  // never empty
 };
 
 absl::StatusOr<LookupResult> Lookup(const LookupOptions& options, int k) {
@@ -75,10 +75,10 @@ absl::StatusOr<LookupResult> Lookup(const LookupOptions& options, int k) {
   absl::StatusOr<std::unique_ptr<db::Database>> db =
       options.db.Open(db::OpenOptions::Mode::kReadOnly);
   if (!db.ok()) return db.status();
-  absl::StatusOr<std::vector<CheckedMatch>> matches =
-      LookupChecked(**db, *workload, *target, k,
-                    options.compatible ? db::TargetMatching::kCompatible
-                                       : db::TargetMatching::kExact);
+  absl::StatusOr<std::vector<api::CheckedMatch>> matches =
+      api::LookupChecked(**db, *workload, *target, k,
+                         options.compatible ? db::TargetMatching::kCompatible
+                                            : db::TargetMatching::kExact);
   if (!matches.ok()) return matches.status();
   if (matches->empty()) {
     return absl::NotFoundError(
@@ -99,7 +99,7 @@ absl::Status RunBest(const LookupOptions& options) {
   absl::StatusOr<LookupResult> found = Lookup(options, 1);
   if (!found.ok()) return found.status();
   const Target& target = found->target;
-  const CheckedMatch& best = found->matches.front();
+  const api::CheckedMatch& best = found->matches.front();
   const proto::Record& r = best.match.record;
   if (!options.trace_out.empty()) {
     absl::StatusOr<Trace> trace = Trace::FromProto(r.trace());
@@ -150,10 +150,10 @@ absl::Status RunTop(const LookupOptions& options) {
   absl::StatusOr<LookupResult> found = Lookup(options, options.k);
   if (!found.ok()) return found.status();
   const Target& target = found->target;
-  const std::vector<CheckedMatch>* matches = &found->matches;
+  const std::vector<api::CheckedMatch>* matches = &found->matches;
   if (options.db.json) {
     std::vector<std::string> rows;
-    for (const CheckedMatch& m : *matches)
+    for (const api::CheckedMatch& m : *matches)
       rows.push_back(MatchJson(m, target.ToString()));
     std::printf("[\n  %s\n]\n", absl::StrJoin(rows, ",\n  ").c_str());
     return absl::OkStatus();
@@ -171,7 +171,7 @@ absl::Status RunTop(const LookupOptions& options) {
               absl::StrCat("median ", unit.name).c_str(), "GFLOP/s", "spread",
               "program", "replays", "runner");
   int rank = 0;
-  for (const CheckedMatch& m : *matches) {
+  for (const api::CheckedMatch& m : *matches) {
     const proto::Record& r = m.match.record;
     const std::string median =
         NumberIn(r.median_s(), unit);  // the unit is in the heading

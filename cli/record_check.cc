@@ -6,7 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/schedule/trace.h"
 #include "compiler/workload/spec.h"

@@ -9,10 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
-#include "compiler/codegen/target.h"
-#include "compiler/codegen/target_info.h"
+#include "compiler/codegen/cpu_target.h"
+#include "compiler/target/target_info.h"
+#include "rpc/channel.h"
 #include "runner/measurable_target.h"
-#include "runner/remote/channel.h"
 #include "runner/remote/remote_runner.h"
 
 #ifndef LATHE_VERSION
@@ -38,7 +38,7 @@ std::atomic<bool> g_runner_stop{false};
 extern "C" void OnRunnerSignal(int) { g_runner_stop.store(true); }
 
 absl::Status RunRunner(const RunnerCommandOptions& options) {
-  absl::StatusOr<std::string> token = runner::ReadTokenFile(options.token_file);
+  absl::StatusOr<std::string> token = rpc::ReadTokenFile(options.token_file);
   if (!token.ok()) return token.status();
   if (options.simulate_ms < 0)
     return absl::InvalidArgumentError("--simulate-ms must be >= 0");

@@ -15,8 +15,8 @@
 #include "cli/output_paths.h"
 #include "database/database.h"
 #include "database/writer_lock.h"
-#include "runner/remote/channel.h"
-#include "tuner/service/auth.h"
+#include "rpc/channel.h"
+#include "rpc/server_auth.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
 
@@ -39,16 +39,16 @@ struct ServeOptions {
   int parallelism = 16;
   int build_ahead = service::LeaseManager::kDefaultBuildAheadHints;
   std::string port_file;
-  int max_message_bytes = runner::kMaxServiceMessageBytes;
+  int max_message_bytes = rpc::kMaxServiceMessageBytes;
 };
 
 absl::Status RunServe(const ServeOptions& options) {
-  absl::StatusOr<std::string> token = runner::ReadTokenFile(options.token_file);
+  absl::StatusOr<std::string> token = rpc::ReadTokenFile(options.token_file);
   if (!token.ok()) return token.status();
   if (options.db_path.empty())
     return absl::InvalidArgumentError("--db is required");
   // Before the database is created: a refused address leaves no file.
-  if (absl::Status st = runner::CheckAddressPort(options.listen); !st.ok())
+  if (absl::Status st = rpc::CheckAddressPort(options.listen); !st.ok())
     return st;
   if (absl::Status st = CheckOutputPaths(
           {{"--db", options.db_path}, {"--token-file", options.token_file}},
@@ -70,7 +70,7 @@ absl::Status RunServe(const ServeOptions& options) {
     return absl::InvalidArgumentError(
         "--max-workloads-per-job must be at least 1");
   }
-  service::ServerSecurity security;
+  rpc::ServerSecurity security;
   security.token = *token;
   security.tls_cert_file = options.tls_cert;
   security.tls_key_file = options.tls_key;
@@ -78,7 +78,7 @@ absl::Status RunServe(const ServeOptions& options) {
   // TLS files that cannot be read or are not PEM of the right kind, before
   // the database is created, as for a refused address.
   if (absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-          service::MakeServerCredentials(security);
+          rpc::MakeServerCredentials(security);
       !credentials.ok()) {
     return credentials.status();
   }

@@ -17,10 +17,10 @@
 #include "cli/command.h"
 #include "cli/shown_text.h"
 #include "cli/time_text.h"
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/service.grpc.pb.h"
-#include "runner/remote/channel.h"
+#include "rpc/channel.h"
 #include "tuner/search/measurement_rounds.h"
 
 namespace lathe::cli {
@@ -61,16 +61,16 @@ class Client {
     if (token_file.empty() && std::getenv("LATHE_TOKEN_FILE") != nullptr) {
       token_file = std::getenv("LATHE_TOKEN_FILE");
     }
-    absl::StatusOr<std::string> token = runner::ReadTokenFile(token_file);
+    absl::StatusOr<std::string> token = rpc::ReadTokenFile(token_file);
     if (!token.ok()) return token.status();
-    runner::ChannelOptions channel;
+    rpc::ChannelOptions channel;
     channel.address = options.tuner;
     channel.token = *token;
     channel.tls_ca_file = options.tls_ca;
     channel.tls_cert_file = options.tls_cert;
     channel.tls_key_file = options.tls_key;
     absl::StatusOr<std::shared_ptr<grpc::Channel>> made =
-        runner::MakeChannel(channel);
+        rpc::MakeChannel(channel);
     if (!made.ok()) return made.status();
     return Client(options, *token, proto::TunerService::NewStub(*made));
   }
@@ -79,11 +79,11 @@ class Client {
   template <typename Request, typename Response, typename Method>
   absl::StatusOr<Response> Call(Method method, const Request& request) {
     grpc::ClientContext context;
-    runner::PrepareContext(context, token_, options_.timeout_s);
+    rpc::PrepareContext(context, token_, options_.timeout_s);
     Response response;
     const grpc::Status status =
         ((*stub_).*method)(&context, request, &response);
-    if (!status.ok()) return runner::FromGrpc(status, options_.tuner);
+    if (!status.ok()) return rpc::FromGrpc(status, options_.tuner);
     return response;
   }
 
@@ -158,8 +158,8 @@ bool IsFinal(proto::JobState state) {
 absl::StatusOr<proto::JobStatus> Follow(Client& client, const std::string& id,
                                         bool print_stdout) {
   grpc::ClientContext context;
-  runner::PrepareContext(context, client.token(),
-                         0);  // as long as the job takes
+  rpc::PrepareContext(context, client.token(),
+                      0);  // as long as the job takes
   proto::WatchJobRequest request;
   request.set_id(id);
   std::unique_ptr<grpc::ClientReader<proto::JobEvent>> reader =
@@ -175,7 +175,7 @@ absl::StatusOr<proto::JobStatus> Follow(Client& client, const std::string& id,
     std::fflush(print_stdout ? stdout : stderr);
   }
   const grpc::Status status = reader->Finish();
-  if (!status.ok()) return runner::FromGrpc(status, client.options().tuner);
+  if (!status.ok()) return rpc::FromGrpc(status, client.options().tuner);
   if (!any || !IsFinal(last.state())) {
     return absl::UnavailableError(
         absl::StrCat("tuner at ", client.options().tuner,

@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "database/file_check.h"
 #include "database/fnv128.h"
 #include "database/record_codec.h"
@@ -262,29 +263,29 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
       return absl::FailedPreconditionError(absl::StrCat(
           path, ": cannot use WAL mode (journal mode is '", mode, "')"));
     }
-    LATHE_DB_RETURN_IF_ERROR(
+    LATHE_RETURN_IF_ERROR(
         c.Exec(absl::StrCat("PRAGMA foreign_keys = ON; PRAGMA synchronous = ",
                             options.durable ? "FULL" : "NORMAL")));
     // Checkpoint every 10,000 WAL pages (~40 MiB), not SQLite's 1,000: a
     // batch of 1,000 records dirties ~1,000 pages (its fingerprints land on
     // random index pages), so the default checkpointed after every batch,
     // with two more fsyncs and a re-read of the frames each time.
-    LATHE_DB_RETURN_IF_ERROR(c.Exec("PRAGMA wal_autocheckpoint = 10000"));
+    LATHE_RETURN_IF_ERROR(c.Exec("PRAGMA wal_autocheckpoint = 10000"));
     if (options.max_size_bytes > 0) {
       absl::StatusOr<int64_t> page_size = c.QueryInt("PRAGMA page_size");
       if (!page_size.ok()) return page_size.status();
       const int64_t pages =
           std::max<int64_t>(1, options.max_size_bytes / *page_size);
-      LATHE_DB_RETURN_IF_ERROR(
+      LATHE_RETURN_IF_ERROR(
           c.Exec(absl::StrCat("PRAGMA max_page_count = ", pages)));
     }
     if (*version < latest)
-      LATHE_DB_RETURN_IF_ERROR(Migrate(c, static_cast<int>(*version)));
+      LATHE_RETURN_IF_ERROR(Migrate(c, static_cast<int>(*version)));
   }
   // 64 MiB of page cache (SQLite's default is 2 MiB), allocated as pages are
   // read: repeated lookups and a large batch's index pages stay in memory.
   // Set last: it reads the schema, which the checks above must do first.
-  LATHE_DB_RETURN_IF_ERROR(c.Exec("PRAGMA cache_size = -65536"));
+  LATHE_RETURN_IF_ERROR(c.Exec("PRAGMA cache_size = -65536"));
   const int schema_version = writable ? latest : static_cast<int>(*version);
   return std::unique_ptr<Database>(
       new Database(path, *std::move(connection), options, schema_version));
@@ -297,7 +298,7 @@ absl::StatusOr<int64_t> Database::WorkloadId(const proto::Record& record) {
   if (!insert.ok()) return insert.status();
   (*insert)->BindText(1, record.workload_key());
   (*insert)->BindText(2, record.workload());
-  LATHE_DB_RETURN_IF_ERROR((*insert)->Run());
+  LATHE_RETURN_IF_ERROR((*insert)->Run());
   absl::StatusOr<Statement*> select = connection_->Prepare(
       "SELECT id, canonical FROM workloads WHERE key = ?1");
   if (!select.ok()) return select.status();
@@ -331,7 +332,7 @@ absl::StatusOr<int64_t> Database::TargetId(const proto::TargetInfo& target) {
   (*insert)->BindText(4, absl::StrJoin(features, ","));
   (*insert)->BindInt(5, target.num_threads());
   (*insert)->BindText(6, target.device());
-  LATHE_DB_RETURN_IF_ERROR((*insert)->Run());
+  LATHE_RETURN_IF_ERROR((*insert)->Run());
   absl::StatusOr<Statement*> select =
       connection_->Prepare("SELECT id FROM targets WHERE canonical = ?1");
   if (!select.ok()) return select.status();
@@ -358,7 +359,7 @@ struct Database::BatchIds {
 
 absl::Status Database::Insert(const proto::Record& record, CommitResult& result,
                               BatchIds& ids) {
-  LATHE_DB_RETURN_IF_ERROR(ValidateRecord(record));
+  LATHE_RETURN_IF_ERROR(ValidateRecord(record));
   absl::StatusOr<int64_t> workload_id;
   auto workload = ids.workloads.find(record.workload_key());
   if (workload != ids.workloads.end() &&
@@ -386,7 +387,7 @@ absl::Status Database::Insert(const proto::Record& record, CommitResult& result,
     if (!job.ok()) return job.status();
     (*job)->BindText(1, record.job());
     (*job)->BindInt(2, record.measured_at_unix_ms());
-    LATHE_DB_RETURN_IF_ERROR((*job)->Run());
+    LATHE_RETURN_IF_ERROR((*job)->Run());
     ids.jobs.insert(record.job());
   }
   absl::StatusOr<Statement*> insert = connection_->Prepare(
@@ -421,7 +422,7 @@ absl::Status Database::Insert(const proto::Record& record, CommitResult& result,
     s.BindText(13, record.job());
   }
   s.BindText(14, Fingerprint(record, trace_bytes));
-  LATHE_DB_RETURN_IF_ERROR(s.Run());
+  LATHE_RETURN_IF_ERROR(s.Run());
   if (sqlite3_changes(connection_->raw()) > 0) {
     ++result.added;
     ids.tasks.emplace(*workload_id, *target_id);
@@ -484,7 +485,7 @@ absl::StatusOr<CommitResult> Database::Commit(
     const std::vector<proto::Record>& batch) {
   return CommitFrom([&](const RecordSink& sink) -> absl::Status {
     for (const proto::Record& record : batch)
-      LATHE_DB_RETURN_IF_ERROR(sink(record));
+      LATHE_RETURN_IF_ERROR(sink(record));
     return absl::OkStatus();
   });
 }
@@ -812,7 +813,7 @@ absl::Status Database::ForEachRecord(
     if (!*row) return absl::OkStatus();
     absl::StatusOr<proto::Record> record = RecordFromRow(statement, path_);
     if (!record.ok()) return record.status();
-    LATHE_DB_RETURN_IF_ERROR(visit(*record));
+    LATHE_RETURN_IF_ERROR(visit(*record));
   }
 }
 
@@ -831,16 +832,16 @@ absl::StatusOr<int64_t> Database::Prune(int k) {
       "FROM records r WHERE " LATHE_DB_COUNTING_RECORD ") WHERE rank <= ?1)");
   if (!prune.ok()) return prune.status();
   (*prune)->BindInt(1, k);
-  LATHE_DB_RETURN_IF_ERROR((*prune)->Run());
+  LATHE_RETURN_IF_ERROR((*prune)->Run());
   const int64_t deleted = sqlite3_changes64(connection_->raw());
-  LATHE_DB_RETURN_IF_ERROR(connection_->Exec(
+  LATHE_RETURN_IF_ERROR(connection_->Exec(
       "DELETE FROM jobs WHERE id NOT IN (SELECT DISTINCT job_id FROM records "
       "WHERE job_id IS NOT NULL) AND state != 'running'"));
   // The winners survive a prune (k >= 1), but rebuilding is what keeps
   // table best right without that argument.
   if (schema_version_ >= 3)
-    LATHE_DB_RETURN_IF_ERROR(connection_->Exec(kRebuildBestSql));
-  LATHE_DB_RETURN_IF_ERROR((*transaction)->Commit());
+    LATHE_RETURN_IF_ERROR(connection_->Exec(kRebuildBestSql));
+  LATHE_RETURN_IF_ERROR((*transaction)->Commit());
   return deleted;
 }
 
@@ -863,7 +864,7 @@ absl::Status Database::PutCostModel(const proto::TargetInfo& target,
   (*put)->BindBlob(3, model);
   (*put)->BindInt(4, trained_on_records);
   (*put)->BindInt(5, NowUnixMs());
-  LATHE_DB_RETURN_IF_ERROR((*put)->Run());
+  LATHE_RETURN_IF_ERROR((*put)->Run());
   return (*transaction)->Commit();
 }
 
@@ -912,7 +913,7 @@ absl::Status Database::RefreshBest(int64_t workload_id, int64_t target_id) {
   if (!remove.ok()) return remove.status();
   (*remove)->BindInt(1, workload_id);
   (*remove)->BindInt(2, target_id);
-  LATHE_DB_RETURN_IF_ERROR((*remove)->Run());
+  LATHE_RETURN_IF_ERROR((*remove)->Run());
   if (!winner->has_value()) return absl::OkStatus();
   absl::StatusOr<Statement*> copy = connection_->Prepare(
       "INSERT INTO best(" LATHE_DB_BEST_COLUMNS

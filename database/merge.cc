@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "database/sqlite_connection.h"
 
 namespace lathe::db {
@@ -43,9 +44,9 @@ absl::StatusOr<CommitResult> MergeInto(
       if (!jobs.ok()) return jobs.status();
       for (const proto::Job& job : *jobs) {
         if (!known.insert(job.id()).second) continue;
-        LATHE_DB_RETURN_IF_ERROR(dest.PutJob(job));
+        LATHE_RETURN_IF_ERROR(dest.PutJob(job));
       }
-      LATHE_DB_RETURN_IF_ERROR(source->ForEachRecord(sink));
+      LATHE_RETURN_IF_ERROR(source->ForEachRecord(sink));
     }
     return absl::OkStatus();
   });

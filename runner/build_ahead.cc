@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 
 namespace lathe::runner {
 namespace {

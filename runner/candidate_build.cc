@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/target.h"
 #include "compiler/schedule/trace.h"
 #include "compiler/workload/spec.h"
 

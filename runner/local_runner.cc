@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
-#include "compiler/util/check.h"
+#include "base/status_macros.h"
 #include "runner/worker_process.h"
 #include "runner/worker_protocol.h"
 

@@ -1,6 +1,7 @@
 #include "runner/measurable_target.h"
 
 #include "absl/strings/str_cat.h"
+#include "compiler/codegen/cpu_target.h"
 
 namespace lathe::runner {
 

@@ -11,7 +11,7 @@
 #pragma once
 
 #include "absl/status/status.h"
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 
 namespace lathe::runner {
 

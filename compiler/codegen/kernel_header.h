@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/target.h"
+#include "compiler/target/target.h"
 #include "compiler/workload/workload.h"
 
 namespace lathe {

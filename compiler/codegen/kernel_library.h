@@ -27,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/target.h"
+#include "compiler/target/target.h"
 
 namespace lathe {
 

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "compiler/codegen/target.h"
 #include "compiler/ir/program.h"
 #include "compiler/schedule/trace.h"
+#include "compiler/target/target.h"
 #include "compiler/workload/workload.h"
 
 namespace lathe {

@@ -10,9 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/arith/int_math.h"
 #include "compiler/ir/printer.h"
-#include "compiler/util/check.h"
 
 namespace lathe {
 

@@ -2,10 +2,10 @@
 
 #include <limits>
 
+#include "base/check.h"
 #include "compiler/arith/int_math.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ir/printer.h"
-#include "compiler/util/check.h"
 
 namespace lathe {
 namespace {

@@ -1,7 +1,7 @@
 #include "compiler/ir/expr_functor.h"
 
+#include "base/check.h"
 #include "compiler/ir/buffer.h"
-#include "compiler/util/check.h"
 
 namespace lathe {
 

@@ -1,7 +1,7 @@
 #include "compiler/ir/stmt.h"
 
 #include "absl/strings/str_cat.h"
-#include "compiler/util/check.h"
+#include "base/check.h"
 
 namespace lathe {
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/arith/int_bounds.h"
 #include "compiler/arith/int_math.h"
 #include "compiler/arith/linear_terms.h"
@@ -14,7 +15,6 @@
 #include "compiler/ir/expr_functor.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/lowered_form.h"
-#include "compiler/util/check.h"
 
 namespace lathe {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
-#include "compiler/util/check.h"
 
 namespace lathe {
 namespace {

@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/lower_blocks.h"
 #include "compiler/lower/lowered_form.h"
 #include "compiler/lower/remove_no_ops.h"
 #include "compiler/lower/simplify_stmts.h"
-#include "compiler/util/check.h"
 
 namespace lathe {
 

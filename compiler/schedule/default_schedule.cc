@@ -12,10 +12,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/primitive/compute_inline.h"
 #include "compiler/schedule/traced_schedule.h"
-#include "compiler/util/check.h"
 
 namespace lathe {
 namespace {

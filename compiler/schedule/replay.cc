@@ -4,7 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/util/check.h"
+#include "base/status_macros.h"
 
 namespace lathe {
 

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/schedule/primitive/annotate.h"
 #include "compiler/schedule/primitive/cache_read.h"
 #include "compiler/schedule/primitive/cache_write.h"
@@ -16,7 +17,6 @@
 #include "compiler/schedule/primitive/rfactor.h"
 #include "compiler/schedule/primitive/sampling.h"
 #include "compiler/schedule/primitive/split.h"
-#include "compiler/util/check.h"
 
 namespace lathe {
 

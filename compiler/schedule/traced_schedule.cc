@@ -1,6 +1,6 @@
 #include "compiler/schedule/traced_schedule.h"
 
-#include "compiler/util/check.h"
+#include "base/status_macros.h"
 
 namespace lathe {
 

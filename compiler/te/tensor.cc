@@ -5,8 +5,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
-#include "compiler/util/check.h"
 
 namespace lathe::te {
 

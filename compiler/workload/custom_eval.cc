@@ -5,7 +5,7 @@
 #include <limits>
 #include <map>
 
-#include "compiler/util/check.h"
+#include "base/check.h"
 
 namespace lathe {
 namespace {

@@ -11,7 +11,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "compiler/util/check.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/workload/expr_parser.h"
 #include "compiler/workload/registry.h"
 

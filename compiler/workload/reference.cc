@@ -2,7 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compiler/util/check.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/workload/custom_eval.h"
 #include "compiler/workload/registry.h"
 

@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compiler/util/check.h"
+#include "base/check.h"
 #include "compiler/workload/ops/ops.h"
 
 namespace lathe {

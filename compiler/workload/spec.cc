@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "compiler/util/check.h"
+#include "base/status_macros.h"
 #include "compiler/workload/custom_workload.h"
 #include "compiler/workload/registry.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runner/remote/channel.h"
+#include "rpc/channel.h"
 
 namespace lathe::runner {
 
@@ -47,7 +47,7 @@ void Heartbeats::Loop() {
     for (const std::string& id : leases_) request.add_lease_ids(id);
     lock.unlock();
     grpc::ClientContext context;
-    PrepareContext(context, connection_.options().channel.token, 5);
+    rpc::PrepareContext(context, connection_.options().channel.token, 5);
     proto::HeartbeatResponse response;
     const grpc::Status status =
         connection_.stub().Heartbeat(&context, request, &response);

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "runner/remote/channel.h"
+#include "rpc/channel.h"
 
 namespace lathe::runner {
 namespace {
@@ -142,8 +142,8 @@ absl::Status LeaseCourier::SendReport(const proto::ReportResultRequest& report,
   double delay_s = 0.1;
   while (true) {
     grpc::ClientContext context;
-    PrepareContext(context, options.channel.token,
-                   report.acquire_wait_s() + 10);
+    rpc::PrepareContext(context, options.channel.token,
+                        report.acquire_wait_s() + 10);
     proto::ReportResultResponse response;
     const grpc::Status sent =
         connection_.stub().ReportResult(&context, report, &response);
@@ -154,15 +154,16 @@ absl::Status LeaseCourier::SendReport(const proto::ReportResultRequest& report,
       *next = std::move(*response.mutable_next());
       return absl::OkStatus();
     }
-    if (IsTransient(sent) && absl::Now() < give_up) {
+    if (rpc::IsTransient(sent) && absl::Now() < give_up) {
       if (!connection_.Backoff(delay_s)) return absl::OkStatus();
       continue;
     }
-    if (IsTransient(sent) || sent.error_code() == grpc::StatusCode::NOT_FOUND) {
+    if (rpc::IsTransient(sent) ||
+        sent.error_code() == grpc::StatusCode::NOT_FOUND) {
       return absl::OkStatus();  // the lease is gone with the daemon that gave
                                 // it
     }
-    return FromGrpc(sent, options.channel.address);
+    return rpc::FromGrpc(sent, options.channel.address);
   }
 }
 
@@ -177,7 +178,7 @@ absl::Status LeaseCourier::Acquire(bool prefetching,
     acquire.set_wait_s(options.acquire_wait_s);
   }
   grpc::ClientContext context;
-  PrepareContext(context, options.channel.token, acquire.wait_s() + 10);
+  rpc::PrepareContext(context, options.channel.token, acquire.wait_s() + 10);
   const grpc::Status status =
       connection_.stub().AcquireWork(&context, acquire, work);
   if (status.ok()) {
@@ -187,8 +188,8 @@ absl::Status LeaseCourier::Acquire(bool prefetching,
     return absl::OkStatus();
   }
   work->Clear();
-  const absl::Status error = FromGrpc(status, options.channel.address);
-  if (IsTransient(status)) {
+  const absl::Status error = rpc::FromGrpc(status, options.channel.address);
+  if (rpc::IsTransient(status)) {
     if (!unreachable_)
       connection_.Log(absl::StrCat(error.message(), "; retrying"));
     unreachable_ = true;
@@ -219,7 +220,7 @@ void LeaseCourier::Release(const proto::AcquireWorkResponse& work) {
   release.set_lease_id(work.lease_id());
   release.set_release(true);
   grpc::ClientContext context;
-  PrepareContext(context, connection_.options().channel.token, 5);
+  rpc::PrepareContext(context, connection_.options().channel.token, 5);
   proto::ReportResultResponse response;
   // Best effort: unanswered, the lease expires and the item is queued again.
   (void)connection_.stub().ReportResult(&context, release, &response);

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/service.grpc.pb.h"
-#include "runner/remote/channel.h"
+#include "rpc/channel.h"
 #include "runner/remote/lease_courier.h"
 #include "runner/remote/runner_connection.h"
 
@@ -50,7 +50,7 @@ absl::Status RunRemoteRunner(const RemoteRunnerOptions& options) {
     local = *std::move(started);
   }
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      MakeChannel(options.channel);
+      rpc::MakeChannel(options.channel);
   if (!channel.ok()) return channel.status();
   RunnerConnection connection(options, *channel);
   if (absl::Status registered = connection.Register(); !registered.ok())

@@ -27,13 +27,13 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "rpc/channel.h"
 #include "runner/local_runner.h"
-#include "runner/remote/channel.h"
 
 namespace lathe::runner {
 
 struct RemoteRunnerOptions {
-  ChannelOptions channel;
+  rpc::ChannelOptions channel;
   std::string name;    // e.g. "runner@host-12"
   std::string target;  // canonical target string it measures
   std::string device;  // free text

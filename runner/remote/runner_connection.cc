@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/util/log_line.h"
-#include "runner/remote/channel.h"
+#include "base/log_line.h"
+#include "rpc/channel.h"
 
 namespace lathe::runner {
 
@@ -44,7 +44,7 @@ absl::Status RunnerConnection::Register() {
   bool said = false;
   while (true) {
     grpc::ClientContext context;
-    PrepareContext(context, options_.channel.token, 10);
+    rpc::PrepareContext(context, options_.channel.token, 10);
     proto::RegisterRunnerResponse response;
     const grpc::Status status =
         stub_->RegisterRunner(&context, request, &response);
@@ -60,8 +60,8 @@ absl::Status RunnerConnection::Register() {
                        options_.simulate_ms > 0 ? " (simulated)" : ""));
       return absl::OkStatus();
     }
-    const absl::Status error = FromGrpc(status, options_.channel.address);
-    if (!IsTransient(status)) return error;
+    const absl::Status error = rpc::FromGrpc(status, options_.channel.address);
+    if (!rpc::IsTransient(status)) return error;
     if (!said) Log(absl::StrCat(error.message(), "; retrying"));
     said = true;
     if (!Backoff(delay_s)) return absl::OkStatus();

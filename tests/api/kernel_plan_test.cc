@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "compiler/codegen/cpu_target.h"
 #include "gtest/gtest.h"
 #include "tests/api/test_database.h"
 

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/measure/reference_check.h"
 #include "gtest/gtest.h"
 #include "tests/api/test_database.h"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/target.h"
-#include "compiler/codegen/target_info.h"
+#include "compiler/target/target.h"
+#include "compiler/target/target_info.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 #include "gtest/gtest.h"

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "database/sqlite_connection.h"
 #include "gtest/gtest.h"
 #include "tests/database/test_records.h"
@@ -247,8 +248,7 @@ TEST_F(DatabaseTest, ASecondWriterFailsAsUnavailableWhileABatchIsOpen) {
   absl::StatusOr<CommitResult> inner;
   absl::StatusOr<CommitResult> outer =
       db_->CommitFrom([&](const Database::RecordSink& sink) -> absl::Status {
-        LATHE_DB_RETURN_IF_ERROR(
-            sink(OkRecord("w", DefaultTarget(), "h1", 1e-3)));
+        LATHE_RETURN_IF_ERROR(sink(OkRecord("w", DefaultTarget(), "h1", 1e-3)));
         inner = (*other)->Commit({OkRecord("w", DefaultTarget(), "h2", 1e-3)});
         return absl::OkStatus();
       });

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/trace.pb.h"

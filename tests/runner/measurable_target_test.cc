@@ -1,6 +1,7 @@
 // Tests of runner/measurable_target.h.
 #include "runner/measurable_target.h"
 
+#include "compiler/codegen/cpu_target.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/target.h"
 #include "compiler/schedule/default_schedule.h"
 #include "compiler/schedule/trace.h"
 #include "compiler/workload/spec.h"

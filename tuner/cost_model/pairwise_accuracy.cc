@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "compiler/util/check.h"
+#include "base/check.h"
 #include "tuner/cost_model/cost_model.h"
 
 namespace lathe::tuner {

@@ -18,8 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 #include "compiler/ir/structural_equal.h"
-#include "compiler/util/check.h"
 
 namespace lathe::tuner {
 namespace {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "compiler/target/target.h"
 #include "tuner/features/feature_group.h"
 #include "tuner/features/store_context.h"
 

@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
 #include "compiler/ir/program.h"
+#include "compiler/target/target.h"
 
 namespace lathe::tuner {
 

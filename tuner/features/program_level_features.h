@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
 #include "compiler/ir/program.h"
+#include "compiler/target/target.h"
 #include "tuner/features/store_context.h"
 
 namespace lathe::tuner {

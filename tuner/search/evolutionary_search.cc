@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "compiler/ir/structural_equal.h"
-#include "compiler/util/check.h"
 #include "tuner/search/mutate_categorical.h"
 #include "tuner/search/mutate_compute_location.h"
 #include "tuner/search/mutate_tile_size.h"

@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "runner/remote/channel.h"
+#include "rpc/channel.h"
 #include "tuner/service/runner_service.h"
 #include "tuner/service/tuner_service.h"
 
@@ -32,7 +32,7 @@ bool CanListenWithoutTls(const std::string& address) {
 }
 
 absl::Status ListenFailure(const std::string& address,
-                           const ServerSecurity& security) {
+                           const rpc::ServerSecurity& security) {
   if (!security.tls_cert_file.empty() && CanListenWithoutTls(address)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot listen on ", address, " with TLS: the certificate ",
@@ -48,11 +48,11 @@ absl::Status ListenFailure(const std::string& address,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
-    Daemon& daemon, const std::string& address, const ServerSecurity& security,
-    int max_message_bytes) {
-  if (absl::Status st = runner::CheckAddressPort(address); !st.ok()) return st;
+    Daemon& daemon, const std::string& address,
+    const rpc::ServerSecurity& security, int max_message_bytes) {
+  if (absl::Status st = rpc::CheckAddressPort(address); !st.ok()) return st;
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      MakeServerCredentials(security);
+      rpc::MakeServerCredentials(security);
   if (!credentials.ok()) return credentials.status();
   std::unique_ptr<Server> server(new Server());
   server->tuner_ = std::make_unique<TunerServiceImpl>(daemon);
@@ -71,7 +71,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
       grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 4);
   builder.SetSyncServerOption(
       grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 32);
-  builder.SetMaxSendMessageSize(runner::kMaxServiceMessageBytes);
+  builder.SetMaxSendMessageSize(rpc::kMaxServiceMessageBytes);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return ListenFailure(address, security);

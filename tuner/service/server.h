@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "tuner/service/auth.h"
+#include "rpc/server_auth.h"
 #include "tuner/service/daemon.h"
 
 namespace grpc {
@@ -28,7 +28,7 @@ class Server {
   // RESOURCE_EXHAUSTED.
   static absl::StatusOr<std::unique_ptr<Server>> Start(
       Daemon& daemon, const std::string& address,
-      const ServerSecurity& security, int max_message_bytes);
+      const rpc::ServerSecurity& security, int max_message_bytes);
   ~Server();
   int port() const { return port_; }
   // Stops accepting calls and ends those in progress (long polls, watches).

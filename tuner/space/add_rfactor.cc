@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/util/check.h"
+#include "base/status_macros.h"
 #include "tuner/space/block_nest.h"
 
 namespace lathe::tuner {

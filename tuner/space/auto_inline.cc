@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/primitive/compute_inline.h"
-#include "compiler/util/check.h"
 
 namespace lathe::tuner {
 namespace {

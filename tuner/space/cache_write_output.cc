@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/util/check.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 
 namespace lathe::tuner {
 namespace {

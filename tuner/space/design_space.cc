@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/ir/structural_equal.h"
-#include "compiler/util/check.h"
 #include "tuner/space/add_rfactor.h"
 #include "tuner/space/auto_inline.h"
 #include "tuner/space/multi_level_tiling.h"

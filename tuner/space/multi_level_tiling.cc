@@ -9,8 +9,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
-#include "compiler/util/check.h"
 #include "tuner/space/block_nest.h"
 #include "tuner/space/cache_write_output.h"
 #include "tuner/space/pack_operand.h"

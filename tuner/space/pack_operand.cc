@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
-#include "compiler/util/check.h"
 #include "tuner/space/block_nest.h"
 
 namespace lathe::tuner {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "compiler/util/check.h"
+#include "base/status_macros.h"
 #include "tuner/space/block_nest.h"
 
 namespace lathe::tuner {

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/schedule/primitive/compute_at.h"
-#include "compiler/util/check.h"
 #include "tuner/space/block_nest.h"
 
 namespace lathe::tuner {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/codegen/target.h"
 #include "compiler/ir/program.h"
 #include "compiler/schedule/traced_schedule.h"
+#include "compiler/target/target.h"
 #include "compiler/workload/workload.h"
 
 namespace lathe::tuner {

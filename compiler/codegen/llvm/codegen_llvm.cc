@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/arith/int_bounds.h"
 #include "compiler/codegen/llvm/llvm_module.h"
 #include "compiler/ir/expr_functor.h"
-#include "compiler/util/check.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"

@@ -6,11 +6,13 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/llvm/llvm_module.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/runtime/lathe_runtime.h"
 #include "compiler/runtime/runtime_symbols.h"
-#include "compiler/util/check.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/LLVMContext.h"

@@ -18,8 +18,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
-#include "compiler/codegen/target.h"
 #include "compiler/ir/program.h"
 
 namespace lathe {

@@ -5,8 +5,9 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/codegen/llvm/llvm_module.h"
-#include "compiler/util/check.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"

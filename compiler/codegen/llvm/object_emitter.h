@@ -14,8 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
-#include "compiler/codegen/target.h"
 #include "compiler/ir/program.h"
+#include "compiler/target/target.h"
 
 namespace lathe {
 

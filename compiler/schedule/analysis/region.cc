@@ -8,12 +8,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "compiler/arith/int_math.h"
 #include "compiler/arith/linear_terms.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
-#include "compiler/util/check.h"
 
 namespace lathe {
 namespace {

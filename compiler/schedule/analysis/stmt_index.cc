@@ -1,6 +1,6 @@
 #include "compiler/schedule/analysis/stmt_index.h"
 
-#include "compiler/util/check.h"
+#include "base/check.h"
 
 namespace lathe {
 namespace {

@@ -4,11 +4,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/schedule/analysis/block_motion.h"
 #include "compiler/schedule/analysis/block_predicate.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/stage_builder.h"
-#include "compiler/util/check.h"
 
 namespace lathe::primitive {
 

@@ -15,6 +15,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_motion.h"
@@ -22,7 +24,6 @@
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/region.h"
 #include "compiler/schedule/analysis/stmt_index.h"
-#include "compiler/util/check.h"
 
 namespace lathe::primitive {
 namespace {

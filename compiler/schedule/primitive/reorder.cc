@@ -6,8 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/schedule/analysis/data_parallel.h"
-#include "compiler/util/check.h"
 
 namespace lathe::primitive {
 

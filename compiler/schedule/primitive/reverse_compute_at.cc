@@ -12,13 +12,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_motion.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/region.h"
 #include "compiler/schedule/primitive/compute_at.h"
-#include "compiler/util/check.h"
 
 namespace lathe::primitive {
 

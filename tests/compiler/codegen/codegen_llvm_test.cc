@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "compiler/target/target.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/codegen/codegen_test_util.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/program.h"
 #include "gtest/gtest.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/interp/allclose.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/interp/random_fill.h"

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/runtime_objects.h"
 #include "compiler/workload/spec.h"
 #include "gtest/gtest.h"

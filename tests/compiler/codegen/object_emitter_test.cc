@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "compiler/codegen/cpu_target.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/codegen/codegen_test_util.h"
 

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/llvm/jit.h"
-#include "compiler/codegen/target.h"
 #include "compiler/interp/allclose.h"
 #include "compiler/interp/interpreter.h"
 #include "compiler/interp/random_fill.h"

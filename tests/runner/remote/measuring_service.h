@@ -35,10 +35,10 @@ class MeasuringService {
     options.lease_time = absl::Seconds(60);  // nothing may wait for an expiry
     options.build_ahead_hints = build_ahead_hints;
     daemon_ = service::Daemon::Start(options).value();
-    service::ServerSecurity security;
+    rpc::ServerSecurity security;
     security.token = "test-token";
     server_ = service::Server::Start(*daemon_, "127.0.0.1:0", security,
-                                     kMaxServiceMessageBytes)
+                                     rpc::kMaxServiceMessageBytes)
                   .value();
   }
   ~MeasuringService() {

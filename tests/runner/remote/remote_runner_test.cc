@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 #include "tests/support/temp_folder.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
@@ -30,10 +30,10 @@ class RemoteRunnerTest : public ::testing::Test {
     options.log = false;
     options.lease_time = absl::Seconds(30);  // nothing may wait for an expiry
     daemon_ = service::Daemon::Start(options).value();
-    service::ServerSecurity security;
+    rpc::ServerSecurity security;
     security.token = "test-token";
     server_ = service::Server::Start(*daemon_, "127.0.0.1:0", security,
-                                     kMaxServiceMessageBytes)
+                                     rpc::kMaxServiceMessageBytes)
                   .value();
     target_ = ParseTarget("llvm -num-threads=1")->ToString();
   }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/codegen/target.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/workload/spec.h"
 
 namespace lathe::tuner {

@@ -11,10 +11,11 @@
 #include <set>
 #include <thread>
 
-#include "compiler/codegen/target_info.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/schedule/replay.h"
+#include "compiler/target/target_info.h"
 #include "compiler/workload/spec.h"
 #include "database/record_codec.h"
 #include "runner/local_runner.h"

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
 #include "tests/tuner/space/space_test_util.h"

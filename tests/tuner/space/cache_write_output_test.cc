@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/schedule/replay.h"

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <map>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
 #include "tests/tuner/space/space_test_util.h"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu_target.h"
 #include "tests/tuner/space/space_test_util.h"
 #include "tuner/space/multi_level_tiling.h"
 

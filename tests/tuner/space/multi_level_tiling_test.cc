@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"

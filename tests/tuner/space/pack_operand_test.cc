@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/printer.h"
 #include "tests/tuner/space/space_test_util.h"
 #include "tuner/space/block_nest.h"

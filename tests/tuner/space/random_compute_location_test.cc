@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/schedule/primitive/compute_at.h"

@@ -1,10 +1,11 @@
-// The client side of the tuning service's connection, shared by remote
-// runners (runner/remote/remote_runner.h) and the client commands (`lathe
-// submit`, `jobs`, `watch`, `runners`, `cancel`): the token read from its
-// file, a channel (plain or TLS, optionally with a client certificate for
-// mutual TLS), the token attached to every call, and gRPC errors turned
-// into one line that names the tuner.
-// Tests: tests/runner/remote/channel_test.cc.
+// The RPC layer of the tuning service, shared by the daemon
+// (tuner/service: its token and TLS files), remote runners
+// (runner/remote/remote_runner.h) and the client commands (`lathe submit`,
+// `jobs`, `watch`, `runners`, `cancel`): the token read from its file, PEM
+// files checked before gRPC sees them, a channel (plain or TLS, optionally
+// with a client certificate for mutual TLS), the token attached to every
+// call, and gRPC errors turned into one line that names the tuner.
+// Tests: tests/rpc/channel_test.cc.
 #pragma once
 
 #include <memory>
@@ -19,7 +20,7 @@ class ClientContext;
 class Status;
 }  // namespace grpc
 
-namespace lathe::runner {
+namespace lathe::rpc {
 
 // Largest message either side accepts (a job's spec, a trace, a result).
 inline constexpr int kMaxServiceMessageBytes = 4 << 20;
@@ -73,4 +74,4 @@ absl::Status FromGrpc(const grpc::Status& status, const std::string& address);
 // must find its runners still there).
 bool IsTransient(const grpc::Status& status);
 
-}  // namespace lathe::runner
+}  // namespace lathe::rpc

@@ -1,4 +1,4 @@
-#include "tuner/service/auth.h"
+#include "rpc/server_auth.h"
 
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
@@ -9,9 +9,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "runner/remote/channel.h"
+#include "rpc/channel.h"
 
-namespace lathe::service {
+namespace lathe::rpc {
 namespace {
 
 absl::string_view SliceView(const grpc_slice& slice) {
@@ -126,17 +126,17 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   }
   std::string cert, key, client_ca;
   if (!security.tls_cert_file.empty()) {
-    absl::StatusOr<std::string> c = runner::ReadPemFile(
-        security.tls_cert_file, "TLS certificate", "CERTIFICATE");
+    absl::StatusOr<std::string> c =
+        ReadPemFile(security.tls_cert_file, "TLS certificate", "CERTIFICATE");
     if (!c.ok()) return c.status();
     absl::StatusOr<std::string> k =
-        runner::ReadPemFile(security.tls_key_file, "TLS key", "PRIVATE KEY");
+        ReadPemFile(security.tls_key_file, "TLS key", "PRIVATE KEY");
     if (!k.ok()) return k.status();
     cert = *c;
     key = *k;
   }
   if (!security.tls_client_ca_file.empty()) {
-    absl::StatusOr<std::string> ca = runner::ReadPemFile(
+    absl::StatusOr<std::string> ca = ReadPemFile(
         security.tls_client_ca_file, "TLS client CA", "CERTIFICATE");
     if (!ca.ok()) return ca.status();
     client_ca = *ca;
@@ -145,4 +145,4 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
       new TokenServerCredentials(security.token, cert, key, client_ca));
 }
 
-}  // namespace lathe::service
+}  // namespace lathe::rpc

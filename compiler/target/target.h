@@ -9,11 +9,12 @@
 // parallel loops run on. Features are sorted and de-duplicated, so equal
 // targets print equal strings (records in the database are keyed by them).
 //
-// `host` resolves at run time to this machine: its CPU name and its actual
-// features (never a guess: a machine without AVX-512 gets no AVX-512).
-// CheckRunnableHere refuses a target whose features this machine lacks, so
-// Lathe never executes illegal instructions.
-// Tests: tests/compiler/codegen/target_test.cc.
+// This file is the target as data, free of LLVM: the parts above the code
+// generator (design spaces, features, the tuner) read it. What a CPU name
+// implies, parsing and the host's detection need LLVM's CPU tables and live
+// behind the back end (compiler/codegen/cpu_target.h: ParseTarget,
+// HostTarget, CheckRunnableHere), which fills in `resolved_features`.
+// Tests: tests/compiler/target/target_test.cc.
 #pragma once
 
 #include <string>
@@ -30,17 +31,23 @@ struct Target {
   // "+name" / "-name", sorted by name, at most one entry per name.
   std::vector<std::string> features;
   int num_threads = 1;
+  // Every feature the target enables, sorted: what its CPU name implies plus
+  // its "+" features and what they imply, less its "-" features. Filled in by
+  // the parser (compiler/codegen/cpu_target.h); not part of the canonical
+  // string, which determines it. Empty for a Target assembled by hand, which
+  // then has exactly its "+" features.
+  std::vector<std::string> resolved_features;
 
   // The canonical string (see the top of this file).
   std::string ToString() const;
   // The features as LLVM wants them: "+a,-b".
   std::string FeatureString() const;
-  // True when an explicit "+name" is listed or the CPU implies name and no
-  // "-name" is listed.
+  // True when "+name" is listed, or `resolved_features` has name and no
+  // "-name" is listed (a feature list edited after parsing counts).
   bool HasFeature(const std::string& name) const;
-  // Every feature the target enables (implied by its CPU or listed, and what
-  // those imply, less its "-" features), sorted: what the database compares
-  // to match compatible targets.
+  // Every feature the target enables (`resolved_features` with the listed
+  // "+" features added and "-" features removed), sorted: what the database
+  // compares to match compatible targets.
   std::vector<std::string> EnabledFeatureList() const;
   // Floats in the widest vector register the target has (16 with AVX-512,
   // 8 with AVX, 4 otherwise).
@@ -51,23 +58,8 @@ struct Target {
   }
 };
 
-// Parses "llvm [-mcpu=NAME] [-mattr=+a,-b] [-num-threads=N]" or
-// "host [-num-threads=N]". InvalidArgument naming the bad part otherwise.
-// "host" gets this machine's CPU and features, and as many threads as this
-// process may use CPUs (AllowedCpuCount, as `nproc` counts) unless
-// -num-threads is given.
-absl::StatusOr<Target> ParseTarget(const std::string& text);
-
-// This machine, with num_threads threads.
-Target HostTarget(int num_threads);
-
 // The CPUs this process may run on: its affinity mask (under `taskset` or a
 // cpuset, fewer than the machine has), at least 1.
 int AllowedCpuCount();
-
-// Ok when code for the target runs on this machine; FailedPrecondition naming
-// every feature the target needs and this machine lacks otherwise, and
-// InvalidArgument for a kind other than "llvm".
-absl::Status CheckRunnableHere(const Target& target);
 
 }  // namespace lathe

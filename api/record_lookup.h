@@ -7,7 +7,7 @@
 // replays, the lookup says so instead of handing back another program.
 // Used by `lathe db best|top`; `lathe compile --db` and the C++ API make
 // the same check (api/kernel_plan.h: ReplayRecord).
-// Tests: tests/cli/db_commands.cmake (through the command line).
+// Tests: tests/api/record_lookup_test.cc.
 #pragma once
 
 #include <optional>
@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/codegen/target.h"
+#include "compiler/target/target.h"
 #include "compiler/workload/workload.h"
 #include "database/database.h"
 
-namespace lathe::cli {
+namespace lathe::api {
 
 struct CheckedMatch {
   db::Match match;
@@ -38,4 +38,4 @@ absl::StatusOr<std::vector<CheckedMatch>> LookupChecked(
     db::Database& db, const Workload& workload, const Target& target, int k,
     db::TargetMatching matching);
 
-}  // namespace lathe::cli
+}  // namespace lathe::api

@@ -1,10 +1,12 @@
-// Tests of compiler/codegen/target.h: parsing, printing, host resolution and
-// the refusal of targets this machine cannot run.
-#include "compiler/codegen/target.h"
+// Tests of compiler/codegen/cpu_target.h: parsing, printing, host resolution
+// and the refusal of targets this machine cannot run.
+#include "compiler/codegen/cpu_target.h"
 
 #include <sched.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -164,6 +166,30 @@ TEST(Target, CpuNameImpliesFeatures) {
   if (!HostTarget(1).HasFeature("avx512f")) {
     EXPECT_FALSE(CheckRunnableHere(*t).ok());
   }
+}
+
+TEST(Target, ParsingResolvesWhatTheTargetEnables) {
+  // The parser fills in every enabled feature, so the layers above codegen
+  // read them without LLVM: implied by the CPU, by a "+" feature, and less
+  // the "-" features.
+  absl::StatusOr<Target> t =
+      ParseTarget("llvm -mcpu=haswell -mattr=+avx512f,-fma");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const std::vector<std::string>& r = t->resolved_features;
+  EXPECT_TRUE(std::is_sorted(r.begin(), r.end()));
+  auto has = [&](const std::string& f) {
+    return std::find(r.begin(), r.end(), f) != r.end();
+  };
+  EXPECT_TRUE(has("avx2"));     // haswell
+  EXPECT_TRUE(has("avx512f"));  // listed
+  EXPECT_FALSE(has("fma"));     // removed
+  EXPECT_EQ(t->EnabledFeatureList(), r);
+  // Equal strings resolve equally: the resolution is not part of identity.
+  absl::StatusOr<Target> again = ParseTarget(t->ToString());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->resolved_features, r);
+  // The host's resolution matches what it runs.
+  EXPECT_TRUE(HostTarget(1).HasFeature("sse2"));
 }
 
 }  // namespace

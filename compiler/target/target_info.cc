@@ -1,4 +1,4 @@
-#include "compiler/codegen/target_info.h"
+#include "compiler/target/target_info.h"
 
 #include <fstream>
 #include <thread>

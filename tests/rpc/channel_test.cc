@@ -1,4 +1,4 @@
-#include "runner/remote/channel.h"
+#include "rpc/channel.h"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 
 #include "tests/support/temp_folder.h"
 
-namespace lathe::runner {
+namespace lathe::rpc {
 namespace {
 
 class ChannelTest : public ::testing::Test {
@@ -121,4 +121,4 @@ TEST_F(ChannelTest, UnreachableTunerFailsWithinTheDeadline) {
 }
 
 }  // namespace
-}  // namespace lathe::runner
+}  // namespace lathe::rpc

@@ -1,12 +1,12 @@
 // A target as records carry it (lathe.proto.TargetInfo): its canonical
 // string, the parts the database matches compatible targets by, and a
 // description of the device a measurement ran on.
-// Tests: tests/compiler/codegen/target_info_test.cc.
+// Tests: tests/compiler/target/target_info_test.cc.
 #pragma once
 
 #include <string>
 
-#include "compiler/codegen/target.h"
+#include "compiler/target/target.h"
 #include "proto/record.pb.h"
 
 namespace lathe {

@@ -5,7 +5,7 @@
 // server credentials), so a call without the token is answered
 // UNAUTHENTICATED before any handler runs. The token is compared in
 // constant time. TLS, and mutual TLS with a client CA, are optional.
-// Tests: tests/tuner/service/auth_test.cc.
+// Tests: tests/rpc/server_auth_test.cc.
 #pragma once
 
 #include <memory>
@@ -18,7 +18,7 @@ namespace grpc {
 class ServerCredentials;
 }  // namespace grpc
 
-namespace lathe::service {
+namespace lathe::rpc {
 
 // Equal strings; the time taken depends only on the lengths, never on
 // where the first difference is.
@@ -44,4 +44,4 @@ struct ServerSecurity {
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ServerSecurity& security);
 
-}  // namespace lathe::service
+}  // namespace lathe::rpc

@@ -1,15 +1,15 @@
-#include "tuner/service/auth.h"
+#include "rpc/server_auth.h"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "proto/service.grpc.pb.h"
-#include "runner/remote/channel.h"
+#include "rpc/channel.h"
 #include "tests/support/temp_folder.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
 
-namespace lathe::service {
+namespace lathe::rpc {
 namespace {
 
 TEST(Auth, ConstantTimeEqualsComparesWholeStrings) {
@@ -51,16 +51,17 @@ TEST(Auth, CredentialsRefuseBadTlsSettings) {
 class AuthServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    DaemonOptions options;
+    service::DaemonOptions options;
     options.db_path = dir_ + "/t.db";
     options.log = false;
-    daemon_ = Daemon::Start(options).value();
+    daemon_ = service::Daemon::Start(options).value();
     ServerSecurity security;
     security.token = "right-token";
-    server_ = Server::Start(*daemon_, "127.0.0.1:0", security, 1 << 16).value();
-    runner::ChannelOptions channel;
+    server_ = service::Server::Start(*daemon_, "127.0.0.1:0", security, 1 << 16)
+                  .value();
+    rpc::ChannelOptions channel;
     channel.address = absl::StrCat("127.0.0.1:", server_->port());
-    auto made = runner::MakeChannel(channel).value();
+    auto made = rpc::MakeChannel(channel).value();
     tuner_ = proto::TunerService::NewStub(made);
     runners_ = proto::RunnerService::NewStub(made);
   }
@@ -71,8 +72,8 @@ class AuthServerTest : public ::testing::Test {
 
   test_support::TempFolder folder_;
   const std::string dir_ = folder_.path();
-  std::unique_ptr<Daemon> daemon_;
-  std::unique_ptr<Server> server_;
+  std::unique_ptr<service::Daemon> daemon_;
+  std::unique_ptr<service::Server> server_;
   std::unique_ptr<proto::TunerService::Stub> tuner_;
   std::unique_ptr<proto::RunnerService::Stub> runners_;
 };
@@ -82,7 +83,7 @@ TEST_F(AuthServerTest, NoTokenOrWrongTokenIsUnauthenticatedBeforeTheHandler) {
   // UNAUTHENTICATED shows the handler never ran.
   for (const char* token : {"", "wrong-token", "right-token-not"}) {
     grpc::ClientContext context;
-    if (*token != '\0') runner::PrepareContext(context, token, 10);
+    if (*token != '\0') rpc::PrepareContext(context, token, 10);
     proto::JobStatus job;
     const grpc::Status status =
         tuner_->SubmitJob(&context, proto::SubmitJobRequest(), &job);
@@ -101,7 +102,7 @@ TEST_F(AuthServerTest, NoTokenOrWrongTokenIsUnauthenticatedBeforeTheHandler) {
   EXPECT_TRUE(daemon_->ListRunners().empty());
   // The right token gets the handler's own answer.
   grpc::ClientContext context;
-  runner::PrepareContext(context, "right-token", 10);
+  rpc::PrepareContext(context, "right-token", 10);
   proto::JobStatus job;
   const grpc::Status status =
       tuner_->SubmitJob(&context, proto::SubmitJobRequest(), &job);
@@ -112,17 +113,17 @@ TEST_F(AuthServerTest, NoTokenOrWrongTokenIsUnauthenticatedBeforeTheHandler) {
 
 TEST_F(AuthServerTest, OversizedRequestIsRefusedAndTheServerGoesOn) {
   grpc::ClientContext context;
-  runner::PrepareContext(context, "right-token", 10);
+  rpc::PrepareContext(context, "right-token", 10);
   proto::SubmitJobRequest request;
   request.mutable_spec()->add_workloads(std::string(100000, 'x'));
   proto::JobStatus job;
   EXPECT_EQ(tuner_->SubmitJob(&context, request, &job).error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
   grpc::ClientContext again;
-  runner::PrepareContext(again, "right-token", 10);
+  rpc::PrepareContext(again, "right-token", 10);
   proto::ListJobsResponse jobs;
   EXPECT_TRUE(tuner_->ListJobs(&again, proto::ListJobsRequest(), &jobs).ok());
 }
 
 }  // namespace
-}  // namespace lathe::service
+}  // namespace lathe::rpc

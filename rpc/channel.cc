@@ -1,4 +1,4 @@
-#include "runner/remote/channel.h"
+#include "rpc/channel.h"
 
 #include <grpcpp/grpcpp.h>
 
@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
-namespace lathe::runner {
+namespace lathe::rpc {
 namespace {
 
 absl::StatusOr<std::string> ReadFile(const std::string& path,
@@ -203,4 +203,4 @@ bool IsTransient(const grpc::Status& status) {
   }
 }
 
-}  // namespace lathe::runner
+}  // namespace lathe::rpc

@@ -1,11 +1,8 @@
-#include "compiler/codegen/target.h"
-
-#include <sched.h>
+#include "compiler/codegen/cpu_target.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -30,7 +27,7 @@ std::vector<std::string> Canonicalize(
 
 // The features the target enables: what its CPU implies, plus its "+"
 // features and what they imply, minus its "-" features.
-std::set<std::string> EnabledFeatures(const Target& target) {
+std::set<std::string> ResolveFeatures(const Target& target) {
   std::set<std::string> enabled = CpuImpliedFeatures(target.cpu);
   for (const std::string& f : target.features) {
     if (f[0] == '+') {
@@ -44,34 +41,13 @@ std::set<std::string> EnabledFeatures(const Target& target) {
   return enabled;
 }
 
+// Fills in what the target enables (after its cpu and features are final).
+void Resolve(Target& target) {
+  std::set<std::string> enabled = ResolveFeatures(target);
+  target.resolved_features.assign(enabled.begin(), enabled.end());
+}
+
 }  // namespace
-
-std::string Target::FeatureString() const {
-  return absl::StrJoin(features, ",");
-}
-
-std::string Target::ToString() const {
-  std::string out = absl::StrCat(kind, " -mcpu=", cpu);
-  if (!features.empty()) absl::StrAppend(&out, " -mattr=", FeatureString());
-  absl::StrAppend(&out, " -num-threads=", num_threads);
-  return out;
-}
-
-bool Target::HasFeature(const std::string& name) const {
-  return EnabledFeatures(*this).count(name) > 0;
-}
-
-std::vector<std::string> Target::EnabledFeatureList() const {
-  std::set<std::string> enabled = EnabledFeatures(*this);
-  return std::vector<std::string>(enabled.begin(), enabled.end());
-}
-
-int Target::VectorLanesF32() const {
-  std::set<std::string> enabled = EnabledFeatures(*this);
-  if (enabled.count("avx512f")) return 16;
-  if (enabled.count("avx")) return 8;
-  return 4;
-}
 
 Target HostTarget(int num_threads) {
   Target target;
@@ -85,6 +61,7 @@ Target HostTarget(int num_threads) {
   }
   target.features = Canonicalize(target.features);
   target.num_threads = std::max(1, num_threads);
+  Resolve(target);
   return target;
 }
 
@@ -171,15 +148,8 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
   }
   target.features = Canonicalize(target.features);
   target.num_threads = num_threads > 0 ? num_threads : 1;
+  Resolve(target);
   return target;
-}
-
-int AllowedCpuCount() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
-    return std::max(1, CPU_COUNT(&allowed));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 absl::Status CheckRunnableHere(const Target& target) {
@@ -191,7 +161,7 @@ absl::Status CheckRunnableHere(const Target& target) {
   std::map<std::string, bool> host = HostCpuFeatures();
   std::set<std::string> implied = CpuImpliedFeatures(target.cpu);
   std::vector<std::string> missing;
-  for (const std::string& f : EnabledFeatures(target)) {
+  for (const std::string& f : ResolveFeatures(target)) {
     auto it = host.find(f);
     // A feature the host detection does not report (x87 implied by a CPU
     // name) is part of every x86-64 machine; an explicit unknown one is not.

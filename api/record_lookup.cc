@@ -1,10 +1,10 @@
-#include "cli/record_lookup.h"
+#include "api/record_lookup.h"
 
 #include "api/kernel_plan.h"
 #include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/target_info.h"
+#include "compiler/target/target_info.h"
 
-namespace lathe::cli {
+namespace lathe::api {
 
 CheckedMatch CheckReplay(db::Match match, const Workload& workload,
                          const Target& target) {
@@ -32,4 +32,4 @@ absl::StatusOr<std::vector<CheckedMatch>> LookupChecked(
   return checked;
 }
 
-}  // namespace lathe::cli
+}  // namespace lathe::api
