@@ -12,7 +12,7 @@
 // Reproducible: every candidate draws from its own RNG stream, derived from
 // the batch seed and its position, so a seed and the same model give the
 // same batch on every machine.
-// Tests: tests/tuner/search/evolutionary_search_test.cc.
+// Tests: tests/tuner/search/tuner_test.cc.
 #pragma once
 
 #include <cstdint>

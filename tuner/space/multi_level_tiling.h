@@ -61,8 +61,8 @@
 // when every branch is, the schedule is returned unchanged.
 // Tests: tests/tuner/space/multi_level_tiling_test.cc (structure, the
 // hand-written bench/traces as points of the space) and
-// multi_level_tiling_property_test.cc (random points compiled and checked
-// against the reference).
+// tests/tuner/space/multi_level_tiling_property_test.cc (random points compiled
+// and checked against the reference).
 #pragma once
 
 #include <cstdint>
