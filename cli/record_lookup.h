@@ -7,7 +7,7 @@
 // replays, the lookup says so instead of handing back another program.
 // Used by `lathe db best|top`; `lathe compile --db` and the C++ API make
 // the same check (api/kernel_plan.h: ReplayRecord).
-// Tests: tests/cli/db_commands.cmake (through the command line).
+// Tests: tests/cli/db_commands_test.sh (through the command line).
 #pragma once
 
 #include <optional>

@@ -41,7 +41,7 @@ done
 
 status=0
 
-# 1. Tests: lines.
+# 1. `Tests:` lines.
 if ! git ls-files -z | perl -0 -e '
   use strict;
   use warnings;

@@ -10,8 +10,8 @@
 #   LATHE_SKIP_DEPS=1   do nothing (for machines provisioned another way)
 set -euo pipefail
 
-# The whole project's dependencies (every step of DESIGN.md), not only what
-# the current code uses, so a machine set up once keeps working.
+# The whole project's dependencies (every part in docs/architecture.md), not
+# only what the current code uses, so a machine set up once keeps working.
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build ccache pkg-config git

@@ -1,5 +1,6 @@
 // Evolutionary search: picks the next batch of candidates of one task to
-// measure (DESIGN.md, data flow step 3; MetaSchedule's search, in C++).
+// measure (docs/architecture.md, "Data flow of a tuning round", step 3;
+// MetaSchedule's search, in C++).
 //
 // The initial population mixes the best measured programs (warm start: from
 // this run and from the database) with fresh samples of the design spaces.

@@ -2,8 +2,8 @@
 // on CPUs (matmul, batch_matmul, dense, conv2d): multi-level tiling with
 // sampled perfect tiles, the output tile accumulated in registers, operands
 // packed where it pays, the outer tile in parallel, the register tile
-// vectorized and unrolled (KERNELS.md; MetaSchedule's MultiLevelTiling with
-// structure "SSRSRS").
+// vectorized and unrolled (docs/kernels.md; MetaSchedule's MultiLevelTiling
+// with structure "SSRSRS").
 //
 // It applies to a reduction block whose loops are its own (block_nest.h:
 // OwnNest), not yet tiled, that writes one buffer at its spatial variables
@@ -82,11 +82,11 @@ class MultiLevelTiling : public ScheduleRule {
     // Floats per vector register; 0: the target's VectorLanesF32().
     int64_t vector_lanes = 0;
     // The vector loop's innermost tile is at most this many vectors (2: a
-    // 32-float row of the register tile on AVX-512, as in KERNELS.md).
+    // 32-float row of the register tile on AVX-512, as in docs/kernels.md).
     int64_t vector_tile_vectors = 2;
     // Vector registers the accumulator may use; 0: all of the target's but
-    // 4 (28 of 32 zmm: tiles up to 14 x 32 floats as in KERNELS.md; 12 of 16
-    // ymm: 6 x 16), leaving room for the operand vectors and the broadcast.
+    // 4 (28 of 32 zmm: tiles up to 14 x 32 floats as in docs/kernels.md; 12 of
+    // 16 ymm: 6 x 16), leaving room for the operand vectors and the broadcast.
     // The row tile is at most this / vector_tile_vectors.
     int64_t accumulator_registers = 0;
     // Also branch on vectorizing a non-contiguous output dimension through a

@@ -1,6 +1,6 @@
 // PackOperands: step 3 of MultiLevelTiling (multi_level_tiling.h): copy the
 // operands that the register tile reads as vectors into panels in the order
-// the tile reads them (KERNELS.md, GotoBLAS packing: B as [N/NR][K][NR]).
+// the tile reads them (docs/kernels.md, GotoBLAS packing: B as [N/NR][K][NR]).
 //
 // An operand is packed when it pays (PackLayoutFor):
 //  - it is indexed by the vector variable, as a plain index of exactly one
