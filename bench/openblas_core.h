@@ -7,7 +7,7 @@
 // ran at 110-139. A tuned kernel "beating OpenBLAS" there proves nothing, as
 // bench/README.md ("Peers") says of the pinned AVX2 kernel. So when OpenBLAS's
 // own choice is below what the CPU can run, the benchmarks run it with the best
-// kernel of the CPU's vector extensions instead (bench/README.md, "Tuning").
+// kernel of the CPU's vector extensions instead (bench/README.md, "Peers").
 // Tests: tests/bench/openblas_core_test.cc.
 #pragma once
 

@@ -55,8 +55,8 @@ void Settle();
 // call right after that one. Both readings, because the first call after
 // idle pays for waking up on this VM (oneDNN's 2-thread conv: 1.3 ms against
 // 1.1 for the next; Lathe's 1-thread matmul: 26.5 against 21.9 ms), and how
-// much differs between the two sides (bench/README.md, "oneDNN's threads
-// pinned, and the second call").
+// much differs between the two sides (bench/README.md, "Why the code is
+// as it is").
 struct InterleavedTimes {
   double a_s = 0, b_s = 0;            // the first call after Settle
   double a_warm_s = 0, b_warm_s = 0;  // the call right after it

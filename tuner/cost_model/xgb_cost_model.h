@@ -32,13 +32,10 @@
 namespace lathe::tuner {
 
 struct XgbCostModelOptions {
-  // Many shallow, slow-learning trees, each on half the features: on the
-  // records of 8 tuning runs (bench/README.md, "The model's settings") they
-  // ranked the search's next batch better than 100 trees of depth 6 at eta
-  // 0.2 (0.769 against 0.748 of pairs, mean over the runs; better on each
-  // run), at about 1.5x the training time (under half a second for 1,000
-  // rows of 271 features on one core), so the model is still retrained
-  // after every measured batch.
+  // Many shallow, slow-learning trees, each on half the features: they rank
+  // the search's next batch better than fewer, deeper trees, on every
+  // tuning run tried, at a training time that still allows retraining after
+  // every measured batch (bench/README.md, "Why the code is as it is").
   int num_rounds = 500;         // trees; fixed (no early stopping): no
                                 // validation rows to spare, and a fixed
                                 // count keeps the time predictable

@@ -29,7 +29,7 @@
 //    change when the search mutates the decision. One fused parallel loop
 //    over the outer level would make the order moot but is not possible
 //    yet: compact_buffers cannot see that a fused loop's iterations write
-//    disjoint tiles and leaves the accumulator full-size (bench/README.md).
+//    disjoint tiles and leaves the accumulator full-size.
 // Steps of one branch (multi_level_tiling.cc):
 //  1. Tile. The vector and row loops first give their register tile: a
 //     sample_categorical among the divisors of the extent that fill whole
@@ -43,8 +43,9 @@
 //     sample_perfect_tile into the outer, middle and inner levels; the first
 //     reduction loop of extent >= 2 into 2; reorder as in tiled_nest.h.
 //     (Uniform perfect tiles for the register tile, as MetaSchedule samples
-//     them, made two thirds of the matmul points scalar or one-row kernels:
-//     0.8-24 GFLOP/s against 95 for the hand-written schedule.)
+//     them, made most matmul points scalar or one-row kernels, far slower
+//     than the hand-written schedule: bench/README.md, "Why the code is as
+//     it is".)
 //  2. Accumulate the output tile in a local cache (cache_write_output.h).
 //  3. Pack the operands where it pays (pack_operand.h).
 //  4. Parallel outer loop; unroll the row loop, vectorize the vector loop;
