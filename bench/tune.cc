@@ -1,4 +1,4 @@
-// bench_tune: the tuning benchmark of issue 5. For fp32 matmul 1024^3 (on 1
+// bench_tune: the tuning benchmark. For fp32 matmul 1024^3 (on 1
 // and 2 threads) and conv2d_nchw N=1 C=K=128 28x28 3x3 pad 1 (on 1 thread),
 // each configuration:
 //  1. tunes the workload from an empty database, as `lathe tune` does (the

@@ -1,4 +1,4 @@
-// `lathe demo`: the main job of step 1 — show a workload's program before and
+// `lathe demo`: show a workload's program before and
 // after a hand-written schedule, and check the scheduled program against the
 // reference evaluation.
 //
