@@ -49,7 +49,7 @@ struct XgbCostModelOptions {
   double lambda = 1.0;            // L2 on leaf weights
   // Histogram bins per feature. The cost of `hist` grows with nodes x
   // features x bins, and a few thousand rows do not fill XGBoost's default
-  // 256: 32 trains about 5x faster, and was no less accurate on the
+  // 256: 32 trains several times faster, and is no less accurate on the
   // synthetic rankings of the tests or on tuning records.
   int max_bin = 32;
   double subsample = 1.0;         // share of the rows each tree sees
