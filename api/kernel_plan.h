@@ -1,4 +1,4 @@
-// How a build gets a kernel's program (issue 7): the best record of
+// How a build gets a kernel's program: the best record of
 // (workload, target) in the tuning database, its trace replayed and checked
 // to build the program that was measured, else the default schedule.
 //

@@ -45,8 +45,9 @@ struct Options {
   bool compatible = false;
 };
 
-// A JIT-compiled kernel with the C ABI of DESIGN.md: one pointer per tensor,
-// inputs in definition order then outputs, row-major; returns 0 on success.
+// A JIT-compiled kernel with the C ABI of docs/architecture.md: one pointer per
+// tensor, inputs in definition order then outputs, row-major; returns 0 on
+// success.
 class Kernel {
  public:
   // args[0..num_args()) as above.

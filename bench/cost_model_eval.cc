@@ -1,5 +1,5 @@
 // bench_cost_model: the cost model's pairwise accuracy on a tuning run's
-// records, offline (bench/README.md, "Cost model").
+// records, offline (bench/README.md, "bench_cost_model").
 //
 // Reads every record of one task from a database that `lathe tune` or
 // bench_tune filled, rebuilds each record's program from its trace
@@ -40,7 +40,8 @@
 // --show-batches prints each online batch's accuracy. --judge-file judges
 // the rows it names by other measurements: lines "ROW SECONDS" (ROW: the
 // record's position in commit order, from 0), e.g. the fastest of several
-// re-measurements spread over time (bench/README.md, "Slow spells").
+// re-measurements spread over time (bench/README.md, "Why the code is as it
+// is").
 // Not a test: it reads a database a tuning run produced.
 #include <algorithm>
 #include <chrono>

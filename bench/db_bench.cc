@@ -1,5 +1,5 @@
 // bench_db: the tuning database's lookup latency and commit throughput
-// (database/, bench/README.md "Database").
+// (database/, bench/README.md, "bench_db").
 //
 // 1. Builds a database of --records records (default 10^6) over --tasks
 //    (workload, target) pairs (default 10^4: 2,500 workloads x 4 targets),

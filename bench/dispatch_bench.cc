@@ -1,5 +1,5 @@
-// The tuning service's dispatch benchmark (issue 6; bench/README.md,
-// "Dispatch"): how fast the daemon hands candidates to runners and takes
+// The tuning service's dispatch benchmark (bench/README.md,
+// "bench_dispatch"): how fast the daemon hands candidates to runners and takes
 // their results, with N simulated runners on loopback.
 //
 // DISPATCH BENCHMARK: the runners measure nothing. Each is the real remote

@@ -1,5 +1,5 @@
 // bench_kernels: Lathe's hand-scheduled kernels against the libraries they
-// must match, in one process, on 1 and 2 threads (issue 3's benchmark):
+// must match, in one process, on 1 and 2 threads:
 //   (a) fp32 matmul 1024^3 and 2048^3 against OpenBLAS cblas_sgemm;
 //   (b) conv2d_nchw N=1 C=K=128 28x28 3x3 pad 1 against oneDNN's convolution
 //       in the layouts oneDNN prefers (format_tag::any);

@@ -6,7 +6,7 @@
 // Usage: bench_make_traces OUT_DIR   (OUT_DIR: bench/traces)
 //
 // The matmul schedule follows the GotoBLAS/BLIS anatomy of
-// /work/shared/KERNELS.md: an MR x NR register tile of C (cache_write local,
+// docs/kernels.md: an MR x NR register tile of C (cache_write local,
 // written back under the tile loop), the N dimension of the tile vectorized
 // and the M dimension unrolled, the init out of the K loop
 // (decompose_reduction), B packed into [N/NR][K][NR] panels (cache_read with
@@ -96,9 +96,9 @@ struct ConvTiles {
 };
 
 // conv2d_nchw Y[n, k, p, q] = sum_{c, r, s} pad[n, c, p + r, q + s] W[k, c, r,
-// s]: the direct-convolution micro-kernel of KERNELS.md. A tile of QR output
-// pixels x KR output channels accumulates in registers, vectorized over the
-// channels: the accumulator is laid out [.., q, k] (cache_write with a
+// s]: the direct-convolution micro-kernel of docs/kernels.md. A tile of QR
+// output pixels x KR output channels accumulates in registers, vectorized over
+// the channels: the accumulator is laid out [.., q, k] (cache_write with a
 // layout) and W is packed as [K/KR][C][R][S][KR], so every vector access is
 // unit-stride; the input is broadcast. Loops, outermost first:
 //   n > p (parallel) > ko > qo > [init] > c > r > s > qi (unrolled)

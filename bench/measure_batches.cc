@@ -1,6 +1,6 @@
 // bench_measure_batches: the local measurement pipeline on a tuning run's own
-// candidates, with and without building ahead (bench/README.md, "Building
-// ahead").
+// candidates, with and without building ahead (bench/README.md,
+// "bench_measure_batches").
 //
 // Reads the records of one task from a database that `lathe tune` or
 // bench_tune filled, in commit order, takes --batches batches of --batch

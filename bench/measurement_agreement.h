@@ -4,11 +4,10 @@
 // by pair with the labels and with the model's scores (bench_tune).
 //
 // Why: late in a run the search's batches can be programs within a fraction
-// of a percent of each other (conv2d at ~93% of the FMA peak: bench/
-// README.md, "The measurement against itself"). No model orders such pairs
-// more reliably than a second measurement does, so the model's accuracy on
-// those batches means little without the measurement's agreement with
-// itself beside it.
+// of a percent of each other (bench/README.md, "Why the code is as it is").
+// No model orders such pairs more reliably than a second measurement does,
+// so the model's accuracy on those batches means little without the
+// measurement's agreement with itself beside it.
 // Tests: tests/bench/measurement_agreement_test.cc.
 #pragma once
 

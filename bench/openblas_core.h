@@ -5,9 +5,9 @@
 // Prescott kernel (SSE3): on a Sapphire Rapids VM it ran sgemm 1024^3 at
 // 32 GFLOP/s on one thread, where its AVX-512 kernel (Cooperlake, SkylakeX)
 // ran at 110-139. A tuned kernel "beating OpenBLAS" there proves nothing, as
-// PEERS.md says of the pinned AVX2 kernel. So when OpenBLAS's own choice is
-// below what the CPU can run, the benchmarks run it with the best kernel of
-// the CPU's vector extensions instead (bench/README.md, "Tuning").
+// bench/README.md ("Peers") says of the pinned AVX2 kernel. So when OpenBLAS's
+// own choice is below what the CPU can run, the benchmarks run it with the best
+// kernel of the CPU's vector extensions instead (bench/README.md, "Peers").
 // Tests: tests/bench/openblas_core_test.cc.
 #pragma once
 

@@ -7,7 +7,7 @@
 //
 // Bench-only: built only when OpenBLAS and oneDNN are found
 // (bench/CMakeLists.txt). The numbers these helpers produce are checked by
-// hand against /work/shared/PEERS.md; the bench's own arithmetic (curves,
+// hand against bench/README.md, "Peers"; the bench's own arithmetic (curves,
 // means) lives in tuning_curve.h, which has tests.
 #pragma once
 
@@ -55,8 +55,8 @@ void Settle();
 // call right after that one. Both readings, because the first call after
 // idle pays for waking up on this VM (oneDNN's 2-thread conv: 1.3 ms against
 // 1.1 for the next; Lathe's 1-thread matmul: 26.5 against 21.9 ms), and how
-// much differs between the two sides (bench/README.md, "oneDNN's threads
-// pinned, and the second call").
+// much differs between the two sides (bench/README.md, "Why the code is
+// as it is").
 struct InterleavedTimes {
   double a_s = 0, b_s = 0;            // the first call after Settle
   double a_warm_s = 0, b_warm_s = 0;  // the call right after it
@@ -78,14 +78,15 @@ std::string CpuModel();
 void RunOnFairOpenBlasCore(char** argv);
 
 // Prints the kernel OpenBLAS runs (openblas_get_corename) and warns when
-// OPENBLAS_CORETYPE pins it (PEERS.md: run under env -u OPENBLAS_CORETYPE).
+// OPENBLAS_CORETYPE pins it (bench/README.md, "Peers": run under env -u
+// OPENBLAS_CORETYPE).
 void PrintOpenBlasCore();
 
 // Pins Lathe's parallel-loop threads (LATHE_PIN_THREADS=1) unless the
 // environment says otherwise, before any kernel runs, and prints which. The
-// runner measures pinned (DESIGN.md, Measurement); unpinned, in a process
-// that also holds OpenBLAS's and oneDNN's threads, Lathe's two workers were
-// often placed on one CPU: a tuned 2-thread matmul measured 1.14-1.17x
+// runner measures pinned (docs/architecture.md, "Measurement"); unpinned, in a
+// process that also holds OpenBLAS's and oneDNN's threads, Lathe's two workers
+// were often placed on one CPU: a tuned 2-thread matmul measured 1.14-1.17x
 // OpenBLAS pinned and 0.72x unpinned in the same session.
 void PinLatheThreads();
 

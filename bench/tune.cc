@@ -1,4 +1,4 @@
-// bench_tune: the tuning benchmark of issue 5. For fp32 matmul 1024^3 (on 1
+// bench_tune: the tuning benchmark. For fp32 matmul 1024^3 (on 1
 // and 2 threads) and conv2d_nchw N=1 C=K=128 28x28 3x3 pad 1 (on 1 thread),
 // each configuration:
 //  1. tunes the workload from an empty database, as `lathe tune` does (the
@@ -19,7 +19,7 @@
 // The issue's targets are printed beside the figures.
 //
 // Run it with OpenBLAS free to pick its own kernel (bench/README.md,
-// "Tuning"):
+// "Peers"):
 //   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/bench_tune
 #include <unistd.h>
 
@@ -75,7 +75,7 @@ const std::vector<int64_t> kCheckpoints = {16, 32, 64, 128, 256, 500, 1000};
 constexpr int64_t kAccuracyRows = 500;
 // The model's accuracy is also printed on the pairs whose labels differ by
 // at least this (relative): one measurement orders closer ones like another
-// at chance (bench/README.md, "The measurement against itself"), and no
+// at chance (bench/README.md, "Why the code is as it is"), and no
 // user needs a 1% difference ordered.
 constexpr double kOrderableGap = 0.01;
 // The conv2d layer of the issue (a ResNet-50 layer).

@@ -63,7 +63,7 @@ AccuracySummary MeanAccuracy(const std::vector<double>& accuracy,
 // more than `gap` (relative to the faster): the pairs the measurement can
 // order. Why: late in a run a batch is mostly programs on one plateau, and
 // their labels order pairs closer than about 1% like another measurement
-// of them at chance (bench/README.md, "The measurement against itself"), so
+// of them at chance (bench/README.md, "Why the code is as it is"), so
 // no model's strict accuracy on such a batch says how well it ranks.
 std::vector<double> AccuracyOnPairsApart(
     const std::vector<tuner::TuneReport::JudgedBatch>& batches, double gap);

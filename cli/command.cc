@@ -29,7 +29,8 @@ class CommandFailed : public std::runtime_error {
 // lines with it).
 bool g_check_args = false;
 
-// The promise of DESIGN.md: one clear line on stderr.
+// The promise of docs/architecture.md ("The command line"): one clear line on
+// stderr.
 int Fail(const std::string& message, int code) {
   const std::string line = absl::StrReplaceAll(message, {{"\n", " "}});
   std::fprintf(stderr, "lathe: error: %s\n", line.c_str());

@@ -1,9 +1,9 @@
 // `lathe compile`: kernels to an object, a static or a shared library and a
 // C header. One workload with --trace (or the default schedule) is the
-// single-kernel command of step 2; with --db, every workload's schedule
-// comes from the tuning database through api/kernel_plan.h (the path the
-// C++ API and the CMake function share), and all kernels go into one
-// library and one header (issue 7).
+// single-kernel command; with --db, every workload's schedule comes from the
+// tuning database through api/kernel_plan.h (the path the C++ API and the
+// CMake function share), and all kernels go into one library and one
+// header.
 #include "cli/compile_command.h"
 
 #include <cstdio>
@@ -342,7 +342,7 @@ absl::Status RunCompile(const CompileOptions& options) {
 
   StagedOutputs staged;
   if (single && db == nullptr) {
-    // The single-kernel library and header of step 2, unchanged.
+    // The single-kernel library and header.
     const Entry& e = entries.front();
     if (absl::Status st = WriteKernelLibrary(
             e.plan->program, *target, e.function, staged.Add(options.output));

@@ -13,7 +13,7 @@
 
 namespace lathe::cli {
 
-// The embedded default of DESIGN.md: lathe.db in the working folder.
+// The embedded default (docs/architecture.md): lathe.db in the working folder.
 inline constexpr char kDefaultDatabase[] = "lathe.db";
 
 struct DbArgs {

@@ -1,6 +1,6 @@
-// `lathe demo`: the main job of step 1 — show a workload's program before and
-// after a hand-written schedule, and check the scheduled program against the
-// reference evaluation.
+// `lathe demo`: show a workload's program before and after a hand-written
+// schedule, and check the scheduled program against the reference
+// evaluation.
 //
 //   lathe demo [SPEC] [--seed N] [--save-trace FILE]
 //

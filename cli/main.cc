@@ -1,6 +1,6 @@
-// The `lathe` command: every user entry point (DESIGN.md, "The command
-// line"). Each command lives in its own cli/NAME_command.{h,cc}; see
-// cli/command.h for how to add one.
+// The `lathe` command: every user entry point (docs/architecture.md,
+// "The command line"). Each command lives in its own cli/NAME_command.{h,cc};
+// see cli/command.h for how to add one.
 #include <grpc/support/log.h>
 
 #include <cstdlib>

@@ -1,10 +1,9 @@
 // Refusing an output that would overwrite one of the command's own files.
 //
 // `lathe db export -o x.db --db x.db`, `lathe compile --db x.db --header
-// x.db` and the like used to write over the tuning database and report
-// success; `--header` equal to `-o` wrote one output over the other. Every
-// command that writes files checks its outputs here first, before it does
-// any work.
+// x.db` and the like would write over the tuning database; `--header` equal
+// to `-o` would write one output over the other. Every command that writes
+// files checks its outputs here first, before it does any work.
 // Tests: tests/cli/output_paths_test.sh.
 #pragma once
 

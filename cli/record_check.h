@@ -3,9 +3,9 @@
 // is in canonical form and has that form's key; its target parses to its
 // own canonical string; its trace, if any, is of this trace format and uses
 // only instructions this Lathe replays; its structural hash is 16 hex
-// digits. An import used to store such records (a key that is not its
-// workload's made an unreachable duplicate task, a garbage target one no
-// lookup could name), and a bogus fast record then became a task's best.
+// digits. Stored, such a record would do harm: a key that is not its
+// workload's makes an unreachable duplicate task, a garbage target one no
+// lookup can name, and a bogus fast record becomes a task's best.
 // Tests: tests/cli/db_commands_test.sh (import_checks).
 #pragma once
 

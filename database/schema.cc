@@ -47,7 +47,7 @@ CREATE INDEX records_best ON records(workload_id, target_id, status, median_s, i
 CREATE INDEX records_program ON records(workload_id, target_id, structural_hash);
 CREATE INDEX records_job ON records(job_id);
 )sql",
-      // Version 2: the cost models saved per target (step 4).
+      // Version 2: the cost models saved per target.
       R"sql(
 CREATE TABLE cost_models(
   target_id INTEGER NOT NULL REFERENCES targets(id),

@@ -15,8 +15,8 @@
 // say who. The lock is a file of its own, never the database: closing any
 // descriptor of the database would drop the POSIX locks SQLite holds on it.
 // Readers (builds, `lathe db`) never take it.
-// Tests: tests/database/writer_lock_test.cc; daemon_test.cc and
-// tune_commands_test.sh (the refusals the commands print).
+// Tests: tests/database/writer_lock_test.cc; the refusals the commands print
+// in tests/tuner/service/daemon_test.cc and tests/cli/tune_commands_test.sh.
 #pragma once
 
 #include <memory>

@@ -1,8 +1,8 @@
-// Authentication of the tuning service (DESIGN.md, "Trust and failure"):
-// every call of both services (tuner and runner protocol) must carry the
-// shared token as call metadata, "authorization: Bearer TOKEN". The check
-// runs in gRPC's auth filter (an auth metadata processor attached to the
-// server credentials), so a call without the token is answered
+// Authentication of the tuning service (docs/architecture.md, "Trust and
+// failure"): every call of both services (tuner and runner protocol) must
+// carry the shared token as call metadata, "authorization: Bearer TOKEN".
+// The check runs in gRPC's auth filter (an auth metadata processor attached
+// to the server credentials), so a call without the token is answered
 // UNAUTHENTICATED before any handler runs. The token is compared in
 // constant time. TLS, and mutual TLS with a client CA, are optional.
 // Tests: tests/rpc/server_auth_test.cc.

@@ -6,12 +6,11 @@
 // current one.
 //
 // Why: building (lowering, LLVM O3, machine code) is most of a worker's time
-// on workloads whose schedules unroll deep (a 1,000-trial conv2d tuning:
-// 498 s of building against 150 s of checking and timing), all of it on the
-// measuring CPU while the others idle. A build ahead runs beside timing, as
-// the tuner's search already does; the same candidates timed with builds
-// beside them and without came out as fast (median ratio 1.00-1.01) and in
-// the same order (bench/README.md, "Building ahead").
+// on workloads whose schedules unroll deep, all of it on the measuring CPU
+// while the others idle. A build ahead runs beside timing, as the tuner's
+// search already does; the same candidates timed with builds beside them and
+// without come out as fast and in the same order (bench/README.md, "Why the
+// code is as it is").
 //
 // How it keeps out of the way:
 //  - only CPUs the kernel leaves free: a kernel of T threads runs on the

@@ -1,5 +1,5 @@
 // Local measurement: candidates measured one at a time in a sandboxed child
-// process (DESIGN.md, "Measurement").
+// process (docs/architecture.md, "Measurement").
 //
 // The child (a worker: runner/measure_worker.h, reached by exec'ing
 // `worker_argv`; runner/worker_process.h starts and watches it) builds each

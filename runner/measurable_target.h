@@ -3,9 +3,8 @@
 // the target, every thread on a CPU of its own.
 //
 // Why: a kernel of more threads than this process may use CPUs still runs,
-// but its threads take turns (`lathe tune --target "llvm -num-threads=999"`
-// on 2 CPUs timed a 4x4 matmul at 52 us for its 20 ns of work): its
-// timings say nothing of the target, and a tuning run or a runner would
+// but its threads take turns (bench/README.md, "Why the code is as it is"):
+// its timings say nothing of the target, and a tuning run or a runner would
 // store them as if they did.
 // Tests: tests/runner/measurable_target_test.cc.
 #pragma once

@@ -78,13 +78,11 @@ class KernelBuffers {
 };
 
 // Warm-up before the samples of one request: at least one call, then calls
-// until this much time has passed. Why so short: a 1,000-trial tuning run
-// spends 3 rounds of it on every candidate, and on the 2 ms convolutions and
-// 10-140 ms matmuls of the tuning benchmarks, timed right after another
-// kernel had run, the fastest and the median sample came out the same
-// (within the run-to-run noise of 1-3%) after one call as after 10 ms or
-// 50 ms of warm-up (bench/README.md, "Cheaper rounds"). The check, when it
-// runs, has called the kernel once already.
+// until this much time has passed. Why so short: a tuning run spends it in
+// every round of every candidate, and for kernels timed right after another
+// kernel has run, longer warm-ups did not change the fastest or the median
+// sample beyond the run-to-run noise (bench/README.md, "Why the code is as
+// it is"). The check, when it runs, has called the kernel once already.
 constexpr double kWarmupS = 0.01;
 
 // The kernels (by their code's address: the JIT keeps a kernel loaded for

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds Lathe and runs the main job: a real tuning
-# run. `lathe tune` searches schedules of a 512x512x512 matmul for a few
+# Installs dependencies, builds the `lathe` command (only it and the
+# libraries it links: no tests, no benchmarks; scripts/test.sh builds
+# everything) and runs the main job: a real tuning run. `lathe tune` searches schedules of a 512x512x512 matmul for a few
 # minutes (measuring every candidate in a sandboxed worker, checked against
 # the reference), commits every measurement to lathe.db, and prints the best
 # schedule's GFLOP/s beside the default schedule's.
@@ -16,7 +17,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 bash scripts/install-deps.sh
-bash scripts/build.sh
+bash scripts/build.sh --target lathe
 
 build_dir="${LATHE_BUILD_DIR:-build/${LATHE_PRESET:-release}}"
 if [ $# -eq 0 ]; then

@@ -10,8 +10,8 @@
 #   LATHE_SKIP_DEPS=1   do nothing (for machines provisioned another way)
 set -euo pipefail
 
-# The whole project's dependencies (every step of DESIGN.md), not only what
-# the current code uses, so a machine set up once keeps working.
+# The whole project's dependencies (every part in docs/architecture.md), not
+# only what the current code uses, so a machine set up once keeps working.
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build ccache pkg-config git
@@ -23,8 +23,8 @@ PACKAGES=(
   # LLVM 16's CMake package links its static components to
   # zstd::libzstd_shared, but llvm-16-dev does not depend on libzstd-dev.
   libzstd-dev
-  # command line, formatting
-  libcli11-dev libfmt-dev
+  # command line, formatting (clang-format-14: scripts/check-sources.sh)
+  libcli11-dev libfmt-dev clang-format-14
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # peers of bench/kernels.cc only (the build skips that bench without them)

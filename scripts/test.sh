@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds Lathe and runs every test (this is the
-# command README.md gives and .ci/run runs).
+# Installs dependencies, builds everything (the tests and benchmarks too)
+# and runs every test (this is the command README.md gives and .ci/run
+# runs).
 #
 #   bash scripts/test.sh [extra ctest args, e.g. -R Split]
 #

@@ -1,4 +1,4 @@
-# Installation and the CMake package (issue 7): `cmake --install <build>
+# Installation and the CMake package: `cmake --install <build>
 # --prefix P` installs P/bin/lathe and P/lib/cmake/Lathe/, so that a project
 # can find_package(Lathe) and call lathe_add_kernels (LatheKernels.cmake).
 include(GNUInstallDirs)

@@ -1,7 +1,7 @@
 // The C header that `lathe compile` writes beside a kernel's object or
-// library: the prototype with the C ABI of DESIGN.md (inputs in definition
-// order as const float*, outputs last), each parameter's shape in a comment,
-// and what the kernel was built from (workload canonical form, target,
+// library: the prototype with the C ABI of docs/architecture.md (inputs in
+// definition order as const float*, outputs last), each parameter's shape in a
+// comment, and what the kernel was built from (workload canonical form, target,
 // schedule hash), plus the runtime's thread control. Valid C89/C99 and C++
 // (extern "C" guards). The text depends only on its inputs: compiling twice
 // gives the same bytes. A library of several kernels gets one header with a

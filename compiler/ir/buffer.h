@@ -5,7 +5,7 @@
 // packed. The scope says where it lives: global (kernel arguments and heap
 // intermediates), local (a thread's registers or stack), shared (a GPU block's
 // shared memory).
-// Tests: tests/compiler/ir/buffer_test.cc.
+// Tests: tests/compiler/ir/expr_test.cc.
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // A DType is a (code, bits) pair. float32 is what workloads use today; the
 // type system also admits int8, int32, float16 and bool so that quantized and
 // half-precision workloads need no new plumbing. Index arithmetic is int64.
-// Tests: tests/compiler/ir/dtype_test.cc.
+// Tests: tests/compiler/ir/expr_test.cc.
 #pragma once
 
 #include <cstdint>

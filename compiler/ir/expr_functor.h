@@ -1,7 +1,7 @@
 // Generic traversals of expression trees.
 //
 // Every expression kind stores its children in `operands`, so one walker and
-// one rebuilder serve all kinds. Tests: tests/compiler/ir/expr_functor_test.cc.
+// one rebuilder serve all kinds. Tests: tests/compiler/ir/expr_test.cc.
 #pragma once
 
 #include <functional>

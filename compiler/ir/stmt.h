@@ -23,7 +23,7 @@
 //
 // Statements form a mutable tree owned through unique_ptr. Schedules mutate a
 // program in place; copy a Program (deep clone) to keep the original.
-// Tests: tests/compiler/ir/stmt_test.cc.
+// Tests: tests/compiler/ir/program_test.cc.
 #pragma once
 
 #include <cstdint>

@@ -38,9 +38,9 @@ absl::Status CheckAgainstReference(const Workload& workload,
 // runner checks hundreds of candidates of one workload with one seed; the
 // reference of a 1024^3 matmul takes seconds, longer than building and
 // timing a candidate, so it is computed once, and so are the inputs (drawing
-// and rounding 2M values took 15-30 ms a check). It also keeps the kernel's
-// argument buffers from check to check, so that a check does not fault in
-// fresh pages each time. Not thread-safe.
+// and rounding millions of values is a noticeable part of a check). It also
+// keeps the kernel's argument buffers from check to check, so that a check
+// does not fault in fresh pages each time. Not thread-safe.
 class ReferenceCache {
  public:
   explicit ReferenceCache(size_t capacity = 4) : capacity_(capacity) {}

@@ -1,5 +1,5 @@
-// Timing of one callable by the method of DESIGN.md ("Measurement"): warm-up,
-// repeats until a minimum total time, and the median and spread of all
+// Timing of one callable by the method of docs/architecture.md ("Measurement"):
+// warm-up, repeats until a minimum total time, and the median and spread of all
 // samples. A sample is the mean time of a batch of calls long enough for the
 // clock (about 1 ms), so microsecond kernels are not measured in clock
 // resolution. Pinning threads and the reference check are the caller's.

@@ -4,12 +4,11 @@
 // cache_write tile too big for the stack) at the start of every call and
 // frees it at the end (codegen_llvm.cc). Handed back to malloc, such blocks
 // cost page faults on the calls that follow: on glibc, a conv2d kernel's
-// 460 KB padded input and 590 KB packed weights, allocated and freed in that
-// order, grew the heap by 590 KB a call, each page touched for the first
-// time, for its first 16 calls (39 page faults a call, 11% of its time),
-// and left 9 MB of heap behind. Kept here, the next call of the kernel gets
-// the same blocks back, already mapped (bench/README.md, "Scratch kept
-// between calls").
+// padded input and packed weights, allocated and freed in that order, grow
+// the heap a call, each page touched for the first time, for its first
+// calls, and leave the heap behind (bench/README.md, "Why the code is as it
+// is"). Kept here, the next call of the kernel gets the same blocks back,
+// already mapped.
 //
 // Bounded: at most kScratchSlots blocks and kScratchMaxBytes in all; only
 // blocks of kScratchMinBytes or more (smaller ones malloc serves from its

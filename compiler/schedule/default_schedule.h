@@ -30,8 +30,8 @@
 //        spatial loops and the outer parts of the splits are the outer tile.
 //        When no outer loop would have an extent >= 2, the register block
 //        is given up so that something can run in parallel.
-//     b. Reorder to S_outer... R... S_inner (KERNELS.md): the reductions run
-//        inside the outer tile, around the register tile.
+//     b. Reorder to S_outer... R... S_inner (docs/kernels.md): the
+//        reductions run inside the outer tile, around the register tile.
 //     c. For a reduction with an outer tile: cache_write(local), fold
 //        element-wise consumers of the result into the write-back
 //        (reverse_compute_inline: relu, the division of avg_pool), and move

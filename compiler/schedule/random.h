@@ -5,7 +5,7 @@
 // implementations) nor any global state is used: a splitmix64 stream, passed
 // explicitly, with its own uniform draws. Fork() derives an independent
 // stream, so that each candidate of a search can draw from its own.
-// Tests: tests/compiler/schedule/random_test.cc.
+// Tests: tests/compiler/schedule/sampling_test.cc (Rng).
 #pragma once
 
 #include <cstddef>

@@ -9,7 +9,9 @@
 // samples the space with none. An invalid decision, an unknown instruction
 // kind or a primitive whose preconditions fail gives an error naming the
 // instruction (its index and text).
-// Tests: tests/compiler/schedule/replay_test.cc.
+// Tests: tests/compiler/schedule/schedule_test.cc (Replay), and the trace
+// round trip of every primitive test
+// (tests/compiler/schedule/trace_round_trip.h).
 #pragma once
 
 #include <cstdint>

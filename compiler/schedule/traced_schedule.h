@@ -4,7 +4,8 @@
 // appended to the trace as an instruction (failed calls leave no trace), with
 // the decision of sampling calls. Replay (replay.h) runs a trace's
 // instructions on a TracedSchedule of a fresh program.
-// Tests: tests/compiler/schedule/traced_schedule_test.cc.
+// Tests: tests/compiler/schedule/trace_round_trip.h (used by every primitive
+// test) and tests/compiler/schedule/schedule_test.cc.
 #pragma once
 
 #include "compiler/schedule/schedule.h"

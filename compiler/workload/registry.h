@@ -2,10 +2,11 @@
 //
 // An operator declares its parameters (name, kind, default or required, a
 // description) and knows two things: how to build its tensors through the te
-// API, in the layouts and argument order of DESIGN.md ("Tensor layouts and
-// the C ABI"), and how to compute its result with plain nested loops (the
-// reference, independent of the IR). Each operator family lives in its own
-// file under compiler/workload/ops/; registry.cc lists them, one line each.
+// API, in the layouts and argument order of docs/architecture.md ("Tensor
+// layouts and the C ABI"), and how to compute its result with plain nested
+// loops (the reference, independent of the IR). Each operator family lives in
+// its own file under compiler/workload/ops/; registry.cc lists them, one line
+// each.
 //
 // Adding an operator: write its build and reference functions in an ops/ file,
 // declare its Make...Op() in ops/ops.h, add one line to registry.cc, add it to

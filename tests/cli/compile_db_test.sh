@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `lathe compile --db` end to end (issue 7): tune a tiny database, compile
+# `lathe compile --db` end to end: tune a tiny database, compile
 # every workload from it into one library, link a C checker, run it against
 # plain loops; the fallback warning, --require-tuned, --misses and
 # `lathe tune --workloads-file`, the manifest, reproducible bytes and the

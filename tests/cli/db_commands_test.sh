@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `lathe db ...` end to end (issue: step 3): records made by `lathe bench
+# `lathe db ...` end to end: records made by `lathe bench
 # --db`, looked up, exported, imported, merged, pruned and checked, plus the
 # refusals. Usage: db_commands_test.sh LATHE_BIN CASE
 set -euo pipefail

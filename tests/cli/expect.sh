@@ -1,5 +1,6 @@
 # Helpers of the CLI's shell tests (sourced): fail with a message, and check
-# the CLI's error contract (DESIGN.md: one clear line on stderr, non-zero).
+# the CLI's error contract (docs/architecture.md, "The command line": one
+# clear line on stderr, non-zero).
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # The command must fail with exactly one line on stderr matching $1.

@@ -1,8 +1,7 @@
 /* Loads a shared library from `lathe compile -o X.so` with dlopen, finds
  * the kernel, its thread setter and its scratch release with dlsym and
- * calls them through the C
- * ABI of DESIGN.md (int f(const float* A, const float* B, float* C)),
- * checking the result against plain loops.
+ * calls them through the C ABI of docs/architecture.md
+ * (int f(const float* A, const float* B, float* C)), checking the result against plain loops.
  *   matmul_dlopen_check LIB.so FUNCTION M N K
  * Built by tests/cli/CMakeLists.txt; prints "ok" and exits 0 on success. */
 #include <dlfcn.h>

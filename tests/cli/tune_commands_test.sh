@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `lathe tune` end to end (issue: step 4): a tuning run through the real
+# `lathe tune` end to end: a tuning run through the real
 # local worker, continued by a second run, and stopped by SIGINT with
 # everything measured committed. Usage: tune_commands_test.sh LATHE_BIN CASE
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# examples/mlp end to end (issue 7): install Lathe from the build tree into
+# examples/mlp end to end: install Lathe from the build tree into
 # a temporary prefix, tune a tiny database with the installed `lathe`, then
 # configure, build and run the example against it as a user project would
 # (find_package(Lathe), lathe_add_kernels): both MLPs must match the C++

@@ -32,13 +32,10 @@
 namespace lathe::tuner {
 
 struct XgbCostModelOptions {
-  // Many shallow, slow-learning trees, each on half the features: on the
-  // records of 8 tuning runs (bench/README.md, "The model's settings") they
-  // ranked the search's next batch better than 100 trees of depth 6 at eta
-  // 0.2 (0.769 against 0.748 of pairs, mean over the runs; better on each
-  // run), at about 1.5x the training time (under half a second for 1,000
-  // rows of 271 features on one core), so the model is still retrained
-  // after every measured batch.
+  // Many shallow, slow-learning trees, each on half the features: they rank
+  // the search's next batch better than fewer, deeper trees, on every
+  // tuning run tried, at a training time that still allows retraining after
+  // every measured batch (bench/README.md, "Why the code is as it is").
   int num_rounds = 500;         // trees; fixed (no early stopping): no
                                 // validation rows to spare, and a fixed
                                 // count keeps the time predictable
@@ -52,7 +49,7 @@ struct XgbCostModelOptions {
   double lambda = 1.0;            // L2 on leaf weights
   // Histogram bins per feature. The cost of `hist` grows with nodes x
   // features x bins, and a few thousand rows do not fill XGBoost's default
-  // 256: 32 trains about 5x faster, and was no less accurate on the
+  // 256: 32 trains several times faster, and is no less accurate on the
   // synthetic rankings of the tests or on tuning records.
   int max_bin = 32;
   double subsample = 1.0;         // share of the rows each tree sees

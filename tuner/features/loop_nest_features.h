@@ -8,9 +8,9 @@
 // where a loop sits, and so are the access and reuse groups for loops whose
 // split only moves iterations between levels. Two conv2d tilings that split
 // the channel reduction 2 x 64 or 4 x 32, or a spatial loop 7 x 1 x 4 or
-// 1 x 7 x 4, had identical feature rows: a third of a 1,000-trial conv run's
-// programs shared their row with another program (bench/README.md, "Cost
-// model"), so the model could not tell them apart whatever they measured.
+// 1 x 7 x 4, had identical feature rows, and many programs of a conv tuning
+// run shared their row with another (bench/README.md, "Why the code is as it
+// is"), so the model could not tell them apart whatever they measured.
 // A position with no loop (a shallower nest) reads 0 for both.
 // Tests: tests/tuner/features/loop_nest_features_test.cc.
 #pragma once

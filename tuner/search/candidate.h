@@ -1,7 +1,7 @@
 // A candidate of the search: a point of a design space (the space's trace
 // with a decision for every sampling instruction), validated by building it
 // up to the lowered program, with what the cost model and the dedupe need.
-// Tests: tests/tuner/search/candidate_test.cc.
+// Tests: tests/tuner/search/tuner_test.cc.
 #pragma once
 
 #include <cstdint>

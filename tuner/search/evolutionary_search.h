@@ -1,5 +1,6 @@
 // Evolutionary search: picks the next batch of candidates of one task to
-// measure (DESIGN.md, data flow step 3; MetaSchedule's search, in C++).
+// measure (docs/architecture.md, "Data flow of a tuning round", step 3;
+// MetaSchedule's search, in C++).
 //
 // The initial population mixes the best measured programs (warm start: from
 // this run and from the database) with fresh samples of the design spaces.
@@ -12,7 +13,7 @@
 // Reproducible: every candidate draws from its own RNG stream, derived from
 // the batch seed and its position, so a seed and the same model give the
 // same batch on every machine.
-// Tests: tests/tuner/search/evolutionary_search_test.cc.
+// Tests: tests/tuner/search/tuner_test.cc.
 #pragma once
 
 #include <cstdint>

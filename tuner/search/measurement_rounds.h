@@ -3,15 +3,13 @@
 // from all rounds make one result. The rounds of one candidate are a batch's
 // length apart, so a slow spell of the machine does not decide its label.
 //
-// Why: on the shared VMs this was tuned on, the memory system has slow
-// spells of a second or more (a neighbour's traffic), in which a matmul runs
-// 5-15% slower throughout; a short measurement that falls into one carries it
-// in every sample, fastest included. Separate measurements of the same late
-// batch agreed on the order of 0.77-0.82 of pairs when each was one 0.05 s
-// round, and on 0.88-0.90 when each was the fastest of two rounds (bench/
-// README.md, "Slow spells"); the cost model's accuracy on the search's late
-// batches went from 0.65-0.73 with one round to 0.74-0.82 with three. Each
-// round after the first costs a warm-up, repeats rounded up and lookups in
+// Why: on shared VMs the memory system has slow spells of a second or more
+// (a neighbour's traffic), in which a kernel runs slower throughout; a short
+// measurement that falls into one carries it in every sample, fastest
+// included. Rounds make separate measurements of a batch order its pairs
+// alike far more often, and the cost model's accuracy on the search's late
+// batches rises with them (bench/README.md, "Why the code is as it is").
+// Each round after the first costs a warm-up, repeats rounded up and lookups in
 // the worker's caches (the JIT's, and its record of the reference checks
 // passed: a later round does not check again).
 // Tests: tests/tuner/search/measurement_rounds_test.cc.
@@ -71,9 +69,9 @@ std::vector<size_t> OrderOfRound(const std::vector<size_t>& measured_ok,
 // is within this factor of the batch's fastest: the rounds are there so that
 // a slow spell of the machine (5-15%) does not decide which of close
 // programs is faster, and no spell makes a program twice as slow. A program
-// further behind keeps the label of its first round; a 1,000-trial matmul
-// run spent 37-51 s timing such programs again (bench/README.md, "Later
-// rounds for the close ones only").
+// further behind keeps the label of its first round: timing such programs
+// again cost a tuning run tens of seconds for nothing (bench/README.md, "Why
+// the code is as it is").
 inline constexpr double kLaterRoundsWithin = 2.0;
 
 // The candidates of a batch that round `round` measures, in OrderOfRound's

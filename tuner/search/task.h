@@ -1,6 +1,6 @@
 // A tuning task: one workload on one target, with its design spaces and
 // what the search needs to know of it.
-// Tests: tests/tuner/search/candidate_test.cc.
+// Tests: tests/tuner/search/tuner_test.cc.
 #pragma once
 
 #include <string>

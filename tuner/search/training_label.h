@@ -5,14 +5,12 @@
 // slower than the program can when the machine takes its CPU away (another
 // process on the pinned core, an interrupt), never faster, so the fastest
 // repeat is the estimate of the program's own speed that contention moves
-// least. In the tuning runs of bench/README.md ("Cost model"), programs
-// measured while another process shared their core had medians 1.3-4x
-// their fastest repeat (samples alternating 2.3 and 10.5 ms), and on one
-// thread the re-measurements of a program at the end of a run differed by
-// up to 12% in median but by at most 1% in fastest repeat. (Measurements
-// seconds apart can still differ by 5-15% in fastest repeat when one falls
-// into a slow spell of the machine: measurement_rounds.h.) The database's
-// best record still ranks by median.
+// least: a program measured while another process shared its core has a
+// median far above its fastest repeat, and re-measurements of a program
+// differ much more in median than in fastest repeat (bench/README.md, "Why
+// the code is as it is"). (Measurements seconds apart can still differ in
+// fastest repeat when one falls into a slow spell of the machine:
+// measurement_rounds.h.) The database's best record still ranks by median.
 // Tests: tests/tuner/search/training_label_test.cc.
 #pragma once
 

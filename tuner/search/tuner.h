@@ -1,5 +1,5 @@
-// Tuning: the loop of DESIGN.md's data flow for one or more tasks on one
-// target, with results in the database.
+// Tuning: the loop of docs/architecture.md's data flow for one or more tasks on
+// one target, with results in the database.
 //
 // Each round the task scheduler picks a task, the evolutionary search picks
 // a batch of its candidates never measured (in this run or in the database),

@@ -1,5 +1,5 @@
-// The daemon's work queue and its leases (DESIGN.md, "Trust and failure";
-// docs/service.md, "Leases").
+// The daemon's work queue and its leases (docs/architecture.md, "Trust and
+// failure"; docs/service.md, "Leases").
 //
 // A job's measure function enqueues each candidate as a work item and waits
 // for its result. A runner acquires the oldest queued item whose target

@@ -1,6 +1,6 @@
 // CacheWriteOutput: step 2 of MultiLevelTiling (multi_level_tiling.h): the
 // output tile of a tiled block accumulates in a local cache (registers) and
-// is stored once, after the reduction (KERNELS.md: "no load or store of C
+// is stored once, after the reduction (docs/kernels.md: "no load or store of C
 // inside the K loop").
 //
 //  1. cache_write(block, 0, "local"), with the layout of OutputCacheLayout:

@@ -103,7 +103,7 @@ int VectorRegisters(const Target& target) {
 }
 
 // Fewest rows of a register tile worth sampling: with two FMA pipes of
-// latency 4, 8 accumulators must be in flight (KERNELS.md); 4 rows of two
+// latency 4, 8 accumulators must be in flight (docs/kernels.md); 4 rows of two
 // vectors do it.
 constexpr int64_t kMinRegisterRows = 4;
 

@@ -2,8 +2,8 @@
 // on CPUs (matmul, batch_matmul, dense, conv2d): multi-level tiling with
 // sampled perfect tiles, the output tile accumulated in registers, operands
 // packed where it pays, the outer tile in parallel, the register tile
-// vectorized and unrolled (KERNELS.md; MetaSchedule's MultiLevelTiling with
-// structure "SSRSRS").
+// vectorized and unrolled (docs/kernels.md; MetaSchedule's MultiLevelTiling
+// with structure "SSRSRS").
 //
 // It applies to a reduction block whose loops are its own (block_nest.h:
 // OwnNest), not yet tiled, that writes one buffer at its spatial variables
@@ -29,7 +29,7 @@
 //    change when the search mutates the decision. One fused parallel loop
 //    over the outer level would make the order moot but is not possible
 //    yet: compact_buffers cannot see that a fused loop's iterations write
-//    disjoint tiles and leaves the accumulator full-size (bench/README.md).
+//    disjoint tiles and leaves the accumulator full-size.
 // Steps of one branch (multi_level_tiling.cc):
 //  1. Tile. The vector and row loops first give their register tile: a
 //     sample_categorical among the divisors of the extent that fill whole
@@ -43,8 +43,9 @@
 //     sample_perfect_tile into the outer, middle and inner levels; the first
 //     reduction loop of extent >= 2 into 2; reorder as in tiled_nest.h.
 //     (Uniform perfect tiles for the register tile, as MetaSchedule samples
-//     them, made two thirds of the matmul points scalar or one-row kernels:
-//     0.8-24 GFLOP/s against 95 for the hand-written schedule.)
+//     them, made most matmul points scalar or one-row kernels, far slower
+//     than the hand-written schedule: bench/README.md, "Why the code is as
+//     it is".)
 //  2. Accumulate the output tile in a local cache (cache_write_output.h).
 //  3. Pack the operands where it pays (pack_operand.h).
 //  4. Parallel outer loop; unroll the row loop, vectorize the vector loop;
@@ -61,8 +62,8 @@
 // when every branch is, the schedule is returned unchanged.
 // Tests: tests/tuner/space/multi_level_tiling_test.cc (structure, the
 // hand-written bench/traces as points of the space) and
-// multi_level_tiling_property_test.cc (random points compiled and checked
-// against the reference).
+// tests/tuner/space/multi_level_tiling_property_test.cc (random points compiled
+// and checked against the reference).
 #pragma once
 
 #include <cstdint>
@@ -82,11 +83,11 @@ class MultiLevelTiling : public ScheduleRule {
     // Floats per vector register; 0: the target's VectorLanesF32().
     int64_t vector_lanes = 0;
     // The vector loop's innermost tile is at most this many vectors (2: a
-    // 32-float row of the register tile on AVX-512, as in KERNELS.md).
+    // 32-float row of the register tile on AVX-512, as in docs/kernels.md).
     int64_t vector_tile_vectors = 2;
     // Vector registers the accumulator may use; 0: all of the target's but
-    // 4 (28 of 32 zmm: tiles up to 14 x 32 floats as in KERNELS.md; 12 of 16
-    // ymm: 6 x 16), leaving room for the operand vectors and the broadcast.
+    // 4 (28 of 32 zmm: tiles up to 14 x 32 floats as in docs/kernels.md; 12 of
+    // 16 ymm: 6 x 16), leaving room for the operand vectors and the broadcast.
     // The row tile is at most this / vector_tile_vectors.
     int64_t accumulator_registers = 0;
     // Also branch on vectorizing a non-contiguous output dimension through a

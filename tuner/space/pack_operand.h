@@ -1,6 +1,6 @@
 // PackOperands: step 3 of MultiLevelTiling (multi_level_tiling.h): copy the
 // operands that the register tile reads as vectors into panels in the order
-// the tile reads them (KERNELS.md, GotoBLAS packing: B as [N/NR][K][NR]).
+// the tile reads them (docs/kernels.md, GotoBLAS packing: B as [N/NR][K][NR]).
 //
 // An operand is packed when it pays (PackLayoutFor):
 //  - it is indexed by the vector variable, as a plain index of exactly one
@@ -13,9 +13,9 @@
 //    even unit-stride in the vector variable);
 //  - unless the operand is already one panel: its vector dimension is the
 //    last and no longer than the panel.
-// The broadcast operand (matmul's A, conv's input) is not packed: the
-// hand-written matmul measured A packing equal at 1024 and 20% slower at
-// 2048 (bench/README.md).
+// The broadcast operand (matmul's A, conv's input) is not packed: packing it
+// did not make the hand-written matmul faster, and made it slower at 2048^3
+// (bench/README.md, "Why the code is as it is").
 // Layout: the vector dimension split by the panel width (the vector tile,
 // or a divisor of the extent close to it), its outer part placed before the
 // first dimension indexed by a reduction variable, its inner part last:

@@ -1,4 +1,5 @@
-// Schedule rules: how design spaces are built (DESIGN.md, data flow step 2).
+// Schedule rules: how design spaces are built (docs/architecture.md, "Data flow
+// of a tuning round", step 2).
 //
 // A rule looks at one block of a schedule under construction and applies
 // schedule primitives to it, sampling what should be searched (tile sizes,

@@ -3,7 +3,7 @@
 // plays which part (TilePlan, chosen from the block before anything is
 // recorded) and the handles of the loops that tiling made (TiledNest).
 //
-// The structure (KERNELS.md, MetaSchedule's "SSRSRS" for CPUs):
+// The structure (docs/kernels.md, MetaSchedule's "SSRSRS" for CPUs):
 //   outer   S: a loop per spatial variable, the plan's outer variable first
 //               (the loop made parallel), unit loops left unsplit before it
 //   middle  S: a loop per spatial variable of extent >= 2 (the vector

@@ -37,8 +37,8 @@ struct CompileTimes {
 
 class CompiledKernel {
  public:
-  // The kernel with the C ABI of DESIGN.md: int NAME(const float*, ...,
-  // float*).
+  // The kernel with the C ABI of docs/architecture.md: int NAME(const float*,
+  // ..., float*).
   void* function() const { return function_; }
   // Calls the kernel with args in Program::Params() order (one pointer per
   // parameter, checked) and returns its status (0 on success). Sets the

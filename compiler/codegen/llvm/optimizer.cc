@@ -87,11 +87,10 @@ namespace {
 // against the others, up to 5,000 per block: quadratic in the stores of a
 // block. A kernel's unrolled loops put hundreds of stores in one block (the
 // write-back of a conv's accumulator tile, 32 x 14 unrolled: 448), which
-// took 45% of the O3 time of the conv candidates that tuning measures most
-// (0.25 of 0.57 s), and removed nothing: with the limit at 100 the optimized
-// module was the same, byte for byte, on 19 kernels (tuned and default
-// matmuls and convs, dense, softmax, pools, batch matmul, add; bench/
-// README.md, "Compile time").
+// made DSE a large share of the O3 time of the conv candidates that tuning
+// measures most, and it removed nothing: with the limit at 100 the optimized
+// module is the same, byte for byte, on the kernels tried (bench/README.md,
+// "Why the code is as it is").
 void SetOptionsForGeneratedCode() {
   static const bool done = [] {
     (void)SetLlvmOptionUnlessSet("dse-memoryssa-defs-per-block-limit", "100");
@@ -106,11 +105,10 @@ void SetOptionsForGeneratedCode() {
 // of the next; in Lathe's kernels GVN's load PRE, earlier in the pipeline,
 // has done that already. Its loop-access analysis is quadratic in a loop's
 // memory accesses, and the conv candidates that unroll a tile's loads and
-// stores into a loop of thousands took 4-12 s in it alone (a candidate
-// usually compiles in 0.2-0.3 s). Left out, the optimized module was the
-// same, byte for byte, on 103 kernels: 61 conv and 30 matmul candidates of
-// tuning runs (the slow ones among them), the hand-written schedules, and
-// the default schedules of 10 workloads (bench/README.md, "Compile time").
+// stores into a loop of thousands spent seconds in it alone, many times a
+// whole compile. Left out, the optimized module is the same, byte for byte,
+// on the tuned, hand-written and default kernels tried (bench/README.md,
+// "Why the code is as it is").
 bool IsLeftOut(llvm::StringRef pass) {
   return pass == "LoopLoadEliminationPass";
 }

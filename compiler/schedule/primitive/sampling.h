@@ -8,7 +8,7 @@
 // each position from the remaining extent). sample_categorical: an index into
 // the candidates drawn with the given probabilities.
 // sample_compute_location: an index into ComputeLocations(block), or -1.
-// Tests: tests/compiler/schedule/primitive/sampling_test.cc.
+// Tests: tests/compiler/schedule/sampling_test.cc.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,8 @@
 //
 // Private to compiler/workload: registry.cc lists these, one line each. Each
 // family's file holds, for each of its operators, the parameter list, the te
-// definition (in DESIGN.md's layouts) and the plain-loop reference.
+// definition (in the layouts of docs/architecture.md) and the plain-loop
+// reference.
 // Tests: tests/compiler/workload/ops_test.cc, reference_test.cc.
 #pragma once
 

@@ -249,7 +249,7 @@ std::vector<const ForNode*> LoopsAboveUpdate(const Program& program,
   return found;
 }
 
-// The GEMM micro-kernel shape of KERNELS.md: an 8 x 16 accumulator tile in
+// The GEMM micro-kernel shape of docs/kernels.md: an 8 x 16 accumulator tile in
 // local scope, a parallel outer loop, the K loop around an unrolled row loop
 // and a vectorized column loop of the vector width.
 TEST(DefaultSchedule, Matmul64HasLocalTileParallelOuterAndVectorInner) {

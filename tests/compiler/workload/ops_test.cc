@@ -1,5 +1,5 @@
-// Each registry operator builds its tensors in DESIGN.md's layouts and its
-// initial program, at a couple of shapes.
+// Each registry operator builds its tensors in the layouts of
+// docs/architecture.md and its initial program, at a couple of shapes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

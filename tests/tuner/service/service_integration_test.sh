@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tuning service end to end on loopback (issue 6): real `lathe serve`,
+# The tuning service end to end on loopback: real `lathe serve`,
 # `lathe runner` and client processes. Usage:
 #   service_integration_test.sh LATHE_BIN CASE
 # Cases: three_runners kill_runner kill_daemon stop_daemon auth refusals target_mismatch tls
