@@ -1,6 +1,6 @@
 // `lathe db ...`: look into, move and maintain the tuning database.
 // The subcommands live in cli/db_*_commands.cc, grouped by what they do.
-// Tests: tests/cli/db_commands.cmake.
+// Tests: tests/cli/db_commands_test.sh.
 #pragma once
 
 #include <CLI/CLI.hpp>

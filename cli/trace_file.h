@@ -9,6 +9,7 @@
 // mistake is the likelier cause. The trace returned names this workload, so
 // that what is stored of it (`lathe bench --db`) or printed says what it
 // scheduled, not where it came from.
+// Tests: tests/lit/cli/bad_trace_text.test (runs the built binary).
 #pragma once
 
 #include <string>
