@@ -208,7 +208,8 @@ void AddBenchCommand(CLI::App& app) {
   options->workload.AddTo(command, /*spec_required=*/true);
   command->add_option(
       "--trace", options->trace_path,
-      "a trace file (JSON) to schedule with; default: the default schedule");
+      "a trace file (JSON or text form) to schedule with; default: the "
+      "default schedule");
   command->add_option("--target", options->target,
                       "target, e.g. host or \"llvm -mcpu=haswell\" (default: "
                       "host); it must run here");

@@ -8,7 +8,7 @@
 // Without --trace the default schedule is used. A target whose features this
 // machine lacks is refused (it would run illegal instructions); a kernel that
 // does not match the reference fails the command with the first mismatch.
-// Tests: tests/cli/CMakeLists.txt (runs the built binary).
+// Tests: tests/cli/bench_commands_test.sh (runs the built binary).
 #pragma once
 
 #include <CLI/CLI.hpp>

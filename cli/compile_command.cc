@@ -412,8 +412,8 @@ void AddCompileCommand(CLI::App& app) {
       "extents of the --expr index variables, e.g. i=64,j=64,k=64");
   command->add_option(
       "--trace", options->trace_path,
-      "a trace file (JSON) to schedule one workload with; default: the default "
-      "schedule, or the database's with --db");
+      "a trace file (JSON or text form) to schedule one workload with; "
+      "default: the default schedule, or the database's with --db");
   command->add_option(
       "--db", options->db_path,
       "the tuning database: each workload's best record (read only)");

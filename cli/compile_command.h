@@ -8,7 +8,7 @@
 //
 // Without --trace the default schedule is used. A target this machine
 // cannot run is only warned about: cross-compiling for another CPU is fine.
-// Tests: tests/cli/CMakeLists.txt (runs the built binary).
+// Tests: tests/cli/compile_commands_test.sh (runs the built binary).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -9,7 +9,7 @@
 // move reduction loops between the tile levels, accumulate the tile in a
 // local cache written back under the tile, parallelize the outer loop and
 // vectorize the inner one. Steps that do not apply are reported and skipped.
-// Tests: tests/cli/CMakeLists.txt (runs the built binary).
+// Tests: tests/cli/lower_commands_test.sh (runs the built binary).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -98,7 +98,8 @@ void AddLowerCommand(CLI::App& app) {
       "lower", "print a workload's loop program, optionally after a trace");
   options->workload.AddTo(command, /*spec_required=*/true);
   command->add_option("--trace", options->trace_path,
-                      "a trace file (JSON) to replay before printing");
+                      "a trace file (JSON, or the text --show-trace prints) to "
+                      "replay before printing");
   // --default with --trace, or --vector-width without --default, would be
   // ignored without a word.
   CLI::Option* use_default =

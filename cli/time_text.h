@@ -1,7 +1,7 @@
 // Kernel times as commands print them: in the unit that keeps their digits.
 // A 4x4 matmul's 20 ns printed as "0.0000 ms" (what every command did)
 // tells its user nothing; a 2 s kernel in ns is as hard to read.
-// Tests: tests/cli/CMakeLists.txt (cli_tune_prints_small_times).
+// Tests: tests/cli/tune_commands_test.sh (case prints_small_times).
 #pragma once
 
 #include <string>

@@ -1,5 +1,7 @@
 // A trace file given on the command line for one workload (--trace of
-// lathe lower, compile and bench).
+// lathe lower, compile and bench): the JSON form (a file starting with '{',
+// trace.h) or the text form of Trace::ToText (trace_text.h), which names no
+// workload. Errors name the file (and for the text form the line and column).
 //
 // A trace recorded on another workload may still replay on this one (its
 // splits divide these extents too), and then schedules a program of this
@@ -7,6 +9,7 @@
 // mistake is the likelier cause. The trace returned names this workload, so
 // that what is stored of it (`lathe bench --db`) or printed says what it
 // scheduled, not where it came from.
+// Tests: tests/lit/cli/bad_trace_text.test (runs the built binary).
 #pragma once
 
 #include <string>

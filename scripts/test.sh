@@ -7,7 +7,7 @@
 #
 # Environment (plus those of scripts/build.sh):
 #   LATHE_TEST_LABELS          run only tests whose label matches this regex
-#                              (labels: unit, integration, slow, gpu)
+#                              (labels: unit, integration, slow, gpu, lit)
 #   LATHE_TEST_EXCLUDE_LABELS  skip tests whose label matches this regex
 #   LATHE_TEST_JOBS            ctest parallelism (default 2)
 #   LATHE_TEST_TIMEOUT         seconds per test without its own TIMEOUT

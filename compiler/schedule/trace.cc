@@ -1,10 +1,12 @@
 #include "compiler/schedule/trace.h"
 
+#include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -15,18 +17,31 @@ namespace lathe {
 
 namespace {
 
+// A double in the shortest form that reads back as the same double, with a
+// point when it would otherwise read as an integer ("1.0", not "1"), so that
+// the text form reads back (trace_text.h).
+std::string DoubleText(double v) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
+  std::string text(buffer, ec == std::errc() ? end : buffer);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text;
+}
+
 std::string AttrText(const AttrValue& value) {
   struct {
     std::string operator()(int64_t v) const { return absl::StrCat(v); }
-    std::string operator()(double v) const { return absl::StrCat(v); }
+    std::string operator()(double v) const { return DoubleText(v); }
     std::string operator()(const std::string& v) const {
-      return absl::StrCat("\"", v, "\"");
+      return absl::StrCat("\"", absl::CEscape(v), "\"");
     }
     std::string operator()(const std::vector<int64_t>& v) const {
       return absl::StrCat("[", absl::StrJoin(v, ", "), "]");
     }
     std::string operator()(const std::vector<double>& v) const {
-      return absl::StrCat("[", absl::StrJoin(v, ", "), "]");
+      std::vector<std::string> texts;
+      for (double d : v) texts.push_back(DoubleText(d));
+      return absl::StrCat("[", absl::StrJoin(texts, ", "), "]");
     }
   } visitor;
   return std::visit(visitor, value);

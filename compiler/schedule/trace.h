@@ -67,8 +67,9 @@ struct Trace {
   // The workload the trace was recorded on (informational).
   std::string workload;
 
-  // One instruction per line, Python-like: `l3, l4 = split(l1, [v2, 8])`,
-  // with sampling decisions as trailing comments.
+  // One instruction per line, Python-like: `r3, r4 = split(r1, r2, None)`,
+  // with sampling decisions as trailing comments. ParseTraceText
+  // (trace_text.h) reads it back.
   std::string ToText() const;
 
   void ToProto(proto::Trace* out) const;

@@ -28,9 +28,11 @@ lookups)
   [ "$(grep -c '"id":' top.json)" -eq 1 ] || fail "top does not list the program once: $(cat top.json)"
   grep -q '"job": "second"' top.json || fail "top is not the latest measurement: $(cat top.json)"
   grep -q '"replays": true' top.json || fail "top: $(cat top.json)"
-  "$lathe" db list --json | grep -q '"records": 2, "ok_records": 2' || fail "list"
-  "$lathe" db stats --json | grep -q '"records": 2,' || fail "stats"
-  "$lathe" db stats --json | grep -q '"jobs": 2,' || fail "stats jobs"
+  "$lathe" db list --json > list.json
+  grep -q '"records": 2, "ok_records": 2' list.json || fail "list: $(cat list.json)"
+  "$lathe" db stats --json > stats.json
+  grep -q '"records": 2,' stats.json || fail "stats: $(cat stats.json)"
+  grep -q '"jobs": 2,' stats.json || fail "stats jobs: $(cat stats.json)"
   # Exact target matching by default; --compatible reports the difference.
   expect_error 'no measured record of .* (try --compatible)' \
     "$lathe" db best "$W" --target "host -num-threads=2"
@@ -44,7 +46,8 @@ lookups)
   "$lathe" db best "$W" --target "$T" --db stale.db > stale.txt
   grep -q '^replay    MISMATCH: this Lathe replays its trace to program [0-9a-f]*, it was measured as 00000000deadbeef' stale.txt \
     || fail "stale record not flagged: $(cat stale.txt)"
-  "$lathe" db best "$W" --target "$T" --db stale.db --json | grep -q '"replays": false' || fail "json replays"
+  "$lathe" db best "$W" --target "$T" --db stale.db --json > stale.json
+  grep -q '"replays": false' stale.json || fail "json replays: $(cat stale.json)"
   "$lathe" db check > check.txt || fail "check: $(cat check.txt)"
   # A trace recorded on another workload that replays on this one: a
   # warning, and the record names the workload it measured.
@@ -63,9 +66,11 @@ transfer)
   bench --job shard-b
   mv lathe.db b.db
   "$lathe" db export --db a.db -o a.jsonl
-  head -1 a.jsonl | grep -qx '{"format":"lathe-records","version":1}' || fail "header"
-  "$lathe" db import --db c.db a.jsonl | grep -q '1 records added, 0 exact duplicates' || fail "import"
-  "$lathe" db import --db c.db a.jsonl | grep -q '0 records added, 1 exact duplicates' || fail "reimport"
+  [ "$(sed -n 1p a.jsonl)" = '{"format":"lathe-records","version":1}' ] || fail "header"
+  "$lathe" db import --db c.db a.jsonl > import.txt
+  grep -q '1 records added, 0 exact duplicates' import.txt || fail "import: $(cat import.txt)"
+  "$lathe" db import --db c.db a.jsonl > reimport.txt
+  grep -q '0 records added, 1 exact duplicates' reimport.txt || fail "reimport: $(cat reimport.txt)"
   # Export of the import is the same records.
   "$lathe" db export --db c.db -o c.jsonl
   cmp a.jsonl c.jsonl || fail "export/import round trip differs"
@@ -78,11 +83,14 @@ transfer)
   [ "$(wc -l < import.json)" = 1 ] || fail "import --json: $(cat import.json)"
   grep -q '"sources": \[{"source": "a.jsonl", "added": 1, "duplicates": 0}, {"source": "c.jsonl", "added": 0, "duplicates": 1}\], "added": 1, "duplicates": 1' import.json ||
     fail "import --json: $(cat import.json)"
-  "$lathe" db export --db merged.db | grep -c '"job":"shard-' | grep -qx 2 || fail "provenance"
+  "$lathe" db export --db merged.db > merged.jsonl
+  [ "$(grep -c '"job":"shard-' merged.jsonl)" = 2 ] || fail "provenance: $(cat merged.jsonl)"
   expect_error 'cannot merge a database into itself' "$lathe" db merge --db merged.db merged.db
   # Prune to the fastest record per task.
-  "$lathe" db prune --db merged.db -k 1 | grep -q 'deleted 1 records' || fail "prune"
-  "$lathe" db stats --db merged.db --json | grep -q '"records": 1,' || fail "after prune"
+  "$lathe" db prune --db merged.db -k 1 > prune.txt
+  grep -q 'deleted 1 records' prune.txt || fail "prune: $(cat prune.txt)"
+  "$lathe" db stats --db merged.db --json > pruned.json
+  grep -q '"records": 1,' pruned.json || fail "after prune: $(cat pruned.json)"
   "$lathe" db check --db merged.db > /dev/null
   # A bad line imports nothing and names file and line.
   { head -2 a.jsonl; echo '{"workload_key": 5'; } > bad.jsonl

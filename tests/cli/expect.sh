@@ -10,3 +10,13 @@ expect_error() {
   [ "$(wc -l < err.txt)" -eq 1 ] || fail "not one line: $(cat err.txt)"
   grep -q -- "$pattern" err.txt || fail "expected '$pattern', got: $(cat err.txt)"
 }
+# The command must fail and print exactly one line, stdout and stderr
+# together, matching $1.
+expect_failure_line() {
+  local pattern=$1; shift
+  if "$@" > out.txt 2>&1; then fail "succeeded: $*"; fi
+  [ "$(wc -l < out.txt)" -eq 1 ] || fail "not one line: $(cat out.txt)"
+  grep -q -- "$pattern" out.txt || fail "expected '$pattern', got: $(cat out.txt)"
+}
+# Output is captured to a file before it is searched: `lathe ... | grep -q`
+# fails under pipefail when grep exits first and lathe gets EPIPE.

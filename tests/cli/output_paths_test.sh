@@ -24,8 +24,8 @@ refuses() {
   local out rc=0
   out=$("$@" 2>&1) || rc=$?
   [ "$rc" = 1 ] || fail "$name: exit $rc: $out"
-  [ "$(echo "$out" | wc -l)" = 1 ] || fail "$name: not one line: $out"
-  echo "$out" | grep -q -- "$want" || fail "$name: $out"
+  [ "$(wc -l <<<"$out")" = 1 ] || fail "$name: not one line: $out"
+  grep -q -- "$want" <<<"$out" || fail "$name: $out"
   [ "$(sha256sum < x.db)" = "$before" ] || fail "$name: the database changed"
 }
 
@@ -43,7 +43,7 @@ refuses compile_misses "--misses link.db is the database" \
   "$lathe" compile "$W" --db x.db --target "$T" -o k.a --misses link.db
 cp x.db lib.a  # a database that happens to be named like the output
 out=$("$lathe" compile "$W" --db lib.a --target "$T" -o lib.a 2>&1) && fail "compile over its --db: $out"
-echo "$out" | grep -q -- "-o lib.a is the database" || fail "compile over its --db: $out"
+grep -q -- "-o lib.a is the database" <<<"$out" || fail "compile over its --db: $out"
 "$lathe" db check --db lib.a > /dev/null || fail "lib.a was overwritten"
 refuses header_over_output "--header k.a is also -o" \
   "$lathe" compile "$W" -o k.a --header k.a
@@ -59,9 +59,9 @@ refuses serve_port_file "--port-file x.db is the database" \
 # what was there.
 echo old > keep.a
 out=$("$lathe" compile "$W" -o keep.a --header no-such-folder/k.h 2>&1) && fail "unwritable header: $out"
-echo "$out" | grep -q 'cannot write no-such-folder/k.h' || fail "unwritable header: $out"
+grep -q 'cannot write no-such-folder/k.h' <<<"$out" || fail "unwritable header: $out"
 [ "$(cat keep.a)" = old ] || fail "a failed compile replaced keep.a"
-ls | grep -q partial && fail "a failed compile left $(ls | grep partial)"
+compgen -G '*partial*' > /dev/null && fail "a failed compile left $(ls -d -- *partial*)"
 
 # Distinct outputs still work.
 "$lathe" db export --db x.db -o out.jsonl > /dev/null

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `lathe tune` end to end: a tuning run through the real
 # local worker, continued by a second run, and stopped by SIGINT with
-# everything measured committed. Usage: tune_commands_test.sh LATHE_BIN CASE
+# everything measured committed; the refusals; small kernel times.
+# Usage: tune_commands_test.sh LATHE_BIN CASE
 set -euo pipefail
 lathe=$1
 case_name=$2
@@ -17,7 +18,8 @@ tune() {
   "$lathe" tune "$W" --threads 1 --min-time 0.005 --batch 4 --seed 3 --population 16 \
     --generations 1 "$@"
 }
-json_number() { sed -E "s/.*\"$1\": ([0-9.]+).*/\1/" | head -1; }
+# The first number named $1 in the JSON file $2.
+json_number() { grep -m1 -oE "\"$1\": [0-9.]+" "$2" | sed -E 's/.*: //'; }
 
 case $case_name in
 runs_and_continues)
@@ -67,7 +69,8 @@ sigint|sigterm)
   pid=$!
   # Wait (bounded) until some batches are committed, then interrupt.
   for _ in $(seq 1 600); do
-    n=$("$lathe" db stats --json 2>/dev/null | json_number records || echo 0)
+    "$lathe" db stats --json > stats.json 2>/dev/null || true
+    n=$(json_number records stats.json || echo 0)
     [ "${n:-0}" -ge 8 ] && break
     sleep 0.1
   done
@@ -83,9 +86,11 @@ sigint|sigterm)
   wait "$pid" || fail "exit code $? after SIG$signal: $(cat err.txt)"
   pid=""
   grep -q 'stopped after [0-9]* trials' out.txt || fail "output: $(cat out.txt)"
-  trials=$(sed -E 's/stopped after ([0-9]+) trials.*/\1/' out.txt | head -1)
-  [ "$("$lathe" db stats --json | json_number records)" = "$trials" ] \
-    || fail "$trials trials reported, $("$lathe" db stats --json | json_number records) records"
+  trials=$(grep -m1 -oE 'stopped after [0-9]+' out.txt)
+  trials=${trials##* }
+  "$lathe" db stats --json > stats.json
+  records=$(json_number records stats.json)
+  [ "$records" = "$trials" ] || fail "$trials trials reported, $records records"
   "$lathe" db check > /dev/null || fail "check after SIG$signal"
   "$lathe" db export -o all.jsonl > /dev/null
   grep -q '"job":"tune-' all.jsonl || fail "job"
@@ -93,39 +98,57 @@ sigint|sigterm)
 errors)
   out=$("$lathe" tune 2>&1) && fail "no workload accepted"
   out=$("$lathe" tune nosuchop:M=1 2>&1) && fail "bad spec accepted"
-  [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q '^lathe: error: .*nosuchop' \
+  [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q '^lathe: error: .*nosuchop' <<<"$out" \
     || fail "bad spec: $out"
   out=$("$lathe" tune "$W" --trials 0 2>&1) && fail "0 trials accepted"
-  echo "$out" | grep -q 'at least 1' || fail "0 trials: $out"
+  grep -q 'at least 1' <<<"$out" || fail "0 trials: $out"
   out=$("$lathe" tune "$W" "$W" --weights 1 2>&1) && fail "bad weights accepted"
-  echo "$out" | grep -q 'weights has 1 values for 2 workloads' || fail "weights: $out"
+  grep -q 'weights has 1 values for 2 workloads' <<<"$out" || fail "weights: $out"
   out=$("$lathe" tune "$W" matmul:K=16,M=32,N=48 2>&1) && fail "a workload twice accepted"
-  [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q 'the same workload as matmul:M=32,N=48,K=16' \
+  [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q 'the same workload as matmul:M=32,N=48,K=16' <<<"$out" \
     || fail "twice: $out"
   out=$("$lathe" tune "$W" --min-time -1 2>&1) && fail "negative min time accepted"
-  echo "$out" | grep -q '^lathe: error: --min-time' || fail "min time: $out"
+  grep -q '^lathe: error: --min-time' <<<"$out" || fail "min time: $out"
   out=$("$lathe" tune "$W" --min-time inf 2>&1) && fail "an infinite min time accepted"
-  echo "$out" | grep -q '^lathe: error: --min-time.*finite' || fail "min time inf: $out"
+  grep -q '^lathe: error: --min-time.*finite' <<<"$out" || fail "min time inf: $out"
   out=$("$lathe" tune "$W" --time-budget nan 2>&1) && fail "a time budget of nan accepted"
-  echo "$out" | grep -q -- '--time-budget' || fail "time budget nan: $out"
+  grep -q -- '--time-budget' <<<"$out" || fail "time budget nan: $out"
   out=$("$lathe" compile "$W" -o k.a --function lathe_parallel_for 2>&1) && fail "a runtime name accepted"
-  echo "$out" | grep -q 'lathe_parallel_for: not a C identifier' || fail "runtime name: $out"
+  grep -q 'lathe_parallel_for: not a C identifier' <<<"$out" || fail "runtime name: $out"
   out=$("$lathe" tune "$W" --seed -1 2>&1) && fail "seed -1 accepted"
-  echo "$out" | grep -q -- '--seed: must be a whole number in \[0, ' || fail "seed: $out"
+  grep -q -- '--seed: must be a whole number in \[0, ' <<<"$out" || fail "seed: $out"
   out=$("$lathe" tune "$W" --threads 0 2>&1) && fail "0 threads accepted"
-  echo "$out" | grep -q -- '--threads: must be a whole number in \[1, 1024\]' || fail "threads: $out"
+  grep -q -- '--threads: must be a whole number in \[1, 1024\]' <<<"$out" || fail "threads: $out"
   out=$("$lathe" tune "$W" matmul:M=16,N=16,K=16 --weights 1,inf 2>&1) && fail "an infinite weight accepted"
-  echo "$out" | grep -q -- '--weights: "inf" is not a positive number' || fail "weights inf: $out"
+  grep -q -- '--weights: "inf" is not a positive number' <<<"$out" || fail "weights inf: $out"
   out=$("$lathe" tune "$W" --timeout 0 2>&1) && fail "timeout 0 accepted"
-  echo "$out" | grep -q '^lathe: error: --timeout' || fail "timeout: $out"
+  grep -q '^lathe: error: --timeout' <<<"$out" || fail "timeout: $out"
   # More threads than CPUs: timings of the threads' turns, refused.
   out=$("$lathe" tune "$W" --threads 999 2>&1) && fail "999 threads accepted"
-  [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q 'runs 999 threads, but this process may use' \
+  [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q 'runs 999 threads, but this process may use' <<<"$out" \
     || fail "999 threads: $out"
   out=$("$lathe" bench "$W" --job j 2>&1) && fail "bench: --job without --db accepted"
-  echo "$out" | grep -q -- '--job names the record of --db' || fail "bench --job: $out"
+  grep -q -- '--job names the record of --db' <<<"$out" || fail "bench --job: $out"
   out=$("$lathe" bench "$W" --threads 999 2>&1) && fail "bench: 999 threads accepted"
-  echo "$out" | grep -q 'runs 999 threads' || fail "bench 999 threads: $out"
+  grep -q 'runs 999 threads' <<<"$out" || fail "bench 999 threads: $out"
+  ;;
+# Kernel times in the unit that keeps their digits (cli/time_text.h): a 4x4
+# matmul's tens of nanoseconds were printed "0.0000 ms" by tune, db and bench.
+prints_small_times)
+  M4=matmul:M=4,N=4,K=4
+  T4="host -num-threads=1"
+  "$lathe" tune "$M4" --threads 1 --trials 2 --min-time 0.005 --db t.db > tune.txt 2>/dev/null
+  grep -Eq '^  best +[0-9.]+ (ns|us) +[0-9.]+ GFLOP/s' tune.txt || fail "tune best: $(cat tune.txt)"
+  grep -Eq '^  default +[0-9.]+ (ns|us) ' tune.txt || fail "tune default: $(cat tune.txt)"
+  "$lathe" db list --db t.db > list.txt
+  grep -Eq 'best [0-9.]+ (ns|us) = ' list.txt || fail "db list: $(cat list.txt)"
+  grep -q '0\.0000 ms' list.txt && fail "db list: $(cat list.txt)"
+  "$lathe" db best "$M4" --target "$T4" --db t.db > best.txt
+  grep -Eq '^time +median [0-9.]+ (ns|us),' best.txt || fail "db best: $(cat best.txt)"
+  "$lathe" bench "$M4" --min-time 0.01 > bench.txt
+  grep -Eq '^time +median [0-9.]+ (ns|us)  min [0-9.]+ (ns|us)' bench.txt || fail "bench: $(cat bench.txt)"
+  "$lathe" db top "$M4" --target "$T4" --db t.db > top.txt
+  grep -Eq 'median (ns|us) ' top.txt || fail "db top: $(cat top.txt)"
   ;;
 *)
   fail "unknown case $case_name"

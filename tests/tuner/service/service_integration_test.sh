@@ -78,8 +78,18 @@ client() { "$lathe" "$1" --tuner "127.0.0.1:$port" --token-file token "${@:2}"; 
 # The job's state and "done/total" trials from `lathe jobs`.
 job_row() { client jobs | awk -v j="$1" '$1 == j {print $2, $3}'; }
 job_has_trials() { local t; t=$(job_row "$1" | cut -d' ' -f2); [ "${t%%/*}" -ge "$2" ] 2>/dev/null; }
-work_queued() { [ "$(client jobs --json | grep -o '"work_queued":[0-9]*' | head -1 | cut -d: -f2)" -ge 1 ] 2>/dev/null; }
-runner_state() { client runners | awk -v n="$1" '$5 == n {print $2}' | grep -qx "$2"; }
+# (Output is captured before it is searched: `lathe ... | grep -q` fails
+# under pipefail when grep exits first and lathe gets EPIPE.)
+work_queued() {
+  local out
+  out=$(client jobs --json) || return 1
+  [ "$(grep -o '"work_queued":[0-9]*' <<<"$out" | sed -n '1s/.*://p')" -ge 1 ] 2>/dev/null
+}
+runner_state() {
+  local out
+  out=$(client runners) || return 1
+  awk -v n="$1" -v s="$2" '$5 == n && $2 == s {found = 1} END {exit !found}' <<<"$out"
+}
 runner_busy() { runner_state "$1" busy; }
 runners_registered() { [ "$(client runners --json | grep -o '"id":' | wc -l)" -ge "$1" ]; }
 
@@ -116,10 +126,13 @@ three_runners)
   check_exactly_once "$job" 12
   # All three took part, and say so in the records' provenance.
   for r in a b c; do grep -q " $r" records.txt || fail "runner $r measured nothing"; done
-  client runners | grep -c ' idle ' | grep -qx 3 || fail "runners: $(client runners)"
-  client jobs | grep "$job" | grep -q ' done ' || fail "jobs: $(client jobs)"
+  client runners > runners.txt
+  [ "$(grep -c ' idle ' runners.txt)" = 3 ] || fail "runners: $(cat runners.txt)"
+  client jobs > jobs.txt
+  grep "$job" jobs.txt | grep ' done ' > /dev/null || fail "jobs: $(cat jobs.txt)"
   # watch on a finished job: its final state, exit 0.
-  client watch "$job" | tail -1 | grep -q ' done ' || fail "watch of a finished job"
+  client watch "$job" > finished.txt || fail "watch of a finished job: $(cat finished.txt)"
+  grep -q ' done ' <<<"$(tail -1 finished.txt)" || fail "watch of a finished job: $(cat finished.txt)"
   ;;
 
 kill_runner)
@@ -139,11 +152,12 @@ kill_runner)
   done
   kill -9 "$runner_b"
   client watch "$job" > watch.txt || fail "watch: $(tail -3 watch.txt)"
-  tail -1 watch.txt | grep -q ' done 24/24 trials' || fail "job: $(tail -1 watch.txt)"
+  grep -q ' done 24/24 trials' <<<"$(tail -1 watch.txt)" || fail "job: $(tail -1 watch.txt)"
   check_exactly_once "$job" 24
   wait_for 30 "the daemon to log the expired lease" \
     grep -q 'expired (no heartbeat); its candidate is queued again' serve.log
-  client runners | grep -q '^leases expired: [1-9]' || fail "runners: $(client runners)"
+  client runners > runners.txt
+  grep -q '^leases expired: [1-9]' runners.txt || fail "runners: $(cat runners.txt)"
   # Listed as lost once silent for two lease times.
   wait_for 30 "runner b to be listed as lost" runner_state b lost
   ;;
@@ -164,7 +178,7 @@ kill_daemon)
   start_daemon serve-2.log "127.0.0.1:$first_port"
   grep -q "resuming job $job" serve-2.log || fail "not resumed: $(cat serve-2.log)"
   client watch "$job" > watch.txt || fail "watch after restart: $(tail -3 watch.txt)"
-  tail -1 watch.txt | grep -q ' done 20/20 trials' || fail "job: $(tail -1 watch.txt)"
+  grep -q ' done 20/20 trials' <<<"$(tail -1 watch.txt)" || fail "job: $(tail -1 watch.txt)"
   check_exactly_once "$job" 20
   # Nothing committed before the kill was lost.
   job_records "$job" | cut -d' ' -f1 | sort > after.txt
@@ -178,11 +192,11 @@ stop_daemon)
   # One daemon per port, and one per database.
   out=$("$lathe" serve --listen "127.0.0.1:$first_port" --db other.db --token-file token 2>&1) &&
     fail "a second daemon on the same port ran"
-  echo "$out" | grep -q "cannot listen on 127.0.0.1:$first_port" || fail "same port: $out"
+  grep -q "cannot listen on 127.0.0.1:$first_port" <<<"$out" || fail "same port: $out"
   [ ! -e other.db ] || fail "the daemon that could not listen left the database it created"
   out=$("$lathe" serve --listen 127.0.0.1:0 --db t.db --token-file token 2>&1) &&
     fail "a second daemon on the same database ran"
-  echo "$out" | grep -q 'another lathe serve (pid [0-9]*) runs on this database' || fail "same database: $out"
+  grep -q 'another lathe serve (pid [0-9]*) runs on this database' <<<"$out" || fail "same database: $out"
   for r in a b; do start_runner $r; done
   wait_for 30 "two runners" runners_registered 2
   job=$(submit --trials 20)
@@ -194,7 +208,7 @@ stop_daemon)
   start_daemon serve-2.log "127.0.0.1:$first_port"
   grep -q "resuming job $job" serve-2.log || fail "not resumed: $(cat serve-2.log)"
   client watch "$job" > watch.txt || fail "watch after restart: $(tail -3 watch.txt)"
-  tail -1 watch.txt | grep -q ' done 20/20 trials' || fail "job: $(tail -1 watch.txt)"
+  grep -q ' done 20/20 trials' <<<"$(tail -1 watch.txt)" || fail "job: $(tail -1 watch.txt)"
   check_exactly_once "$job" 20
   for r in a b; do
     kill -0 "$(eval echo "\$runner_$r")" 2>/dev/null || fail "runner $r exited: $(cat "runner-$r.log")"
@@ -207,25 +221,26 @@ auth)
   : > empty
   # A client with a wrong token, with an empty token file, with none.
   out=$("$lathe" jobs --tuner "127.0.0.1:$port" --token-file wrong 2>&1) && fail "wrong token accepted"
-  [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
-  echo "$out" | grep -q 'refused the credentials' || fail "client, wrong token: $out"
+  [ "$(wc -l <<<"$out")" = 1 ] || fail "not one line: $out"
+  grep -q 'refused the credentials' <<<"$out" || fail "client, wrong token: $out"
   out=$("$lathe" jobs --tuner "127.0.0.1:$port" --token-file empty 2>&1) && fail "empty token accepted"
-  echo "$out" | grep -q 'holds no token' || fail "client, empty token: $out"
+  grep -q 'holds no token' <<<"$out" || fail "client, empty token: $out"
   out=$(env -u LATHE_TOKEN_FILE "$lathe" jobs --tuner "127.0.0.1:$port" 2>&1) && fail "no token accepted"
-  echo "$out" | grep -q 'token-file' || fail "client, no token: $out"
+  grep -q 'token-file' <<<"$out" || fail "client, no token: $out"
   # A runner with a wrong token gives up at once with one clear line.
   out=$("$lathe" runner --connect "127.0.0.1:$port" --token-file wrong --target "$T" 2>&1) &&
     fail "runner with a wrong token ran"
-  echo "$out" | tail -1 | grep -q '^lathe: error: .*refused the credentials' || fail "runner: $out"
-  client runners --json | grep -q '"id"' && fail "a refused runner was registered"
+  grep -q '^lathe: error: .*refused the credentials' <<<"$(tail -1 <<<"$out")" || fail "runner: $out"
+  client runners --json > runners.json
+  grep -q '"id"' runners.json && fail "a refused runner was registered: $(cat runners.json)"
   # And the right token works.
   client jobs > /dev/null || fail "right token refused"
   # A daemon that is not there: one line, non-zero.
   kill -9 "$daemon"
   wait "$daemon" 2>/dev/null || true
   out=$(client jobs --timeout 5 2>&1) && fail "jobs without a daemon succeeded"
-  [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
-  echo "$out" | grep -q "tuner at 127.0.0.1:$port is not reachable" || fail "unreachable: $out"
+  [ "$(wc -l <<<"$out")" = 1 ] || fail "not one line: $out"
+  grep -q "tuner at 127.0.0.1:$port is not reachable" <<<"$out" || fail "unreachable: $out"
   ;;
 
 refusals)
@@ -234,8 +249,8 @@ refusals)
     local want=$1
     shift
     out=$(client submit "$@" 2>&1) && fail "accepted: $*"
-    [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
-    echo "$out" | grep -q -- "$want" || fail "want '$want': $out"
+    [ "$(wc -l <<<"$out")" = 1 ] || fail "not one line: $out"
+    grep -q -- "$want" <<<"$out" || fail "want '$want': $out"
     # The daemon keeps serving.
     client jobs > /dev/null || fail "the daemon stopped serving after: $*"
   }
@@ -250,37 +265,37 @@ refusals)
   # Runners: a malformed registration names its field; the daemon goes on.
   out=$("$lathe" runner --connect "127.0.0.1:$port" --token-file token --target 'fpga' 2>&1) &&
     fail "bad target accepted"
-  echo "$out" | grep -q 'fpga' || fail "runner target: $out"
+  grep -q 'fpga' <<<"$out" || fail "runner target: $out"
   # A port out of range is refused by name, not wrapped modulo 65536.
   out=$("$lathe" serve --listen 127.0.0.1:99999 --db other.db --token-file token 2>&1) &&
     fail "port 99999 accepted"
-  echo "$out" | grep -q '^lathe: error: .*port "99999" is not in 0-65535' || fail "serve port: $out"
+  grep -q '^lathe: error: .*port "99999" is not in 0-65535' <<<"$out" || fail "serve port: $out"
   out=$("$lathe" serve --listen no-such-host:7770 --db other.db --token-file token 2>&1) &&
     fail "an unknown host accepted"
-  [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q '^lathe: error: cannot listen on no-such-host:7770' ||
+  [ "$(wc -l <<<"$out")" = 1 ] && grep -q '^lathe: error: cannot listen on no-such-host:7770' <<<"$out" ||
     fail "serve host: $out"
   out=$("$lathe" jobs --tuner 127.0.0.1:99999 --token-file token 2>&1) && fail "client port accepted"
-  echo "$out" | grep -q 'port "99999" is not in 0-65535' || fail "client port: $out"
+  grep -q 'port "99999" is not in 0-65535' <<<"$out" || fail "client port: $out"
   # No port (gRPC would use 443), a negative one (it would wrap).
   out=$("$lathe" serve --listen 127.0.0.1 --db other.db --token-file token 2>&1) &&
     fail "an address without a port accepted"
-  echo "$out" | grep -q 'address "127.0.0.1": no port' || fail "serve without a port: $out"
+  grep -q 'address "127.0.0.1": no port' <<<"$out" || fail "serve without a port: $out"
   out=$("$lathe" runner --connect 127.0.0.1:-5 --token-file token --target "$T" 2>&1) &&
     fail "a runner with port -5 ran"
-  echo "$out" | grep -q 'port "-5" is not in 0-65535' || fail "runner port: $out"
+  grep -q 'port "-5" is not in 0-65535' <<<"$out" || fail "runner port: $out"
   # Leases under a second expire between heartbeats; an unwritable port file
   # must not leave a script waiting for it.
   out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --lease-seconds 1e-9 2>&1) &&
     fail "a lease of 1e-9 s accepted"
-  echo "$out" | grep -q -- '--lease-seconds must be in \[1, 86400\]' || fail "lease: $out"
+  grep -q -- '--lease-seconds must be in \[1, 86400\]' <<<"$out" || fail "lease: $out"
   out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --build-ahead -1 2>&1) &&
     fail "--build-ahead -1 accepted"
-  echo "$out" | grep -q -- '--build-ahead: must be a whole number in \[0, 64\]' || fail "build-ahead: $out"
+  grep -q -- '--build-ahead: must be a whole number in \[0, 64\]' <<<"$out" || fail "build-ahead: $out"
   out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token \
     --port-file /nonexistent/port 2>&1) && fail "an unwritable port file accepted"
-  echo "$out" | tail -1 | grep -q -- '--port-file /nonexistent/port: cannot write' || fail "port file: $out"
+  grep -q -- '--port-file /nonexistent/port: cannot write' <<<"$(tail -1 <<<"$out")" || fail "port file: $out"
   out=$(client watch job-none 2>&1) && fail "watch of an unknown job succeeded"
-  echo "$out" | grep -q 'no job "job-none"' || fail "watch unknown: $out"
+  grep -q 'no job "job-none"' <<<"$out" || fail "watch unknown: $out"
   out=$(client cancel job-none 2>&1) && fail "cancel of an unknown job succeeded"
   client jobs > /dev/null || fail "the daemon stopped serving"
   kill -0 "$daemon" || fail "the daemon died"
@@ -323,13 +338,13 @@ tls)
   client jobs "${mtls[@]}" > /dev/null || fail "mutual TLS client refused"
   # Plaintext, or TLS without a client certificate: refused.
   out=$(client jobs --timeout 5 2>&1) && fail "plaintext client served"
-  [ "$(echo "$out" | wc -l)" = 1 ] || fail "not one line: $out"
+  [ "$(wc -l <<<"$out")" = 1 ] || fail "not one line: $out"
   client jobs --tls-ca ca.pem --timeout 5 > /dev/null 2>&1 && fail "client without a certificate served"
   # The right certificate but a wrong token: refused too.
   echo wrong > wrong
   out=$("$lathe" jobs --tuner "127.0.0.1:$port" --token-file wrong "${mtls[@]}" 2>&1) &&
     fail "wrong token over mutual TLS served"
-  echo "$out" | grep -q 'refused the credentials' || fail "wrong token over mutual TLS: $out"
+  grep -q 'refused the credentials' <<<"$out" || fail "wrong token over mutual TLS: $out"
   # A runner over mutual TLS measures a job.
   start_runner a "${mtls[@]}"
   submit --trials 2 --remeasure-top -1 --wait "${mtls[@]}" > out.txt 2> /dev/null ||
@@ -339,20 +354,20 @@ tls)
   # (gRPC only said "cannot listen" or "empty address list").
   out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --tls-cert token \
     --tls-key server.key 2>&1) && fail "a token as a certificate accepted"
-  echo "$out" | grep -q 'TLS certificate token: no PEM CERTIFICATE in it' || fail "cert: $out"
+  grep -q 'TLS certificate token: no PEM CERTIFICATE in it' <<<"$out" || fail "cert: $out"
   out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --tls-cert server.pem \
     --tls-key server.pem 2>&1) && fail "a certificate as a key accepted"
-  echo "$out" | grep -q 'TLS key server.pem: no PEM PRIVATE KEY in it' || fail "key: $out"
+  grep -q 'TLS key server.pem: no PEM PRIVATE KEY in it' <<<"$out" || fail "key: $out"
   # A certificate and a key that are each well formed but not a pair: gRPC
   # only fails to start; the daemon names the two files in one line.
   out=$("$lathe" serve --listen 127.0.0.1:0 --db other.db --token-file token --tls-cert server.pem \
     --tls-key client.key 2>&1) && fail "a certificate with another's key accepted"
-  echo "$out" | grep -q '^lathe: error: cannot listen on 127.0.0.1:0 with TLS: the certificate server.pem and the key client.key are not a pair' ||
+  grep -q '^lathe: error: cannot listen on 127.0.0.1:0 with TLS: the certificate server.pem and the key client.key are not a pair' <<<"$out" ||
     fail "mismatched pair: $out"
   # A daemon that never listened leaves no database it created.
   [ ! -e other.db ] && [ ! -e other.db.lock ] || fail "a database was left: $(ls other.db*)"
   out=$(client jobs --tls-ca token 2>&1) && fail "a token as a CA accepted"
-  echo "$out" | grep -q 'TLS CA token: no PEM CERTIFICATE in it' || fail "ca: $out"
+  grep -q 'TLS CA token: no PEM CERTIFICATE in it' <<<"$out" || fail "ca: $out"
   ;;
 
 *)

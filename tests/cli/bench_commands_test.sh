@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `lathe bench` run as built: JIT, reference check, timing, one JSON object;
+# a foreign target refused before anything runs; a schedule LLVM's loop
+# vectorizer once miscompiled.
+# Usage: bench_commands_test.sh LATHE_BIN CASE
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/expect.sh"
+lathe=$1
+case_name=$2
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+cd "$d"
+
+case $case_name in
+bench_json)
+  "$lathe" bench matmul:M=64,N=64,K=64 --json --min-time 0.05 > out.json
+  grep -q '"reference_check": "pass"' out.json || fail "check: $(cat out.json)"
+  grep -q '"gflops": [0-9]' out.json || fail "gflops: $(cat out.json)"
+  grep -q '"flops": 524288' out.json || fail "flops: $(cat out.json)"
+  [ "$(wc -l < out.json)" -eq 1 ] || fail "not one line: $(cat out.json)"
+  ;;
+# A target with a feature this machine lacks is refused before anything runs
+# (skipped on a machine with AMX).
+bench_refuses_foreign_target)
+  grep -q amx_tile /proc/cpuinfo && exit 77
+  expect_failure_line 'lacks: .*amx-tile' \
+    "$lathe" bench matmul:M=8,N=8,K=8 --target 'llvm -mattr=+amx-tile'
+  ;;
+# Regression: LLVM 16's loop vectorizer, left to vectorize loops the schedule
+# did not mark, miscompiled this max_pool2d schedule (rfactor + unrolled
+# update nest). bench exits non-zero when the kernel disagrees with the
+# reference.
+bench_max_pool_rfactor_regression)
+  "$lathe" bench max_pool2d:N=1,C=3,H=8,W=8,R=2,S=2,stride=2 \
+    --trace "$here/../compiler/codegen/data/max_pool_rfactor_trace.json" --min-time 0.01
+  ;;
+*)
+  fail "unknown case $case_name"
+  ;;
+esac
+echo ok
