@@ -1,5 +1,5 @@
 // Database lookups that check the answer still builds the program that was
-// measured (issue: "a record replays to the program it was measured as").
+// measured: a record replays to the program it was measured as.
 //
 // The database stores a trace and the structural hash of the program it gave
 // when measured. This build of Lathe replays the trace; when the hash

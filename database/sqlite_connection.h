@@ -19,13 +19,6 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-// Returns from the enclosing function when `expr` (an absl::Status) fails.
-// The database's own: it may not use compiler/'s macros (DESIGN.md).
-#define LATHE_DB_RETURN_IF_ERROR(expr)                                \
-  do {                                                                \
-    if (absl::Status status_ = (expr); !status_.ok()) return status_; \
-  } while (false)
-
 namespace lathe::db {
 
 class Statement {
