@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/cpu_target.h"
+#include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/schedule/trace.h"
 #include "compiler/workload/spec.h"
@@ -42,11 +43,9 @@ absl::Status CheckImportedRecord(const proto::Record& record) {
   if (record.has_trace()) {
     absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
     if (!trace.ok()) return invalid(std::string(trace.status().message()));
-    static const std::vector<std::string>* const kinds =
-        new std::vector<std::string>(InstructionKinds());
     for (size_t i = 0; i < trace->instructions.size(); ++i) {
       const std::string& kind = trace->instructions[i].kind;
-      if (std::find(kinds->begin(), kinds->end(), kind) == kinds->end()) {
+      if (!FindInstructionKind(kind).ok()) {
         return invalid(absl::StrCat("trace: instruction ", i,
                                     " is of unknown kind \"", kind, "\""));
       }

@@ -16,7 +16,7 @@ namespace lathe::runner {
 
 // OK when `target` runs here and its threads fit in `cpus` CPUs; otherwise
 // an error naming the target and what is missing. `cpus` <= 0: those of
-// this process (AllowedCpuCount, compiler/codegen/target.h).
+// this process (AllowedCpuCount, compiler/target/target.h).
 absl::Status CheckMeasurableHere(const Target& target, int cpus = 0);
 
 }  // namespace lathe::runner

@@ -1,17 +1,15 @@
 // Replaying traces: rebuild a program from a workload's initial program and
 // a trace.
 //
-// Each instruction is dispatched by kind to the schedule (the table of kinds
-// is in replay.cc). Sampling instructions take their decision from
+// Each instruction is dispatched by kind to the schedule (the registry of
+// kinds: instruction_kind.h). Sampling instructions take their decision from
 // `decisions` when it has one for their index and sample a fresh one from the
 // seed otherwise; so a trace replays to the identical program with its own
 // decisions, to another program of the same space with other decisions, and
 // samples the space with none. An invalid decision, an unknown instruction
 // kind or a primitive whose preconditions fail gives an error naming the
 // instruction (its index and text).
-// Tests: tests/compiler/schedule/schedule_test.cc (Replay), and the trace
-// round trip of every primitive test
-// (tests/compiler/schedule/trace_round_trip.h).
+// Tests: tests/compiler/schedule/instruction_kind_test.cc.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +31,5 @@ absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(
 // Replays with the trace's own decisions.
 absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(
     const Trace& trace, const Program& program);
-
-// The instruction kinds that replay understands.
-std::vector<std::string> InstructionKinds();
 
 }  // namespace lathe

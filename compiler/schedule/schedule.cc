@@ -4,19 +4,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/status_macros.h"
-#include "compiler/schedule/primitive/annotate.h"
-#include "compiler/schedule/primitive/cache_read.h"
-#include "compiler/schedule/primitive/cache_write.h"
-#include "compiler/schedule/primitive/compute_at.h"
-#include "compiler/schedule/primitive/compute_inline.h"
-#include "compiler/schedule/primitive/decompose_reduction.h"
-#include "compiler/schedule/primitive/fuse.h"
-#include "compiler/schedule/primitive/loop_kind.h"
-#include "compiler/schedule/primitive/reorder.h"
-#include "compiler/schedule/primitive/rfactor.h"
-#include "compiler/schedule/primitive/sampling.h"
-#include "compiler/schedule/primitive/split.h"
+#include "compiler/schedule/instruction_kind.h"
 
 namespace lathe {
 
@@ -96,6 +86,80 @@ absl::StatusOr<int64_t> ConcreteSchedule::FactorValue(
   return absl::InternalError("schedule: an inferred factor has no value");
 }
 
+void ConcreteSchedule::Record(const InstructionKind& kind,
+                              std::vector<TraceInput> inputs,
+                              std::vector<std::optional<AttrValue>> attrs,
+                              std::vector<int64_t> outputs,
+                              std::optional<std::vector<int64_t>> decision) {
+  LATHE_CHECK(attrs.size() == kind.attrs.size(), kind.name, ": ", attrs.size(),
+              " attributes for ", kind.attrs.size(), " names");
+  LATHE_CHECK(decision.has_value() == kind.samples, kind.name,
+              kind.samples ? " samples: it needs a decision"
+                           : " samples nothing: it takes no decision");
+  Instruction instruction{kind.name, std::move(inputs), {}, std::move(outputs)};
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (attrs[i].has_value())
+      instruction.attrs.emplace_back(kind.attrs[i], *std::move(attrs[i]));
+  }
+  Applied(std::move(instruction), std::move(decision));
+}
+
+// The queries' instruction kinds. Inputs: the block (get_block: none; its
+// attribute is the block's name). Outputs: the blocks or loops found.
+const InstructionKind& GetBlockInstruction() {
+  static const auto* const kind = new InstructionKind{
+      "get_block",
+      {"name"},
+      /*samples=*/false,
+      [](const ReplayContext& c) -> absl::Status {
+        LATHE_ASSIGN_OR_RETURN(std::string name, c.StringAttr(0));
+        LATHE_ASSIGN_OR_RETURN(BlockRV b, c.sch->GetBlock(name));
+        return c.Outputs({b.id});
+      }};
+  return *kind;
+}
+
+const InstructionKind& GetLoopsInstruction() {
+  static const auto* const kind = new InstructionKind{
+      "get_loops",
+      {},
+      /*samples=*/false,
+      [](const ReplayContext& c) -> absl::Status {
+        LATHE_ASSIGN_OR_RETURN(BlockRV b, c.Block(0));
+        LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, c.sch->GetLoops(b));
+        return c.Outputs(IdsOf(loops));
+      }};
+  return *kind;
+}
+
+const InstructionKind& GetProducersInstruction() {
+  static const auto* const kind =
+      new InstructionKind{"get_producers",
+                          {},
+                          /*samples=*/false,
+                          [](const ReplayContext& c) -> absl::Status {
+                            LATHE_ASSIGN_OR_RETURN(BlockRV b, c.Block(0));
+                            LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks,
+                                                   c.sch->GetProducers(b));
+                            return c.Outputs(IdsOf(blocks));
+                          }};
+  return *kind;
+}
+
+const InstructionKind& GetConsumersInstruction() {
+  static const auto* const kind =
+      new InstructionKind{"get_consumers",
+                          {},
+                          /*samples=*/false,
+                          [](const ReplayContext& c) -> absl::Status {
+                            LATHE_ASSIGN_OR_RETURN(BlockRV b, c.Block(0));
+                            LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> blocks,
+                                                   c.sch->GetConsumers(b));
+                            return c.Outputs(IdsOf(blocks));
+                          }};
+  return *kind;
+}
+
 absl::StatusOr<BlockRV> ConcreteSchedule::GetBlock(const std::string& name) {
   if (program_.FindBlock(name) == nullptr || name == "root") {
     std::string known;
@@ -104,7 +168,9 @@ absl::StatusOr<BlockRV> ConcreteSchedule::GetBlock(const std::string& name) {
     return absl::InvalidArgumentError(absl::StrCat(
         "get_block: no block named \"", name, "\"; blocks: ", known));
   }
-  return NewBlockRV(name);
+  BlockRV block = NewBlockRV(name);
+  Record(GetBlockInstruction(), {}, {name}, {block.id});
+  return block;
 }
 
 absl::StatusOr<std::vector<LoopRV>> ConcreteSchedule::GetLoops(BlockRV block) {
@@ -113,6 +179,7 @@ absl::StatusOr<std::vector<LoopRV>> ConcreteSchedule::GetLoops(BlockRV block) {
   for (ForNode* loop : program_.LoopsAbove(program_.FindBlock(name))) {
     loops.push_back(NewLoopRV(loop->var->name));
   }
+  Record(GetLoopsInstruction(), {InputOf(block)}, {}, IdsOf(loops));
   return loops;
 }
 
@@ -138,6 +205,7 @@ absl::StatusOr<std::vector<BlockRV>> ConcreteSchedule::GetProducers(
       producers.push_back(NewBlockRV(b->name));
     }
   }
+  Record(GetProducersInstruction(), {InputOf(block)}, {}, IdsOf(producers));
   return producers;
 }
 
@@ -151,251 +219,8 @@ absl::StatusOr<std::vector<BlockRV>> ConcreteSchedule::GetConsumers(
       consumers.push_back(NewBlockRV(b->name));
     }
   }
+  Record(GetConsumersInstruction(), {InputOf(block)}, {}, IdsOf(consumers));
   return consumers;
-}
-
-absl::StatusOr<std::vector<LoopRV>> ConcreteSchedule::Split(
-    LoopRV loop, const std::vector<Factor>& factors) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
-  std::vector<std::optional<int64_t>> values;
-  for (const Factor& f : factors) {
-    if (std::holds_alternative<std::monostate>(f)) {
-      values.push_back(std::nullopt);
-    } else {
-      LATHE_ASSIGN_OR_RETURN(int64_t v, FactorValue(f));
-      values.push_back(v);
-    }
-  }
-  std::vector<std::string> new_loops;
-  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
-    LATHE_ASSIGN_OR_RETURN(new_loops, primitive::Split(p, name, values));
-    return absl::OkStatus();
-  }));
-  std::vector<LoopRV> result;
-  for (const std::string& n : new_loops) result.push_back(NewLoopRV(n));
-  return result;
-}
-
-absl::StatusOr<LoopRV> ConcreteSchedule::Fuse(
-    const std::vector<LoopRV>& loops) {
-  std::vector<std::string> names;
-  for (LoopRV l : loops) {
-    LATHE_ASSIGN_OR_RETURN(std::string n, LoopName(l));
-    names.push_back(n);
-  }
-  std::string fused;
-  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
-    LATHE_ASSIGN_OR_RETURN(fused, primitive::Fuse(p, names));
-    return absl::OkStatus();
-  }));
-  return NewLoopRV(fused);
-}
-
-absl::Status ConcreteSchedule::Reorder(const std::vector<LoopRV>& order) {
-  std::vector<std::string> names;
-  for (LoopRV l : order) {
-    LATHE_ASSIGN_OR_RETURN(std::string n, LoopName(l));
-    names.push_back(n);
-  }
-  return Apply([&](Program* p) { return primitive::Reorder(p, names); });
-}
-
-absl::Status ConcreteSchedule::Parallel(LoopRV loop) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
-  return Apply([&](Program* p) { return primitive::Parallel(p, name); });
-}
-
-absl::Status ConcreteSchedule::Vectorize(LoopRV loop) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
-  return Apply([&](Program* p) { return primitive::Vectorize(p, name); });
-}
-
-absl::Status ConcreteSchedule::Unroll(LoopRV loop) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
-  return Apply([&](Program* p) { return primitive::Unroll(p, name); });
-}
-
-absl::Status ConcreteSchedule::Bind(LoopRV loop,
-                                    const std::string& thread_axis) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
-  return Apply(
-      [&](Program* p) { return primitive::Bind(p, name, thread_axis); });
-}
-
-absl::Status ConcreteSchedule::AnnotateLoop(LoopRV loop, const std::string& key,
-                                            const AnnotationValue& value) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
-  return Apply(
-      [&](Program* p) { return primitive::AnnotateLoop(p, name, key, value); });
-}
-
-absl::Status ConcreteSchedule::AnnotateBlock(BlockRV block,
-                                             const std::string& key,
-                                             const AnnotationValue& value) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
-  return Apply([&](Program* p) {
-    return primitive::AnnotateBlock(p, name, key, value);
-  });
-}
-
-absl::StatusOr<BlockRV> ConcreteSchedule::CacheRead(BlockRV block,
-                                                    int64_t read_index,
-                                                    const std::string& scope,
-                                                    const Layout& layout) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
-  absl::StatusOr<BufferScope> parsed = ParseBufferScope(scope);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cache_read: ", parsed.status().message()));
-  }
-  std::string created;
-  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
-    LATHE_ASSIGN_OR_RETURN(
-        created, primitive::CacheRead(p, name, read_index, *parsed, layout));
-    return absl::OkStatus();
-  }));
-  return NewBlockRV(created);
-}
-
-absl::StatusOr<BlockRV> ConcreteSchedule::CacheWrite(BlockRV block,
-                                                     int64_t write_index,
-                                                     const std::string& scope,
-                                                     const Layout& layout) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
-  absl::StatusOr<BufferScope> parsed = ParseBufferScope(scope);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cache_write: ", parsed.status().message()));
-  }
-  std::string created;
-  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
-    LATHE_ASSIGN_OR_RETURN(
-        created, primitive::CacheWrite(p, name, write_index, *parsed, layout));
-    return absl::OkStatus();
-  }));
-  return NewBlockRV(created);
-}
-
-absl::Status ConcreteSchedule::ComputeAt(BlockRV block, LoopRV loop,
-                                         bool preserve_unit_loops) {
-  if (IsStayLocation(loop)) return absl::OkStatus();
-  LATHE_ASSIGN_OR_RETURN(std::string b, BlockName(block));
-  LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
-  return Apply([&](Program* p) {
-    return primitive::ComputeAt(p, b, l, preserve_unit_loops);
-  });
-}
-
-absl::Status ConcreteSchedule::ReverseComputeAt(BlockRV block, LoopRV loop,
-                                                bool preserve_unit_loops) {
-  if (IsStayLocation(loop)) return absl::OkStatus();
-  LATHE_ASSIGN_OR_RETURN(std::string b, BlockName(block));
-  LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
-  return Apply([&](Program* p) {
-    return primitive::ReverseComputeAt(p, b, l, preserve_unit_loops);
-  });
-}
-
-absl::Status ConcreteSchedule::ComputeInline(BlockRV block) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
-  return Apply([&](Program* p) { return primitive::ComputeInline(p, name); });
-}
-
-absl::Status ConcreteSchedule::ReverseComputeInline(BlockRV block) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
-  return Apply(
-      [&](Program* p) { return primitive::ReverseComputeInline(p, name); });
-}
-
-absl::StatusOr<BlockRV> ConcreteSchedule::DecomposeReduction(BlockRV block,
-                                                             LoopRV loop) {
-  LATHE_ASSIGN_OR_RETURN(std::string b, BlockName(block));
-  LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
-  std::string created;
-  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
-    LATHE_ASSIGN_OR_RETURN(created, primitive::DecomposeReduction(p, b, l));
-    return absl::OkStatus();
-  }));
-  return NewBlockRV(created);
-}
-
-absl::StatusOr<BlockRV> ConcreteSchedule::RFactor(LoopRV loop,
-                                                  int64_t factor_axis) {
-  LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
-  std::string created;
-  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
-    LATHE_ASSIGN_OR_RETURN(created, primitive::RFactor(p, l, factor_axis));
-    return absl::OkStatus();
-  }));
-  return NewBlockRV(created);
-}
-
-absl::StatusOr<std::vector<ExprRV>> ConcreteSchedule::SamplePerfectTile(
-    LoopRV loop, int64_t n, int64_t max_innermost,
-    std::optional<std::vector<int64_t>> decision) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
-  int64_t extent = program_.FindLoop(name)->extent;
-  std::vector<int64_t> factors;
-  if (decision.has_value()) {
-    LATHE_RETURN_IF_ERROR(
-        primitive::CheckPerfectTile(*decision, extent, n, max_innermost));
-    factors = *decision;
-  } else {
-    LATHE_ASSIGN_OR_RETURN(
-        factors, primitive::SamplePerfectTile(&rng_, extent, n, max_innermost));
-  }
-  last_decision_ = factors;
-  std::vector<ExprRV> result;
-  for (int64_t f : factors) result.push_back(NewExprRV(f));
-  return result;
-}
-
-absl::StatusOr<ExprRV> ConcreteSchedule::SampleCategorical(
-    const std::vector<int64_t>& candidates, const std::vector<double>& probs,
-    std::optional<int64_t> decision) {
-  int64_t index;
-  if (decision.has_value()) {
-    LATHE_RETURN_IF_ERROR(
-        primitive::CheckCategorical(*decision, candidates, probs));
-    index = *decision;
-  } else {
-    LATHE_ASSIGN_OR_RETURN(
-        index, primitive::SampleCategorical(&rng_, candidates, probs));
-  }
-  last_decision_ = {index};
-  return NewExprRV(candidates[index]);
-}
-
-absl::StatusOr<LoopRV> ConcreteSchedule::SampleComputeLocation(
-    BlockRV block, std::optional<int64_t> decision) {
-  LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
-  // "Stay" needs no location; the location at index d only the first d + 1
-  // (the list is long to compute, and replays with a decision are the
-  // search's inner loop). Sampling needs them all.
-  std::vector<std::string> locations;
-  if (!decision.has_value() || *decision < -1) {
-    locations = primitive::ComputeLocations(program_, name);
-  } else if (*decision >= 0) {
-    locations = primitive::ComputeLocations(program_, name,
-                                            static_cast<size_t>(*decision) + 1);
-  }
-  int64_t index;
-  if (decision.has_value()) {
-    index = *decision;
-    // Fewer than d + 1 locations is the whole list, for the message.
-    if (index < -1 || index >= static_cast<int64_t>(locations.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sample_compute_location: decision ", index, " for block \"", name,
-          "\" is not -1 or an index into its ", locations.size(),
-          " locations"));
-    }
-  } else {
-    // -1 (stay) is one more choice beside every valid location.
-    index = rng_.UniformInt(static_cast<int64_t>(locations.size()) + 1) - 1;
-  }
-  last_decision_ = {index};
-  // "Stay" is a loop handle that names no loop (see IsStayLocation).
-  return NewLoopRV(index < 0 ? std::string() : locations[index]);
 }
 
 }  // namespace lathe

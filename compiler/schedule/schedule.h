@@ -13,10 +13,15 @@
 // apply to this program (the search drops the candidate), InvalidArgument for
 // a malformed call (unknown handle, bad factor), Internal for a Lathe bug.
 //
-// Adding a primitive touches: compiler/schedule/primitive/<name>.h/.cc (the
-// transformation on a Program), this interface and schedule.cc (resolve the
-// handles, call it), traced_schedule.cc (record it), instruction_kinds.cc
-// (replay it), and tests/compiler/schedule/primitive/<name>_test.cc.
+// Each primitive lives in its own file, compiler/schedule/primitive/<name>.cc:
+// the transformation on a Program (its contract in <name>.h), the method of
+// this class (resolve the handles, apply, record), and its instruction kind
+// (name, attribute names, replay; instruction_kind.h). Adding a primitive
+// touches 7 files: primitive/<name>.h and .cc, this interface,
+// instruction_kinds.cc (declare and list the kind),
+// compiler/schedule/CMakeLists.txt, and
+// tests/compiler/schedule/primitive/<name>_test.cc with its entry in
+// tests/compiler/schedule/CMakeLists.txt.
 // Tests: tests/compiler/schedule/schedule_test.cc.
 #pragma once
 
@@ -31,6 +36,7 @@
 #include "compiler/ir/program.h"
 #include "compiler/schedule/layout.h"
 #include "compiler/schedule/random.h"
+#include "compiler/schedule/trace.h"
 
 namespace lathe {
 
@@ -47,6 +53,8 @@ struct ExprRV {
 // A split factor: inferred from the others (nullopt), a constant, or a
 // sampled value.
 using Factor = std::variant<std::monostate, int64_t, ExprRV>;
+
+struct InstructionKind;
 
 class ConcreteSchedule {
  public:
@@ -134,8 +142,17 @@ class ConcreteSchedule {
       BlockRV block, std::optional<int64_t> decision = std::nullopt);
 
  protected:
-  // The decision of the last sampling call (read by TracedSchedule).
-  std::vector<int64_t> last_decision_;
+  // Called by every primitive once it succeeded: builds its instruction of
+  // `kind` (attrs: one value per name in kind.attrs, in that order; nullopt
+  // leaves one out) and hands it to Applied, with the decision of a sampling
+  // instruction.
+  void Record(const InstructionKind& kind, std::vector<TraceInput> inputs,
+              std::vector<std::optional<AttrValue>> attrs,
+              std::vector<int64_t> outputs,
+              std::optional<std::vector<int64_t>> decision = std::nullopt);
+  // A successful call: nothing here; TracedSchedule appends it to its trace.
+  virtual void Applied(Instruction /*instruction*/,
+                       std::optional<std::vector<int64_t>> /*decision*/) {}
 
   BlockRV NewBlockRV(const std::string& name);
   LoopRV NewLoopRV(const std::string& name);

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/schedule/analysis/data_parallel.h"
+#include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/primitive/loop_kind.h"
 
 namespace lathe::primitive {
@@ -58,3 +59,30 @@ absl::Status Bind(Program* program, const std::string& loop_name,
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& BindInstruction() {
+  // Input: the loop. Attribute: the thread axis.
+  static const auto* const kind = new InstructionKind{
+      "bind",
+      {"thread_axis"},
+      /*samples=*/false,
+      [](const ReplayContext& c) -> absl::Status {
+        LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(0));
+        LATHE_ASSIGN_OR_RETURN(std::string axis, c.StringAttr(0));
+        return c.sch->Bind(loop, axis);
+      }};
+  return *kind;
+}
+
+absl::Status ConcreteSchedule::Bind(LoopRV loop,
+                                    const std::string& thread_axis) {
+  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
+  LATHE_RETURN_IF_ERROR(
+      Apply([&](Program* p) { return primitive::Bind(p, name, thread_axis); }));
+  Record(BindInstruction(), {InputOf(loop)}, {thread_axis}, {});
+  return absl::OkStatus();
+}
+
+}  // namespace lathe

@@ -9,6 +9,7 @@
 #include "compiler/schedule/analysis/block_predicate.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/stage_builder.h"
+#include "compiler/schedule/instruction_kind.h"
 
 namespace lathe::primitive {
 
@@ -112,3 +113,57 @@ absl::StatusOr<std::string> CacheWrite(Program* program,
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& CacheWriteInstruction() {
+  // Input: the block. Attributes: the buffer's index, the scope, and the
+  // layout's splits and permutation (both left out for the identity).
+  // Output: the new copy block.
+  static const auto* const kind = new InstructionKind{
+      "cache_write",
+      {"write_index", "scope", "layout_splits", "layout_permutation"},
+      /*samples=*/false,
+      [](const ReplayContext& c) -> absl::Status {
+        LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
+        LATHE_ASSIGN_OR_RETURN(int64_t index, c.IntAttr(0));
+        LATHE_ASSIGN_OR_RETURN(std::string scope, c.StringAttr(1));
+        Layout layout;
+        if (auto s = c.IntsAttr(2); s.ok()) layout.splits = *s;
+        if (auto p = c.IntsAttr(3); p.ok()) layout.permutation = *p;
+        LATHE_ASSIGN_OR_RETURN(BlockRV created,
+                               c.sch->CacheWrite(block, index, scope, layout));
+        return c.Outputs({created.id});
+      }};
+  return *kind;
+}
+
+absl::StatusOr<BlockRV> ConcreteSchedule::CacheWrite(BlockRV block,
+                                                     int64_t write_index,
+                                                     const std::string& scope,
+                                                     const Layout& layout) {
+  LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
+  absl::StatusOr<BufferScope> parsed = ParseBufferScope(scope);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cache_write: ", parsed.status().message()));
+  }
+  std::string created;
+  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
+    LATHE_ASSIGN_OR_RETURN(
+        created, primitive::CacheWrite(p, name, write_index, *parsed, layout));
+    return absl::OkStatus();
+  }));
+  BlockRV result = NewBlockRV(created);
+  std::optional<AttrValue> splits, permutation;
+  if (!layout.empty()) {
+    splits = layout.splits;
+    permutation = layout.permutation;
+  }
+  Record(CacheWriteInstruction(), {InputOf(block)},
+         {write_index, scope, std::move(splits), std::move(permutation)},
+         {result.id});
+  return result;
+}
+
+}  // namespace lathe

@@ -24,6 +24,7 @@
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/region.h"
 #include "compiler/schedule/analysis/stmt_index.h"
+#include "compiler/schedule/instruction_kind.h"
 
 namespace lathe::primitive {
 namespace {
@@ -508,3 +509,37 @@ std::vector<std::string> ComputeLocations(const Program& program,
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& ComputeAtInstruction() {
+  // Inputs: the block and the loop. Attribute: preserve_unit_loops (0 or 1).
+  static const auto* const kind =
+      new InstructionKind{"compute_at",
+                          {"preserve_unit_loops"},
+                          /*samples=*/false,
+                          [](const ReplayContext& c) -> absl::Status {
+                            LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
+                            LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(1));
+                            LATHE_ASSIGN_OR_RETURN(int64_t keep, c.IntAttr(0));
+                            return c.sch->ComputeAt(block, loop, keep != 0);
+                          }};
+  return *kind;
+}
+
+absl::Status ConcreteSchedule::ComputeAt(BlockRV block, LoopRV loop,
+                                         bool preserve_unit_loops) {
+  // The "stay" location moves nothing, and is recorded all the same.
+  if (!IsStayLocation(loop)) {
+    LATHE_ASSIGN_OR_RETURN(std::string b, BlockName(block));
+    LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
+    LATHE_RETURN_IF_ERROR(Apply([&](Program* p) {
+      return primitive::ComputeAt(p, b, l, preserve_unit_loops);
+    }));
+  }
+  Record(ComputeAtInstruction(), {InputOf(block), InputOf(loop)},
+         {int64_t{preserve_unit_loops}}, {});
+  return absl::OkStatus();
+}
+
+}  // namespace lathe

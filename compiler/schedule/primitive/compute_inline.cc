@@ -11,6 +11,7 @@
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_motion.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
+#include "compiler/schedule/instruction_kind.h"
 
 namespace lathe::primitive {
 
@@ -125,3 +126,28 @@ absl::Status ComputeInline(Program* program, const std::string& block_name) {
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& ComputeInlineInstruction() {
+  // Input: the block.
+  static const auto* const kind =
+      new InstructionKind{"compute_inline",
+                          {},
+                          /*samples=*/false,
+                          [](const ReplayContext& c) -> absl::Status {
+                            LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
+                            return c.sch->ComputeInline(block);
+                          }};
+  return *kind;
+}
+
+absl::Status ConcreteSchedule::ComputeInline(BlockRV block) {
+  LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
+  LATHE_RETURN_IF_ERROR(
+      Apply([&](Program* p) { return primitive::ComputeInline(p, name); }));
+  Record(ComputeInlineInstruction(), {InputOf(block)}, {}, {});
+  return absl::OkStatus();
+}
+
+}  // namespace lathe

@@ -5,11 +5,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_predicate.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/stage_builder.h"
+#include "compiler/schedule/instruction_kind.h"
 
 namespace lathe::primitive {
 
@@ -195,3 +197,38 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& DecomposeReductionInstruction() {
+  // Inputs: the block and the loop. Output: the new init block.
+  static const auto* const kind = new InstructionKind{
+      "decompose_reduction",
+      {},
+      /*samples=*/false,
+      [](const ReplayContext& c) -> absl::Status {
+        LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
+        LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(1));
+        LATHE_ASSIGN_OR_RETURN(BlockRV init,
+                               c.sch->DecomposeReduction(block, loop));
+        return c.Outputs({init.id});
+      }};
+  return *kind;
+}
+
+absl::StatusOr<BlockRV> ConcreteSchedule::DecomposeReduction(BlockRV block,
+                                                             LoopRV loop) {
+  LATHE_ASSIGN_OR_RETURN(std::string b, BlockName(block));
+  LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
+  std::string created;
+  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
+    LATHE_ASSIGN_OR_RETURN(created, primitive::DecomposeReduction(p, b, l));
+    return absl::OkStatus();
+  }));
+  BlockRV init = NewBlockRV(created);
+  Record(DecomposeReductionInstruction(), {InputOf(block), InputOf(loop)}, {},
+         {init.id});
+  return init;
+}
+
+}  // namespace lathe

@@ -6,8 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
+#include "compiler/schedule/instruction_kind.h"
 
 namespace lathe::primitive {
 
@@ -94,3 +96,38 @@ absl::StatusOr<std::string> Fuse(Program* program,
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& FuseInstruction() {
+  // Inputs: the loops, outermost first. Output: the fused loop.
+  static const auto* const kind = new InstructionKind{
+      "fuse",
+      {},
+      /*samples=*/false,
+      [](const ReplayContext& c) -> absl::Status {
+        LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, c.AllLoops());
+        LATHE_ASSIGN_OR_RETURN(LoopRV fused, c.sch->Fuse(loops));
+        return c.Outputs({fused.id});
+      }};
+  return *kind;
+}
+
+absl::StatusOr<LoopRV> ConcreteSchedule::Fuse(
+    const std::vector<LoopRV>& loops) {
+  std::vector<std::string> names;
+  for (LoopRV l : loops) {
+    LATHE_ASSIGN_OR_RETURN(std::string n, LoopName(l));
+    names.push_back(n);
+  }
+  std::string fused;
+  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
+    LATHE_ASSIGN_OR_RETURN(fused, primitive::Fuse(p, names));
+    return absl::OkStatus();
+  }));
+  LoopRV result = NewLoopRV(fused);
+  Record(FuseInstruction(), InputsOf(loops), {}, {result.id});
+  return result;
+}
+
+}  // namespace lathe

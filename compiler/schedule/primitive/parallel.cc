@@ -2,6 +2,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/schedule/analysis/data_parallel.h"
+#include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/primitive/loop_kind.h"
 
 namespace lathe::primitive {
@@ -42,3 +43,28 @@ absl::Status Parallel(Program* program, const std::string& loop_name) {
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& ParallelInstruction() {
+  // Input: the loop.
+  static const auto* const kind =
+      new InstructionKind{"parallel",
+                          {},
+                          /*samples=*/false,
+                          [](const ReplayContext& c) -> absl::Status {
+                            LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(0));
+                            return c.sch->Parallel(loop);
+                          }};
+  return *kind;
+}
+
+absl::Status ConcreteSchedule::Parallel(LoopRV loop) {
+  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
+  LATHE_RETURN_IF_ERROR(
+      Apply([&](Program* p) { return primitive::Parallel(p, name); }));
+  Record(ParallelInstruction(), {InputOf(loop)}, {}, {});
+  return absl::OkStatus();
+}
+
+}  // namespace lathe

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/schedule/analysis/data_parallel.h"
+#include "compiler/schedule/instruction_kind.h"
 
 namespace lathe::primitive {
 
@@ -147,3 +148,32 @@ absl::Status Reorder(Program* program, const std::vector<std::string>& order) {
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& ReorderInstruction() {
+  // Inputs: the loops in their new order.
+  static const auto* const kind = new InstructionKind{
+      "reorder",
+      {},
+      /*samples=*/false,
+      [](const ReplayContext& c) -> absl::Status {
+        LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, c.AllLoops());
+        return c.sch->Reorder(loops);
+      }};
+  return *kind;
+}
+
+absl::Status ConcreteSchedule::Reorder(const std::vector<LoopRV>& order) {
+  std::vector<std::string> names;
+  for (LoopRV l : order) {
+    LATHE_ASSIGN_OR_RETURN(std::string n, LoopName(l));
+    names.push_back(n);
+  }
+  LATHE_RETURN_IF_ERROR(
+      Apply([&](Program* p) { return primitive::Reorder(p, names); }));
+  Record(ReorderInstruction(), InputsOf(order), {}, {});
+  return absl::OkStatus();
+}
+
+}  // namespace lathe

@@ -18,6 +18,7 @@
 #include "compiler/schedule/analysis/block_motion.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/region.h"
+#include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/primitive/compute_at.h"
 
 namespace lathe::primitive {
@@ -234,3 +235,37 @@ absl::Status ReverseComputeAt(Program* program, const std::string& block_name,
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& ReverseComputeAtInstruction() {
+  // Inputs: the block and the loop. Attribute: preserve_unit_loops (0 or 1).
+  static const auto* const kind = new InstructionKind{
+      "reverse_compute_at",
+      {"preserve_unit_loops"},
+      /*samples=*/false,
+      [](const ReplayContext& c) -> absl::Status {
+        LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
+        LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(1));
+        LATHE_ASSIGN_OR_RETURN(int64_t keep, c.IntAttr(0));
+        return c.sch->ReverseComputeAt(block, loop, keep != 0);
+      }};
+  return *kind;
+}
+
+absl::Status ConcreteSchedule::ReverseComputeAt(BlockRV block, LoopRV loop,
+                                                bool preserve_unit_loops) {
+  // The "stay" location moves nothing, and is recorded all the same.
+  if (!IsStayLocation(loop)) {
+    LATHE_ASSIGN_OR_RETURN(std::string b, BlockName(block));
+    LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
+    LATHE_RETURN_IF_ERROR(Apply([&](Program* p) {
+      return primitive::ReverseComputeAt(p, b, l, preserve_unit_loops);
+    }));
+  }
+  Record(ReverseComputeAtInstruction(), {InputOf(block), InputOf(loop)},
+         {int64_t{preserve_unit_loops}}, {});
+  return absl::OkStatus();
+}
+
+}  // namespace lathe

@@ -8,6 +8,7 @@
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_motion.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
+#include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/primitive/compute_inline.h"
 
 namespace lathe::primitive {
@@ -175,3 +176,28 @@ absl::Status ReverseComputeInline(Program* program,
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& ReverseComputeInlineInstruction() {
+  // Input: the block.
+  static const auto* const kind =
+      new InstructionKind{"reverse_compute_inline",
+                          {},
+                          /*samples=*/false,
+                          [](const ReplayContext& c) -> absl::Status {
+                            LATHE_ASSIGN_OR_RETURN(BlockRV block, c.Block(0));
+                            return c.sch->ReverseComputeInline(block);
+                          }};
+  return *kind;
+}
+
+absl::Status ConcreteSchedule::ReverseComputeInline(BlockRV block) {
+  LATHE_ASSIGN_OR_RETURN(std::string name, BlockName(block));
+  LATHE_RETURN_IF_ERROR(Apply(
+      [&](Program* p) { return primitive::ReverseComputeInline(p, name); }));
+  Record(ReverseComputeInlineInstruction(), {InputOf(block)}, {}, {});
+  return absl::OkStatus();
+}
+
+}  // namespace lathe

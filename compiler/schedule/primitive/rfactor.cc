@@ -5,10 +5,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_predicate.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/analysis/stage_builder.h"
+#include "compiler/schedule/instruction_kind.h"
 
 namespace lathe::primitive {
 
@@ -330,3 +332,35 @@ absl::StatusOr<std::string> RFactor(Program* program,
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& RFactorInstruction() {
+  // Input: the loop. Attribute: factor_axis. Output: the rfactor block.
+  static const auto* const kind = new InstructionKind{
+      "rfactor",
+      {"factor_axis"},
+      /*samples=*/false,
+      [](const ReplayContext& c) -> absl::Status {
+        LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(0));
+        LATHE_ASSIGN_OR_RETURN(int64_t axis, c.IntAttr(0));
+        LATHE_ASSIGN_OR_RETURN(BlockRV rf, c.sch->RFactor(loop, axis));
+        return c.Outputs({rf.id});
+      }};
+  return *kind;
+}
+
+absl::StatusOr<BlockRV> ConcreteSchedule::RFactor(LoopRV loop,
+                                                  int64_t factor_axis) {
+  LATHE_ASSIGN_OR_RETURN(std::string l, LoopName(loop));
+  std::string created;
+  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
+    LATHE_ASSIGN_OR_RETURN(created, primitive::RFactor(p, l, factor_axis));
+    return absl::OkStatus();
+  }));
+  BlockRV rf = NewBlockRV(created);
+  Record(RFactorInstruction(), {InputOf(loop)}, {factor_axis}, {rf.id});
+  return rf;
+}
+
+}  // namespace lathe

@@ -7,6 +7,7 @@
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
+#include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/padding_limit.h"
 
 namespace lathe::primitive {
@@ -115,3 +116,53 @@ absl::StatusOr<std::vector<std::string>> Split(
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& SplitInstruction() {
+  // Inputs: the loop, then one factor per new loop (a value, a constant or
+  // None for the inferred one). Outputs: the new loops.
+  static const auto* const kind =
+      new InstructionKind{"split",
+                          {},
+                          /*samples=*/false,
+                          [](const ReplayContext& c) -> absl::Status {
+                            LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(0));
+                            std::vector<Factor> factors;
+                            for (size_t i = 1; i < c.inst.inputs.size(); ++i) {
+                              LATHE_ASSIGN_OR_RETURN(Factor f, c.FactorAt(i));
+                              factors.push_back(f);
+                            }
+                            LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops,
+                                                   c.sch->Split(loop, factors));
+                            return c.Outputs(IdsOf(loops));
+                          }};
+  return *kind;
+}
+
+absl::StatusOr<std::vector<LoopRV>> ConcreteSchedule::Split(
+    LoopRV loop, const std::vector<Factor>& factors) {
+  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
+  std::vector<std::optional<int64_t>> values;
+  for (const Factor& f : factors) {
+    if (std::holds_alternative<std::monostate>(f)) {
+      values.push_back(std::nullopt);
+    } else {
+      LATHE_ASSIGN_OR_RETURN(int64_t v, FactorValue(f));
+      values.push_back(v);
+    }
+  }
+  std::vector<std::string> new_loops;
+  LATHE_RETURN_IF_ERROR(Apply([&](Program* p) -> absl::Status {
+    LATHE_ASSIGN_OR_RETURN(new_loops, primitive::Split(p, name, values));
+    return absl::OkStatus();
+  }));
+  std::vector<LoopRV> result;
+  for (const std::string& n : new_loops) result.push_back(NewLoopRV(n));
+  std::vector<TraceInput> inputs = {InputOf(loop)};
+  for (const Factor& f : factors) inputs.push_back(InputOf(f));
+  Record(SplitInstruction(), std::move(inputs), {}, IdsOf(result));
+  return result;
+}
+
+}  // namespace lathe

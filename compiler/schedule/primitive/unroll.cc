@@ -1,5 +1,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/primitive/loop_kind.h"
 
 namespace lathe::primitive {
@@ -25,3 +27,28 @@ absl::Status Unroll(Program* program, const std::string& loop_name) {
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& UnrollInstruction() {
+  // Input: the loop.
+  static const auto* const kind =
+      new InstructionKind{"unroll",
+                          {},
+                          /*samples=*/false,
+                          [](const ReplayContext& c) -> absl::Status {
+                            LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(0));
+                            return c.sch->Unroll(loop);
+                          }};
+  return *kind;
+}
+
+absl::Status ConcreteSchedule::Unroll(LoopRV loop) {
+  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
+  LATHE_RETURN_IF_ERROR(
+      Apply([&](Program* p) { return primitive::Unroll(p, name); }));
+  Record(UnrollInstruction(), {InputOf(loop)}, {}, {});
+  return absl::OkStatus();
+}
+
+}  // namespace lathe

@@ -2,6 +2,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/schedule/analysis/data_parallel.h"
+#include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/primitive/loop_kind.h"
 
 namespace lathe::primitive {
@@ -42,3 +43,28 @@ absl::Status Vectorize(Program* program, const std::string& loop_name) {
 }
 
 }  // namespace lathe::primitive
+
+namespace lathe {
+
+const InstructionKind& VectorizeInstruction() {
+  // Input: the loop.
+  static const auto* const kind =
+      new InstructionKind{"vectorize",
+                          {},
+                          /*samples=*/false,
+                          [](const ReplayContext& c) -> absl::Status {
+                            LATHE_ASSIGN_OR_RETURN(LoopRV loop, c.Loop(0));
+                            return c.sch->Vectorize(loop);
+                          }};
+  return *kind;
+}
+
+absl::Status ConcreteSchedule::Vectorize(LoopRV loop) {
+  LATHE_ASSIGN_OR_RETURN(std::string name, LoopName(loop));
+  LATHE_RETURN_IF_ERROR(
+      Apply([&](Program* p) { return primitive::Vectorize(p, name); }));
+  Record(VectorizeInstruction(), {InputOf(loop)}, {}, {});
+  return absl::OkStatus();
+}
+
+}  // namespace lathe
