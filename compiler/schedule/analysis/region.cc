@@ -196,12 +196,19 @@ absl::StatusOr<Region> IndexRegion(const std::vector<Expr>& indices,
 absl::StatusOr<Region> IndicesRegionUnderLoop(
     const Program& program, const BlockNode& block, const ForNode* loop,
     const std::vector<Expr>& indices) {
+  return IndicesRegionUnderLoop(block, loop, program.LoopsAbove(&block),
+                                LoopRangesAbove(program, &block), indices);
+}
+
+absl::StatusOr<Region> IndicesRegionUnderLoop(
+    const BlockNode& block, const ForNode* loop,
+    const std::vector<ForNode*>& loops_above, VarRanges ranges_above,
+    const std::vector<Expr>& indices) {
   // 1. Split the loops around the block into fixed and varying ones.
-  std::vector<ForNode*> loops = program.LoopsAbove(&block);
-  VarRanges fixed = LoopRangesAbove(program, &block);
+  VarRanges& fixed = ranges_above;
   VarRanges varying;
   bool below = loop == nullptr;
-  for (ForNode* l : loops) {
+  for (ForNode* l : loops_above) {
     if (below) {
       varying[l->var.get()] = Interval::Extent(l->extent);
       fixed.erase(l->var.get());

@@ -77,6 +77,15 @@ absl::StatusOr<Region> IndicesRegionUnderLoop(const Program& program,
                                               const ForNode* loop,
                                               const std::vector<Expr>& indices);
 
+// The same, with the loops above the block (Program::LoopsAbove, outermost
+// first) and the ranges of every loop around it (LoopRangesAbove) given by
+// the caller: for one that asks many questions of one program and looks them
+// up in a StmtIndex (stmt_index.h).
+absl::StatusOr<Region> IndicesRegionUnderLoop(
+    const BlockNode& block, const ForNode* loop,
+    const std::vector<ForNode*>& loops_above, VarRanges ranges_above,
+    const std::vector<Expr>& indices);
+
 // The smallest box (with constant extents) that contains both regions: per
 // dimension, when the mins differ by a constant, or by an expression bounded
 // under `fixed`. The union is exact only when both are exact and equal.
