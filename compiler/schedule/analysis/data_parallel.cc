@@ -326,20 +326,24 @@ absl::Status CheckDataParallel(const Program& program, const ForNode& loop,
       });
 }
 
-ReorderedLoops::ReorderedLoops(const std::vector<const ForNode*>& span,
-                               const std::vector<const ForNode*>& new_order)
-    : span_(span) {
+ReorderCheck::ReorderCheck(const Program& program,
+                           const std::vector<const ForNode*>& span,
+                           const std::vector<const ForNode*>& new_order)
+    : span_(span),
+      accesses_(CollectLoopAccesses(program, *span.front())),
+      varying_(LoopVarsIn(*span.front())),
+      ranges_(AllLoopRanges(program)) {
   for (size_t i = 0; i < span.size(); ++i) old_pos_[span[i]] = i;
   for (size_t i = 0; i < new_order.size(); ++i) new_pos_[new_order[i]] = i;
 }
 
-size_t ReorderedLoops::Position(const std::map<const ForNode*, size_t>& pos,
-                                const ForNode* loop) {
+size_t ReorderCheck::Position(const std::map<const ForNode*, size_t>& pos,
+                              const ForNode* loop) {
   auto it = pos.find(loop);
   return it == pos.end() ? 0 : it->second;
 }
 
-absl::Status ReorderedLoops::CheckPair(
+absl::Status ReorderCheck::CheckPair(
     const LoopAccess& x, const LoopAccess& w,
     const std::set<const ExprNode*>& determined) const {
   // Span loops whose values may differ between the two accesses.
@@ -368,17 +372,14 @@ absl::Status CheckReorderKeepsDependences(
     const Program& program, const std::vector<const ForNode*>& span,
     const std::vector<const ForNode*>& new_order) {
   if (span.empty()) return absl::OkStatus();
-  ReorderedLoops reordered(span, new_order);
-  std::vector<LoopAccess> accesses =
-      CollectLoopAccesses(program, *span.front());
-  std::vector<Expr> varying = LoopVarsIn(*span.front());
-  VarRanges ranges = AllLoopRanges(program);
+  ReorderCheck check(program, span, new_order);
   std::vector<const ExprNode*> span_vars;
   for (const ForNode* l : span) span_vars.push_back(l->var.get());
-  DeterminedVarsSolver solver(varying, ranges, span_vars);
-  return ForEachConflictCandidate(
-      accesses, [&](const LoopAccess& x, const LoopAccess& w) -> absl::Status {
-        return reordered.CheckPair(x, w, solver.Solve(x, w));
+  DeterminedVarsSolver solver(check.varying(), check.ranges(), span_vars);
+  return check.Run(
+      [&](const LoopAccess& x,
+          const LoopAccess& w) -> const std::set<const ExprNode*>& {
+        return solver.Solve(x, w);
       });
 }
 

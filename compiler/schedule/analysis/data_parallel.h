@@ -80,24 +80,41 @@ absl::Status CheckReorderKeepsDependences(
     const Program& program, const std::vector<const ForNode*>& span,
     const std::vector<const ForNode*>& new_order);
 
-// The part of CheckReorderKeepsDependences for one pair of accesses, apart
-// from the analysis that proves which loops they hold equal.
-class ReorderedLoops {
+// CheckReorderKeepsDependences apart from the proof of which loops two
+// accesses hold equal, which the caller gives (the analysis, or a plain
+// version of it in a test). `span` must not be empty.
+class ReorderCheck {
  public:
-  ReorderedLoops(const std::vector<const ForNode*>& span,
-                 const std::vector<const ForNode*>& new_order);
-  // OK when the span loops that `determined` does not hold equal between x
-  // and w (w writes) keep their relative order; else the FailedPrecondition
-  // of CheckReorderKeepsDependences naming two of them.
-  absl::Status CheckPair(const LoopAccess& x, const LoopAccess& w,
-                         const std::set<const ExprNode*>& determined) const;
+  ReorderCheck(const Program& program, const std::vector<const ForNode*>& span,
+               const std::vector<const ForNode*>& new_order);
+
+  // The loop variables below the span's outermost loop (which may differ
+  // between two accesses), and the ranges of every loop.
+  const std::vector<Expr>& varying() const { return varying_; }
+  const VarRanges& ranges() const { return ranges_; }
+
+  // The check, with determined(x, w) the variables of varying() that the
+  // accesses x and w (w writes) hold equal.
+  template <typename Fn>
+  absl::Status Run(Fn determined) const {
+    return ForEachConflictCandidate(
+        accesses_,
+        [&](const LoopAccess& x, const LoopAccess& w) -> absl::Status {
+          return CheckPair(x, w, determined(x, w));
+        });
+  }
 
  private:
+  absl::Status CheckPair(const LoopAccess& x, const LoopAccess& w,
+                         const std::set<const ExprNode*>& determined) const;
   static size_t Position(const std::map<const ForNode*, size_t>& pos,
                          const ForNode* loop);
 
   std::vector<const ForNode*> span_;
   std::map<const ForNode*, size_t> old_pos_, new_pos_;
+  std::vector<LoopAccess> accesses_;
+  std::vector<Expr> varying_;
+  VarRanges ranges_;
 };
 
 // The loops nested with `loop`: its ancestors (through enclosing blocks, up

@@ -109,15 +109,10 @@ inline absl::Status CheckReorderKeepsDependences(
     const Program& program, const std::vector<const ForNode*>& span,
     const std::vector<const ForNode*>& new_order) {
   if (span.empty()) return absl::OkStatus();
-  ReorderedLoops reordered(span, new_order);
-  std::vector<LoopAccess> accesses =
-      CollectLoopAccesses(program, *span.front());
-  std::vector<Expr> varying = LoopVarsIn(*span.front());
-  VarRanges ranges = AllLoopRanges(program);
-  return ForEachConflictCandidate(
-      accesses, [&](const LoopAccess& x, const LoopAccess& w) -> absl::Status {
-        return reordered.CheckPair(x, w, DeterminedVars(x, w, varying, ranges));
-      });
+  ReorderCheck check(program, span, new_order);
+  return check.Run([&](const LoopAccess& x, const LoopAccess& w) {
+    return DeterminedVars(x, w, check.varying(), check.ranges());
+  });
 }
 
 }  // namespace lathe::testing::plain
