@@ -148,4 +148,30 @@ absl::StatusOr<IndexSpan> SpanOfIndex(const Expr& index,
   return SpanBuilder(varying, fixed, floordiv_min).Of(index);
 }
 
+std::optional<IndexSpan> JoinSpans(const IndexSpan& a, const IndexSpan& b,
+                                   const VarRanges& fixed,
+                                   JoinedMin joined_min) {
+  Expr diff = Simplify(b.min - a.min, fixed);
+  Interval delta = diff.is_int_imm() ? Interval::Point(diff.int_value())
+                                     : BoundOf(diff, fixed);
+  if (!delta.is_bounded()) return std::nullopt;
+  // Relative to a.min: a covers [0, a.width], b lies within
+  // [delta.min, delta.max + b.width].
+  int64_t lo = std::min<int64_t>(0, delta.min);
+  int64_t hi = std::max<int64_t>(a.width, delta.max + b.width);
+  IndexSpan out;
+  out.width = hi - lo;
+  out.exact = a.exact && b.exact && delta.is_point() && delta.min == 0 &&
+              a.width == b.width;
+  out.varying_vars = a.varying_vars;
+  out.varying_vars.insert(b.varying_vars.begin(), b.varying_vars.end());
+  if (joined_min == JoinedMin::kSecondWhenConstantlyBelow && delta.is_point() &&
+      delta.min < 0) {
+    out.min = b.min;
+  } else {
+    out.min = lo == 0 ? a.min : Simplify(a.min + IntImm(lo), fixed);
+  }
+  return out;
+}
+
 }  // namespace lathe

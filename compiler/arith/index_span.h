@@ -15,11 +15,13 @@
 //
 // `exact` tells whether every value of [min, min + width] is taken (the
 // terms vary independently and their steps leave no gap); false when the
-// span may be larger than the values.
+// span may be larger than the values. JoinSpans joins the spans of several
+// accesses.
 // Tests: tests/compiler/arith/index_span_test.cc.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 
 #include "absl/status/statusor.h"
@@ -48,5 +50,18 @@ enum class FloorDivMin { kSimplifiedAlone, kSimplifiedInTheSum };
 absl::StatusOr<IndexSpan> SpanOfIndex(
     const Expr& index, const VarRanges& varying, const VarRanges& fixed,
     FloorDivMin floordiv_min = FloorDivMin::kSimplifiedAlone);
+
+// Where a join starts when b's min lies a constant below a's: at b's min
+// (region inference) or at a's min moved down, simplified (buffer
+// compaction); the two can print differently. Otherwise it starts at a's min,
+// moved down by what b may reach below it.
+enum class JoinedMin { kSecondWhenConstantlyBelow, kFirstMovedDown };
+
+// The smallest span with a constant width that contains a and b, when their
+// mins differ by an amount bounded under `fixed`; nullopt otherwise. Exact
+// when both are exact with the same min and width.
+std::optional<IndexSpan> JoinSpans(const IndexSpan& a, const IndexSpan& b,
+                                   const VarRanges& fixed,
+                                   JoinedMin joined_min);
 
 }  // namespace lathe

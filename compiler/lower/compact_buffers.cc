@@ -222,16 +222,10 @@ class Compactor {
           box[k] = *std::move(span);
           continue;
         }
-        // Join: relative to the current min, the span lies in
-        // [delta.min, delta.max + width].
-        Expr diff = Simplify(span->min - box[k]->min, fixed);
-        Interval delta = BoundOf(diff, fixed);
-        if (!delta.is_bounded()) return false;
-        int64_t lo = std::min<int64_t>(0, delta.min);
-        int64_t hi = std::max<int64_t>(box[k]->width, delta.max + span->width);
-        box[k] = IndexSpan{
-            lo == 0 ? box[k]->min : Simplify(box[k]->min + IntImm(lo), fixed),
-            hi - lo};
+        std::optional<IndexSpan> joined =
+            JoinSpans(*box[k], *span, fixed, JoinedMin::kFirstMovedDown);
+        if (!joined.has_value()) return false;
+        box[k] = *std::move(joined);
       }
     }
     // 4. Dimensions no smaller than the buffer keep their whole range.

@@ -148,26 +148,16 @@ absl::StatusOr<Region> UnionRegions(const Region& a, const Region& b,
   for (size_t d = 0; d < a.dims.size(); ++d) {
     const RegionDim& x = a.dims[d];
     const RegionDim& y = b.dims[d];
-    Expr diff = Simplify(y.min - x.min, fixed);
-    Interval delta = diff.is_int_imm() ? Interval::Point(diff.int_value())
-                                       : BoundOf(diff, fixed);
-    if (!delta.is_bounded()) {
+    std::optional<IndexSpan> joined =
+        JoinSpans({x.min, x.extent - 1}, {y.min, y.extent - 1}, fixed,
+                  JoinedMin::kSecondWhenConstantlyBelow);
+    if (!joined.has_value()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "cannot join the regions [", x.min.ToString(), ", +", x.extent,
           ") and [", y.min.ToString(), ", +", y.extent, ") of dimension ", d));
     }
-    // Relative to x.min: x covers [0, x.extent - 1], y lies within
-    // [delta.min, delta.max + y.extent - 1].
-    int64_t lo = std::min<int64_t>(0, delta.min);
-    int64_t hi = std::max<int64_t>(x.extent - 1, delta.max + y.extent - 1);
-    if (!delta.is_point() || delta.min != 0 || x.extent != y.extent)
-      out.exact = false;
-    if (delta.is_point() && delta.min < 0) {
-      out.dims.push_back({y.min, hi - lo + 1});
-    } else {
-      out.dims.push_back(
-          {lo == 0 ? x.min : Simplify(x.min + IntImm(lo), fixed), hi - lo + 1});
-    }
+    if (!joined->exact) out.exact = false;
+    out.dims.push_back({joined->min, joined->width + 1});
   }
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "compiler/ir/buffer.h"
 
 namespace lathe {
@@ -63,6 +65,39 @@ TEST(IndexSpan, RejectsWhatItCannotBound) {
   s = SpanOfIndex(Load(t, {v.outer}) + v.a, v.varying, v.fixed);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->width, 3);
+}
+
+TEST(JoinSpans, CoversBothWhenTheirMinsDifferByABoundedAmount) {
+  Vars v;
+  IndexSpan a{v.outer * 4, 3};
+  IndexSpan b{v.outer * 4 + 2, 3};
+  std::optional<IndexSpan> j =
+      JoinSpans(a, b, v.fixed, JoinedMin::kSecondWhenConstantlyBelow);
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ(j->min.ToString(), "o * 4");
+  EXPECT_EQ(j->width, 5);
+  EXPECT_FALSE(j->exact);
+  j = JoinSpans(a, a, v.fixed, JoinedMin::kFirstMovedDown);
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ(j->width, 3);
+  EXPECT_TRUE(j->exact);
+  // b a constant below a: b's min, or a's moved down.
+  j = JoinSpans(b, a, v.fixed, JoinedMin::kSecondWhenConstantlyBelow);
+  ASSERT_TRUE(j.has_value());
+  EXPECT_TRUE(j->min.same_as(a.min));
+  EXPECT_EQ(j->width, 5);
+  j = JoinSpans(b, a, v.fixed, JoinedMin::kFirstMovedDown);
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ(j->min.ToString(), "o * 4");
+  // Mins o and 2 differ by o - 2 in [-2, 2].
+  j = JoinSpans({v.outer, 0}, {IntImm(2), 0}, v.fixed,
+                JoinedMin::kSecondWhenConstantlyBelow);
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ(j->min.ToString(), "o - 2");
+  EXPECT_EQ(j->width, 4);
+  EXPECT_FALSE(JoinSpans({v.outer, 0}, {Var("free"), 0}, v.fixed,
+                         JoinedMin::kFirstMovedDown)
+                   .has_value());
 }
 
 }  // namespace
