@@ -29,8 +29,8 @@ struct LoopAccess {
 // A block below a scope with its bindings over loop variables.
 struct ExpandedBlock {
   const BlockNode* block;
-  std::vector<Expr>
-      bindings;  // one per iteration variable, over loop variables
+  // One per iteration variable, over loop variables.
+  std::vector<Expr> bindings;
 };
 
 struct LoopAccessesAndBlocks {
