@@ -5,77 +5,13 @@
 #include <vector>
 
 #include "compiler/arith/int_math.h"
+#include "compiler/arith/linear_terms.h"
 #include "compiler/ir/expr_functor.h"
 
 namespace lathe {
 namespace {
 
-// sum(coef_i * atom_i) + constant, where atoms are non-linear subexpressions.
-struct LinearForm {
-  std::vector<std::pair<Expr, int64_t>> terms;
-  int64_t constant = 0;
-
-  void AddTerm(const Expr& atom, int64_t coef);
-};
-
-// Atoms are the same when they are structurally identical with the same
-// variables (identity, not name).
-bool SameAtom(const Expr& a, const Expr& b) {
-  if (a.same_as(b)) return true;
-  const ExprNode& x = *a.get();
-  const ExprNode& y = *b.get();
-  if (x.kind != y.kind || x.dtype != y.dtype || x.int_value != y.int_value ||
-      x.float_value != y.float_value || x.name != y.name ||
-      x.buffer != y.buffer || x.operands.size() != y.operands.size()) {
-    return false;
-  }
-  if (x.kind == ExprKind::kVar) return false;  // distinct variables
-  for (size_t i = 0; i < x.operands.size(); ++i) {
-    if (!SameAtom(x.operands[i], y.operands[i])) return false;
-  }
-  return true;
-}
-
-void LinearForm::AddTerm(const Expr& atom, int64_t coef) {
-  for (auto& [a, c] : terms) {
-    if (SameAtom(a, atom)) {
-      c += coef;
-      return;
-    }
-  }
-  terms.emplace_back(atom, coef);
-}
-
-void Linearize(const Expr& e, int64_t scale, LinearForm* out) {
-  switch (e.kind()) {
-    case ExprKind::kIntImm:
-      out->constant += scale * e.int_value();
-      return;
-    case ExprKind::kAdd:
-      Linearize(e.operand(0), scale, out);
-      Linearize(e.operand(1), scale, out);
-      return;
-    case ExprKind::kSub:
-      Linearize(e.operand(0), scale, out);
-      Linearize(e.operand(1), -scale, out);
-      return;
-    case ExprKind::kMul:
-      if (e.operand(1).is_int_imm()) {
-        Linearize(e.operand(0), scale * e.operand(1).int_value(), out);
-        return;
-      }
-      if (e.operand(0).is_int_imm()) {
-        Linearize(e.operand(1), scale * e.operand(0).int_value(), out);
-        return;
-      }
-      break;
-    default:
-      break;
-  }
-  out->AddTerm(e, scale);
-}
-
-Expr Rebuild(const LinearForm& form, DType dtype) {
+Expr Rebuild(const LinearTerms& form, DType dtype) {
   Expr result;
   auto append = [&](Expr term, int64_t coef) {
     if (!result.defined()) {
@@ -120,8 +56,8 @@ class Simplifier {
       case ExprKind::kSub:
       case ExprKind::kMul:
         if (t.is_int()) {
-          LinearForm form;
-          Linearize(e, 1, &form);
+          LinearTerms form;
+          CollectLinearTerms(e, 1, &form, EqualAtoms::kMerge);
           return Rebuild(form, t);
         }
         return e;
@@ -184,10 +120,10 @@ class Simplifier {
                    IntImm(e.operand(0).operand(1).int_value() * c, t)),
           true);
     }
-    LinearForm form;
-    Linearize(e.operand(0), 1, &form);
+    LinearTerms form;
+    CollectLinearTerms(e.operand(0), 1, &form, EqualAtoms::kMerge);
     // (q * c + r) // c == q + r // c and (q * c + r) % c == r % c.
-    LinearForm quotient, rest;
+    LinearTerms quotient, rest;
     for (const auto& [atom, coef] : form.terms) {
       if (coef % c == 0) {
         quotient.AddTerm(atom, coef / c);

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/arith/index_span.h"
 #include "compiler/arith/int_bounds.h"
-#include "compiler/arith/int_math.h"
 #include "compiler/arith/linear_terms.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
@@ -95,65 +95,6 @@ class AccessCollector {
 bool UsesVarIn(const Expr& e, const VarRanges& ranges) {
   return UsesAnyVar(e,
                     [&](const Expr& v) { return ranges.count(v.get()) > 0; });
-}
-
-// The values of an index as the varying loops run: within [min, min + width],
-// min over the fixed loops.
-struct Span {
-  Expr min;
-  int64_t width = 0;
-};
-
-std::optional<Span> SpanOf(const Expr& index, const VarRanges& varying,
-                           const VarRanges& fixed) {
-  LinearTerms terms;
-  CollectLinearTerms(index, 1, &terms);
-  Expr min = IntImm(terms.constant);
-  int64_t width = 0;
-  for (const auto& [atom, coef] : terms.terms) {
-    if (coef == 0) continue;
-    int64_t abs_coef = coef < 0 ? -coef : coef;
-    bool uses_varying = UsesVarIn(atom, varying);
-    bool uses_fixed = UsesVarIn(atom, fixed);
-    if (!uses_varying) {
-      min = min + atom * IntImm(coef);
-      continue;
-    }
-    if (!uses_fixed) {
-      Interval b = BoundOf(atom, varying);
-      if (!b.is_bounded()) return std::nullopt;
-      min = min + IntImm(coef > 0 ? coef * b.min : coef * b.max);
-      width += abs_coef * (b.max - b.min);
-      continue;
-    }
-    // Mixed: floordiv / floormod by a positive constant, from the argument.
-    if (!(atom.is(ExprKind::kFloorDiv) || atom.is(ExprKind::kFloorMod)) ||
-        !atom.operand(1).is_int_imm() || atom.operand(1).int_value() <= 0) {
-      return std::nullopt;
-    }
-    int64_t c = atom.operand(1).int_value();
-    std::optional<Span> inner = SpanOf(atom.operand(0), varying, fixed);
-    if (!inner.has_value()) return std::nullopt;
-    Expr rem = Simplify(FloorMod(inner->min, IntImm(c)), fixed);
-    Expr lo;
-    int64_t count;
-    if (atom.is(ExprKind::kFloorDiv)) {
-      lo = FloorDiv(inner->min, IntImm(c));
-      count = rem.is_int_imm()
-                  ? FloorDivInt(rem.int_value() + inner->width, c) + 1
-                  : FloorDivInt(inner->width + c - 1, c) + 1;
-    } else if (rem.is_int_imm() && rem.int_value() + inner->width < c) {
-      lo = rem;
-      count = inner->width + 1;
-    } else {
-      lo = IntImm(0);
-      count = c;
-    }
-    min = min + (coef > 0 ? lo * IntImm(coef)
-                          : (lo + IntImm(count - 1)) * IntImm(coef));
-    width += abs_coef * (count - 1);
-  }
-  return Span{Simplify(min, fixed), width};
 }
 
 // Whether two iterations of `loop` can write the same element through an
@@ -258,7 +199,7 @@ class Compactor {
     }
     // 3. The box of every access in one iteration of the loop.
     size_t rank = buffer->shape.size();
-    std::vector<std::optional<Span>> box(rank);
+    std::vector<std::optional<IndexSpan>> box(rank);
     for (const Access& a : use.accesses) {
       if (a.indices.size() != rank) return false;
       VarRanges varying, all = fixed;
@@ -273,22 +214,18 @@ class Compactor {
                        [&](const Expr& v) { return !all.count(v.get()); })) {
           return false;
         }
-        std::optional<Span> span = SpanOf(Simplify(index, all), varying, fixed);
-        if (!span.has_value()) return false;
+        absl::StatusOr<IndexSpan> span =
+            SpanOfIndex(Simplify(index, all), varying, fixed,
+                        FloorDivMin::kSimplifiedInTheSum);
+        if (!span.ok()) return false;
         if (!box[k].has_value()) {
-          box[k] = span;
+          box[k] = *std::move(span);
           continue;
         }
-        // Join: relative to the current min, the span lies in
-        // [delta.min, delta.max + width].
-        Expr diff = Simplify(span->min - box[k]->min, fixed);
-        Interval delta = BoundOf(diff, fixed);
-        if (!delta.is_bounded()) return false;
-        int64_t lo = std::min<int64_t>(0, delta.min);
-        int64_t hi = std::max<int64_t>(box[k]->width, delta.max + span->width);
-        box[k] = Span{
-            lo == 0 ? box[k]->min : Simplify(box[k]->min + IntImm(lo), fixed),
-            hi - lo};
+        std::optional<IndexSpan> joined =
+            JoinSpans(*box[k], *span, fixed, JoinedMin::kFirstMovedDown);
+        if (!joined.has_value()) return false;
+        box[k] = *std::move(joined);
       }
     }
     // 4. Dimensions no smaller than the buffer keep their whole range.

@@ -17,9 +17,10 @@
 //  3. The region of every access within one iteration of L: loops below L
 //     vary over their ranges, L and the loops above are symbols. Per
 //     dimension a box [min, min + extent) with a constant extent and a min
-//     over the outer loops (the analysis of schedule/analysis/region.h, kept
-//     here in a small form over loops only). A dimension whose box is not
-//     smaller than the buffer keeps its whole range.
+//     over the outer loops: SpanOfIndex and JoinSpans (arith/index_span.h),
+//     which region inference (schedule/analysis/region.h) uses too. A
+//     dimension whose box is not smaller than the buffer keeps its whole
+//     range.
 //  4. The buffer is re-allocated, with the box's shape, in an allocation
 //     scope directly inside L's body, and every access becomes
 //     index - min.

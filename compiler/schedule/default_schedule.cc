@@ -3,7 +3,6 @@
 #include "compiler/schedule/default_schedule.h"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,6 +14,7 @@
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/schedule/analysis/reused_stage.h"
 #include "compiler/schedule/primitive/compute_inline.h"
 #include "compiler/schedule/traced_schedule.h"
 
@@ -92,26 +92,6 @@ class DefaultScheduler {
   std::vector<std::string>* skipped_;
 };
 
-// Whether `e` contains a select that loads in one of its branches: the
-// value of a padding stage, select(in bounds, X[..], 0).
-bool HasGuardedLoad(const Expr& e) {
-  if (!e.defined()) return false;
-  if (e.is(ExprKind::kSelect)) {
-    std::function<bool(const Expr&)> loads = [&](const Expr& x) {
-      if (x.is(ExprKind::kLoad)) return true;
-      for (size_t i = 0; i < x.num_operands(); ++i) {
-        if (loads(x.operand(i))) return true;
-      }
-      return false;
-    };
-    if (loads(e.operand(1)) || loads(e.operand(2))) return true;
-  }
-  for (size_t i = 0; i < e.num_operands(); ++i) {
-    if (HasGuardedLoad(e.operand(i))) return true;
-  }
-  return false;
-}
-
 // A padding stage whose values some reader uses again and again: a reader
 // with an iteration variable that its reads of the stage's buffer do not use
 // (conv2d's output channels). Inlined, its select and guarded load would run
@@ -119,26 +99,7 @@ bool HasGuardedLoad(const Expr& e) {
 // from vectorizing; a padded copy made once costs one pass. (Pooling reads
 // each padded element about R*S/stride^2 times: inlined, it is faster.)
 bool IsReusedPaddingStage(const Program& program, const BlockNode& block) {
-  const StoreNode* store = block.body ? block.body->as<StoreNode>() : nullptr;
-  if (store == nullptr || !HasGuardedLoad(store->value)) return false;
-  for (const BlockNode* reader : program.Blocks()) {
-    if (reader == &block) continue;
-    std::vector<Expr> indices;
-    for (const BufferAccess& read : AccessesOf(*reader).reads) {
-      if (read.buffer == store->buffer) {
-        indices.insert(indices.end(), read.indices.begin(), read.indices.end());
-      }
-    }
-    if (indices.empty()) continue;
-    for (const IterVar& iv : reader->iter_vars) {
-      if (std::none_of(indices.begin(), indices.end(), [&](const Expr& index) {
-            return UsesVar(index, iv.var);
-          })) {
-        return true;
-      }
-    }
-  }
-  return false;
+  return IsReusedStage(program, block, HasGuardedLoad, UnitIterVars::kCount);
 }
 
 void DefaultScheduler::InlineElementwise() {

@@ -1,54 +1,13 @@
 #include "tuner/features/store_context.h"
 
 #include <algorithm>
-#include <cstring>
 
+#include "compiler/ir/expr_equal.h"
 #include "compiler/ir/expr_functor.h"
 #include "tuner/features/access_geometry.h"
 
 namespace lathe::tuner {
 namespace {
-
-// Structural equality of index expressions within one program: variables
-// by identity, everything else by value. Used to merge the read and the
-// write of `C[i, j] = C[i, j] + ...` into one access pattern.
-bool SameExpr(const Expr& a, const Expr& b) {
-  if (a.same_as(b)) return true;
-  if (!a.defined() || !b.defined()) return false;
-  const ExprNode& x = *a.get();
-  const ExprNode& y = *b.get();
-  if (x.kind != y.kind || x.dtype != y.dtype) return false;
-  switch (x.kind) {
-    case ExprKind::kVar:
-      return false;  // distinct nodes are distinct variables
-    case ExprKind::kIntImm:
-      return x.int_value == y.int_value;
-    case ExprKind::kFloatImm:
-      // Bitwise, so that equal immediates compare equal and NaNs do too.
-      return std::memcmp(&x.float_value, &y.float_value, sizeof(double)) == 0;
-    case ExprKind::kCall:
-      if (x.name != y.name) return false;
-      break;
-    case ExprKind::kLoad:
-      if (x.buffer != y.buffer) return false;
-      break;
-    default:
-      break;
-  }
-  if (x.operands.size() != y.operands.size()) return false;
-  for (size_t i = 0; i < x.operands.size(); ++i) {
-    if (!SameExpr(x.operands[i], y.operands[i])) return false;
-  }
-  return true;
-}
-
-bool SameTuple(const std::vector<Expr>& a, const std::vector<Expr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!SameExpr(a[i], b[i])) return false;
-  }
-  return true;
-}
 
 void AddAccess(StoreContext* ctx, const BufferPtr& buffer,
                const std::vector<Expr>& indices, bool is_write) {
@@ -63,8 +22,9 @@ void AddAccess(StoreContext* ctx, const BufferPtr& buffer,
   }
   (is_write ? use->write : use->read) = true;
   ++use->num_accesses;
+  // The read and the write of `C[i, j] = C[i, j] + ...` are one pattern.
   for (const std::vector<Expr>& t : use->index_tuples) {
-    if (SameTuple(t, indices)) return;
+    if (ExprsEqual(t, indices, FloatImmEquality::kByBits)) return;
   }
   use->index_tuples.push_back(indices);
 }

@@ -7,56 +7,26 @@
 
 #include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/schedule/analysis/reused_stage.h"
 #include "compiler/schedule/primitive/compute_inline.h"
 
 namespace lathe::tuner {
 namespace {
 
-bool HasLoad(const Expr& e) {
-  bool found = false;
-  VisitExpr(e, [&](const Expr& x) { found |= x.is(ExprKind::kLoad); });
-  return found;
-}
-
 // A value that costs more than its loads when recomputed: a select that loads
 // in a branch (the guarded load of a padding stage: a branch or a masked
 // load, and no plain vector load of the reader) or a math function call.
 bool CostlyToRecompute(const Expr& value) {
-  bool costly = false;
-  VisitExpr(value, [&](const Expr& x) {
-    if (x.is(ExprKind::kCall)) costly = true;
-    if (x.is(ExprKind::kSelect) &&
-        (HasLoad(x.operand(1)) || HasLoad(x.operand(2)))) {
-      costly = true;
-    }
-  });
-  return costly;
+  bool calls = false;
+  VisitExpr(value, [&](const Expr& x) { calls |= x.is(ExprKind::kCall); });
+  return calls || HasGuardedLoad(value);
 }
 
 }  // namespace
 
 bool IsCostlyReusedStage(const Program& program, const BlockNode& block) {
-  const StoreNode* store = block.body ? block.body->as<StoreNode>() : nullptr;
-  if (store == nullptr || !CostlyToRecompute(store->value)) return false;
-  for (const BlockNode* reader : program.Blocks()) {
-    if (reader == &block) continue;
-    std::vector<Expr> indices;
-    for (const BufferAccess& read : AccessesOf(*reader).reads) {
-      if (read.buffer == store->buffer) {
-        indices.insert(indices.end(), read.indices.begin(), read.indices.end());
-      }
-    }
-    if (indices.empty()) continue;
-    for (const IterVar& iv : reader->iter_vars) {
-      if (iv.extent < 2) continue;  // a unit variable repeats nothing
-      if (std::none_of(indices.begin(), indices.end(), [&](const Expr& index) {
-            return UsesVar(index, iv.var);
-          })) {
-        return true;
-      }
-    }
-  }
-  return false;
+  return IsReusedStage(program, block, CostlyToRecompute,
+                       UnitIterVars::kIgnore);
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>>

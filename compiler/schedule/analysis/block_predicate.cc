@@ -1,8 +1,8 @@
 #include "compiler/schedule/analysis/block_predicate.h"
 
 #include "compiler/arith/simplify.h"
+#include "compiler/ir/expr_equal.h"
 #include "compiler/ir/expr_functor.h"
-#include "compiler/schedule/analysis/stage_builder.h"
 
 namespace lathe {
 

@@ -27,33 +27,24 @@
 // allocated at the root (caches included) are one buffer for the whole
 // program, whatever their scope (global, local or shared): the IR semantics
 // of stmt.h, not a GPU's per-thread-block shared memory.
+//
+// The accesses come from loop_accesses.h, the digits from index_digits.h;
+// this file holds the proof over them and the checks the primitives call.
 // Tests: tests/compiler/schedule/analysis/data_parallel_test.cc.
 #pragma once
 
+#include <cstddef>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "compiler/arith/int_bounds.h"
 #include "compiler/ir/program.h"
+#include "compiler/schedule/analysis/loop_accesses.h"
 
 namespace lathe {
-
-// One load or store below a scope, its indices over loop variables only.
-struct LoopAccess {
-  // The innermost block holding the access (the block enclosing the scope
-  // for a statement below the scope but outside every block there).
-  const BlockNode* block = nullptr;
-  BufferPtr buffer;
-  std::vector<Expr> indices;
-  bool is_write = false;
-};
-
-// The accesses in the subtree of `scope` (init, body, predicates of every
-// block below), except those of buffers allocated below the scope. Iteration
-// variables are replaced by their bindings.
-std::vector<LoopAccess> CollectLoopAccesses(const Program& program,
-                                            const ForNode& scope);
 
 // Whether a (in one instance) and b (in another instance, where the loop
 // variables in `varying` take values independent of a's, and all other loop
@@ -88,6 +79,43 @@ absl::Status CheckDataParallel(const Program& program, const ForNode& loop,
 absl::Status CheckReorderKeepsDependences(
     const Program& program, const std::vector<const ForNode*>& span,
     const std::vector<const ForNode*>& new_order);
+
+// CheckReorderKeepsDependences apart from the proof of which loops two
+// accesses hold equal, which the caller gives (the analysis, or a plain
+// version of it in a test). `span` must not be empty.
+class ReorderCheck {
+ public:
+  ReorderCheck(const Program& program, const std::vector<const ForNode*>& span,
+               const std::vector<const ForNode*>& new_order);
+
+  // The loop variables below the span's outermost loop (which may differ
+  // between two accesses), and the ranges of every loop.
+  const std::vector<Expr>& varying() const { return varying_; }
+  const VarRanges& ranges() const { return ranges_; }
+
+  // The check, with determined(x, w) the variables of varying() that the
+  // accesses x and w (w writes) hold equal.
+  template <typename Fn>
+  absl::Status Run(Fn determined) const {
+    return ForEachConflictCandidate(
+        accesses_,
+        [&](const LoopAccess& x, const LoopAccess& w) -> absl::Status {
+          return CheckPair(x, w, determined(x, w));
+        });
+  }
+
+ private:
+  absl::Status CheckPair(const LoopAccess& x, const LoopAccess& w,
+                         const std::set<const ExprNode*>& determined) const;
+  static size_t Position(const std::map<const ForNode*, size_t>& pos,
+                         const ForNode* loop);
+
+  std::vector<const ForNode*> span_;
+  std::map<const ForNode*, size_t> old_pos_, new_pos_;
+  std::vector<LoopAccess> accesses_;
+  std::vector<Expr> varying_;
+  VarRanges ranges_;
+};
 
 // The loops nested with `loop`: its ancestors (through enclosing blocks, up
 // to the root) and every loop below it, `loop` excluded. Used to keep one

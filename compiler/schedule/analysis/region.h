@@ -11,12 +11,13 @@
 // producer's loop (what the producer writes in one iteration).
 //
 // How an index is bounded: the block's bindings are substituted into the
-// index, which is split into a sum of terms. Terms without a varying loop go
-// to the min as they are; c * x for a varying loop x adds |c| * (extent - 1)
-// to the extent; a term of varying loops only is bounded by BoundOf; floordiv
-// and floormod by a positive constant of a mixed (fixed + varying) argument
-// are bounded from the argument's region. Anything else (min, max, select,
-// loads in indices, a mixed product) cannot be bounded and is an error.
+// index, whose span over the varying loops is SpanOfIndex's
+// (compiler/arith/index_span.h): terms without a varying loop go to the min
+// as they are; c * x for a varying loop x adds |c| * (extent - 1) to the
+// extent; floordiv and floormod by a positive constant are bounded from the
+// argument's span; another term of varying loops only is bounded by BoundOf.
+// Anything else (min, max, select, loads in indices, a mixed product) cannot
+// be bounded and is an error.
 // Tests: tests/compiler/schedule/analysis/region_test.cc.
 #pragma once
 
@@ -76,6 +77,15 @@ absl::StatusOr<Region> IndicesRegionUnderLoop(const Program& program,
                                               const BlockNode& block,
                                               const ForNode* loop,
                                               const std::vector<Expr>& indices);
+
+// The same, with the loops above the block (Program::LoopsAbove, outermost
+// first) and the ranges of every loop around it (LoopRangesAbove) given by
+// the caller: for one that asks many questions of one program and looks them
+// up in a StmtIndex (stmt_index.h).
+absl::StatusOr<Region> IndicesRegionUnderLoop(
+    const BlockNode& block, const ForNode* loop,
+    const std::vector<ForNode*>& loops_above, VarRanges ranges_above,
+    const std::vector<Expr>& indices);
 
 // The smallest box (with constant extents) that contains both regions: per
 // dimension, when the mins differ by a constant, or by an expression bounded

@@ -128,33 +128,6 @@ void RedirectAccesses(
   }
 }
 
-bool ExprEqual(const Expr& a, const Expr& b) {
-  if (a.same_as(b)) return true;
-  if (!a.defined() || !b.defined()) return false;
-  if (a.kind() != b.kind() || !(a.dtype() == b.dtype())) return false;
-  switch (a.kind()) {
-    case ExprKind::kVar:
-      return false;  // variables are equal only when they are the same node
-    case ExprKind::kIntImm:
-      return a->int_value == b->int_value;
-    case ExprKind::kFloatImm:
-      return a->float_value == b->float_value;
-    case ExprKind::kCall:
-      if (a->name != b->name) return false;
-      break;
-    case ExprKind::kLoad:
-      if (a->buffer != b->buffer) return false;
-      break;
-    default:
-      break;
-  }
-  if (a.num_operands() != b.num_operands()) return false;
-  for (size_t i = 0; i < a.num_operands(); ++i) {
-    if (!ExprEqual(a.operand(i), b.operand(i))) return false;
-  }
-  return true;
-}
-
 absl::StatusOr<CacheChoice> ChooseCachedBuffer(
     const std::vector<BufferPtr>& buffers, int64_t index, const Layout& layout,
     const std::string& primitive, const std::string& block, const char* verb) {

@@ -78,10 +78,6 @@ void RedirectAccesses(
         map_indices,
     bool stores);
 
-// Structural equality of expressions: same kinds, types, constants and
-// operands, the same variables (by identity) and buffers (by identity).
-bool ExprEqual(const Expr& a, const Expr& b);
-
 // The cache buffer that cache_read / cache_write (`primitive`) makes of the
 // index-th of `buffers` (the block's distinct reads or writes, `verb` says
 // which): that buffer and the cache's shape under `layout`. Errors

@@ -139,43 +139,6 @@ absl::Status CheckInterleaved(const StmtIndex& index, const Producer& p,
   return absl::OkStatus();
 }
 
-// IndicesRegionUnderLoop (analysis/region.h) with the loops around the
-// block looked up in the index: the same loops vary, the same errors.
-absl::StatusOr<Region> RegionUnderLoop(const StmtIndex& index,
-                                       const BlockNode& block,
-                                       const ForNode* loop,
-                                       const std::vector<Expr>& indices) {
-  std::vector<ForNode*> loops = index.LoopsAbove(&block);
-  VarRanges fixed = index.LoopRangesAbove(&block);
-  VarRanges varying;
-  bool below = false;
-  for (ForNode* l : loops) {
-    if (below) {
-      varying[l->var.get()] = Interval::Extent(l->extent);
-      fixed.erase(l->var.get());
-    }
-    if (l == loop) below = true;
-  }
-  if (!below) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("region: loop \"", loop->var->name,
-                     "\" is not above block \"", block.name, "\""));
-  }
-  VarMap bindings;
-  for (size_t i = 0; i < block.iter_vars.size() && i < block.iter_values.size();
-       ++i) {
-    bindings[block.iter_vars[i].var] = block.iter_values[i];
-  }
-  std::vector<Expr> over_loops;
-  for (const Expr& i : indices) over_loops.push_back(Substitute(i, bindings));
-  absl::StatusOr<Region> region = IndexRegion(over_loops, varying, fixed);
-  if (!region.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "block \"", block.name, "\": ", region.status().message()));
-  }
-  return region;
-}
-
 // 5. The instances the consumers need in one iteration of the loop: each
 // read, matched against the block's writes, names the instance that wrote
 // the element; the region of those instances' spatial variables. Spatial
@@ -200,7 +163,8 @@ absl::StatusOr<Placement> PlanPlacement(
       std::vector<Expr> values;
       for (const Expr& v : p.spatial_vars) values.push_back(instance->at(v));
       absl::StatusOr<Region> region =
-          RegionUnderLoop(index, *consumer, loop, values);
+          IndicesRegionUnderLoop(*consumer, loop, index.LoopsAbove(consumer),
+                                 index.LoopRangesAbove(consumer), values);
       if (!region.ok()) return fail(std::string(region.status().message()));
       if (!needed.has_value()) {
         needed = *std::move(region);

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/ir/expr_equal.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_predicate.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
@@ -47,14 +48,6 @@ const char* CombinerName(ExprKind combiner) {
   }
 }
 
-bool SameIndices(const std::vector<Expr>& a, const std::vector<Expr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!ExprEqual(a[i], b[i])) return false;
-  }
-  return true;
-}
-
 // Matches the block's body and init; an empty string when they match, else
 // why not.
 std::string MatchReduction(const BlockNode& block, ReductionPattern* out) {
@@ -67,7 +60,7 @@ std::string MatchReduction(const BlockNode& block, ReductionPattern* out) {
   }
   auto is_acc = [&](const Expr& e) {
     return e.is(ExprKind::kLoad) && e->buffer == store->buffer &&
-           SameIndices(e->operands, store->indices);
+           ExprsEqual(e->operands, store->indices);
   };
   out->buffer = store->buffer;
   out->indices = store->indices;
@@ -88,7 +81,7 @@ std::string MatchReduction(const BlockNode& block, ReductionPattern* out) {
   const auto* init = block.init ? block.init->as<StoreNode>() : nullptr;
   if (init == nullptr) return "it has no init of a single store";
   if (init->buffer != store->buffer ||
-      !SameIndices(init->indices, store->indices) ||
+      !ExprsEqual(init->indices, store->indices) ||
       !ExprEqual(init->value, Identity(out->combiner, store->buffer->dtype))) {
     return absl::StrCat("its init does not store the identity of ",
                         CombinerName(out->combiner),

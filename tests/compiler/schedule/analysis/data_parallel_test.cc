@@ -148,27 +148,6 @@ TEST(DataParallel, SharedOuterLoopsCancel) {
   EXPECT_TRUE(SameElementImpliesSameValue(other, w, i, {i}, f.ranges));
 }
 
-TEST(DataParallel, CollectsExpandedAccessesAndSkipsPrivateBuffers) {
-  Program p = testing::TiledStagesProgram(3, 4, 1);
-  std::vector<LoopAccess> accesses = CollectLoopAccesses(p, *p.FindLoop("i_0"));
-  std::vector<std::string> text;
-  for (const LoopAccess& a : accesses) {
-    std::string s =
-        a.block->name + (a.is_write ? " writes " : " reads ") + a.buffer->name;
-    for (const Expr& e : a.indices) s += " " + e.ToString();
-    text.push_back(s);
-  }
-  EXPECT_EQ(text, (std::vector<std::string>{
-                      "B reads A i_0 * 4 + ax", "B writes B i_0 * 4 + ax",
-                      "C reads B i_0 * 4 + i_1", "C reads B i_0 * 4 + i_1 + 1",
-                      "C writes C i_0 * 4 + i_1"}));
-  Program scratch = testing::ScratchProgram(5, /*private_scratch=*/true);
-  for (const LoopAccess& a :
-       CollectLoopAccesses(scratch, *scratch.FindLoop("i"))) {
-    EXPECT_NE(a.buffer->name, "T");
-  }
-}
-
 TEST(DataParallel, CheckNamesTheReductionBlock) {
   Program p = testing::MatmulProgram(4, 5, 6);
   EXPECT_TRUE(CheckDataParallel(p, *p.FindLoop("i"), "parallel").ok());
@@ -535,8 +514,7 @@ TEST(DataParallel, MatchesThePlainFixpoint) {
     for (const Expr& v : varying) {
       bool fast = SameElementImpliesSameValue(b, a, v, varying, f.ranges);
       EXPECT_EQ(fast, expected.count(v.get()) > 0)
-          << v->name << " in " << testing::plain::AccessText(b) << " and "
-          << testing::plain::AccessText(a);
+          << v->name << " in " << AccessText(b) << " and " << AccessText(a);
       ++(fast ? proven : unproven);
     }
   }
@@ -567,8 +545,8 @@ TEST(DataParallel, MatchesThePlainFixpoint) {
             for (const Expr& v : varying) {
               EXPECT_EQ(SameElementImpliesSameValue(x, w, v, varying, ranges),
                         expected.count(v.get()) > 0)
-                  << v->name << " in " << testing::plain::AccessText(x)
-                  << " and " << testing::plain::AccessText(w) << "\n"
+                  << v->name << " in " << AccessText(x) << " and "
+                  << AccessText(w) << "\n"
                   << PrintProgram(p);
             }
             ++pairs;

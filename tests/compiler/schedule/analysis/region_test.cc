@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/ir/printer.h"
+#include "compiler/schedule/analysis/stmt_index.h"
 #include "compiler/schedule/primitive/split.h"
 #include "tests/compiler/schedule/test_programs.h"
 
@@ -133,6 +134,32 @@ TEST(BlockRegionUnderLoop, StencilReadsTheTileAndItsHalo) {
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(IndicesRegionUnderLoop, LoopsLookedUpInAnIndexGiveTheSameRegion) {
+  Program p = testing::PadStencilProgram(13);
+  ASSERT_TRUE(primitive::Split(&p, "i_1", {std::nullopt, 4}).ok());
+  const BlockNode& b = *p.FindBlock("B");
+  StmtIndex index(p);
+  std::vector<Expr> indices;
+  for (const IterVar& iv : b.iter_vars) indices.push_back(iv.var + 1);
+  for (const ForNode* loop : {p.FindLoop("i_1_0"), p.FindLoop("i_1_1"),
+                              static_cast<ForNode*>(nullptr)}) {
+    auto from_program = IndicesRegionUnderLoop(p, b, loop, indices);
+    auto from_index = IndicesRegionUnderLoop(
+        b, loop, index.LoopsAbove(&b), index.LoopRangesAbove(&b), indices);
+    ASSERT_TRUE(from_program.ok()) << from_program.status();
+    ASSERT_TRUE(from_index.ok()) << from_index.status();
+    EXPECT_EQ(Show(*from_index), Show(*from_program));
+  }
+  // A loop that is not above the block: the same error.
+  Program other = testing::MatmulProgram(2, 2, 2);
+  auto refused =
+      IndicesRegionUnderLoop(b, other.FindLoop("i"), index.LoopsAbove(&b),
+                             index.LoopRangesAbove(&b), indices);
+  EXPECT_EQ(
+      refused.status(),
+      IndicesRegionUnderLoop(p, b, other.FindLoop("i"), indices).status());
 }
 
 TEST(UnionRegions, ConstantAndBoundedOffsets) {

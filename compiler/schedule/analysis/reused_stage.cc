@@ -1,0 +1,56 @@
+#include "compiler/schedule/analysis/reused_stage.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "compiler/ir/expr_functor.h"
+
+namespace lathe {
+namespace {
+
+bool HasLoad(const Expr& e) {
+  bool found = false;
+  VisitExpr(e, [&](const Expr& x) { found |= x.is(ExprKind::kLoad); });
+  return found;
+}
+
+}  // namespace
+
+bool HasGuardedLoad(const Expr& value) {
+  bool found = false;
+  VisitExpr(value, [&](const Expr& x) {
+    if (x.is(ExprKind::kSelect) &&
+        (HasLoad(x.operand(1)) || HasLoad(x.operand(2)))) {
+      found = true;
+    }
+  });
+  return found;
+}
+
+bool IsReusedStage(const Program& program, const BlockNode& stage,
+                   const std::function<bool(const Expr& value)>& costly,
+                   UnitIterVars unit_vars) {
+  const StoreNode* store = stage.body ? stage.body->as<StoreNode>() : nullptr;
+  if (store == nullptr || !costly(store->value)) return false;
+  for (const BlockNode* reader : program.Blocks()) {
+    if (reader == &stage) continue;
+    std::vector<Expr> indices;
+    for (const BufferAccess& read : AccessesOf(*reader).reads) {
+      if (read.buffer == store->buffer) {
+        indices.insert(indices.end(), read.indices.begin(), read.indices.end());
+      }
+    }
+    if (indices.empty()) continue;
+    for (const IterVar& iv : reader->iter_vars) {
+      if (unit_vars == UnitIterVars::kIgnore && iv.extent < 2) continue;
+      if (std::none_of(indices.begin(), indices.end(), [&](const Expr& index) {
+            return UsesVar(index, iv.var);
+          })) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace lathe

@@ -1,0 +1,65 @@
+#include "compiler/schedule/analysis/reused_stage.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/ir/buffer.h"
+#include "compiler/ir/expr_functor.h"
+#include "compiler/workload/spec.h"
+
+namespace lathe {
+namespace {
+
+Program Initial(const std::string& spec) {
+  return ParseWorkloadSpec(spec).value().InitialProgram().value();
+}
+
+bool HasCall(const Expr& value) {
+  bool found = false;
+  VisitExpr(value, [&](const Expr& x) { found |= x.is(ExprKind::kCall); });
+  return found;
+}
+
+TEST(HasGuardedLoad, FindsASelectThatLoadsInABranch) {
+  BufferPtr x = MakeBuffer("X", DType::Float32(), {8});
+  Expr i = Var("i");
+  Expr padded = Select(i >= 1, Load(x, {i - 1}), FloatImm(0.0));
+  EXPECT_TRUE(HasGuardedLoad(padded));
+  EXPECT_TRUE(HasGuardedLoad(padded * FloatImm(2.0)));
+  EXPECT_FALSE(HasGuardedLoad(Load(x, {i})));
+  EXPECT_FALSE(HasGuardedLoad(
+      Select(Load(x, {i}) > FloatImm(0.0), FloatImm(1.0), FloatImm(0.0))));
+}
+
+TEST(IsReusedStage, ConvPaddingIsReusedAcrossOutputChannels) {
+  Program conv = Initial("conv2d_nchw:N=1,C=3,H=8,W=8,K=4,R=3,S=3,pad=1");
+  const BlockNode& pad = *conv.FindBlock("pad");
+  EXPECT_TRUE(IsReusedStage(conv, pad, HasGuardedLoad, UnitIterVars::kCount));
+  EXPECT_TRUE(IsReusedStage(conv, pad, HasGuardedLoad, UnitIterVars::kIgnore));
+  // Not costly to the caller: kept out of the test.
+  EXPECT_FALSE(IsReusedStage(conv, pad, HasCall, UnitIterVars::kCount));
+}
+
+TEST(IsReusedStage, PoolingPaddingIsIndexedByEveryReaderVariable) {
+  Program pool = Initial("max_pool2d:N=1,C=2,H=7,W=7,R=3,S=3,stride=2,pad=1");
+  EXPECT_FALSE(IsReusedStage(pool, *pool.FindBlock("pad"), HasGuardedLoad,
+                             UnitIterVars::kCount));
+}
+
+TEST(IsReusedStage, AUnitVariableCountsOnlyWhenAsked) {
+  const std::string stages =
+      "custom:T[i,k] = exp(A[i,k]); C[i,j] += T[i,k] * B[k,j]";
+  Program reused = Initial(stages + "|i=4,j=5,k=6");
+  const BlockNode& t = *reused.FindBlock("T");
+  EXPECT_TRUE(IsReusedStage(reused, t, HasCall, UnitIterVars::kIgnore));
+  EXPECT_FALSE(IsReusedStage(reused, t, HasGuardedLoad, UnitIterVars::kCount));
+
+  Program unit = Initial(stages + "|i=4,j=1,k=6");
+  const BlockNode& u = *unit.FindBlock("T");
+  EXPECT_TRUE(IsReusedStage(unit, u, HasCall, UnitIterVars::kCount));
+  EXPECT_FALSE(IsReusedStage(unit, u, HasCall, UnitIterVars::kIgnore));
+}
+
+}  // namespace
+}  // namespace lathe
