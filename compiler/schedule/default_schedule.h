@@ -11,10 +11,10 @@
 //  1. Inline. Every non-reduction block that compute_inline accepts is folded
 //     into its readers (bias add, pooling's padding), except a padding stage
 //     whose elements a reader reuses across an iteration variable that does
-//     not index them (conv2d's output channels): inlined, its select runs
-//     K times per element and keeps the inner loop from vectorizing, 7x
-//     slower on conv2d_nchw C=K=128 28x28 3x3 than the padded copy, which is
-//     then scheduled as a stage of its own. Then every remaining
+//     not index them (conv2d's output channels): inlined, its select would
+//     run K times per element and keep the inner loop from vectorizing
+//     (bench/README.md, "Why the code is as it is"); the padded copy is
+//     scheduled as a stage of its own. Then every remaining
 //     non-reduction block that reverse_compute_inline accepts is folded into
 //     its producer (a relu after an element-wise stage).
 //  2. For each block left (in program order) whose loops are its own (one

@@ -11,13 +11,9 @@
 //     reader has an iteration variable that does not index its reads of the
 //     stage (conv2d's output channels over the padded input). Inlined, conv2d
 //     would run the padding's select and guarded load K times per element and
-//     its inner loop would not vectorize: the default schedule measured 7x
-//     slower on conv2d_nchw C=K=128 28x28 3x3 (compiler/schedule/
-//     default_schedule.h). In the tuned spaces (DefaultCpuRules) the gap is
-//     smaller but the same way: conv2d_nchw C=K=64 28x28 3x3 pad=1, one
-//     thread, best of 40 random points of each space set, 1.16 ms with the
-//     padding kept vs 1.37 ms inlined (1.27 vs 1.52 ms in a run of 12), so
-//     it is kept. Such a stage stays a block (RandomComputeLocation may move it
+//     its inner loop would not vectorize; in the tuned spaces too the padded
+//     copy is faster (bench/README.md, "Why the code is as it is"), so it is
+//     kept. Such a stage stays a block (RandomComputeLocation may move it
 //     under its consumer's tile). Pooling reads each padded element a few times
 //     with every reader variable indexing it: inlined.
 //  2. otherwise reverse_compute_inline into its producer when accepted (an

@@ -1,7 +1,7 @@
 // What LLVM knows about CPUs, behind a header free of LLVM types: the host's
 // CPU name and features, and the features a CPU name implies. Used by
 // compiler/codegen/cpu_target.cc.
-// Tests: tests/compiler/codegen/target_test.cc.
+// Tests: tests/compiler/codegen/cpu_target_test.cc.
 #pragma once
 
 #include <map>

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/check.h"
+#include "base/status_macros.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
