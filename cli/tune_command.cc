@@ -34,6 +34,7 @@
 #include "compiler/codegen/target_info.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
+#include "database/job_state.h"
 #include "database/writer_lock.h"
 #include "runner/local_runner.h"
 #include "runner/measurable_target.h"
@@ -286,7 +287,7 @@ absl::Status RunTune(TuneCommandOptions options) {
   job_record.set_description(absl::StrCat("lathe tune ",
                                           absl::StrJoin(options.specs, " "),
                                           " on ", target->ToString()));
-  job_record.set_state("running");
+  job_record.set_state(db::JobStateName(db::JobState::kRunning));
   StopSignals stop_signals;
   if (absl::Status st = (*db)->PutJob(job_record); !st.ok()) return st;
 
@@ -306,7 +307,7 @@ absl::Status RunTune(TuneCommandOptions options) {
           task.workload, *target, **db, **runner, options, job);
       if (g_stop.load()) break;
       if (!median.ok()) {
-        job_record.set_state("stopped");
+        job_record.set_state(db::JobStateName(db::JobState::kStopped));
         (*db)->PutJob(job_record).IgnoreError();
         return median.status();
       }
@@ -314,7 +315,7 @@ absl::Status RunTune(TuneCommandOptions options) {
     }
   }
   if (g_stop.load()) {
-    job_record.set_state("stopped");
+    job_record.set_state(db::JobStateName(db::JobState::kStopped));
     (*db)->PutJob(job_record).IgnoreError();
     std::fprintf(
         stderr,
@@ -354,8 +355,9 @@ absl::Status RunTune(TuneCommandOptions options) {
   absl::StatusOr<tuner::TuneReport> report =
       tuner::Tune(tasks, **db, measure, tune);
   printer.Finish();
-  job_record.set_state(report.ok() && !report->interrupted ? "done"
-                                                           : "stopped");
+  job_record.set_state(db::JobStateName(report.ok() && !report->interrupted
+                                            ? db::JobState::kDone
+                                            : db::JobState::kStopped));
   (*db)->PutJob(job_record).IgnoreError();
   if (!report.ok()) return report.status();
 

@@ -1,6 +1,7 @@
 // Database's jobs: the rows of table jobs (see database.h).
 #include "database/database.h"
 #include "database/database_internal.h"
+#include "database/job_state.h"
 #include "database/sqlite_connection.h"
 
 namespace lathe::db {
@@ -17,7 +18,8 @@ absl::Status Database::PutJob(const proto::Job& job) {
   (*put)->BindText(2, job.description());
   (*put)->BindInt(
       3, job.created_at_unix_ms() ? job.created_at_unix_ms() : NowUnixMs());
-  (*put)->BindText(4, job.state().empty() ? "running" : job.state());
+  (*put)->BindText(
+      4, job.state().empty() ? JobStateName(JobState::kRunning) : job.state());
   return (*put)->Run();
 }
 

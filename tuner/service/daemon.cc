@@ -28,19 +28,6 @@ absl::Status FieldError(const std::string& field, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
 }
 
-const char* StateWord(proto::JobState state) {
-  switch (state) {
-    case proto::JOB_DONE:
-      return "done";
-    case proto::JOB_FAILED:
-      return "failed";
-    case proto::JOB_CANCELLED:
-      return "cancelled";
-    default:
-      return "running";
-  }
-}
-
 std::string NewJobId() {
   std::random_device device;
   return absl::StrFormat(
@@ -345,11 +332,11 @@ void Daemon::RunJob(const std::string& id, Run& run) {
           j.set_state(state);
           j.set_error(error);
         },
-        absl::StrCat("job ", StateWord(state), error.empty() ? "" : ": ",
+        absl::StrCat("job ", RowState(state), error.empty() ? "" : ": ",
                      error));
     if (absl::Status st = PersistJob(id); !st.ok())
       Log(std::string(st.message()));
-    Log(absl::StrCat("job ", id, " ", StateWord(state),
+    Log(absl::StrCat("job ", id, " ", RowState(state),
                      error.empty() ? "" : ": ", error));
   };
 
