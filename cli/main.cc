@@ -14,6 +14,7 @@
 #include "cli/demo_command.h"
 #include "cli/lower_command.h"
 #include "cli/runner_command.h"
+#include "cli/runner_worker_command.h"
 #include "cli/serve_command.h"
 #include "cli/service_client_commands.h"
 #include "cli/tune_command.h"

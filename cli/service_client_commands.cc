@@ -18,6 +18,7 @@
 #include "cli/shown_text.h"
 #include "cli/time_text.h"
 #include "compiler/codegen/cpu_target.h"
+#include "database/job_state.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/service.grpc.pb.h"
 #include "rpc/channel.h"
@@ -114,15 +115,15 @@ std::string Json(const google::protobuf::Message& message) {
 std::string StateName(proto::JobState state) {
   switch (state) {
     case proto::JOB_QUEUED:
-      return "queued";
+      return db::JobStateName(db::JobState::kQueued);
     case proto::JOB_RUNNING:
-      return "running";
+      return db::JobStateName(db::JobState::kRunning);
     case proto::JOB_DONE:
-      return "done";
+      return db::JobStateName(db::JobState::kDone);
     case proto::JOB_FAILED:
-      return "failed";
+      return db::JobStateName(db::JobState::kFailed);
     case proto::JOB_CANCELLED:
-      return "cancelled";
+      return db::JobStateName(db::JobState::kCancelled);
     default:
       return "unknown";
   }

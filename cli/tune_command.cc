@@ -28,11 +28,13 @@
 #include "cli/db_common.h"
 #include "cli/json_text.h"
 #include "cli/time_text.h"
+#include "cli/tune_progress.h"
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/target/target_info.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
+#include "database/job_state.h"
 #include "database/writer_lock.h"
 #include "runner/local_runner.h"
 #include "runner/measurable_target.h"
@@ -111,92 +113,6 @@ class StopSignals {
 
  private:
   struct sigaction previous_[std::size(kStopSignals)] = {};
-};
-
-std::string FormatDuration(double s) {
-  // An ETA of 10^9 trials at a second each overflowed the int below.
-  if (!(s < 1e6 * 3600)) return ">1000000h";
-  if (s < 60) return absl::StrFormat("%.0fs", s);
-  if (s < 3600)
-    return absl::StrFormat("%dm%02ds", static_cast<int>(s) / 60,
-                           static_cast<int>(s) % 60);
-  return absl::StrFormat("%dh%02dm", static_cast<int>(s) / 3600,
-                         static_cast<int>(s) / 60 % 60);
-}
-
-// The names of workloads (canonical forms) in one progress line: each cut
-// after as few of its parameters as tell it from the others
-// ("matmul:K=512" alone; "matmul:K=512,M=256" beside "matmul:K=512,M=1024").
-std::vector<std::string> ShortNames(const std::vector<std::string>& workloads) {
-  std::vector<std::vector<std::string>> parts;
-  for (const std::string& w : workloads)
-    parts.push_back(absl::StrSplit(w, ','));
-  std::vector<std::string> names;
-  for (size_t i = 0; i < workloads.size(); ++i) {
-    size_t keep = 1;
-    for (size_t j = 0; j < workloads.size(); ++j) {
-      if (j == i) continue;
-      // The parameters i shares with j from the start, and one more.
-      size_t shared = 0;
-      while (shared < parts[i].size() && shared < parts[j].size() &&
-             parts[i][shared] == parts[j][shared]) {
-        ++shared;
-      }
-      keep = std::max(keep, std::min(shared + 1, parts[i].size()));
-    }
-    names.push_back(
-        absl::StrJoin(parts[i].begin(), parts[i].begin() + keep, ","));
-  }
-  return names;
-}
-
-// Live progress on a terminal (one line redrawn), plain lines otherwise.
-class ProgressPrinter {
- public:
-  ProgressPrinter() : tty_(isatty(STDERR_FILENO) == 1) {}
-
-  void Print(const tuner::TuneProgress& p) {
-    if (names_.size() != p.tasks.size()) {
-      std::vector<std::string> workloads;
-      for (const tuner::TaskProgress& t : p.tasks)
-        workloads.push_back(t.workload);
-      names_ = ShortNames(workloads);
-    }
-    std::vector<std::string> tasks;
-    for (size_t i = 0; i < p.tasks.size(); ++i) {
-      const tuner::TaskProgress& t = p.tasks[i];
-      const std::string& name = names_[i];
-      tasks.push_back(
-          t.best_s ? absl::StrFormat("%s %.1f GFLOP/s", name, t.best_gflops)
-                   : absl::StrCat(name, " -"));
-    }
-    std::string line = absl::StrFormat(
-        "[%lld/%lld trials, %s, ETA %s] %s",
-        static_cast<long long>(p.trials_done),
-        static_cast<long long>(p.trials_total), FormatDuration(p.elapsed_s),
-        FormatDuration(p.eta_s), absl::StrJoin(tasks, " | "));
-    if (p.last_accuracy)
-      absl::StrAppendFormat(&line, " | model %.2f", *p.last_accuracy);
-    if (tty_) {
-      std::fprintf(stderr, "\r\033[K%s", line.c_str());
-      std::fflush(stderr);
-      dirty_ = true;
-    } else if (p.trials_done >= next_plain_) {
-      // Not a terminal: a line per batch-sized step, not per trial.
-      std::fprintf(stderr, "%s\n", line.c_str());
-      next_plain_ = p.trials_done + 32;
-    }
-  }
-  void Finish() {
-    if (dirty_) std::fprintf(stderr, "\n");
-    dirty_ = false;
-  }
-
- private:
-  bool tty_;
-  std::vector<std::string> names_;  // of p.tasks, as shown
-  bool dirty_ = false;
-  int64_t next_plain_ = 0;
 };
 
 // The default schedule's median on this runner: from the database when it
@@ -371,7 +287,7 @@ absl::Status RunTune(TuneCommandOptions options) {
   job_record.set_description(absl::StrCat("lathe tune ",
                                           absl::StrJoin(options.specs, " "),
                                           " on ", target->ToString()));
-  job_record.set_state("running");
+  job_record.set_state(db::JobStateName(db::JobState::kRunning));
   StopSignals stop_signals;
   if (absl::Status st = (*db)->PutJob(job_record); !st.ok()) return st;
 
@@ -391,7 +307,7 @@ absl::Status RunTune(TuneCommandOptions options) {
           task.workload, *target, **db, **runner, options, job);
       if (g_stop.load()) break;
       if (!median.ok()) {
-        job_record.set_state("stopped");
+        job_record.set_state(db::JobStateName(db::JobState::kStopped));
         (*db)->PutJob(job_record).IgnoreError();
         return median.status();
       }
@@ -399,7 +315,7 @@ absl::Status RunTune(TuneCommandOptions options) {
     }
   }
   if (g_stop.load()) {
-    job_record.set_state("stopped");
+    job_record.set_state(db::JobStateName(db::JobState::kStopped));
     (*db)->PutJob(job_record).IgnoreError();
     std::fprintf(
         stderr,
@@ -439,8 +355,9 @@ absl::Status RunTune(TuneCommandOptions options) {
   absl::StatusOr<tuner::TuneReport> report =
       tuner::Tune(tasks, **db, measure, tune);
   printer.Finish();
-  job_record.set_state(report.ok() && !report->interrupted ? "done"
-                                                           : "stopped");
+  job_record.set_state(db::JobStateName(report.ok() && !report->interrupted
+                                            ? db::JobState::kDone
+                                            : db::JobState::kStopped));
   (*db)->PutJob(job_record).IgnoreError();
   if (!report.ok()) return report.status();
 
@@ -584,20 +501,6 @@ void AddTuneCommand(CLI::App& app) {
                     "do not measure the default schedule for comparison");
   command->add_flag("--json", options->json, "print a JSON summary");
   SetAction(command, [options] { return RunTune(*options); });
-}
-
-void AddRunnerWorkerCommand(CLI::App& app) {
-  // Hidden (empty group): how `lathe tune` runs its measurement worker.
-  CLI::App* command = app.add_subcommand(
-      "runner-worker", "serve measurement requests on stdin/stdout (internal)");
-  command->group("");
-  SetAction(command, [] {
-    const int code = runner::RunMeasureWorker(STDIN_FILENO, STDOUT_FILENO);
-    if (code != 0)
-      return absl::InternalError(
-          absl::StrCat("runner-worker exited with ", code));
-    return absl::OkStatus();
-  });
 }
 
 }  // namespace lathe::cli

@@ -58,7 +58,7 @@ struct InterpretStats {
   std::vector<std::vector<uint8_t>> output_written;
 };
 
-struct CompiledProgram;  // private to interpreter.cc
+struct CompiledProgram;  // the compiled form, private (bytecode.h)
 
 // A program compiled for repeated runs.
 class Interpreter {

@@ -1,3 +1,7 @@
+// The tuning loop of tuner.h (Tune): one class, Loop, whose phases (warm
+// start from the database, search, measurement in rounds, re-measuring the
+// near-ties) share its state, so it stays in one file, past the usual size:
+// splitting it would move that private state into a header.
 #include "tuner/search/tuner.h"
 
 #include <algorithm>

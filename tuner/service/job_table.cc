@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "database/job_state.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace lathe::service {
@@ -17,20 +18,20 @@ std::string Shown(const std::string& id) {
 
 constexpr absl::string_view kRowPrefix = "lathe-service-job ";
 
+}  // namespace
+
 const char* RowState(proto::JobState state) {
   switch (state) {
     case proto::JOB_DONE:
-      return "done";
+      return db::JobStateName(db::JobState::kDone);
     case proto::JOB_FAILED:
-      return "failed";
+      return db::JobStateName(db::JobState::kFailed);
     case proto::JOB_CANCELLED:
-      return "cancelled";
+      return db::JobStateName(db::JobState::kCancelled);
     default:
-      return "running";
+      return db::JobStateName(db::JobState::kRunning);
   }
 }
-
-}  // namespace
 
 bool IsFinal(proto::JobState state) {
   return state == proto::JOB_DONE || state == proto::JOB_FAILED ||
@@ -63,9 +64,10 @@ absl::StatusOr<std::optional<proto::JobSpec>> SpecOfRow(const proto::Job& row) {
 }
 
 proto::JobState StateOfRow(const proto::Job& row) {
-  if (row.state() == "done") return proto::JOB_DONE;
-  if (row.state() == "failed") return proto::JOB_FAILED;
-  if (row.state() == "cancelled") return proto::JOB_CANCELLED;
+  const std::optional<db::JobState> state = db::ParseJobState(row.state());
+  if (state == db::JobState::kDone) return proto::JOB_DONE;
+  if (state == db::JobState::kFailed) return proto::JOB_FAILED;
+  if (state == db::JobState::kCancelled) return proto::JOB_CANCELLED;
   return proto::JOB_RUNNING;
 }
 

@@ -3,9 +3,10 @@
 // database's jobs table so that a restarted daemon finds it again.
 //
 // A service job is a row of the jobs table whose description is
-// "lathe-service-job " followed by its JobSpec in JSON; its state column is
-// "running" until it ends ("done", "failed", "cancelled"). Rows of other
-// kinds (`lathe tune` runs) are never touched.
+// "lathe-service-job " followed by its JobSpec in JSON; its state column
+// (named as database/job_state.h names them) is "running" until it ends
+// ("done", "failed", "cancelled"). Rows of other kinds (`lathe tune` runs)
+// are never touched.
 // Thread-safe. Tests: tests/tuner/service/job_table_test.cc.
 #pragma once
 
@@ -30,6 +31,10 @@ namespace lathe::service {
 proto::Job JobRow(const proto::JobStatus& job);
 absl::StatusOr<std::optional<proto::JobSpec>> SpecOfRow(const proto::Job& row);
 proto::JobState StateOfRow(const proto::Job& row);
+
+// The name of a job's state in its row (and in the daemon's log): "done",
+// "failed" or "cancelled" when final, else "running" (database/job_state.h).
+const char* RowState(proto::JobState state);
 
 bool IsFinal(proto::JobState state);
 

@@ -1,3 +1,8 @@
+// Tests of tuner/search/tuner.h (Tune): determinism, searching while
+// building, what is never measured twice, parallel measurement, the
+// report, several tasks, faulty candidates and the search beating the
+// default schedule (measurement rounds and near ties are in
+// tuner_rounds_test.cc, stopping in tuner_stop_test.cc).
 #include "tuner/search/tuner.h"
 
 #include <gtest/gtest.h>
@@ -5,11 +10,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/structural_equal.h"
@@ -20,6 +23,7 @@
 #include "database/record_codec.h"
 #include "runner/local_runner.h"
 #include "tests/support/temp_folder.h"
+#include "tests/tuner/search/tuner_fixture.h"
 #include "tuner/cost_model/cost_model.h"
 #include "tuner/search/measurement_rounds.h"
 #include "tuner/search/training_label.h"
@@ -27,80 +31,11 @@
 namespace lathe::tuner {
 namespace {
 
-class TunerTest : public ::testing::Test {
- protected:
-  std::unique_ptr<db::Database> OpenDb(const std::string& name) {
-    db::OpenOptions options;
-    options.mode = db::OpenOptions::Mode::kCreate;
-    options.durable = false;
-    return db::Database::Open(folder_.File(name), options).value();
-  }
-
-  static Task SmallTask(const std::string& spec = "matmul:M=32,N=48,K=16") {
-    return MakeTask(ParseWorkloadSpec(spec).value(), HostTarget(1), 1).value();
-  }
-
-  static TuneOptions FastOptions() {
-    TuneOptions options;
-    options.max_trials = 24;
-    options.batch_size = 8;
-    options.search.population = 24;
-    options.search.generations = 2;
-    options.min_time_s = 0.005;
-    options.min_repeats = 3;
-    options.remeasure_top = 0;
-    options.lathe_version = "test";
-    return options;
-  }
-
-  // One batch of 8, measured once, then its 3 fastest measured again.
-  static TuneOptions NearTiesOptions() {
-    TuneOptions options = FastOptions();
-    options.max_trials = 8;
-    options.batch_size = 8;
-    options.measure_rounds = 1;
-    options.remeasure_top = 3;
-    options.near_tie = 100;  // the 3 fastest all count as ties
-    return options;
-  }
-
-  test_support::TempFolder folder_;
-};
-
-// A deterministic stand-in for measurement: the time is a function of the
-// program (its structural hash, found by replaying the trace).
-absl::StatusOr<proto::MeasureResult> FakeMeasure(
-    const proto::MeasureRequest& request) {
-  Workload workload = ParseWorkloadSpec(request.workload()).value();
-  Trace trace = Trace::FromProto(request.trace()).value();
-  auto scheduled = ReplayTrace(trace, workload.InitialProgram().value());
-  proto::MeasureResult result;
-  if (!scheduled.ok()) {
-    result.set_status(proto::MEASURE_BUILD_ERROR);
-    return result;
-  }
-  const uint64_t hash = StructuralHash((*scheduled)->program());
-  result.set_status(proto::MEASURE_OK);
-  result.set_structural_hash(StructuralHashHex((*scheduled)->program()));
-  const double t = 1e-4 * (1 + static_cast<double>(hash % 1000) / 100);
-  for (int i = 0; i < 3; ++i) result.add_times_s(t);
-  return result;
-}
-
-std::vector<std::string> Hashes(const TuneReport& report) {
-  std::vector<std::string> hashes;
-  for (const TuneReport::Trial& t : report.history)
-    hashes.push_back(t.structural_hash);
-  return hashes;
-}
-
-// How the search of the next batch runs beside the measurement of one.
-enum class Mode { kAfter, kOverlap, kWhileBuilding };
-
-void SetMode(Mode mode, TuneOptions& options) {
-  options.overlap = mode == Mode::kOverlap;
-  options.search_while_building = mode == Mode::kWhileBuilding;
-}
+using tuner_testing::FakeMeasure;
+using tuner_testing::Hashes;
+using tuner_testing::Mode;
+using tuner_testing::SetMode;
+using tuner_testing::TunerTest;
 
 TEST_F(TunerTest, SameSeedSameMeasurementsSameSearch) {
   for (Mode mode : {Mode::kAfter, Mode::kOverlap, Mode::kWhileBuilding}) {
@@ -343,318 +278,6 @@ TEST_F(TunerTest, ReportsTheBatchesTheModelWasJudgedOn) {
                              by_hash[judged.structural_hashes[i]]));
     }
   }
-}
-
-// Every candidate that measured OK is timed again in a second round over the
-// batch, in the opposite order, and its record holds the samples of both.
-TEST_F(TunerTest, MeasuresEachBatchInRoundsAndKeepsEverySample) {
-  auto db = OpenDb("rounds.db");
-  std::vector<Task> tasks = {SmallTask()};
-  TuneOptions options = FastOptions();
-  options.max_trials = 16;
-  options.batch_size = 8;
-  options.min_time_s = 0.01;
-  options.measure_rounds = 2;
-  options.later_rounds_within = 0;   // every program in every round
-  std::map<std::string, int> calls;  // per program
-  std::vector<std::pair<std::string, int>> sequence;  // (program, its call)
-  std::string failing;  // the program that times out in its second round
-  MeasureFn measure = [&](const proto::MeasureRequest& request) {
-    EXPECT_DOUBLE_EQ(request.min_time_s(), 0.005);
-    EXPECT_EQ(request.min_repeats(), 2);  // 2 rounds x 2 >= 3
-    absl::StatusOr<proto::MeasureResult> result = FakeMeasure(request);
-    const std::string hash = result->structural_hash();
-    const int call = ++calls[hash];
-    sequence.push_back({hash, call});
-    if (call == 2 && failing.empty()) failing = hash;
-    if (call == 2 && hash == failing) {
-      result->clear_times_s();
-      result->set_status(proto::MEASURE_TIMEOUT);
-      result->set_error("timed out");
-      return result;
-    }
-    // The second round is the faster: its samples must reach the record.
-    if (call == 2) {
-      for (double& t : *result->mutable_times_s()) t *= 0.5;
-    }
-    return result;
-  };
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(report->trials, 16);
-  ASSERT_EQ(sequence.size(), 32u);
-  for (const auto& [hash, n] : calls) EXPECT_EQ(n, 2) << hash;
-  // Batch by batch: 8 first calls, then the same 8 programs backwards.
-  for (int b = 0; b < 2; ++b) {
-    for (int k = 0; k < 8; ++k) {
-      EXPECT_EQ(sequence[16 * b + k].second, 1);
-      EXPECT_EQ(sequence[16 * b + 8 + k].first, sequence[16 * b + 7 - k].first);
-    }
-  }
-  std::vector<proto::Record> records =
-      db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
-  ASSERT_EQ(records.size(), 16u);
-  for (const proto::Record& r : records) {
-    if (r.structural_hash() == failing) {
-      EXPECT_EQ(r.status(), proto::MEASURE_TIMEOUT);
-      EXPECT_EQ(r.error(), "round 2: timed out");
-      continue;
-    }
-    ASSERT_EQ(r.status(), proto::MEASURE_OK);
-    ASSERT_EQ(r.times_s_size(), 6);
-    EXPECT_DOUBLE_EQ(r.times_s(3), r.times_s(0) * 0.5);
-  }
-  const std::vector<db::Match> top =
-      db->Top(tasks[0].key, TargetInfoOf(tasks[0].target), 100).value();
-  EXPECT_EQ(top.size(), 15u);
-  for (const db::Match& m : top) EXPECT_NE(m.record.structural_hash(), failing);
-}
-
-// Later rounds time again only the programs within later_rounds_within of
-// the batch's fastest; the others keep their first round's samples.
-TEST_F(TunerTest, LaterRoundsTimeAgainOnlyTheProgramsCloseToTheFastest) {
-  auto db = OpenDb("later_rounds.db");
-  std::vector<Task> tasks = {SmallTask()};
-  TuneOptions options = FastOptions();
-  options.max_trials = 16;
-  options.batch_size = 8;
-  options.measure_rounds = 3;
-  std::map<std::string, int> calls;
-  std::map<std::string, double> fastest;
-  MeasureFn measure = [&](const proto::MeasureRequest& request) {
-    absl::StatusOr<proto::MeasureResult> result = FakeMeasure(request);
-    ++calls[result->structural_hash()];
-    fastest[result->structural_hash()] = result->times_s(0);
-    return result;
-  };
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  const std::vector<TuneReport::Trial>& history = report->history;
-  ASSERT_EQ(history.size(), 16u);
-  int again = 0, once = 0;
-  for (size_t b = 0; b < 2; ++b) {
-    double batch_fastest = 1e9;
-    for (size_t k = 0; k < 8; ++k) {
-      batch_fastest =
-          std::min(batch_fastest, fastest[history[8 * b + k].structural_hash]);
-    }
-    for (size_t k = 0; k < 8; ++k) {
-      const std::string& hash = history[8 * b + k].structural_hash;
-      const bool close = fastest[hash] <= kLaterRoundsWithin * batch_fastest;
-      EXPECT_EQ(calls[hash], close ? 3 : 1)
-          << "batch " << b << ", program " << k;
-      (close ? again : once) += 1;
-    }
-  }
-  // FakeMeasure's times spread over 11x: both kinds occur.
-  EXPECT_GT(again, 0);
-  EXPECT_GT(once, 0);
-}
-
-// With one measurer, each request of a round names the next candidates of
-// that round (up to kBuildAheadHints), so that a worker can build them while
-// it times this one; with several measurers side by side, none (the next
-// candidate may go to another runner).
-TEST_F(TunerTest, NamesTheNextCandidatesOfItsRoundForBuildingAhead) {
-  for (int parallelism : {1, 3}) {
-    auto db = OpenDb(absl::StrCat("ahead_", parallelism, ".db"));
-    std::vector<Task> tasks = {SmallTask()};
-    TuneOptions options = FastOptions();
-    options.max_trials = 16;
-    options.batch_size = 8;
-    options.measure_rounds = 2;
-    options.later_rounds_within = 0;  // every program in every round
-    options.measure_parallelism = parallelism;
-    std::mutex mutex;
-    std::vector<proto::MeasureRequest> requests;
-    MeasureFn measure = [&](const proto::MeasureRequest& request) {
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        requests.push_back(request);
-      }
-      return FakeMeasure(request);
-    };
-    absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-    ASSERT_TRUE(report.ok()) << report.status();
-    ASSERT_EQ(requests.size(), 32u);  // 2 batches x 2 rounds x 8
-    if (parallelism > 1) {
-      for (const proto::MeasureRequest& r : requests)
-        EXPECT_EQ(r.build_ahead_size(), 0);
-      continue;
-    }
-    for (size_t round = 0; round < 4; ++round) {  // 8 requests each
-      for (size_t k = 0; k < 8; ++k) {
-        const proto::MeasureRequest& r = requests[8 * round + k];
-        const size_t expected = std::min<size_t>(kBuildAheadHints, 7 - k);
-        ASSERT_EQ(static_cast<size_t>(r.build_ahead_size()), expected)
-            << round << " " << k;
-        for (size_t a = 0; a < expected; ++a) {
-          EXPECT_EQ(r.build_ahead(static_cast<int>(a)).SerializeAsString(),
-                    requests[8 * round + k + 1 + a].trace().SerializeAsString())
-              << "round " << round << ", request " << k << ", hint " << a;
-          EXPECT_EQ(r.workload(), requests[8 * round + k + 1 + a].workload());
-        }
-      }
-    }
-  }
-}
-
-// Stopping (the flag a SIGINT handler sets) ends after the measurement in
-// flight with everything measured committed: mid-batch with one round, and
-// between rounds, where the batch keeps the samples of its first round.
-TEST_F(TunerTest, StopFlagEndsWithEverythingCommitted) {
-  struct Case {
-    int rounds;
-    int stop_at;  // the measure call that sets the flag
-  };
-  // With batches of 8: the 13th call is mid-batch 2; with 2 rounds the 8th
-  // is the last of batch 1's first round.
-  for (const Case& c : {Case{1, 13}, Case{2, 8}}) {
-    auto db = OpenDb(absl::StrCat("stop_", c.rounds, ".db"));
-    std::vector<Task> tasks = {SmallTask()};
-    std::atomic<bool> stop{false};
-    TuneOptions options = FastOptions();
-    options.max_trials = 1000;
-    options.measure_rounds = c.rounds;
-    options.stop = &stop;
-    int measured = 0;
-    MeasureFn measure = [&](const proto::MeasureRequest& request) {
-      if (++measured == c.stop_at) stop.store(true);
-      return FakeMeasure(request);
-    };
-    absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-    ASSERT_TRUE(report.ok()) << report.status();
-    EXPECT_TRUE(report->interrupted);
-    EXPECT_EQ(measured, c.stop_at);
-    EXPECT_EQ(report->trials, c.stop_at);
-    EXPECT_EQ(db->GetStats().value().records, c.stop_at);
-    const std::vector<proto::Record> records =
-        db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
-    ASSERT_EQ(records.size(), static_cast<size_t>(c.stop_at));
-    for (const proto::Record& r : records) {
-      EXPECT_EQ(r.status(), proto::MEASURE_OK);
-      EXPECT_EQ(r.times_s_size(), 3);  // one round's samples
-    }
-  }
-}
-
-// A runner that abandons the candidate in flight when the stop comes
-// (LocalRunnerOptions::stop) answers Cancelled: the run ends as stopped,
-// with everything measured before committed and the abandoned candidate
-// nowhere. Cancelled without a stop is an error like any other.
-TEST_F(TunerTest, CandidateAbandonedForTheStopIsNotRecorded) {
-  auto db = OpenDb("abandoned.db");
-  std::vector<Task> tasks = {SmallTask()};
-  std::atomic<bool> stop{false};
-  TuneOptions options = FastOptions();
-  options.max_trials = 1000;
-  options.measure_rounds = 1;
-  options.stop = &stop;
-  int measured = 0;
-  MeasureFn measure = [&](const proto::MeasureRequest& request)
-      -> absl::StatusOr<proto::MeasureResult> {
-    if (++measured == 13) {
-      stop.store(true);
-      return absl::CancelledError("stopping: abandoned");
-    }
-    return FakeMeasure(request);
-  };
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_TRUE(report->interrupted);
-  EXPECT_EQ(measured, 13);
-  EXPECT_EQ(report->trials, 12);
-  EXPECT_EQ(db->GetStats().value().records, 12);
-
-  auto other_db = OpenDb("cancelled_without_stop.db");
-  std::atomic<bool> never{false};
-  options.stop = &never;
-  MeasureFn cancels =
-      [](const proto::MeasureRequest&) -> absl::StatusOr<proto::MeasureResult> {
-    return absl::CancelledError("the runner went away");
-  };
-  std::vector<Task> other_tasks = {SmallTask()};
-  EXPECT_EQ(Tune(other_tasks, *other_db, cancels, options).status().code(),
-            absl::StatusCode::kCancelled);
-}
-
-// At the end the near-ties among the best are measured again, longer and in
-// two rounds over them: one record each with the samples of both rounds,
-// marked as a re-measurement, not a trial.
-TEST_F(TunerTest, NearTiesAreMeasuredAgainInTwoLongerRounds) {
-  auto db = OpenDb("near_ties.db");
-  std::vector<Task> tasks = {SmallTask()};
-  TuneOptions options = NearTiesOptions();
-  std::vector<double> min_times;
-  MeasureFn measure = [&](const proto::MeasureRequest& request) {
-    min_times.push_back(request.min_time_s());
-    return FakeMeasure(request);
-  };
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(report->trials, 8);
-  ASSERT_EQ(min_times.size(), 8u + 3 * 2);
-  for (size_t k = 8; k < min_times.size(); ++k) {
-    EXPECT_DOUBLE_EQ(min_times[k], options.min_time_s * 2);
-  }
-  const std::vector<proto::Record> records =
-      db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
-  ASSERT_EQ(records.size(), 11u);
-  int remeasured = 0;
-  for (const proto::Record& r : records) {
-    if (r.runner() != "local (re-measure)") continue;
-    ++remeasured;
-    EXPECT_EQ(r.times_s_size(), 6);  // 3 samples in each of two rounds
-  }
-  EXPECT_EQ(remeasured, 3);
-}
-
-// A stop while the near-ties are measured again ends the run as stopped:
-// every trial was measured, but the best is not settled.
-TEST_F(TunerTest, AStopDuringTheNearTiesReMeasurementIsAnInterruptedRun) {
-  auto db = OpenDb("near_ties_stopped.db");
-  std::vector<Task> tasks = {SmallTask()};
-  TuneOptions options = NearTiesOptions();
-  std::atomic<bool> stop{false};
-  options.stop = &stop;
-  int calls = 0;
-  MeasureFn measure = [&](const proto::MeasureRequest& request) {
-    if (++calls == 9) stop.store(true);  // the first re-measurement
-    return FakeMeasure(request);
-  };
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(report->trials, 8);
-  EXPECT_TRUE(report->interrupted);
-  EXPECT_LT(calls, 8 + 3 * 2);
-}
-
-// The time budget ends the search, not the run: the near-ties are measured
-// again after it, and the run is not an interrupted one.
-TEST_F(TunerTest, ARunEndedByItsTimeBudgetIsNotInterrupted) {
-  auto db = OpenDb("near_ties_budget.db");
-  std::vector<Task> tasks = {SmallTask()};
-  TuneOptions options = NearTiesOptions();
-  options.max_trials = 1000;
-  // The first batch's 8 measurements would take 1.2 s: the budget ends the
-  // search inside it, after a few of them.
-  options.time_budget_s = 1.0;
-  int calls = 0;
-  MeasureFn measure = [&](const proto::MeasureRequest& request) {
-    ++calls;
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    return FakeMeasure(request);
-  };
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  // At least two trials (the search of the first batch took under 0.7 s),
-  // so that there are near-ties to measure again.
-  ASSERT_GE(report->trials, 2);
-  EXPECT_LT(report->trials, 8);
-  // Then the (at most 3) near-ties, in two rounds.
-  const int64_t ties = std::min<int64_t>(report->trials, 3);
-  EXPECT_EQ(calls, report->trials + ties * 2);
-  EXPECT_FALSE(report->interrupted);
 }
 
 TEST_F(TunerTest, SeveralTasksAllGetTrials) {

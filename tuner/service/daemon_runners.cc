@@ -1,0 +1,152 @@
+// The Daemon's side for runners (daemon.h): registration, leases of work,
+// heartbeats and results, and the runner list; jobs are in daemon.cc.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "compiler/codegen/cpu_target.h"
+#include "tuner/service/daemon.h"
+#include "tuner/service/field_error.h"
+
+namespace lathe::service {
+
+std::vector<proto::RunnerInfo> Daemon::ListRunners() {
+  return runners_.List(leases_.LeasesByRunner());
+}
+
+absl::StatusOr<proto::RegisterRunnerResponse> Daemon::RegisterRunner(
+    const proto::RegisterRunnerRequest& given, const std::string& peer) {
+  proto::RegisterRunnerRequest request = given;
+  if (request.name().empty()) return FieldError("name", "empty");
+  // Shown by `lathe runners` and in the daemon's log: no terminal control.
+  if (request.name().size() > 256)
+    return FieldError("name", "longer than 256 bytes");
+  for (unsigned char c : request.name()) {
+    if (c < 0x20 || c == 0x7f)
+      return FieldError("name", "has control characters");
+  }
+  if (request.target().empty()) return FieldError("target", "empty");
+  absl::StatusOr<Target> target = ParseTarget(request.target());
+  if (!target.ok()) return FieldError("target", target.status().message());
+  request.set_target(target->ToString());
+  const std::string id = runners_.Register(request, peer);
+  Log(absl::StrCat("runner ", id, " (", request.name(), ", ", peer,
+                   ") registered for \"", request.target(), "\"",
+                   request.simulated() ? " (simulated)" : ""));
+  proto::RegisterRunnerResponse response;
+  response.set_runner_id(id);
+  response.set_lease_s(absl::ToDoubleSeconds(options_.lease_time));
+  return response;
+}
+
+absl::StatusOr<proto::AcquireWorkResponse> Daemon::AcquireWork(
+    const proto::AcquireWorkRequest& request) {
+  if (request.runner_id().empty()) return FieldError("runner_id", "empty");
+  if (absl::Status st = runners_.CheckActive(request.runner_id()); !st.ok())
+    return st;
+  absl::StatusOr<proto::RunnerInfo> info = runners_.Get(request.runner_id());
+  if (!info.ok()) return info.status();
+  proto::AcquireWorkResponse response;
+  response.set_lease_s(absl::ToDoubleSeconds(options_.lease_time));
+  if (stopping_.load()) return response;
+  const absl::Duration wait =
+      std::min(absl::Seconds(std::max(0.0, request.wait_s())),
+               options_.max_acquire_wait);
+  std::optional<Lease> lease =
+      request.prefetch() ? leases_.Prefetch(request.runner_id(), info->target(),
+                                            info->simulated())
+                         : leases_.Acquire(request.runner_id(), info->target(),
+                                           info->simulated(), wait);
+  if (!lease) return response;
+  response.set_lease_id(lease->id);
+  *response.mutable_request() = lease->work.request;
+  response.set_job(lease->work.job);
+  return response;
+}
+
+absl::StatusOr<proto::HeartbeatResponse> Daemon::Heartbeat(
+    const proto::HeartbeatRequest& request) {
+  if (request.runner_id().empty()) return FieldError("runner_id", "empty");
+  if (absl::Status st = runners_.CheckActive(request.runner_id()); !st.ok())
+    return st;
+  proto::HeartbeatResponse response;
+  for (const std::string& id :
+       leases_.Heartbeat(request.runner_id(),
+                         std::vector<std::string>(request.lease_ids().begin(),
+                                                  request.lease_ids().end()))) {
+    response.add_expired_lease_ids(id);
+  }
+  return response;
+}
+
+absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
+    const proto::ReportResultRequest& request) {
+  if (request.runner_id().empty()) return FieldError("runner_id", "empty");
+  if (request.lease_id().empty()) return FieldError("lease_id", "empty");
+  absl::StatusOr<proto::RunnerInfo> info = runners_.Get(request.runner_id());
+  if (!info.ok()) return info.status();
+  proto::ReportResultResponse response;
+  bool failure = false;
+  if (request.release()) {
+    // Given back unmeasured: not the runner's failure, nothing to count.
+    if (leases_.Return(request.runner_id(), request.lease_id()) ==
+        ReportOutcome::kAccepted) {
+      response.set_accepted(true);
+    }
+    return response;
+  }
+  if (!request.infrastructure_error().empty()) {
+    if (leases_.Return(request.runner_id(), request.lease_id()) ==
+        ReportOutcome::kDropped) {
+      return response;
+    }
+    Log(absl::StrCat("runner ", info->id(),
+                     " could not measure: ", request.infrastructure_error(),
+                     "; the candidate is queued again"));
+    failure = true;
+  } else {
+    if (request.result().status() == proto::MEASURE_STATUS_UNSPECIFIED) {
+      return FieldError("result.status", "unset");
+    }
+    proto::MeasureResult result = request.result();
+    // Provenance is the daemon's word, not the runner's.
+    result.set_runner(
+        absl::StrCat(info->name(), info->simulated() ? " (simulated)" : ""));
+    result.set_device(info->device());
+    if (leases_.Report(request.runner_id(), request.lease_id(), result) ==
+        ReportOutcome::kDropped) {
+      Log(absl::StrCat("dropped a result of runner ", info->id(),
+                       ": its lease expired or is unknown"));
+      return response;
+    }
+    response.set_accepted(true);
+    failure = result.status() == proto::MEASURE_BUILD_ERROR ||
+              result.status() == proto::MEASURE_RUN_ERROR;
+  }
+  const std::string why = !request.infrastructure_error().empty()
+                              ? request.infrastructure_error()
+                              : request.result().error();
+  if (runners_.RecordResult(request.runner_id(), failure, why)) {
+    Log(absl::StrCat("runner ", info->id(), " (", info->name(),
+                     ") quarantined after repeated failures; it gets no more "
+                     "work (the last: ",
+                     runners_.LastFailure(request.runner_id()), ")"));
+    leases_.ReleaseRunner(request.runner_id());
+  }
+  if (request.acquire_wait_s() > 0 || request.prefetch()) {
+    proto::AcquireWorkRequest acquire;
+    acquire.set_runner_id(request.runner_id());
+    acquire.set_wait_s(request.acquire_wait_s());
+    acquire.set_prefetch(request.prefetch());
+    absl::StatusOr<proto::AcquireWorkResponse> next = AcquireWork(acquire);
+    // A quarantined runner learns it at its next AcquireWork.
+    if (next.ok()) *response.mutable_next() = *std::move(next);
+  }
+  return response;
+}
+
+}  // namespace lathe::service
