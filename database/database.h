@@ -1,5 +1,6 @@
 // The tuning database: one SQLite file of workloads, targets, records and
-// jobs (DESIGN.md, "The database"; the format in docs/database.md).
+// jobs (docs/architecture.md, "The database"; the format in
+// docs/database.md).
 //
 // Safe with one writer and many readers in other processes at once (WAL
 // mode): a reader sees every batch committed before its query began and
@@ -18,7 +19,7 @@
 //
 // The database knows nothing of IR: it stores serialized traces and the
 // structural hash the measuring side computed. Checking that a trace still
-// replays to that hash is the caller's part (cli/db_lookup.h).
+// replays to that hash is the caller's part (api/record_lookup.h).
 // Tests: tests/database/.
 #pragma once
 

@@ -2,7 +2,8 @@
 // LLVM IR, behind a header free of LLVM types.
 //
 // The generated module has one external function with the C ABI of
-// DESIGN.md, `int NAME(const float* in0, ..., float* out0)`: one pointer per
+// docs/architecture.md ("Tensor layouts and the C ABI of compiled kernels"),
+// `int NAME(const float* in0, ..., float* out0)`: one pointer per
 // parameter in Program::Params() order (row-major, densely packed; inputs
 // noalias readonly, outputs noalias), returning 0 on success and non-zero
 // when a heap allocation or a parallel task failed. How the IR maps:

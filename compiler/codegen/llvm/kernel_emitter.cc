@@ -73,7 +73,8 @@ absl::Status KernelEmitter::Emit(const std::string& name, bool packed_wrapper) {
   for (size_t i = 0; i < params.size(); ++i) {
     llvm::Argument* arg = fn->getArg(static_cast<unsigned>(i));
     arg->setName(SanitizeIdentifier(params[i]->name));
-    // Parameters never overlap (DESIGN.md) and the kernel keeps no pointer.
+    // Parameters never overlap (docs/architecture.md, "Tensor layouts and the
+    // C ABI of compiled kernels") and the kernel keeps no pointer.
     arg->addAttr(llvm::Attribute::NoAlias);
     arg->addAttr(llvm::Attribute::NoCapture);
     if (i < program_.inputs.size()) arg->addAttr(llvm::Attribute::ReadOnly);
