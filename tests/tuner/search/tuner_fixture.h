@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/target/target_info.h"

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/target/target_info.h"

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/target/target_info.h"
