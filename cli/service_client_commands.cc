@@ -23,6 +23,7 @@
 #include "proto/service.grpc.pb.h"
 #include "rpc/channel.h"
 #include "tuner/search/measurement_rounds.h"
+#include "tuner/service/job_table.h"
 
 namespace lathe::cli {
 namespace {
@@ -150,11 +151,6 @@ std::string ProgressLine(const proto::JobStatus& job) {
   return line;
 }
 
-bool IsFinal(proto::JobState state) {
-  return state == proto::JOB_DONE || state == proto::JOB_FAILED ||
-         state == proto::JOB_CANCELLED;
-}
-
 // Follows the job until it ends; its final status.
 absl::StatusOr<proto::JobStatus> Follow(Client& client, const std::string& id,
                                         bool print_stdout) {
@@ -177,7 +173,7 @@ absl::StatusOr<proto::JobStatus> Follow(Client& client, const std::string& id,
   }
   const grpc::Status status = reader->Finish();
   if (!status.ok()) return rpc::FromGrpc(status, client.options().tuner);
-  if (!any || !IsFinal(last.state())) {
+  if (!any || !service::IsFinal(last.state())) {
     return absl::UnavailableError(
         absl::StrCat("tuner at ", client.options().tuner,
                      " ended the watch of ", id, " before the job ended"));

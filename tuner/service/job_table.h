@@ -36,6 +36,8 @@ proto::JobState StateOfRow(const proto::Job& row);
 // "failed" or "cancelled" when final, else "running" (database/job_state.h).
 const char* RowState(proto::JobState state);
 
+// Whether a job in `state` has ended (done, failed or cancelled): the daemon
+// keeps it, clients stop watching it.
 bool IsFinal(proto::JobState state);
 
 class JobTable {

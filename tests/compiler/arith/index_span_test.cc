@@ -69,8 +69,8 @@ TEST(IndexSpan, RejectsWhatItCannotBound) {
 
 TEST(JoinSpans, CoversBothWhenTheirMinsDifferByABoundedAmount) {
   Vars v;
-  IndexSpan a{v.outer * 4, 3};
-  IndexSpan b{v.outer * 4 + 2, 3};
+  IndexSpan a{v.outer * 4, 3, true, {}};
+  IndexSpan b{v.outer * 4 + 2, 3, true, {}};
   std::optional<IndexSpan> j =
       JoinSpans(a, b, v.fixed, JoinedMin::kSecondWhenConstantlyBelow);
   ASSERT_TRUE(j.has_value());
@@ -90,13 +90,13 @@ TEST(JoinSpans, CoversBothWhenTheirMinsDifferByABoundedAmount) {
   ASSERT_TRUE(j.has_value());
   EXPECT_EQ(j->min.ToString(), "o * 4");
   // Mins o and 2 differ by o - 2 in [-2, 2].
-  j = JoinSpans({v.outer, 0}, {IntImm(2), 0}, v.fixed,
+  j = JoinSpans({v.outer, 0, true, {}}, {IntImm(2), 0, true, {}}, v.fixed,
                 JoinedMin::kSecondWhenConstantlyBelow);
   ASSERT_TRUE(j.has_value());
   EXPECT_EQ(j->min.ToString(), "o - 2");
   EXPECT_EQ(j->width, 4);
-  EXPECT_FALSE(JoinSpans({v.outer, 0}, {Var("free"), 0}, v.fixed,
-                         JoinedMin::kFirstMovedDown)
+  EXPECT_FALSE(JoinSpans({v.outer, 0, true, {}}, {Var("free"), 0, true, {}},
+                         v.fixed, JoinedMin::kFirstMovedDown)
                    .has_value());
 }
 
