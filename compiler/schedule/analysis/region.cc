@@ -150,9 +150,9 @@ absl::StatusOr<Region> UnionRegions(const Region& a, const Region& b,
   for (size_t d = 0; d < a.dims.size(); ++d) {
     const RegionDim& x = a.dims[d];
     const RegionDim& y = b.dims[d];
-    std::optional<IndexSpan> joined =
-        JoinSpans({x.min, x.extent - 1}, {y.min, y.extent - 1}, fixed,
-                  JoinedMin::kSecondWhenConstantlyBelow);
+    std::optional<IndexSpan> joined = JoinSpans(
+        {x.min, x.extent - 1, true, {}}, {y.min, y.extent - 1, true, {}}, fixed,
+        JoinedMin::kSecondWhenConstantlyBelow);
     if (!joined.has_value()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "cannot join the regions [", x.min.ToString(), ", +", x.extent,
