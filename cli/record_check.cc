@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/schedule/instruction_kind.h"
-#include "compiler/schedule/replay.h"
 #include "compiler/schedule/trace.h"
 #include "compiler/workload/spec.h"
 

@@ -10,11 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "base/check.h"
 #include "base/status_macros.h"
-#include "compiler/arith/int_math.h"
 #include "compiler/interp/bytecode.h"
-#include "compiler/ir/printer.h"
 
 namespace lathe {
 namespace {

@@ -35,8 +35,12 @@ std::vector<std::string> Target::EnabledFeatureList() const {
 }
 
 bool Target::HasFeature(const std::string& name) const {
-  const std::vector<std::string> enabled = EnabledFeatureList();
-  return std::binary_search(enabled.begin(), enabled.end(), name);
+  // `features` holds at most one setting per name.
+  for (const std::string& f : features) {
+    if (f.compare(1, std::string::npos, name) == 0) return f[0] == '+';
+  }
+  return std::binary_search(resolved_features.begin(), resolved_features.end(),
+                            name);
 }
 
 int Target::VectorLanesF32() const {

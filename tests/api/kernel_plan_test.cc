@@ -13,15 +13,6 @@ namespace {
 
 constexpr char kSpec[] = "matmul:M=16,N=24,K=8";
 
-std::unique_ptr<db::Database> OpenReadOnly(const std::string& path) {
-  db::OpenOptions open;
-  open.mode = db::OpenOptions::Mode::kReadOnly;
-  absl::StatusOr<std::unique_ptr<db::Database>> db =
-      db::Database::Open(path, open);
-  EXPECT_TRUE(db.ok()) << db.status();
-  return db.ok() ? *std::move(db) : nullptr;
-}
-
 Workload Spec(const std::string& spec) { return *ParseWorkloadSpec(spec); }
 
 TEST(PlanKernel, UsesTheFastestRecordThatReplays) {

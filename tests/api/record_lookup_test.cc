@@ -14,15 +14,6 @@ namespace {
 
 constexpr char kSpec[] = "matmul:M=16,N=24,K=8";
 
-std::unique_ptr<db::Database> Open(const std::string& path) {
-  db::OpenOptions open;
-  open.mode = db::OpenOptions::Mode::kReadOnly;
-  absl::StatusOr<std::unique_ptr<db::Database>> db =
-      db::Database::Open(path, open);
-  EXPECT_TRUE(db.ok()) << db.status();
-  return db.ok() ? *std::move(db) : nullptr;
-}
-
 TEST(LookupChecked, ReturnsTheFastestFirstEachChecked) {
   TempFolder dir;
   const Target target = HostTarget(1);
@@ -30,7 +21,7 @@ TEST(LookupChecked, ReturnsTheFastestFirstEachChecked) {
   CreateDatabase(path,
                  {RecordOf(kSpec, target, 3e-3), RecordOf(kSpec, target, 1e-3),
                   RecordOf(kSpec, target, 2e-3, "not-the-measured-program")});
-  std::unique_ptr<db::Database> db = Open(path);
+  std::unique_ptr<db::Database> db = OpenReadOnly(path);
   ASSERT_NE(db, nullptr);
   absl::StatusOr<std::vector<CheckedMatch>> matches = LookupChecked(
       *db, *ParseWorkloadSpec(kSpec), target, 2, db::TargetMatching::kExact);
@@ -52,7 +43,7 @@ TEST(LookupChecked, AnotherWorkloadFindsNothing) {
   const Target target = HostTarget(1);
   const std::string path = dir.path() + "/t.db";
   CreateDatabase(path, {RecordOf(kSpec, target, 1e-3)});
-  std::unique_ptr<db::Database> db = Open(path);
+  std::unique_ptr<db::Database> db = OpenReadOnly(path);
   ASSERT_NE(db, nullptr);
   absl::StatusOr<std::vector<CheckedMatch>> matches =
       LookupChecked(*db, *ParseWorkloadSpec("matmul:M=8,N=8,K=8"), target, 5,

@@ -56,4 +56,15 @@ inline void CreateDatabase(const std::string& path,
   ASSERT_TRUE(committed.ok()) << committed.status();
 }
 
+// `path` opened for lookups, as builds open it; null (with a test failure)
+// when it does not open.
+inline std::unique_ptr<db::Database> OpenReadOnly(const std::string& path) {
+  db::OpenOptions open;
+  open.mode = db::OpenOptions::Mode::kReadOnly;
+  absl::StatusOr<std::unique_ptr<db::Database>> db =
+      db::Database::Open(path, open);
+  EXPECT_TRUE(db.ok()) << db.status();
+  return db.ok() ? *std::move(db) : nullptr;
+}
+
 }  // namespace lathe::api

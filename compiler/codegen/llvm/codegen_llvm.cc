@@ -7,10 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "compiler/arith/int_bounds.h"
 #include "compiler/codegen/llvm/kernel_emitter.h"
 #include "compiler/codegen/llvm/llvm_module.h"
-#include "compiler/ir/expr_functor.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"

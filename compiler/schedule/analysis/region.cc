@@ -10,8 +10,6 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "compiler/arith/index_span.h"
-#include "compiler/arith/int_math.h"
-#include "compiler/arith/linear_terms.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
