@@ -28,8 +28,8 @@ int main(int argc, char** argv) {
   }
   double rtol = argc == 5 ? std::atof(argv[3]) : 1e-3;
   double atol = argc == 5 ? std::atof(argv[4]) : 1e-4;
-  auto actual = lathe::lathe::ReadTensorFile(argv[1]);
-  auto expected = lathe::lathe::ReadTensorFile(argv[2]);
+  auto actual = lathe::ReadTensorFile(argv[1]);
+  auto expected = lathe::ReadTensorFile(argv[2]);
   for (const auto* read : {&actual, &expected}) {
     if (!read->ok()) {
       std::fprintf(stderr, "%s\n",
