@@ -22,6 +22,7 @@ set(LATHE_LAYERS
   "compiler/interp:base compiler/ir compiler/arith"
   "compiler/te:base compiler/ir compiler/arith"
   "compiler/workload:base compiler/ir compiler/arith compiler/interp compiler/te"
+  "compiler/graph:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
   "compiler/schedule:base proto compiler/ir compiler/arith"
   "compiler/lower:base compiler/ir compiler/arith"
   "compiler/measure:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
