@@ -25,6 +25,7 @@ set(LATHE_LAYERS
   "compiler/graph:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
   "compiler/schedule:base proto compiler/ir compiler/arith"
   "compiler/lower:base compiler/ir compiler/arith"
+  "compiler/graph:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
   "compiler/measure:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
   "compiler/frontend:base compiler/ir compiler/arith compiler/interp compiler/graph"
   "compiler/target:base proto"

@@ -75,6 +75,8 @@ enum class Op : uint8_t {
   kFSqrt,
   kFLog,
   kFTanh,
+  kFErf,
+  kFPow,  // a to the power b
   kFAbs,
   kFLoad,
 };

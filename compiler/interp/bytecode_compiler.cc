@@ -301,14 +301,26 @@ class Compiler {
         return AddNode(n, e);
       }
       case ExprKind::kCall: {
+        // pow(x, y) takes two arguments, the other functions one.
+        if (x.name == "pow") {
+          LATHE_RETURN_IF_ERROR(operands(2));
+          if (!is_float) {
+            return Error(absl::StrCat("function pow with result type ",
+                                      x.dtype.ToString(), ": ", e.ToString()));
+          }
+          LATHE_ASSIGN_OR_RETURN(n.a, CompileExpr(x.operands[0]));
+          LATHE_ASSIGN_OR_RETURN(n.b, CompileExpr(x.operands[1]));
+          n.op = Op::kFPow;
+          n.a = AsFloat(n.a, x.operands[0]);
+          n.b = AsFloat(n.b, x.operands[1]);
+          return AddNode(n, e);
+        }
         LATHE_RETURN_IF_ERROR(operands(1));
         LATHE_ASSIGN_OR_RETURN(n.a, CompileExpr(x.operands[0]));
         static const std::map<std::string, Op>* kFloatFns =
-            new std::map<std::string, Op>{{"exp", Op::kFExp},
-                                          {"sqrt", Op::kFSqrt},
-                                          {"log", Op::kFLog},
-                                          {"tanh", Op::kFTanh},
-                                          {"abs", Op::kFAbs}};
+            new std::map<std::string, Op>{
+                {"exp", Op::kFExp},   {"sqrt", Op::kFSqrt}, {"log", Op::kFLog},
+                {"tanh", Op::kFTanh}, {"erf", Op::kFErf},   {"abs", Op::kFAbs}};
         if (is_float) {
           auto it = kFloatFns->find(x.name);
           if (it == kFloatFns->end()) {

@@ -295,6 +295,12 @@ class Executor {
         return Round(n, std::log(EvalF(n.a)));
       case Op::kFTanh:
         return Round(n, std::tanh(EvalF(n.a)));
+      case Op::kFErf:
+        return Round(n, std::erf(EvalF(n.a)));
+      case Op::kFPow: {
+        double a = EvalF(n.a);
+        return Round(n, std::pow(a, EvalF(n.b)));
+      }
       case Op::kFAbs:
         return std::fabs(EvalF(n.a));
       case Op::kFLoad: {

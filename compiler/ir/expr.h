@@ -13,8 +13,8 @@
 //   code generation must branch or mask, never load both. And and Or
 //   likewise evaluate their second operand only when needed.
 // - Load reads one element of a buffer at integer indices, one per dimension.
-// - Call applies a pure math function ("exp", "sqrt", "log", "tanh", "abs")
-//   element-wise.
+// - Call applies a pure math function element-wise: "exp", "sqrt", "log",
+//   "tanh", "erf", "abs" of one argument, "pow" (x to the power y) of two.
 //
 // Every kind is listed once in LATHE_FOR_EACH_EXPR_KIND: the printer,
 // structural equality, the interpreter and the mutators dispatch from it.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -36,7 +37,12 @@ bool ParsedExpr::operator==(const ParsedExpr& other) const {
          (kind != ParsedExprKind::kLiteral ||
           std::memcmp(&literal, &other.literal, sizeof(double)) == 0) &&
          name == other.name && indices == other.indices &&
-         operands == other.operands;
+         padded == other.padded && operands == other.operands;
+}
+
+bool InputDeclaration::operator==(const InputDeclaration& other) const {
+  return name == other.name && shape == other.shape &&
+         std::memcmp(&pad_value, &other.pad_value, sizeof(double)) == 0;
 }
 
 bool ParsedStatement::operator==(const ParsedStatement& other) const {
@@ -101,7 +107,7 @@ void Print(const ParsedExpr& e, std::string* out) {
       out->append(LiteralText(e.literal));
       return;
     case ParsedExprKind::kAccess:
-      absl::StrAppend(out, e.name, "[",
+      absl::StrAppend(out, e.name, e.padded ? "?[" : "[",
                       absl::StrJoin(e.indices, ",",
                                     [](std::string* o, const AffineIndex& i) {
                                       o->append(i.ToString());
@@ -146,11 +152,25 @@ std::string PrintParsedStatement(const ParsedStatement& s) {
                       AssignKindText(s.assign), " ", PrintParsedExpr(s.value));
 }
 
+std::string PrintInputDeclaration(const InputDeclaration& d) {
+  std::string out =
+      absl::StrCat("input ", d.name, "[", absl::StrJoin(d.shape, ","), "]");
+  const double zero = 0;
+  if (std::memcmp(&d.pad_value, &zero, sizeof(double)) != 0) {
+    absl::StrAppend(&out, " pad ", LiteralText(d.pad_value));
+  }
+  return out;
+}
+
 std::string PrintParsedDefinition(const ParsedDefinition& definition) {
-  return absl::StrJoin(definition.statements, "; ",
-                       [](std::string* out, const ParsedStatement& s) {
-                         out->append(PrintParsedStatement(s));
-                       });
+  std::vector<std::string> parts;
+  for (const InputDeclaration& d : definition.inputs) {
+    parts.push_back(PrintInputDeclaration(d));
+  }
+  for (const ParsedStatement& s : definition.statements) {
+    parts.push_back(PrintParsedStatement(s));
+  }
+  return absl::StrJoin(parts, "; ");
 }
 
 }  // namespace lathe

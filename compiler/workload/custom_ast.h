@@ -2,15 +2,21 @@
 // canonical text.
 //
 //   C[i,j] += A[i,k] * B[k,j]; D[i,j] = max(C[i,j], 0)
+//   input X[1,4,6,6]; input W[8,4,3,3];
+//   Y[n,k,p,q] += X?[n,c,p+r-1,q+s-1] * W[k,c,r,s]
 //
-// A definition is a list of statements; each defines one tensor
+// A definition is a list of input declarations (a tensor's shape and the
+// value its zero-padded reads X?[...] give outside it, 0 unless `pad V`),
+// then a list of statements; each statement defines one tensor
 // OUT[v,...] from an expression of tensor accesses with affine indices,
 // literals, + - * /, unary minus and the functions of kCustomFunctions.
 // expr_parser.h builds the tree from text; custom_workload.h checks it
 // against the dims and turns it into te tensors; custom_eval.h evaluates it.
 //
 // The canonical text (PrintParsedDefinition) is fixed by the tree alone, so
-// that equal trees print equal: statements joined by "; ", binary operators
+// that equal trees print equal: the declarations in their order
+// (`input X[1,64,56,56]`, then ` pad V` when V is not 0), then the statements,
+// all joined by "; ", binary operators
 // spaced (" + "), minimal parentheses (left-associative; a right operand of
 // equal precedence keeps its parentheses), indices without spaces in the
 // form 2*i+r-1 (terms sorted by variable name, the constant last),
@@ -54,20 +60,41 @@ struct ParsedExpr {
   double literal = 0;                // kLiteral
   std::string name;                  // kAccess: the tensor; kCall: the function
   std::vector<AffineIndex> indices;  // kAccess
+  bool padded = false;  // kAccess: X?[...], the pad value outside X
   std::vector<ParsedExpr> operands;  // kNeg: 1; binary: 2; kCall: arguments
   int column = 0;  // 1-based position in the source, for messages
 
   bool operator==(const ParsedExpr& other) const;  // ignores columns
 };
 
-// The functions an expression may call, with their number of arguments.
+// The functions an expression may call, with their number of arguments:
+// the math functions, pow(x, y), select(c, a, b) (a where c != 0, else b;
+// only the chosen one is evaluated) and the comparisons lt le gt ge eq
+// (a < b, ..., a == b as 1.0, else 0.0).
 struct CustomFunction {
   const char* name;
   int arity;
 };
 inline constexpr CustomFunction kCustomFunctions[] = {
-    {"max", 2},  {"min", 2},  {"exp", 1}, {"log", 1},
-    {"sqrt", 1}, {"tanh", 1}, {"abs", 1},
+    {"max", 2},  {"min", 2}, {"exp", 1}, {"log", 1}, {"sqrt", 1},
+    {"tanh", 1}, {"abs", 1}, {"erf", 1}, {"pow", 2}, {"select", 3},
+    {"lt", 2},   {"le", 2},  {"gt", 2},  {"ge", 2},  {"eq", 2},
+};
+
+// Bounds of input declarations (extents are bounded by kMaxParamValue and
+// the element count by kMaxTensorElements, registry.h).
+inline constexpr int kMaxInputDeclarations = 256;
+inline constexpr int kMaxDeclaredRank = 8;
+
+// `input NAME[e0,e1,...]` with its pad value: the shape of an input tensor
+// and what its padded reads give outside that shape.
+struct InputDeclaration {
+  std::string name;
+  std::vector<int64_t> shape;
+  double pad_value = 0;
+  int column = 0;
+
+  bool operator==(const InputDeclaration& other) const;  // ignores columns
 };
 
 enum class AssignKind {
@@ -89,11 +116,17 @@ struct ParsedStatement {
 };
 
 struct ParsedDefinition {
+  std::vector<InputDeclaration> inputs;
   std::vector<ParsedStatement> statements;
+
+  bool operator==(const ParsedDefinition& other) const {
+    return inputs == other.inputs && statements == other.statements;
+  }
 };
 
 std::string PrintParsedExpr(const ParsedExpr& expr);
 std::string PrintParsedStatement(const ParsedStatement& statement);
+std::string PrintInputDeclaration(const InputDeclaration& declaration);
 std::string PrintParsedDefinition(const ParsedDefinition& definition);
 
 }  // namespace lathe

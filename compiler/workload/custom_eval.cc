@@ -20,14 +20,33 @@ struct EvalNode {
   const double* data = nullptr;  // kAccess
   int64_t base = 0;              // kAccess: offset at all-zero slots
   std::vector<std::pair<int, int64_t>> strides;  // kAccess: (slot, stride)
+  // kAccess, padded: each index (constant, (slot, coefficient) terms), the
+  // tensor's shape, and the value outside it.
+  bool padded = false;
+  std::vector<std::pair<int64_t, std::vector<std::pair<int, int64_t>>>> indices;
+  std::vector<int64_t> shape;
+  double pad_value = 0;
   std::vector<EvalNode> operands;
 };
+
+double EvalPadded(const EvalNode& n, const std::vector<int64_t>& slots) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < n.indices.size(); ++d) {
+    int64_t index = n.indices[d].first;
+    for (const auto& [slot, coef] : n.indices[d].second)
+      index += slots[slot] * coef;
+    if (index < 0 || index >= n.shape[d]) return n.pad_value;
+    offset = offset * n.shape[d] + index;
+  }
+  return n.data[offset];
+}
 
 double Eval(const EvalNode& n, const std::vector<int64_t>& slots) {
   switch (n.kind) {
     case ParsedExprKind::kLiteral:
       return n.literal;
     case ParsedExprKind::kAccess: {
+      if (n.padded) return EvalPadded(n, slots);
       int64_t offset = n.base;
       for (const auto& [slot, stride] : n.strides)
         offset += slots[slot] * stride;
@@ -45,8 +64,21 @@ double Eval(const EvalNode& n, const std::vector<int64_t>& slots) {
       return Eval(n.operands[0], slots) / Eval(n.operands[1], slots);
     case ParsedExprKind::kCall: {
       const double a = Eval(n.operands[0], slots);
-      if (n.function == "max") return std::max(a, Eval(n.operands[1], slots));
-      if (n.function == "min") return std::min(a, Eval(n.operands[1], slots));
+      if (n.function == "select") {
+        return Eval(n.operands[a != 0 ? 1 : 2], slots);
+      }
+      if (n.operands.size() == 2) {
+        const double b = Eval(n.operands[1], slots);
+        if (n.function == "max") return std::max(a, b);
+        if (n.function == "min") return std::min(a, b);
+        if (n.function == "pow") return std::pow(a, b);
+        if (n.function == "lt") return a < b ? 1.0 : 0.0;
+        if (n.function == "le") return a <= b ? 1.0 : 0.0;
+        if (n.function == "gt") return a > b ? 1.0 : 0.0;
+        if (n.function == "ge") return a >= b ? 1.0 : 0.0;
+        if (n.function == "eq") return a == b ? 1.0 : 0.0;
+      }
+      if (n.function == "erf") return std::erf(a);
       if (n.function == "exp") return std::exp(a);
       if (n.function == "log") return std::log(a);
       if (n.function == "sqrt") return std::sqrt(a);
@@ -63,6 +95,7 @@ double Eval(const EvalNode& n, const std::vector<int64_t>& slots) {
 struct TensorStore {
   const double* data;
   std::vector<int64_t> shape;
+  double pad_value = 0;
 };
 
 EvalNode Resolve(const ParsedExpr& e,
@@ -72,7 +105,19 @@ EvalNode Resolve(const ParsedExpr& e,
   n.kind = e.kind;
   n.literal = e.literal;
   n.function = e.name;
-  if (e.kind == ParsedExprKind::kAccess) {
+  if (e.kind == ParsedExprKind::kAccess && e.padded) {
+    const TensorStore& t = tensors.at(e.name);
+    n.data = t.data;
+    n.padded = true;
+    n.shape = t.shape;
+    n.pad_value = t.pad_value;
+    for (const AffineIndex& index : e.indices) {
+      std::vector<std::pair<int, int64_t>> terms;
+      for (const auto& [var, coef] : index.coefs)
+        terms.emplace_back(slot_of.at(var), coef);
+      n.indices.emplace_back(index.constant, std::move(terms));
+    }
+  } else if (e.kind == ParsedExprKind::kAccess) {
     const TensorStore& t = tensors.at(e.name);
     n.data = t.data;
     std::map<int, int64_t> strides;
@@ -122,7 +167,8 @@ void EvaluateCustomDefinition(const CustomDefinition& def,
   size_t next_input = 0;
   for (const CustomTensor& t : def.tensors) {
     if (t.role == CustomTensor::Role::kInput) {
-      tensors[t.name] = {inputs[next_input++]->values.data(), t.shape};
+      tensors[t.name] = {inputs[next_input++]->values.data(), t.shape,
+                         t.pad_value};
     }
   }
   for (const ParsedStatement& s : def.parsed.statements) {
@@ -172,7 +218,7 @@ void EvaluateCustomDefinition(const CustomDefinition& def,
       } while (Advance(slots, extents, num_spatial, vars.size()));
       out[flat++] = acc;
     } while (Advance(slots, extents, 0, num_spatial));
-    tensors[s.output] = {out.data(), shape};
+    tensors[s.output] = {out.data(), shape, 0.0};
   }
   const std::vector<double>& result =
       computed.at(def.parsed.statements.back().output);

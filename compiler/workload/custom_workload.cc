@@ -18,6 +18,13 @@
 
 namespace lathe {
 
+bool CustomTensor::IsPadded() const {
+  for (size_t d = 0; d < pad_before.size(); ++d) {
+    if (pad_before[d] > 0 || pad_after[d] > 0) return true;
+  }
+  return false;
+}
+
 const CustomTensor* CustomDefinition::FindTensor(
     const std::string& name) const {
   for (const CustomTensor& t : tensors) {
@@ -131,6 +138,9 @@ class Checker {
   }
 
   absl::StatusOr<CustomDefinition> Run() {
+    for (const InputDeclaration& d : def_.parsed.inputs) {
+      LATHE_RETURN_IF_ERROR(CheckDeclaration(d));
+    }
     const std::vector<ParsedStatement>& statements = def_.parsed.statements;
     for (size_t i = 0; i < statements.size(); ++i) {
       LATHE_RETURN_IF_ERROR(CheckStatement(statements[i]));
@@ -160,17 +170,46 @@ class Checker {
                                     "statement defines an output"));
       }
     }
-    // 4. Tensors in order: inputs, then defined ones; sizes within bounds.
+    // 4. Declared inputs are read.
+    for (const InputDeclaration& d : def_.parsed.inputs) {
+      if (!read_.count(d.name)) {
+        return ErrorAt(d.column,
+                       absl::StrCat("input ", d.name,
+                                    " is declared but no statement reads it"));
+      }
+    }
+    // 5. Tensors in order: inputs (declared ones first), then defined ones;
+    // sizes within bounds.
     for (const std::string& name : input_order_) {
-      def_.tensors.push_back(
-          {name, shapes_.at(name), CustomTensor::Role::kInput});
+      CustomTensor t;
+      t.name = name;
+      t.shape = shapes_.at(name);
+      t.role = CustomTensor::Role::kInput;
+      if (auto d = declared_.find(name); d != declared_.end()) {
+        t.declared = true;
+        t.pad_value = d->second->pad_value;
+        const Padding& padding = padding_[name];
+        t.pad_before = padding.before;
+        t.pad_after = padding.after;
+        std::vector<int64_t> padded = t.shape;
+        for (size_t i = 0; i < padded.size(); ++i) {
+          padded[i] += t.pad_before[i] + t.pad_after[i];
+        }
+        absl::StatusOr<int64_t> n = CheckedNumElements(
+            absl::StrCat("custom expression: input ", name,
+                         " with the padding its padded reads reach"),
+            padded);
+        if (!n.ok()) return n.status();
+      }
+      def_.tensors.push_back(std::move(t));
     }
     for (size_t i = 0; i < statements.size(); ++i) {
-      const std::string& name = statements[i].output;
-      def_.tensors.push_back({name, shapes_.at(name),
-                              i + 1 == statements.size()
-                                  ? CustomTensor::Role::kOutput
-                                  : CustomTensor::Role::kIntermediate});
+      CustomTensor t;
+      t.name = statements[i].output;
+      t.shape = shapes_.at(t.name);
+      t.role = i + 1 == statements.size() ? CustomTensor::Role::kOutput
+                                          : CustomTensor::Role::kIntermediate;
+      def_.tensors.push_back(std::move(t));
     }
     for (const CustomTensor& t : def_.tensors) {
       absl::StatusOr<int64_t> n = CheckedNumElements(
@@ -181,6 +220,40 @@ class Checker {
   }
 
  private:
+  absl::Status CheckDeclaration(const InputDeclaration& d) {
+    if (d.name == "root") {
+      return ErrorAt(
+          d.column,
+          "the tensor name root is reserved for the program's root block");
+    }
+    if (declared_.count(d.name)) {
+      return ErrorAt(d.column,
+                     absl::StrCat("input ", d.name, " is declared twice"));
+    }
+    if (d.shape.empty() ||
+        d.shape.size() > static_cast<size_t>(kMaxDeclaredRank)) {
+      return ErrorAt(d.column,
+                     absl::StrCat("input ", d.name, " must have 1 to ",
+                                  kMaxDeclaredRank, " dimensions"));
+    }
+    for (int64_t extent : d.shape) {
+      if (extent < 1 || extent > kMaxParamValue) {
+        return ErrorAt(d.column,
+                       absl::StrCat("extent ", extent, " of input ", d.name,
+                                    " must be in [1, ", kMaxParamValue, "]"));
+      }
+    }
+    absl::StatusOr<int64_t> n = CheckedNumElements(
+        absl::StrCat("custom expression: input ", d.name), d.shape);
+    if (!n.ok()) return n.status();
+    declared_[d.name] = &d;
+    shapes_[d.name] = d.shape;
+    input_order_.push_back(d.name);
+    padding_[d.name] = {std::vector<int64_t>(d.shape.size(), 0),
+                        std::vector<int64_t>(d.shape.size(), 0)};
+    return absl::OkStatus();
+  }
+
   absl::Status CheckVar(const std::string& var, int column) {
     if (!def_.dims.count(var)) {
       std::vector<std::string> given;
@@ -204,6 +277,12 @@ class Checker {
     if (defined_.count(s.output)) {
       return ErrorAt(s.column,
                      absl::StrCat("tensor ", s.output, " is defined twice"));
+    }
+    if (declared_.count(s.output)) {
+      return ErrorAt(s.column,
+                     absl::StrCat("tensor ", s.output,
+                                  " is declared as an input; a statement "
+                                  "cannot define it"));
     }
     if (shapes_.count(s.output)) {
       return ErrorAt(
@@ -268,6 +347,21 @@ class Checker {
 
   absl::Status CheckAccess(const ParsedExpr& a) {
     read_.insert(a.name);
+    if (auto d = declared_.find(a.name); d != declared_.end()) {
+      return CheckDeclaredAccess(a, d->second->shape);
+    }
+    if (a.padded) {
+      return ErrorAt(
+          a.column,
+          defined_.count(a.name)
+              ? absl::StrCat(a.name, "?[...] pads ", a.name,
+                             ", which a statement defines; only declared "
+                             "inputs take padded reads")
+              : absl::StrCat(a.name,
+                             "?[...] pads an undeclared input; "
+                             "declare it first: input ",
+                             a.name, "[extents];"));
+    }
     auto it = shapes_.find(a.name);
     if (it != shapes_.end() && it->second.size() != a.indices.size()) {
       return ErrorAt(a.column,
@@ -309,20 +403,80 @@ class Checker {
     return absl::OkStatus();
   }
 
+  // A read of a declared input: its rank, and its indices within the
+  // declared extents, or (padded) within the padding it grows.
+  absl::Status CheckDeclaredAccess(const ParsedExpr& a,
+                                   const std::vector<int64_t>& shape) {
+    if (shape.size() != a.indices.size()) {
+      return ErrorAt(a.column,
+                     absl::StrCat("input ", a.name, " is declared with ",
+                                  shape.size(), " dimensions but read with ",
+                                  a.indices.size(), " indices here"));
+    }
+    Padding& padding = padding_.at(a.name);
+    for (size_t d = 0; d < a.indices.size(); ++d) {
+      const IndexRange r = RangeOf(a.indices[d], def_.dims);
+      const std::string where =
+          absl::StrCat("index ", a.indices[d].ToString(), " of input ", a.name,
+                       " in dimension ", d, " (extent ", shape[d], ")");
+      if (a.padded) {
+        // The padding becomes a tensor: keep it within the tensor bounds.
+        if (r.min < -kMaxTensorElements || r.max >= kMaxTensorElements) {
+          return ErrorAt(
+              a.column,
+              absl::StrCat(where, " spans ", Int128Text(r.min), " to ",
+                           Int128Text(r.max), ", too far to pad (at most ",
+                           kMaxTensorElements, " elements)"));
+        }
+        padding.before[d] =
+            std::max<int64_t>(padding.before[d], static_cast<int64_t>(-r.min));
+        padding.after[d] = std::max<int64_t>(
+            padding.after[d], static_cast<int64_t>(r.max) - (shape[d] - 1));
+        continue;
+      }
+      if (r.min < 0) {
+        return ErrorAt(a.column,
+                       absl::StrCat(where, " can be negative (down to ",
+                                    Int128Text(r.min), "); read ", a.name,
+                                    "?[...] for the pad value outside it"));
+      }
+      if (r.max >= shape[d]) {
+        return ErrorAt(a.column,
+                       absl::StrCat(where, " reaches ", Int128Text(r.max),
+                                    ", past the declared extent; read ", a.name,
+                                    "?[...] for the pad value outside it"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   CustomDefinition def_;
   std::set<std::string> used_vars_;
   std::set<std::string> defined_;
   std::set<std::string> read_;
   std::map<std::string, std::vector<int64_t>> shapes_;  // inputs and defined
-  std::vector<std::string> input_order_;
+  std::vector<std::string> input_order_;                // declared ones first
+  std::map<std::string, const InputDeclaration*> declared_;
+  struct Padding {
+    std::vector<int64_t> before, after;  // per dimension
+  };
+  std::map<std::string, Padding> padding_;  // of declared inputs
+};
+
+// The padding stage of a declared input with padded reads that leave it,
+// and how far it reaches before index 0 in each dimension.
+struct PaddedInput {
+  te::Tensor tensor;
+  std::vector<int64_t> before;
 };
 
 // Lowers a checked expression to the loop IR's expressions.
 class Lowering {
  public:
   Lowering(const std::map<std::string, te::Tensor>& tensors,
+           const std::map<std::string, PaddedInput>& padded,
            const std::map<std::string, Expr>& vars)
-      : tensors_(tensors), vars_(vars) {}
+      : tensors_(tensors), padded_(padded), vars_(vars) {}
 
   Expr Lower(const ParsedExpr& e) const {
     const DType f32 = DType::Float32();
@@ -330,6 +484,16 @@ class Lowering {
       case ParsedExprKind::kLiteral:
         return FloatImm(e.literal, f32);
       case ParsedExprKind::kAccess: {
+        auto padded = padded_.find(e.name);
+        if (e.padded && padded != padded_.end()) {
+          std::vector<Expr> indices;
+          for (size_t d = 0; d < e.indices.size(); ++d) {
+            AffineIndex shifted = e.indices[d];
+            shifted.constant += padded->second.before[d];
+            indices.push_back(Index(shifted));
+          }
+          return padded->second.tensor(indices);
+        }
         std::vector<Expr> indices;
         for (const AffineIndex& index : e.indices)
           indices.push_back(Index(index));
@@ -350,6 +514,19 @@ class Lowering {
           return Max(Lower(e.operands[0]), Lower(e.operands[1]));
         if (e.name == "min")
           return Min(Lower(e.operands[0]), Lower(e.operands[1]));
+        if (e.name == "select") {
+          // select(lt(a, b), ...) selects on a < b itself.
+          Expr condition = e.operands[0].kind == ParsedExprKind::kCall
+                               ? Comparison(e.operands[0])
+                               : Expr();
+          if (!condition.defined()) {
+            condition = Lower(e.operands[0]) != Zero(f32);
+          }
+          return Select(condition, Lower(e.operands[1]), Lower(e.operands[2]));
+        }
+        if (Expr compared = Comparison(e); compared.defined()) {
+          return Select(compared, FloatImm(1.0, f32), Zero(f32));
+        }
         std::vector<Expr> args;
         for (const ParsedExpr& operand : e.operands)
           args.push_back(Lower(operand));
@@ -361,6 +538,16 @@ class Lowering {
   }
 
  private:
+  // lt(a, b) -> a < b, ...; undefined for other calls.
+  Expr Comparison(const ParsedExpr& e) const {
+    if (e.name == "lt") return Lower(e.operands[0]) < Lower(e.operands[1]);
+    if (e.name == "le") return Lower(e.operands[0]) <= Lower(e.operands[1]);
+    if (e.name == "gt") return Lower(e.operands[0]) > Lower(e.operands[1]);
+    if (e.name == "ge") return Lower(e.operands[0]) >= Lower(e.operands[1]);
+    if (e.name == "eq") return Lower(e.operands[0]) == Lower(e.operands[1]);
+    return Expr();
+  }
+
   // coef*var terms in name order, then the constant: 2*p+r-1 -> p*2 + r - 1.
   Expr Index(const AffineIndex& index) const {
     Expr e;
@@ -379,8 +566,56 @@ class Lowering {
   }
 
   const std::map<std::string, te::Tensor>& tensors_;
+  const std::map<std::string, PaddedInput>& padded_;
   const std::map<std::string, Expr>& vars_;
 };
+
+// A stage name not taken by a tensor or an index variable: NAME_pad, else
+// NAME_pad2, NAME_pad3, ...
+std::string PaddingStageName(const CustomDefinition& def,
+                             const std::string& input,
+                             const std::set<std::string>& taken) {
+  const std::string base = input + "_pad";
+  std::string name = base;
+  for (int n = 2; def.FindTensor(name) != nullptr || def.dims.count(name) ||
+                  taken.count(name);
+       ++n) {
+    name = absl::StrCat(base, n);
+  }
+  return name;
+}
+
+// X with t.pad_before / t.pad_after elements of the pad value around it:
+// a select on the bounds that compute_inline can fold into the readers.
+// Where the condition is false the select's load of X is out of bounds and
+// must not be performed (Select's semantics, compiler/ir/expr.h).
+te::Tensor PaddingStage(const std::string& name, const te::Tensor& x,
+                        const CustomTensor& t) {
+  std::vector<int64_t> shape = t.shape;
+  std::vector<std::string> axis_names;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    shape[d] += t.pad_before[d] + t.pad_after[d];
+    axis_names.push_back(absl::StrCat("i", d));
+  }
+  return te::Compute(
+      name, shape, std::move(axis_names), [&](const std::vector<Expr>& ax) {
+        Expr inside;
+        std::vector<Expr> indices;
+        for (size_t d = 0; d < ax.size(); ++d) {
+          const int64_t before = t.pad_before[d];
+          indices.push_back(before > 0 ? ax[d] - Expr(before) : ax[d]);
+          std::vector<Expr> bounds;
+          if (before > 0) bounds.push_back(ax[d] >= Expr(before));
+          if (t.pad_after[d] > 0)
+            bounds.push_back(ax[d] < Expr(before + t.shape[d]));
+          for (Expr& bound : bounds) {
+            inside = inside.defined() ? inside && bound : bound;
+          }
+        }
+        return Select(inside, x(indices),
+                      FloatImm(t.pad_value, DType::Float32()));
+      });
+}
 
 }  // namespace
 
@@ -393,10 +628,17 @@ absl::StatusOr<Workload> MakeCustomWorkload(CustomDefinition definition) {
   auto def = std::make_shared<const CustomDefinition>(std::move(definition));
   std::map<std::string, te::Tensor> tensors;
   std::vector<te::Tensor> inputs, outputs;
+  std::map<std::string, PaddedInput> padded;
+  std::set<std::string> stage_names;
   for (const CustomTensor& t : def->tensors) {
     if (t.role != CustomTensor::Role::kInput) continue;
     tensors[t.name] = te::Placeholder(t.name, t.shape, DType::Float32());
     inputs.push_back(tensors[t.name]);
+    if (t.IsPadded()) {
+      const std::string name = PaddingStageName(*def, t.name, stage_names);
+      stage_names.insert(name);
+      padded[t.name] = {PaddingStage(name, tensors[t.name], t), t.pad_before};
+    }
   }
   for (const ParsedStatement& s : def->parsed.statements) {
     const std::vector<int64_t>& shape = def->FindTensor(s.output)->shape;
@@ -428,13 +670,13 @@ absl::StatusOr<Workload> MakeCustomWorkload(CustomDefinition definition) {
       t = te::Compute(s.output, shape, s.output_indices,
                       [&](const std::vector<Expr>& ax) {
                         std::map<std::string, Expr> vars = var_map(ax);
-                        return Lowering(tensors, vars).Lower(s.value);
+                        return Lowering(tensors, padded, vars).Lower(s.value);
                       });
     } else {
       t = te::ComputeReduction(
           s.output, shape, s.output_indices, [&](const std::vector<Expr>& ax) {
             std::map<std::string, Expr> vars = var_map(ax);
-            Expr value = Lowering(tensors, vars).Lower(s.value);
+            Expr value = Lowering(tensors, padded, vars).Lower(s.value);
             switch (s.assign) {
               case AssignKind::kMax:
                 return te::MaxOver(value, axes);

@@ -7,14 +7,23 @@
 //   variables. `=` computes element-wise (every index on the right must be on
 //   the left); `+=`, `max=`, `min=` reduce over the indices found only on the
 //   right, in order of first appearance.
-// - A tensor read but never defined is an input; inputs come in order of
-//   first appearance. The last statement's tensor is the one output; earlier
+// - A tensor read but never defined is an input. Declared inputs
+//   (`input X[1,64,56,56];` before the statements) come first, in
+//   declaration order, then the undeclared ones in order of first
+//   appearance. The last statement's tensor is the one output; earlier
 //   ones are intermediates and must be read by a later statement. So an
 //   epilogue is a further statement:
 //   `C[i,j] += A[i,k] * B[k,j]; D[i,j] = max(C[i,j], 0)`.
-// - An input's extent along a dimension is one past the largest index it is
-//   read at: A[i+k] with i=4,k=3 makes A 6 long. Indices must never be
-//   negative, and intermediates must be read within their extents.
+// - A declared input has its declared shape, and its reads X[...] must stay
+//   within it (rank and every index's range over the dims are checked);
+//   its padded reads X?[...] may leave it and read the declared pad value
+//   there (0 unless `pad V`). An undeclared input's extent along a
+//   dimension is one past the largest index it is read at: A[i+k] with
+//   i=4,k=3 makes A 6 long. Other indices must never be negative, and
+//   intermediates must be read within their extents.
+// - Padded reads become a stage NAME_pad (a select on the bounds, as the
+//   padding of conv2d) holding X with the padding its reads reach, which
+//   the reads index shifted; reads that stay inside X read X itself.
 // - All tensors are float32.
 // Tests: tests/compiler/workload/custom_workload_test.cc.
 #pragma once
@@ -36,6 +45,14 @@ struct CustomTensor {
   std::string name;
   std::vector<int64_t> shape;
   Role role = Role::kInput;
+  // Declared inputs: the pad value, and per dimension how far the padded
+  // reads reach before index 0 and past the last index (0 when they stay
+  // inside).
+  bool declared = false;
+  double pad_value = 0;
+  std::vector<int64_t> pad_before, pad_after;
+
+  bool IsPadded() const;  // some padded read reaches outside the shape
 };
 
 // A checked custom definition: the statements, the dims, and every tensor
@@ -60,7 +77,10 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
 // reduce, a tensor defined twice or read before its definition or by its own
 // definition, an unused intermediate, inconsistent ranks, a negative or
 // out-of-range index, a name used both as tensor and variable, a tensor over
-// kMaxTensorElements.
+// kMaxTensorElements; an input declared twice, defined by a statement or
+// never read, read with another rank or outside its declared extents (the
+// message names the input, the dimension counted from 0, and the column), a
+// padded read of a tensor that is not a declared input.
 absl::StatusOr<CustomDefinition> CheckCustomDefinition(
     ParsedDefinition parsed, std::map<std::string, int64_t> dims);
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -81,7 +82,7 @@ absl::StatusOr<std::vector<Token>> Lex(absl::string_view text) {
       i += 2;
       continue;
     }
-    if (absl::string_view("[](),;=+-*/").find(c) != absl::string_view::npos) {
+    if (absl::string_view("[](),;=+-*/?").find(c) != absl::string_view::npos) {
       tokens.push_back({TokenKind::kPunct, std::string(1, c), column});
       ++i;
       continue;
@@ -100,7 +101,29 @@ class Parser {
 
   absl::StatusOr<ParsedDefinition> Definition() {
     ParsedDefinition def;
+    while (IsDeclarationStart()) {
+      if (def.inputs.size() >= static_cast<size_t>(kMaxInputDeclarations)) {
+        return ErrorAt(Peek().column,
+                       absl::StrCat("more than ", kMaxInputDeclarations,
+                                    " input declarations"));
+      }
+      absl::StatusOr<InputDeclaration> d = Declaration();
+      if (!d.ok()) return d.status();
+      def.inputs.push_back(std::move(*d));
+      if (absl::Status st =
+              Expect(";", absl::StrCat("after the declaration of ",
+                                       def.inputs.back().name));
+          !st.ok()) {
+        return st;
+      }
+    }
     while (true) {
+      if (IsDeclarationStart()) {
+        return ErrorAt(Peek().column,
+                       absl::StrCat("the declaration of ", Peek(1).text,
+                                    " comes after a statement; input "
+                                    "declarations come first"));
+      }
       absl::StatusOr<ParsedStatement> s = Statement();
       if (!s.ok()) return s.status();
       def.statements.push_back(std::move(*s));
@@ -141,6 +164,72 @@ class Parser {
     }
     Next();
     return absl::OkStatus();
+  }
+
+  // `input NAME`: a declaration (`input[...]` is a tensor named input).
+  bool IsDeclarationStart() const {
+    return Peek().kind == TokenKind::kName && Peek().text == "input" &&
+           Peek(1).kind == TokenKind::kName;
+  }
+
+  absl::StatusOr<InputDeclaration> Declaration() {
+    InputDeclaration d;
+    d.column = Next().column;  // 'input'
+    d.name = Next().text;
+    if (absl::Status st = Expect("[", absl::StrCat("after input ", d.name));
+        !st.ok()) {
+      return st;
+    }
+    while (true) {
+      const Token& t = Peek();
+      if (t.kind != TokenKind::kNumber ||
+          t.text.find_first_not_of("0123456789") != std::string::npos) {
+        return Expected(
+            absl::StrCat("a positive integer extent of input ", d.name));
+      }
+      int64_t v = 0;
+      if (t.text.size() > 12 || !absl::SimpleAtoi(t.text, &v) ||
+          v > kMaxParamValue || v < 1) {
+        return ErrorAt(t.column,
+                       absl::StrCat("extent ", t.text, " of input ", d.name,
+                                    " must be in [1, ", kMaxParamValue, "]"));
+      }
+      if (d.shape.size() >= static_cast<size_t>(kMaxDeclaredRank)) {
+        return ErrorAt(t.column,
+                       absl::StrCat("input ", d.name, " has more than ",
+                                    kMaxDeclaredRank, " dimensions"));
+      }
+      Next();
+      d.shape.push_back(v);
+      if (IsPunct(",")) {
+        Next();
+        continue;
+      }
+      if (IsPunct("]")) {
+        Next();
+        break;
+      }
+      return Expected(
+          absl::StrCat("',' or ']' after an extent of input ", d.name));
+    }
+    if (Peek().kind == TokenKind::kName && Peek().text == "pad") {
+      Next();
+      const int column = Peek().column;
+      const bool negative = IsPunct("-");
+      if (negative) Next();
+      if (Peek().kind != TokenKind::kNumber) {
+        return Expected(absl::StrCat("the pad value of input ", d.name));
+      }
+      const std::string text = (negative ? "-" : "") + Next().text;
+      const double v = std::strtod(text.c_str(), nullptr);
+      if (!(std::fabs(v) <= std::numeric_limits<float>::max())) {
+        return ErrorAt(column,
+                       absl::StrCat("pad value ", text, " of input ", d.name,
+                                    " is outside the range of float32"));
+      }
+      d.pad_value = v;
+    }
+    return d;
   }
 
   absl::StatusOr<ParsedStatement> Statement() {
@@ -277,6 +366,13 @@ class Parser {
     }
     e.name = Next().text;
     if (IsPunct("(")) return Call(std::move(e), depth);
+    if (IsPunct("?")) {
+      e.padded = true;
+      Next();
+      if (!IsPunct("[")) {
+        return Expected(absl::StrCat("'[' after ", e.name, "?"));
+      }
+    }
     if (!IsPunct("[")) {
       return Expected(absl::StrCat("'[' after tensor ", e.name,
                                    " (or '(' for a function call)"));

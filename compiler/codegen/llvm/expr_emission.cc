@@ -304,8 +304,11 @@ absl::StatusOr<llvm::Value*> KernelEmitter::EmitCast(const Expr& e) {
 
 absl::StatusOr<llvm::Value*> KernelEmitter::EmitCall(const Expr& e) {
   const std::string& fn = e->name;
-  if (e.num_operands() != 1)
-    return Fail(absl::StrCat("call ", e.ToString(), " takes one argument"));
+  const size_t arity = fn == "pow" ? 2 : 1;
+  if (e.num_operands() != arity) {
+    return Fail(absl::StrCat("call ", e.ToString(), " takes ", arity,
+                             arity == 1 ? " argument" : " arguments"));
+  }
   LATHE_ASSIGN_OR_RETURN(llvm::Value * a, EmitExpr(e.operand(0)));
   if (fn == "abs" && !a->getType()->isFloatingPointTy()) {
     return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a, b_.getFalse());
@@ -318,20 +321,28 @@ absl::StatusOr<llvm::Value*> KernelEmitter::EmitCall(const Expr& e) {
   if (fn == "log") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, a);
   if (fn == "sqrt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a);
   if (fn == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
-  if (fn == "tanh") {
-    // No LLVM intrinsic: libm's tanhf / tanh.
+  if (fn == "pow") {
+    LATHE_ASSIGN_OR_RETURN(llvm::Value * y, EmitExpr(e.operand(1)));
+    if (y->getType() != a->getType()) {
+      return Fail(
+          absl::StrCat("call ", e.ToString(), " of arguments of two types"));
+    }
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, y);
+  }
+  if (fn == "tanh" || fn == "erf") {
+    // No LLVM intrinsic: libm's tanhf / tanh, erff / erf.
     bool f32 = a->getType()->isFloatTy();
     if (!f32 && !a->getType()->isDoubleTy())
-      return Fail("tanh of a half value");
+      return Fail(absl::StrCat(fn, " of a half value"));
     llvm::FunctionCallee callee = module_->getOrInsertFunction(
-        f32 ? "tanhf" : "tanh", a->getType(), a->getType());
+        f32 ? fn + "f" : fn, a->getType(), a->getType());
     llvm::CallInst* call = b_.CreateCall(callee, {a});
     call->setDoesNotAccessMemory();
     call->setDoesNotThrow();
     return static_cast<llvm::Value*>(call);
   }
   return Fail(absl::StrCat("unknown function \"", fn,
-                           "\" (known: exp, log, sqrt, abs, tanh)"));
+                           "\" (known: exp, log, sqrt, abs, tanh, erf, pow)"));
 }
 
 }  // namespace codegen_internal

@@ -154,7 +154,8 @@ class JitSession {
       return absl::InternalError(
           absl::StrCat("jit: ", ToString(std::move(err))));
     }
-    // libm (expf, tanhf) and libc (memset, memcpy that LLVM forms from loops).
+    // libm (expf, tanhf, erff, powf) and libc (memset, memcpy that LLVM forms
+    // from loops).
     auto generator =
         llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
             jit_->getDataLayout().getGlobalPrefix());

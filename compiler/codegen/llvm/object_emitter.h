@@ -2,8 +2,8 @@
 // for users who link kernels into their own programs. The object defines the
 // kernel with the C ABI of docs/architecture.md (see codegen_llvm.h) and
 // refers to the runtime (compiler/runtime/lathe_runtime.h) only when the
-// program has parallel loops or large buffers; libm's tanhf when it uses
-// tanh.
+// program has parallel loops or large buffers; libm's tanhf, erff and powf
+// when it uses tanh, erf and pow.
 // Several kernels may share one object (a library of kernels, one C symbol
 // each); kernel_library.h builds static and shared libraries on this.
 // Tests: tests/compiler/codegen/object_emitter_test.cc.

@@ -145,7 +145,7 @@ TEST(Jit, IfAndFloorSemantics) {
 TEST(Jit, MathFunctionsAndMinMax) {
   const int64_t n = 19;
   BufferPtr a = MakeBuffer("A", DType::Float32(), {n});
-  BufferPtr b = MakeBuffer("B", DType::Float32(), {n, 6});
+  BufferPtr b = MakeBuffer("B", DType::Float32(), {n, 8});
   Expr i = Var("i");
   Expr x = Load(a, {i});
   std::vector<StmtPtr> body;
@@ -158,10 +158,37 @@ TEST(Jit, MathFunctionsAndMinMax) {
       MakeStore(b, {i, 3}, Call("log", {x * x + Expr(1.0)}, DType::Float32())));
   body.push_back(MakeStore(b, {i, 4}, Min(x, Expr(0.25))));
   body.push_back(MakeStore(b, {i, 5}, Max(x, Expr(0.0)) / Expr(3.0)));
+  body.push_back(MakeStore(b, {i, 6}, Call("erf", {x}, DType::Float32())));
+  body.push_back(MakeStore(
+      b, {i, 7},
+      Call("pow", {Call("abs", {x}, DType::Float32()), x}, DType::Float32())));
   Program p = MakeLoweredProgram(
       "math", {a}, {b},
       MakeFor(i, n, MakeSeq(std::move(body)), ForKind::kVectorized));
   ExpectMatchesInterpreter(p, Host(), 1e-5, 1e-6);
+}
+
+// erf and pow in a vectorized loop whose stores are unit-stride (the loop
+// that would become explicit vector IR if calls were vectorizable), and in
+// a serial one.
+TEST(Jit, ErfAndPowInVectorizedAndSerialLoops) {
+  const int64_t n = 64;
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {n});
+  BufferPtr b = MakeBuffer("B", DType::Float32(), {n});
+  BufferPtr c = MakeBuffer("C", DType::Float32(), {n});
+  for (ForKind kind : {ForKind::kVectorized, ForKind::kSerial}) {
+    Expr i = Var("i");
+    Expr x = Load(a, {i});
+    std::vector<StmtPtr> body;
+    body.push_back(
+        MakeStore(b, {i}, Call("erf", {x * Expr(2.0)}, DType::Float32())));
+    body.push_back(MakeStore(
+        c, {i},
+        Call("pow", {x * x + Expr(0.5), Expr(0.75)}, DType::Float32()) + x));
+    Program p = MakeLoweredProgram(
+        "erf_pow", {a}, {b, c}, MakeFor(i, n, MakeSeq(std::move(body)), kind));
+    ExpectMatchesInterpreter(p, Host(), 1e-5, 1e-6);
+  }
 }
 
 // Y[i] = 1 <= i <= n ? X[i - 1] : 0 over i in [0, n + 2), with X placed so

@@ -288,7 +288,7 @@ TEST(Interpreter, Int8ArithmeticWraps) {
 
 TEST(Interpreter, MathFunctionsAndCasts) {
   BufferPtr a = MakeBuffer("A", DType::Float32(), {1});
-  BufferPtr b = MakeBuffer("B", DType::Float32(), {6});
+  BufferPtr b = MakeBuffer("B", DType::Float32(), {8});
   BufferPtr c = MakeBuffer("C", DType::Int32(), {1});
   Expr x = Load(a, {0});
   std::vector<Expr> values = {
@@ -297,9 +297,11 @@ TEST(Interpreter, MathFunctionsAndCasts) {
       Call("log", {x}, DType::Float32()),
       Call("tanh", {x}, DType::Float32()),
       Call("abs", {Expr(0.0) - x}, DType::Float32()),
-      Cast(DType::Float32(), Cast(DType::Int32(), x * 3.0))};
+      Cast(DType::Float32(), Cast(DType::Int32(), x * 3.0)),
+      Call("erf", {x - Expr(2.0)}, DType::Float32()),
+      Call("pow", {x, Expr(1.5)}, DType::Float32())};
   std::vector<StmtPtr> stores;
-  for (int k = 0; k < 6; ++k) stores.push_back(MakeStore(b, {k}, values[k]));
+  for (int k = 0; k < 8; ++k) stores.push_back(MakeStore(b, {k}, values[k]));
   stores.push_back(
       MakeStore(c, {0}, Cast(DType::Int32(), Expr(0.0) - x * 3.0)));
   auto block = MakeBlock("B", {}, {}, MakeSeq(std::move(stores)));
@@ -311,8 +313,26 @@ TEST(Interpreter, MathFunctionsAndCasts) {
   auto f = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   EXPECT_EQ(bd.values,
             (std::vector<double>{f(std::exp(2.5)), f(std::sqrt(2.5)),
-                                 f(std::log(2.5)), f(std::tanh(2.5)), 2.5, 7}));
+                                 f(std::log(2.5)), f(std::tanh(2.5)), 2.5, 7,
+                                 f(std::erf(0.5)), f(std::pow(2.5, 1.5))}));
   EXPECT_EQ(cd.values[0], -7);  // truncation toward zero
+}
+
+TEST(Interpreter, PowTakesTwoArgumentsAndTheOthersOne) {
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {1});
+  BufferPtr b = MakeBuffer("B", DType::Float32(), {1});
+  Expr x = Load(a, {0});
+  for (Expr bad : {Call("pow", {x}, DType::Float32()),
+                   Call("erf", {x, x}, DType::Float32())}) {
+    Program p = MakeProgram("f", {a}, {b},
+                            MakeBlock("B", {}, {}, MakeStore(b, {0}, bad)));
+    TensorData ad = Filled(a, {2.5});
+    TensorData bd = TensorData::Like(*b);
+    absl::Status st = Interpret(p, {&ad, &bd});
+    EXPECT_FALSE(st.ok()) << bad.ToString();
+    EXPECT_NE(std::string(st.message()).find("Call has"), std::string::npos)
+        << st;
+  }
 }
 
 // ---- Speed sanity (printed, never asserted) --------------------------------

@@ -131,6 +131,156 @@ TEST(CustomWorkload, ReductionAxesInOrderOfFirstAppearance) {
               HasSubstr("vr = reduce(3, r), vs = reduce(4, s)"));
 }
 
+constexpr char kConvBiasRelu[] =
+    "input X[1,4,6,6]; input W[8,4,3,3]; input B[8]; "
+    "Y[n,k,p,q] += X?[n,c,p+r-1,q+s-1] * W[k,c,r,s]; "
+    "Z[n,k,p,q] = max(Y[n,k,p,q] + B[k], 0)";
+constexpr char kConvDims[] = "n=1,k=8,p=6,q=6,c=4,r=3,s=3";
+
+TEST(CustomWorkload, DeclaredInputsComeFirstInDeclarationOrder) {
+  Workload w = *ParseCustomWorkload(
+      "input W[8,3,3,2]; Y[n,k,p,q] += X[n,c,2*p+r,2*q+s] * W[k,c,r,s] + "
+      "V[k]",
+      "n=1,k=8,p=4,q=5,c=3,r=3,s=2");
+  ASSERT_EQ(w.inputs().size(), 3u);
+  EXPECT_EQ(w.inputs()[0].name(), "W");
+  EXPECT_EQ(w.inputs()[0].shape(), (Shape{8, 3, 3, 2}));
+  EXPECT_EQ(w.inputs()[1].name(), "X");
+  EXPECT_EQ(w.inputs()[1].shape(), (Shape{1, 3, 9, 10}));
+  EXPECT_EQ(w.inputs()[2].name(), "V");
+  // A declared extent may exceed what is read.
+  Workload wide = *ParseCustomWorkload("input X[10]; Y[i] = X[i+2]", "i=4");
+  EXPECT_EQ(wide.inputs()[0].shape(), (Shape{10}));
+  const CustomTensor* x = wide.custom()->FindTensor("X");
+  ASSERT_NE(x, nullptr);
+  EXPECT_TRUE(x->declared);
+  EXPECT_FALSE(x->IsPadded());
+  // The declarations are part of the canonical form and of the key.
+  EXPECT_EQ(wide.CanonicalForm(), "custom:input X[10]; Y[i] = X[i+2]|i=4");
+  EXPECT_NE(wide.Key(), ParseCustomWorkload("Y[i] = X[i+2]", "i=4")->Key());
+  EXPECT_NE(wide.Key(),
+            ParseCustomWorkload("input X[11]; Y[i] = X[i+2]", "i=4")->Key());
+}
+
+TEST(CustomWorkload, PaddedReadsGoThroughAPaddingStage) {
+  Workload w = *ParseCustomWorkload(kConvBiasRelu, kConvDims);
+  ASSERT_EQ(w.inputs().size(), 3u);
+  EXPECT_EQ(w.inputs()[0].shape(), (Shape{1, 4, 6, 6}));
+  EXPECT_EQ(w.inputs()[1].shape(), (Shape{8, 4, 3, 3}));
+  EXPECT_EQ(w.inputs()[2].shape(), (Shape{8}));
+  const CustomTensor* x = w.custom()->FindTensor("X");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->pad_before, (Shape{0, 0, 1, 1}));
+  EXPECT_EQ(x->pad_after, (Shape{0, 0, 1, 1}));
+  Program p = *w.InitialProgram();
+  ASSERT_EQ(p.Blocks().size(), 3u) << PrintProgram(p);
+  EXPECT_EQ(p.Blocks()[0]->name, "X_pad");
+  EXPECT_EQ(p.Blocks()[1]->name, "Y");
+  EXPECT_EQ(p.Blocks()[2]->name, "Z");
+  const std::string text = PrintProgram(p);
+  // The padding stage selects on the bounds; the conv reads it shifted.
+  EXPECT_THAT(text, HasSubstr("select("));
+  EXPECT_THAT(text, HasSubstr("X_pad[vn, vc, vp + vr, vq + vs]")) << text;
+  // The registry's conv2d with pad=1 has the same padded extents.
+  Workload registry =
+      *ParseWorkloadSpec("conv2d_nchw:N=1,C=4,H=6,W=6,K=8,R=3,S=3,pad=1");
+  EXPECT_EQ(p.root->alloc_buffers[0]->shape,
+            registry.InitialProgram()->root->alloc_buffers[0]->shape);
+}
+
+TEST(CustomWorkload, PaddingOnlyWhereReadsLeaveTheInput) {
+  // Padded reads inside the input read it directly: no stage.
+  Workload inside = *ParseCustomWorkload("input X[6]; Y[i] = X?[i+1]", "i=4");
+  EXPECT_EQ(inside.InitialProgram()->Blocks().size(), 1u);
+  // One side and one dimension only, the farthest read deciding.
+  Workload one = *ParseCustomWorkload(
+      "input X[3,5]; Y[i,j] = X?[i,j+1] + X?[i,j+2]", "i=3,j=5");
+  const CustomTensor* x = one.custom()->FindTensor("X");
+  EXPECT_EQ(x->pad_before, (Shape{0, 0}));
+  EXPECT_EQ(x->pad_after, (Shape{0, 2}));
+  EXPECT_EQ(one.InitialProgram()->root->alloc_buffers[0]->shape, (Shape{3, 7}));
+  // The stage's name avoids the tensors' names.
+  Workload named = *ParseCustomWorkload(
+      "input X[4]; X_pad[i] = X?[i-1]; Y[i] = X_pad[i]", "i=4");
+  EXPECT_EQ(named.InitialProgram()->Blocks()[0]->name, "X_pad2");
+}
+
+TEST(CustomWorkload, DeclarationsKeepTheirCanonicalFormAsASpec) {
+  for (auto [expr, dims] : std::vector<std::pair<std::string, std::string>>{
+           {kConvBiasRelu, kConvDims},
+           {"input X[1,3,5,7] pad -3.4028234663852886e+38; "
+            "Y[n,c,p,q] max= X?[n,c,2*p+r-1,2*q+s-1]",
+            "n=1,c=3,p=3,q=4,r=3,s=3"},
+           {"Y[i] = select(ge(X[i], 0), erf(X[i]), pow(X[i], 2))", "i=5"}}) {
+    Workload w = *ParseCustomWorkload(expr, dims);
+    absl::StatusOr<Workload> again = ParseWorkloadSpec(w.CanonicalForm());
+    ASSERT_TRUE(again.ok()) << w.CanonicalForm() << ": " << again.status();
+    EXPECT_EQ(again->CanonicalForm(), w.CanonicalForm());
+    EXPECT_EQ(again->Key(), w.Key());
+    EXPECT_TRUE(StructuralEqual(*w.InitialProgram(), *again->InitialProgram()));
+  }
+  EXPECT_EQ(ParseCustomWorkload(kConvBiasRelu, kConvDims)->CanonicalForm(),
+            "custom:input X[1,4,6,6]; input W[8,4,3,3]; input B[8]; "
+            "Y[n,k,p,q] += X?[n,c,p+r-1,q+s-1] * W[k,c,r,s]; "
+            "Z[n,k,p,q] = max(Y[n,k,p,q] + B[k], 0.0)|c=4,k=8,n=1,p=6,q=6,"
+            "r=3,s=3");
+}
+
+TEST(CustomWorkload, FunctionsLowerToCallsAndSelects) {
+  const std::string text = PrintProgram(
+      *ParseCustomWorkload(
+           "Y[i] = select(lt(X[i], 0), X[i] * 0.1, X[i]) + select(X[i], 1, 2) "
+           "+ ge(X[i], 1) + erf(X[i]) + pow(X[i], 3)",
+           "i=4")
+           ->InitialProgram());
+  EXPECT_THAT(text, HasSubstr("select(X[vi] < 0.0f, X[vi] * 0.1f, X[vi])"));
+  EXPECT_THAT(text, HasSubstr("select(X[vi] != 0.0f, 1.0f, 2.0f)"));
+  EXPECT_THAT(text, HasSubstr("select(X[vi] >= 1.0f, 1.0f, 0.0f)"));
+  EXPECT_THAT(text, HasSubstr("erf(X[vi])"));
+  EXPECT_THAT(text, HasSubstr("pow(X[vi], 3.0f)"));
+}
+
+TEST(CustomWorkloadErrors, DeclaredInputs) {
+  EXPECT_EQ(ErrorOf("input X[4]; input X[4]; Y[i] = X[i]", "i=4"),
+            "custom expression, column 13: input X is declared twice");
+  EXPECT_EQ(ErrorOf("input X[4]; X[i] = A[i]; Y[i] = X[i]", "i=4"),
+            "custom expression, column 13: tensor X is declared as an input; a "
+            "statement cannot define it");
+  EXPECT_EQ(ErrorOf("input X[4]; input A[4]; Y[i] = X[i]", "i=4"),
+            "custom expression, column 13: input A is declared but no "
+            "statement reads it");
+  EXPECT_EQ(ErrorOf("input root[4]; Y[i] = root[i]", "i=4"),
+            "custom expression, column 1: the tensor name root is reserved for "
+            "the program's root block");
+  EXPECT_EQ(ErrorOf("input i[4]; Y[i] = i[i]", "i=4"),
+            "custom expression: i is used both as a tensor and as an index "
+            "variable");
+  EXPECT_EQ(ErrorOf("input X[4,4]; Y[i] = X[i]", "i=4"),
+            "custom expression, column 22: input X is declared with 2 "
+            "dimensions but read with 1 indices here");
+  EXPECT_EQ(ErrorOf("input X[1,4,6,6]; Y[n,c,p] = X[n,c,p,p+1]", "n=1,c=4,p=6"),
+            "custom expression, column 30: index p+1 of input X in dimension 3 "
+            "(extent 6) reaches 6, past the declared extent; read X?[...] for "
+            "the pad value outside it");
+  EXPECT_EQ(ErrorOf("input X[1,4,6,6]; Y[n,c,p] = X[n,c,p-1,p]", "n=1,c=4,p=6"),
+            "custom expression, column 30: index p-1 of input X in dimension 2 "
+            "(extent 6) can be negative (down to -1); read X?[...] for the pad "
+            "value outside it");
+  EXPECT_EQ(ErrorOf("Y[i] = X?[i-1]", "i=4"),
+            "custom expression, column 8: X?[...] pads an undeclared input; "
+            "declare it first: input X[extents];");
+  EXPECT_EQ(ErrorOf("input X[4]; T[i] = X[i]; Y[i] = T?[i-1]", "i=4"),
+            "custom expression, column 33: T?[...] pads T, which a statement "
+            "defines; only declared inputs take padded reads");
+  EXPECT_THAT(ErrorOf("input X[4]; Y[i] = X?[2147483647*i]", "i=3"),
+              HasSubstr("index 2147483647*i of input X in dimension 0 (extent "
+                        "4) spans 0 to 4294967294, too far to pad"));
+  EXPECT_THAT(
+      ErrorOf("input X[2,1073741824]; Y[a,i] = X?[a,i+1]", "a=2,i=1073741824"),
+      HasSubstr("input X with the padding its padded reads reach "
+                "[2, 1073741825] is too large"));
+}
+
 TEST(CustomWorkload, ParseErrorsPassThrough) {
   EXPECT_THAT(ErrorOf("C[i] = ", "i=4"), HasSubstr("column 8"));
 }

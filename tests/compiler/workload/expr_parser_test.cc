@@ -19,6 +19,8 @@ std::string Canonical(const std::string& text) {
   EXPECT_TRUE(again.ok()) << printed << ": " << again.status();
   if (again.ok()) {
     EXPECT_EQ(again->statements, d->statements) << printed;
+    EXPECT_EQ(*again, *d) << printed;
+    EXPECT_EQ(PrintParsedDefinition(*again), printed);
   }
   return printed;
 }
@@ -162,7 +164,8 @@ TEST(ExprParserErrors, IndicesMustBeAffine) {
 TEST(ExprParserErrors, Functions) {
   EXPECT_EQ(ErrorOf("C[i] = foo(A[i])"),
             "custom expression, column 8: unknown function foo; accepted: max, "
-            "min, exp, log, sqrt, tanh, abs");
+            "min, exp, log, sqrt, tanh, abs, erf, pow, select, lt, le, gt, ge, "
+            "eq");
   EXPECT_EQ(ErrorOf("C[i] = max(A[i])"),
             "custom expression, column 8: max takes 2 arguments, got 1");
   EXPECT_EQ(ErrorOf("C[i] = exp(A[i], 1)"),
@@ -170,6 +173,116 @@ TEST(ExprParserErrors, Functions) {
   EXPECT_EQ(ErrorOf("C[i] = exp(A[i] 1)"),
             "custom expression, column 17: expected ',' or ')' in the "
             "arguments of exp, got '1'");
+}
+
+TEST(ExprParser, InputDeclarationsComeFirstWithTheirPadValues) {
+  ParsedDefinition d = *ParseCustomExpr(
+      "input X[1,64,56,56]; input M[1,3,7,7] pad -3.4028234663852886e+38;"
+      "Y[n,c,h,w] = X?[n,c,h-1,w+2] + M[n,0,h,w]");
+  ASSERT_EQ(d.inputs.size(), 2u);
+  EXPECT_EQ(d.inputs[0].name, "X");
+  EXPECT_EQ(d.inputs[0].shape, (std::vector<int64_t>{1, 64, 56, 56}));
+  EXPECT_EQ(d.inputs[0].pad_value, 0.0);
+  EXPECT_EQ(d.inputs[0].column, 1);
+  EXPECT_EQ(d.inputs[1].name, "M");
+  EXPECT_EQ(d.inputs[1].pad_value, -3.4028234663852886e+38);
+  ASSERT_EQ(d.statements.size(), 1u);
+  const ParsedExpr& x = d.statements[0].value.operands[0];
+  EXPECT_EQ(x.name, "X");
+  EXPECT_TRUE(x.padded);
+  EXPECT_FALSE(d.statements[0].value.operands[1].padded);
+  // A padded read differs from a plain one.
+  EXPECT_FALSE(*ParseCustomExpr("Y[i] = X?[i]") ==
+               *ParseCustomExpr("Y[i] = X[i]"));
+}
+
+TEST(ExprParser, DeclarationsPrintFirstInTheirOrder) {
+  EXPECT_EQ(Canonical("input X[1,4,6,6];input W[8,4,3,3];  input B[8] ;"
+                      "Y[n,k,p,q] += X?[n,c,p+r-1,q+s-1]*W[k,c,r,s];"
+                      "Z[n,k,p,q] = max(Y[n,k,p,q] + B[k], 0)"),
+            "input X[1,4,6,6]; input W[8,4,3,3]; input B[8]; "
+            "Y[n,k,p,q] += X?[n,c,p+r-1,q+s-1] * W[k,c,r,s]; "
+            "Z[n,k,p,q] = max(Y[n,k,p,q] + B[k], 0.0)");
+  // Pad values: exact and short; 0 is the default and is not printed.
+  EXPECT_EQ(Canonical("input X[4] pad -3.4028234663852886e+38; Y[i] = X?[i+1]"),
+            "input X[4] pad -3.4028234663852886e+38; Y[i] = X?[i+1]");
+  EXPECT_EQ(Canonical("input X[4] pad 0; Y[i] = X[i]"),
+            "input X[4]; Y[i] = X[i]");
+  EXPECT_EQ(Canonical("input X[4] pad 1.50; Y[i] = X[i]"),
+            "input X[4] pad 1.5; Y[i] = X[i]");
+  EXPECT_EQ(Canonical("input X[4] pad -2e3; Y[i] = X[i]"),
+            "input X[4] pad -2e+03; Y[i] = X[i]");
+  EXPECT_EQ(Canonical("input X[4] pad -0; Y[i] = X[i]"),
+            "input X[4] pad -0.0; Y[i] = X[i]");
+  // A tensor may still be named input (or pad).
+  EXPECT_EQ(Canonical("input[i] = pad[i]; Y[i] = input[i]"),
+            "input[i] = pad[i]; Y[i] = input[i]");
+  EXPECT_EQ(Canonical("input input[3]; Y[i] = input?[i-1]"),
+            "input input[3]; Y[i] = input?[i-1]");
+}
+
+TEST(ExprParser, NewFunctions) {
+  EXPECT_EQ(Canonical("Y[i] = erf(X[i] * 0.7071067811865476)"),
+            "Y[i] = erf(X[i] * 0.7071067811865476)");
+  EXPECT_EQ(Canonical("Y[i] = pow(X[i],2)+select(lt(X[i],0), -X[i], X[i])"),
+            "Y[i] = pow(X[i], 2.0) + select(lt(X[i], 0.0), -X[i], X[i])");
+  EXPECT_EQ(Canonical("Y[i] = le(A[i],B[i]) + gt(A[i],B[i]) + ge(A[i],B[i]) "
+                      "+ eq(A[i],B[i])"),
+            "Y[i] = le(A[i], B[i]) + gt(A[i], B[i]) + ge(A[i], B[i]) + "
+            "eq(A[i], B[i])");
+  EXPECT_EQ(ErrorOf("C[i] = select(A[i], 1)"),
+            "custom expression, column 8: select takes 3 arguments, got 2");
+  EXPECT_EQ(ErrorOf("C[i] = pow(A[i])"),
+            "custom expression, column 8: pow takes 2 arguments, got 1");
+}
+
+TEST(ExprParserErrors, Declarations) {
+  EXPECT_EQ(ErrorOf("input X[4]"),
+            "custom expression, column 11: expected ';' after the declaration "
+            "of X, got end of input");
+  EXPECT_EQ(ErrorOf("input X[4];"),
+            "custom expression, column 12: expected the name of the tensor a "
+            "statement defines, got end of input");
+  EXPECT_EQ(ErrorOf("Y[i] = X[i]; input X[4]"),
+            "custom expression, column 14: the declaration of X comes after a "
+            "statement; input declarations come first");
+  EXPECT_EQ(ErrorOf("input X[4,i]; Y[i] = X[i,0]"),
+            "custom expression, column 11: expected a positive integer extent "
+            "of input X, got 'i'");
+  EXPECT_EQ(ErrorOf("input X[1.5]; Y[i] = X[i]"),
+            "custom expression, column 9: expected a positive integer extent "
+            "of input X, got '1.5'");
+  EXPECT_EQ(ErrorOf("input X[0]; Y[i] = X[i]"),
+            "custom expression, column 9: extent 0 of input X must be in [1, "
+            "2147483648]");
+  EXPECT_EQ(ErrorOf("input X[]; Y[i] = X[i]"),
+            "custom expression, column 9: expected a positive integer extent "
+            "of input X, got ']'");
+  EXPECT_THAT(ErrorOf("input X[99999999999]; Y[i] = X[i]"),
+              HasSubstr("extent 99999999999 of input X must be in [1, "));
+  EXPECT_EQ(ErrorOf("input X[1,1,1,1,1,1,1,1,1]; Y[i] = X[i,0,0,0,0,0,0,0,0]"),
+            "custom expression, column 25: input X has more than 8 "
+            "dimensions");
+  EXPECT_EQ(ErrorOf("input X[4] pad; Y[i] = X[i]"),
+            "custom expression, column 15: expected the pad value of input X, "
+            "got ';'");
+  EXPECT_EQ(ErrorOf("input X[4] pad 1e39; Y[i] = X[i]"),
+            "custom expression, column 16: pad value 1e39 of input X is "
+            "outside the range of float32");
+  EXPECT_EQ(ErrorOf("input X[4] pad -1e999; Y[i] = X[i]"),
+            "custom expression, column 16: pad value -1e999 of input X is "
+            "outside the range of float32");
+  EXPECT_EQ(ErrorOf("input X[4] zero; Y[i] = X[i]"),
+            "custom expression, column 12: expected ';' after the declaration "
+            "of X, got 'zero'");
+  EXPECT_EQ(ErrorOf("input X[4]; Y[i] = X?(i)"),
+            "custom expression, column 22: expected '[' after X?, got '('");
+  std::string many;
+  for (int n = 0; n <= kMaxInputDeclarations; ++n) {
+    many += "input X" + std::to_string(n) + "[1]; ";
+  }
+  EXPECT_THAT(ErrorOf(many + "Y[i] = X0[i]"),
+              HasSubstr("more than 256 input declarations"));
 }
 
 TEST(ExprParserErrors, NumbersAndNesting) {

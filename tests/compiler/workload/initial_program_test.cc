@@ -79,6 +79,20 @@ TEST(InitialProgram, CustomWorkloadsMatchTheirReferences) {
            {"M[i] min= X[i,k]; Y[i,j] = sqrt(X[i,j] - M[i]) + tanh(X[i,j])",
             "i=3,j=4,k=4"},
            {"Y[i] += X[i+k] * K[k]", "i=5,k=3"},
+           // Declared inputs, padded reads (a padding stage) and the
+           // functions beyond the math ones.
+           {"input X[1,4,6,6]; input W[8,4,3,3]; input B[8]; "
+            "Y[n,k,p,q] += X?[n,c,p+r-1,q+s-1] * W[k,c,r,s]; "
+            "Z[n,k,p,q] = max(Y[n,k,p,q] + B[k], 0)",
+            "n=1,k=8,p=6,q=6,c=4,r=3,s=3"},
+           {"input X[1,3,5,7] pad -3.4028234663852886e+38; "
+            "Y[n,c,p,q] max= X?[n,c,2*p+r-1,2*q+s-1]",
+            "n=1,c=3,p=3,q=4,r=3,s=3"},
+           {"input X[7]; Y[i] = X?[i-2] + X?[i+1] * X[i]", "i=7"},
+           {"Y[i] = erf(X[i]) + pow(abs(X[i]), 1.5) + "
+            "select(lt(X[i], 0), X[i] * 2, 3) + le(X[i], B[i]) + "
+            "gt(X[i], B[i]) * 2 + ge(X[i], 0) * 4 + eq(X[i], X[i])",
+            "i=9"},
        }) {
     absl::StatusOr<Workload> w = ParseCustomWorkload(expr, dims);
     ASSERT_TRUE(w.ok()) << expr << ": " << w.status();

@@ -263,6 +263,49 @@ TEST(Reference, CustomMatchesRegistryOperators) {
   ExpectSameResults("Y[i,j] = max(X[i,j], 0.0)", "i=2,j=3", "relu:M=2,N=3");
 }
 
+TEST(Reference, CustomPaddedReadsMatchRegistryPadding) {
+  ExpectSameResults(
+      "input X[1,3,6,5]; input W[4,3,3,3]; "
+      "Y[n,k,p,q] += X?[n,c,2*p+r-1,2*q+s-1] * W[k,c,r,s]",
+      "n=1,k=4,p=3,q=3,c=3,r=3,s=3",
+      "conv2d_nchw:N=1,C=3,H=6,W=5,K=4,R=3,S=3,stride=2,pad=1");
+  ExpectSameResults(
+      "input X[2,2,5,7] pad -3.4028234663852886e+38; "
+      "Y[n,c,p,q] max= X?[n,c,2*p+r-1,2*q+s-1]",
+      "n=2,c=2,p=3,q=4,r=3,s=3",
+      "max_pool2d:N=2,C=2,H=5,W=7,R=3,S=3,stride=2,pad=1");
+}
+
+TEST(Reference, CustomPaddedReadsGiveThePadValueOutside) {
+  Workload w = *ParseCustomWorkload(
+      "input X[3] pad 7; input Z[2,2]; Y[i] = X?[i-1] + Z?[i-2,1-i] * 100",
+      "i=5");
+  // X?[i-1]: 7, 1, 2, 3, 7. Z?[i-2,1-i] is outside Z at every i (its row
+  // needs i >= 2, its column i <= 1): the zero pad.
+  std::vector<TensorData> out =
+      *RunReference(w, {Iota({3}), Tensor({2, 2}, {5, 6, 7, 8})});
+  EXPECT_THAT(out[0].values, ElementsAre(7, 1, 2, 3, 7));
+  Workload diag =
+      *ParseCustomWorkload("input Z[2,2] pad -1; Y[i] = Z?[i-1,i-1]", "i=4");
+  EXPECT_THAT((*RunReference(diag, {Tensor({2, 2}, {5, 6, 7, 8})}))[0].values,
+              ElementsAre(-1, 5, 8, -1));
+}
+
+TEST(Reference, CustomSelectComparisonsErfPow) {
+  Workload w = *ParseCustomWorkload(
+      "Y[i] = select(A[i], erf(A[i]), pow(2, 3)) + lt(A[i], 0) * 10 + "
+      "le(A[i], 0) * 100 + gt(A[i], 0) * 1000 + ge(A[i], 0) * 10000 + "
+      "eq(A[i], 0) * 100000",
+      "i=3");
+  std::vector<TensorData> out = *RunReference(w, {Tensor({3}, {0, -1, 0.5})});
+  // 0: 8 + 100 + 10000 + 100000; -1: erf(-1) + 10 + 100; 0.5: erf(0.5) +
+  // 1000 + 10000.
+  EXPECT_THAT(out[0].values,
+              ElementsAre(DoubleNear(110108, 1e-3),
+                          DoubleNear(110 - 0.8427007929497149, 1e-4),
+                          DoubleNear(11000.520499877813, 1e-3)));
+}
+
 TEST(Reference, CustomEvaluatesEveryConstruct) {
   // One element per construct, checked by hand.
   Workload w = *ParseCustomWorkload(

@@ -237,6 +237,10 @@ const char* const kSpecs[] = {
     "max(C[i,j], 0)"
     "|i=5,j=6,k=7",
     "custom:y[i] += A[i,k] * x[k]|i=3,k=300",
+    // A padding stage from padded reads of a declared input, an epilogue.
+    "custom:input X[1,3,7,7]; input W[4,3,3,3]; "
+    "Y[n,k,p,q] += X?[n,c,p+r-1,q+s-1] * W[k,c,r,s]; "
+    "Z[n,k,p,q] = max(Y[n,k,p,q], 0)|c=3,k=4,n=1,p=7,q=7,r=3,s=3",
 };
 
 class DesignSpaceProperty : public ::testing::TestWithParam<const char*> {};
