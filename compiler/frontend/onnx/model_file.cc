@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/onnx/bounded_file.h"
-#include "compiler/frontend/onnx/supported_ops.h"
 #include "compiler/frontend/onnx/tensor_proto_conversion.h"
+#include "compiler/graph/op_registry.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 
@@ -93,7 +93,7 @@ absl::Status CheckNodes(const onnx::GraphProto& graph, int64_t opset,
   int index = 0;
   for (const onnx::NodeProto& node : graph.node()) {
     const std::string name = NodeName(node, index);
-    absl::Status supported = CheckOpSupported(node.op_type());
+    absl::Status supported = graph::CheckSupported(node.op_type());
     if (!supported.ok()) {
       return absl::UnimplementedError(
           absl::StrCat(path, ": node ", name, ": operator ", node.op_type(),
