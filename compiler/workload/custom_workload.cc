@@ -515,8 +515,14 @@ class Lowering {
         if (e.name == "min")
           return Min(Lower(e.operands[0]), Lower(e.operands[1]));
         if (e.name == "select") {
-          return Select(Lower(e.operands[0]) != Zero(f32), Lower(e.operands[1]),
-                        Lower(e.operands[2]));
+          // select(lt(a, b), ...) selects on a < b itself.
+          Expr condition = e.operands[0].kind == ParsedExprKind::kCall
+                               ? Comparison(e.operands[0])
+                               : Expr();
+          if (!condition.defined()) {
+            condition = Lower(e.operands[0]) != Zero(f32);
+          }
+          return Select(condition, Lower(e.operands[1]), Lower(e.operands[2]));
         }
         if (Expr compared = Comparison(e); compared.defined()) {
           return Select(compared, FloatImm(1.0, f32), Zero(f32));

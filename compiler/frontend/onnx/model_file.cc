@@ -5,9 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/frontend/onnx/bounded_file.h"
-#include "compiler/frontend/onnx/supported_ops.h"
 #include "compiler/frontend/onnx/tensor_proto_conversion.h"
+#include "compiler/graph/op_registry.h"
 #include "onnx/checker.h"
+#include "onnx/defs/schema.h"
 
 namespace lathe::onnx_frontend {
 namespace {
@@ -16,22 +17,63 @@ bool IsDefaultDomain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+std::string NodeName(const onnx::NodeProto& node, int index) {
+  return node.name().empty() ? absl::StrCat("#", index) : node.name();
+}
+
+// Nodes of other domains (contrib ops, training, ML) are refused by name.
+absl::Status CheckDomains(const onnx::GraphProto& graph,
+                          const std::string& path) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (!IsDefaultDomain(node.domain())) {
+      return absl::UnimplementedError(
+          absl::StrCat(path, ": node ", NodeName(node, i), " (", node.op_type(),
+                       ") is in domain \"", node.domain(),
+                       "\"; only the default ONNX domain is supported"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> DefaultOpset(const onnx::ModelProto& model,
                                      const std::string& path) {
   int64_t opset = 0;
   for (const auto& import : model.opset_import()) {
     if (IsDefaultDomain(import.domain())) opset = import.version();
   }
-  if (opset == 0) {
+  if (opset <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": the model imports no opset of the default ONNX domain"));
   }
-  if (opset < kMinOpset || opset > kMaxOpset) {
+  if (opset > kMaxOpset) {
     return absl::UnimplementedError(absl::StrCat(
         path, ": opset ", opset, " of the default domain is not supported (",
         kMinOpset, " to ", kMaxOpset, ")"));
   }
   return opset;
+}
+
+// A model below opset 11 is read as opset 11 when each of its operators is
+// the same at both (ONNX versions an operator only when it changes);
+// otherwise it is refused naming the first node that differs.
+absl::Status CheckOlderOpset(const onnx::GraphProto& graph, int64_t opset,
+                             const std::string& path) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    const onnx::OpSchema* declared =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset));
+    const onnx::OpSchema* minimum = onnx::OpSchemaRegistry::Schema(
+        node.op_type(), static_cast<int>(kMinOpset));
+    if (declared == nullptr || minimum == nullptr ||
+        declared->since_version() != minimum->since_version()) {
+      return absl::UnimplementedError(absl::StrCat(
+          path, ": opset ", opset, " of the default domain is not supported (",
+          kMinOpset, " to ", kMaxOpset, "): node ", NodeName(node, i), " (",
+          node.op_type(), ") differs from its opset-", kMinOpset, " form"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Bounds and type checks of a tensor in the model, before the checker or
@@ -50,14 +92,8 @@ absl::Status CheckNodes(const onnx::GraphProto& graph, int64_t opset,
                         const std::string& path) {
   int index = 0;
   for (const onnx::NodeProto& node : graph.node()) {
-    const std::string name =
-        node.name().empty() ? absl::StrCat("#", index) : node.name();
-    if (!IsDefaultDomain(node.domain())) {
-      return absl::UnimplementedError(absl::StrCat(
-          path, ": node ", name, " (", node.op_type(), ") is in domain \"",
-          node.domain(), "\"; only the default ONNX domain is supported"));
-    }
-    absl::Status supported = CheckOpSupported(node.op_type());
+    const std::string name = NodeName(node, index);
+    absl::Status supported = graph::CheckSupported(node.op_type());
     if (!supported.ok()) {
       return absl::UnimplementedError(
           absl::StrCat(path, ": node ", name, ": operator ", node.op_type(),
@@ -100,11 +136,14 @@ absl::StatusOr<LoadedModel> LoadOnnxModel(const std::string& path,
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": not an ONNX model (no graph, IR version or opset)"));
   }
-  auto opset = DefaultOpset(model, path);
-  if (!opset.ok()) return opset.status();
-  loaded.opset = *opset;
-  absl::Status nodes = CheckNodes(model.graph(), loaded.opset, path);
-  if (!nodes.ok()) return nodes;
+  LATHE_RETURN_IF_ERROR(CheckDomains(model.graph(), path));
+  LATHE_ASSIGN_OR_RETURN(const int64_t declared, DefaultOpset(model, path));
+  LATHE_RETURN_IF_ERROR(CheckNodes(model.graph(), declared, path));
+  loaded.opset = declared;
+  if (declared < kMinOpset) {
+    LATHE_RETURN_IF_ERROR(CheckOlderOpset(model.graph(), declared, path));
+    loaded.opset = kMinOpset;
+  }
   for (const onnx::TensorProto& initializer : model.graph().initializer()) {
     LATHE_RETURN_IF_ERROR(CheckTensor(
         initializer, absl::StrCat("initializer ", initializer.name()), path));

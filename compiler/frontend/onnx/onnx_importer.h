@@ -3,7 +3,9 @@
 //
 // ImportOnnxModel reads the model (at most max_file_bytes), checks it
 // (onnx::checker), refuses what Lathe cannot run before anything runs
-// (opsets other than 11..17 of the default domain, other domains, operators
+// (opsets other than 11..17 of the default domain - an older one is read as
+// 11 when all of the model's operators are the same at both -, other
+// domains, operators
 // outside graph/op_registry.h's list - naming the node, its op type and the
 // opset -, element types other than float32, float64, int64, int32, int8,
 // uint8 and bool, external data), gives the inputs static shapes (a symbolic

@@ -10,7 +10,7 @@
 // - InferModelShapes runs ONNX shape inference (with data propagation, so
 //   Shape->Gather->Concat->Reshape chains get static shapes) and turns its
 //   exceptions into an error naming the file.
-// Tests: tests/compiler/frontend/onnx/shape_binding_test.cc.
+// Tests: tests/compiler/frontend/onnx/onnx_importer_test.cc.
 #pragma once
 
 #include <cstdint>

@@ -11,7 +11,7 @@
 //   many elements. Data stored outside the model (external data) is refused.
 // - `what` names the tensor in every message ("initializer \"conv1.weight\"",
 //   a file path, ...).
-// Tests: tests/compiler/frontend/onnx/tensor_proto_conversion_test.cc.
+// Tests: tests/compiler/frontend/onnx/tensor_file_test.cc.
 #pragma once
 
 #include <cstdint>

@@ -226,6 +226,20 @@ TEST(CustomWorkload, DeclarationsKeepTheirCanonicalFormAsASpec) {
             "r=3,s=3");
 }
 
+TEST(CustomWorkload, FunctionsLowerToCallsAndSelects) {
+  const std::string text = PrintProgram(
+      *ParseCustomWorkload(
+           "Y[i] = select(lt(X[i], 0), X[i] * 0.1, X[i]) + select(X[i], 1, 2) "
+           "+ ge(X[i], 1) + erf(X[i]) + pow(X[i], 3)",
+           "i=4")
+           ->InitialProgram());
+  EXPECT_THAT(text, HasSubstr("select(X[vi] < 0.0f, X[vi] * 0.1f, X[vi])"));
+  EXPECT_THAT(text, HasSubstr("select(X[vi] != 0.0f, 1.0f, 2.0f)"));
+  EXPECT_THAT(text, HasSubstr("select(X[vi] >= 1.0f, 1.0f, 0.0f)"));
+  EXPECT_THAT(text, HasSubstr("erf(X[vi])"));
+  EXPECT_THAT(text, HasSubstr("pow(X[vi], 3.0f)"));
+}
+
 TEST(CustomWorkloadErrors, DeclaredInputs) {
   EXPECT_EQ(ErrorOf("input X[4]; input X[4]; Y[i] = X[i]", "i=4"),
             "custom expression, column 13: input X is declared twice");

@@ -109,6 +109,25 @@ TEST(OnnxImporter, RefusesOpsetsOutside11To17NamingTheOpset) {
   }
 }
 
+TEST(OnnxImporter, ReadsAnOlderOpsetWhoseOperatorsAreUnchangedAt11) {
+  TestModel m(9);
+  m.Input("x", {1, 2, 4, 4});
+  m.Node("Relu", {"x"}, {"r"});
+  m.Node("GlobalAveragePool", {"r"}, {"y"});
+  m.Output("y", {1, 2, 1, 1});
+  auto imported = ImportOnnxModel(m.Write("opset9.onnx"));
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->nodes().size(), 2u);
+
+  // Conv changed at opset 11: a Conv model at opset 10 is refused, naming
+  // the node.
+  std::string path = ConvReluAdd(10).Write("opset10.onnx");
+  auto refused = ImportOnnxModel(path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              AllOf(HasSubstr("opset 10"), HasSubstr("conv1")));
+}
+
 TEST(OnnxImporter, RefusesNodesOfOtherDomains) {
   TestModel m = ConvReluAdd(13);
   auto* import = m.model().add_opset_import();

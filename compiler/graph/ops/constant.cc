@@ -1,0 +1,141 @@
+// The operators that make constants: Constant (the scalar and list forms
+// value_float(s) / value_int(s); the importer turns a tensor `value` into a
+// graph constant), ConstantOfShape (the shape in input 1, every element
+// attribute `value`, a double, of the dtype of attribute `to`, an ONNX
+// data type code defaulting to float), Shape (start/end, opset 15) and
+// Size. Their results are always folded when the input types are known.
+#include <algorithm>
+
+#include "compiler/graph/ops/op_definition.h"
+
+namespace lathe::graph {
+namespace {
+
+absl::StatusOr<DType> OnnxDType(const Node& node, int64_t code) {
+  switch (code) {
+    case 1:
+      return DType::Float32();
+    case 6:
+      return DType::Int32();
+    case 7:
+      return DType::Int64();
+    case 9:
+      return DType::Bool();
+    default:
+      return UnsupportedAttr(node, "to", absl::StrCat(code));
+  }
+}
+
+absl::StatusOr<TensorData> ConstantValue(const Node& node) {
+  if (node.Has("value_float")) {
+    TensorData t(DType::Float32(), {});
+    t.values[0] = node.Float("value_float");
+    RoundValues(t);
+    return t;
+  }
+  if (node.Has("value_int")) {
+    TensorData t(DType::Int64(), {});
+    t.values[0] = static_cast<double>(node.Int("value_int"));
+    return t;
+  }
+  if (node.Has("value_floats")) {
+    const std::vector<double>& v = node.Floats("value_floats");
+    TensorData t(DType::Float32(), {static_cast<int64_t>(v.size())});
+    t.values = v;
+    RoundValues(t);
+    return t;
+  }
+  if (node.Has("value_ints")) {
+    const std::vector<int64_t>& v = node.Ints("value_ints");
+    TensorData t(DType::Int64(), {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) {
+      t.values[i] = static_cast<double>(v[i]);
+    }
+    return t;
+  }
+  return NodeError(node, "no value_float(s) or value_int(s) attribute");
+}
+
+std::pair<int64_t, int64_t> ShapeRange(const Node& node, int64_t rank) {
+  int64_t start = IntAttr(node, "start", 0);
+  int64_t end = IntAttr(node, "end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  return {start, std::max(start, end)};
+}
+
+absl::StatusOr<std::vector<TensorType>> InferConstant(const Graph& graph,
+                                                      const Node& node) {
+  if (node.op == "Constant") {
+    LATHE_RETURN_IF_ERROR(CheckInputCount(node, 0, 0));
+    LATHE_ASSIGN_OR_RETURN(TensorData t, ConstantValue(node));
+    return std::vector<TensorType>{TensorType{t.dtype, t.shape}};
+  }
+  LATHE_RETURN_IF_ERROR(CheckInputCount(node, 1, 1));
+  const TensorType& x = InputType(graph, node, 0);
+  if (node.op == "Shape") {
+    auto [start, end] = ShapeRange(node, static_cast<int64_t>(x.shape.size()));
+    return std::vector<TensorType>{TensorType{DType::Int64(), {end - start}}};
+  }
+  if (node.op == "Size") {
+    return std::vector<TensorType>{TensorType{DType::Int64(), {}}};
+  }
+  // ConstantOfShape
+  const TensorData* shape = ConstantInput(graph, node, 0);
+  if (shape == nullptr) {
+    return NodeError(node, "shape (input 0) must be a constant");
+  }
+  LATHE_ASSIGN_OR_RETURN(DType dtype, OnnxDType(node, IntAttr(node, "to", 1)));
+  std::vector<int64_t> dims = ConstantInts(*shape);
+  for (int64_t d : dims) {
+    if (d < 0) return NodeError(node, absl::StrCat("shape has dim ", d));
+  }
+  return std::vector<TensorType>{TensorType{dtype, dims}};
+}
+
+absl::StatusOr<std::vector<TensorData>> EvalConstant(
+    const Node& node, const std::vector<const TensorData*>& in) {
+  if (node.op == "Constant") {
+    LATHE_ASSIGN_OR_RETURN(TensorData t, ConstantValue(node));
+    return std::vector<TensorData>{std::move(t)};
+  }
+  const TensorData& x = *in[0];
+  if (node.op == "Shape") {
+    auto [start, end] = ShapeRange(node, static_cast<int64_t>(x.shape.size()));
+    TensorData t(DType::Int64(), {end - start});
+    for (int64_t a = start; a < end; ++a) {
+      t.values[a - start] = static_cast<double>(x.shape[a]);
+    }
+    return std::vector<TensorData>{std::move(t)};
+  }
+  if (node.op == "Size") {
+    TensorData t(DType::Int64(), {});
+    t.values[0] = static_cast<double>(NumElements(x.shape));
+    return std::vector<TensorData>{std::move(t)};
+  }
+  LATHE_ASSIGN_OR_RETURN(DType dtype, OnnxDType(node, IntAttr(node, "to", 1)));
+  std::vector<int64_t> dims = ConstantInts(x);
+  for (int64_t d : dims) {
+    if (d < 0) return NodeError(node, absl::StrCat("shape has dim ", d));
+  }
+  LATHE_RETURN_IF_ERROR(CheckShape(node, dims));
+  TensorData t(dtype, dims);
+  std::fill(t.values.begin(), t.values.end(),
+            RoundToDType(FloatAttr(node, "value", 0.0), dtype));
+  return std::vector<TensorData>{std::move(t)};
+}
+
+}  // namespace
+
+std::vector<OpDef> ConstantOps() {
+  std::vector<OpDef> defs;
+  for (const char* op : {"Constant", "ConstantOfShape", "Shape", "Size"}) {
+    defs.push_back(
+        {op, FusionRole::kHost, InferConstant, EvalConstant, nullptr});
+  }
+  return defs;
+}
+
+}  // namespace lathe::graph

@@ -1,0 +1,29 @@
+#include "compiler/graph/pipeline.h"
+
+#include "compiler/graph/passes/eliminate_dead_nodes.h"
+#include "compiler/graph/passes/fold_batch_norm.h"
+#include "compiler/graph/passes/infer_types.h"
+
+namespace lathe::graph {
+
+absl::Status RunGraphPasses(Graph& graph, const PassObserver& observer) {
+  absl::Status status = graph.Verify();
+  if (!status.ok()) return status;
+  struct Pass {
+    const char* name;
+    absl::Status (*run)(Graph&);
+  };
+  const Pass passes[] = {
+      {"infer-types", [](Graph& g) { return InferTypes(g); }},
+      {"fold-batch-norm", [](Graph& g) { return FoldBatchNorm(g); }},
+      {"eliminate-dead-nodes", [](Graph& g) { return EliminateDeadNodes(g); }},
+  };
+  for (const Pass& pass : passes) {
+    status = pass.run(graph);
+    if (!status.ok()) return status;
+    if (observer) observer(pass.name, graph);
+  }
+  return graph.Verify();
+}
+
+}  // namespace lathe::graph

@@ -1,0 +1,24 @@
+// The graph pass pipeline, in order: type inference with constant folding,
+// BatchNorm folded into convolutions, dead-node elimination. Each pass
+// lives in its own file under passes/; this file is their table of
+// contents. The observer sees the graph after each pass (`lathe graph
+// --print-after-each`).
+// Tests: tests/compiler/graph/pipeline_test.cc.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "compiler/graph/graph.h"
+
+namespace lathe::graph {
+
+using PassObserver = std::function<void(const std::string& pass, const Graph&)>;
+
+// Errors: the graph's contract broken (Graph::Verify), and those of the
+// passes (infer_types.h).
+absl::Status RunGraphPasses(Graph& graph,
+                            const PassObserver& observer = nullptr);
+
+}  // namespace lathe::graph
