@@ -135,6 +135,26 @@ run_keeps_old_outputs_on_failure)
   cmp before.pb add_relu/out/output_0.pb || fail "output_0.pb changed"
   if compgen -G "add_relu/out/*.partial*" > /dev/null; then fail "temporaries left"; fi
   ;;
+run_uses_tuned_kernels)
+  # The tasks `lathe tasks` lists, tuned briefly, answer `lathe run --db`.
+  make_model add_relu
+  "$lathe" tasks add_relu/model.onnx --json > tasks.json || fail "tasks"
+  "$python" -c 'import json; print("\n".join(t["spec"] for t in json.load(open("tasks.json"))["tasks"]))' \
+    > specs.txt
+  "$lathe" tune --workloads-file specs.txt --db tuned.db --trials 4 --batch 2 \
+    --population 4 --generations 1 --min-time 0.005 --measure-rounds 1 > tune.txt 2>&1 \
+    || fail "tune: $(cat tune.txt)"
+  run_and_compare add_relu --db tuned.db
+  grep -qx '2 kernels: 2 tuned, 0 default schedule; 0 host steps' add_relu/stderr.txt \
+    || fail "summary: $(cat add_relu/stderr.txt)"
+  # Another target (host takes every CPU) has no records: the default
+  # schedules answer.
+  other_threads=1
+  [ "$(nproc)" -gt 1 ] || other_threads=2
+  run_and_compare add_relu --db tuned.db --target "host -num-threads=$other_threads"
+  grep -qx '2 kernels: 0 tuned, 2 default schedule; 0 host steps' add_relu/stderr.txt \
+    || fail "summary: $(cat add_relu/stderr.txt)"
+  ;;
 graph_prints_passes_and_partition)
   make_model conv_bias_add_relu
   "$lathe" graph conv_bias_add_relu/model.onnx > out.txt 2> err.txt || fail "graph: $(cat err.txt)"
