@@ -115,7 +115,6 @@ absl::StatusOr<std::vector<TensorData>> EvalReduce(
 }
 
 absl::Status EmitReduce(const Node& node, KernelEmitter& e) {
-  if (node.op == "ReduceProd") return NoKernel(node, "a product reduction");
   const std::vector<int64_t>& x = e.input(0).type.shape;
   const TensorData* axes = e.has_input(1) ? e.input(1).constant : nullptr;
   if (e.has_input(1) && axes == nullptr) return NoKernel(node, "axes");
@@ -155,11 +154,13 @@ absl::Status EmitReduce(const Node& node, KernelEmitter& e) {
 
 std::vector<OpDef> ReduceOps() {
   std::vector<OpDef> defs;
-  for (const char* op :
-       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"}) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"}) {
     defs.push_back(
         {op, FusionRole::kAnchor, InferReduce, EvalReduce, EmitReduce});
   }
+  // A product has no kernel form (the expression language has no `*=`).
+  defs.push_back(
+      {"ReduceProd", FusionRole::kHost, InferReduce, EvalReduce, nullptr});
   return defs;
 }
 
