@@ -32,12 +32,13 @@ TEST(Conv, SumsWindowsWithPaddingAndBias) {
 
 TEST(Conv, OutputSizes) {
   auto shape = [](std::map<std::string, Attr> attrs, Ints64 x, Ints64 w) {
-    OpRun run = RunOp(
-        "Conv",
-        {TensorData(DType::Float32(), x), TensorData(DType::Float32(), w)},
-        std::move(attrs));
-    EXPECT_TRUE(run.types.ok()) << run.types.status();
-    return run.types.ok() ? (*run.types)[0].shape : Ints64{};
+    GraphBuilder b;
+    b.Add("Conv", {b.Input("x", F32(x)), b.Input("w", F32(w))},
+          std::move(attrs));
+    absl::StatusOr<std::vector<TensorType>> types =
+        InferNodeTypes(b.graph, b.graph.nodes()[0]);
+    EXPECT_TRUE(types.ok()) << types.status();
+    return types.ok() ? (*types)[0].shape : Ints64{};
   };
   EXPECT_EQ(shape({{"strides", Ints64{2, 2}}, {"pads", Ints64{3, 3, 3, 3}}},
                   {1, 3, 224, 224}, {64, 3, 7, 7}),
