@@ -23,6 +23,7 @@
 #include "cli/command.h"
 #include "cli/json_text.h"
 #include "cli/output_paths.h"
+#include "cli/staged_outputs.h"
 #include "cli/trace_file.h"
 #include "cli/workload_args.h"
 #include "compiler/codegen/cpu_target.h"
@@ -136,49 +137,6 @@ absl::Status WriteManifest(const CompileOptions& options, const Target& target,
       ",\n \"kernels\": [\n  ", absl::StrJoin(kernels, ",\n  "), "\n]}\n");
   return WriteFileBytes(path, text);
 }
-
-// The outputs of one compile, written under temporary names beside their
-// own ("k.partial.a": the extension still says the kind) and renamed into
-// place together once all are written: a compile that fails half way (a
-// header folder that does not exist) leaves neither a new library without
-// its header nor a half-written file, and keeps the old ones.
-class StagedOutputs {
- public:
-  ~StagedOutputs() {
-    for (const auto& [temp, final_path] : files_) std::remove(temp.c_str());
-  }
-  // The name to write `final_path` under for now.
-  std::string Add(const std::string& final_path) {
-    const std::filesystem::path p(final_path);
-    std::filesystem::path temp =
-        p.parent_path() /
-        (p.stem().string() + ".partial" + p.extension().string());
-    files_.emplace_back(temp.string(), final_path);
-    return files_.back().first;
-  }
-  // `st` with the temporary names in its message put back to the final ones.
-  absl::Status Named(const absl::Status& st) const {
-    if (st.ok()) return st;
-    std::string message(st.message());
-    for (const auto& [temp, final_path] : files_) {
-      message = absl::StrReplaceAll(message, {{temp, final_path}});
-    }
-    return absl::Status(st.code(), message);
-  }
-  absl::Status Commit() {
-    for (const auto& [temp, final_path] : files_) {
-      if (std::rename(temp.c_str(), final_path.c_str()) != 0) {
-        return absl::PermissionDeniedError(
-            absl::StrCat(final_path, ": cannot write"));
-      }
-    }
-    files_.clear();
-    return absl::OkStatus();
-  }
-
- private:
-  std::vector<std::pair<std::string, std::string>> files_;  // (temp, final)
-};
 
 absl::Status WriteMisses(const CompileOptions& options, const Target& target,
                          const std::vector<const Entry*>& untuned) {

@@ -12,11 +12,14 @@
 #include "cli/compile_command.h"
 #include "cli/db_command.h"
 #include "cli/demo_command.h"
+#include "cli/graph_command.h"
 #include "cli/lower_command.h"
+#include "cli/run_command.h"
 #include "cli/runner_command.h"
 #include "cli/runner_worker_command.h"
 #include "cli/serve_command.h"
 #include "cli/service_client_commands.h"
+#include "cli/tasks_command.h"
 #include "cli/tune_command.h"
 #include "cli/workloads_command.h"
 
@@ -40,5 +43,8 @@ int main(int argc, char** argv) {
   lathe::cli::AddServeCommand(app);
   lathe::cli::AddRunnerCommand(app);
   lathe::cli::AddServiceClientCommands(app);
+  lathe::cli::AddGraphCommand(app);
+  lathe::cli::AddTasksCommand(app);
+  lathe::cli::AddRunCommand(app);
   return lathe::cli::RunApp(app, argc, argv);
 }

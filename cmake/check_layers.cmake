@@ -27,6 +27,7 @@ set(LATHE_LAYERS
   "compiler/lower:base compiler/ir compiler/arith"
   "compiler/graph:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
   "compiler/measure:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
+  "compiler/frontend:base compiler/ir compiler/arith compiler/interp compiler/graph"
   "compiler/target:base proto"
   "compiler/codegen:base proto compiler"
   "database:base proto"

@@ -29,6 +29,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev llvm-16-tools
   # peers of bench/kernels.cc only (the build skips that bench without them)
   libopenblas-dev libdnnl-dev
+  # ONNX models: the importer (compiler/frontend/onnx), the node test suite,
+  # and the python side of exporting models in tests/models
+  libonnx-dev libonnx-testdata python3-onnx
 )
 
 if [[ "${LATHE_SKIP_DEPS:-0}" == "1" ]]; then

@@ -10,6 +10,7 @@
 #   %not        LLVM's not: succeeds when the command fails (and did not crash)
 #   %s          the test file; %S its folder
 #   %t          a path in the work folder for this test's files
+#   %python     $LATHE_PYTHON, else python3 (for test inputs made at run time)
 # A RUN line ending in '\' continues on the next RUN line. The lines of
 # expected output are FileCheck directives in the same file (`# CHECK: ...`);
 # a trace for `lathe lower --trace %s` can be the test file itself, whose
@@ -20,8 +21,12 @@
 # a lathe that fails fails the line. Never pipe lathe into `grep -q` or
 # `head`, which exit early.
 #
+# A line `# REQUIRES: python-onnx` skips the case when %python cannot
+# import onnx and numpy (Debian: python3-onnx).
+#
 # Exit status: 0 all lines passed, 1 a line failed (it is printed), 77 (a
-# skip) when FileCheck is not installed (Debian: llvm-16-tools).
+# skip) when FileCheck is not installed (Debian: llvm-16-tools) or a
+# requirement is missing.
 set -euo pipefail
 
 if [[ $# -ne 4 ]]; then
@@ -41,6 +46,13 @@ for tool in FileCheck not; do
     exit 77
   fi
 done
+
+python=${LATHE_PYTHON:-python3}
+if grep -q '^# REQUIRES: python-onnx' "$case_file" \
+    && ! "$python" -c 'import onnx, numpy' 2> /dev/null; then
+  echo "SKIP: $python cannot import onnx (install python3-onnx)" >&2
+  exit 77
+fi
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -73,6 +85,7 @@ substitute() {
   text=${text//%lathe/$lathe}
   text=${text//%FileCheck/$tools/FileCheck}
   text=${text//%not/$tools/not}
+  text=${text//%python/$python}
   text=${text//%s/$case_file}
   text=${text//%S/$(dirname "$case_file")}
   text=${text//%t/$work/t}

@@ -1,0 +1,398 @@
+#include "api/model.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/graph/op_registry.h"
+#include "compiler/graph/pipeline.h"
+
+namespace lathe::api {
+namespace {
+
+using graph::GraphStep;
+using graph::kNoValue;
+
+// Upper bound on threads compiling kernels at load.
+constexpr unsigned kMaxCompileThreads = 8;
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    absl::StrAppend(&text, i == 0 ? "" : ",", shape[i]);
+  }
+  return text + "]";
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// The state of one Run: where each value's data is.
+class RunState {
+ public:
+  RunState(const graph::Graph& graph, const graph::MemoryPlan& plan,
+           const std::vector<std::vector<float>>& constant_floats)
+      : graph_(graph),
+        plan_(plan),
+        pointer_(graph.values().size(), nullptr),
+        host_(graph.values().size()) {
+    if (plan.peak_bytes > 0) {
+      arena_.reset(static_cast<char*>(
+          std::aligned_alloc(graph::kArenaAlignment, plan.peak_bytes)));
+    }
+    for (size_t v = 0; v < constant_floats.size(); ++v) {
+      if (graph.IsConstant(static_cast<int>(v)) &&
+          !constant_floats[v].empty()) {
+        pointer_[v] = const_cast<float*>(constant_floats[v].data());
+      }
+    }
+  }
+
+  bool arena_ok() const { return plan_.peak_bytes == 0 || arena_ != nullptr; }
+
+  void SetInput(int v, const TensorData& data) {
+    if (data.dtype == DType::Float32()) {
+      std::vector<float>& owned = owned_.emplace_back(data.values.size());
+      std::copy(data.values.begin(), data.values.end(), owned.begin());
+      pointer_[v] = owned.data();
+    } else {
+      host_[v] = data;
+    }
+  }
+
+  // The float storage of value v, allocated where the plan leaves it to
+  // the run (graph outputs and what aliases them).
+  float* FloatStorage(int v) {
+    if (pointer_[v] != nullptr) return pointer_[v];
+    int root = plan_.storage_of[v];
+    if (root != v) {
+      pointer_[v] = FloatStorage(root);
+      return pointer_[v];
+    }
+    if (plan_.offsets[v] != graph::kNotPlanned) {
+      pointer_[v] = reinterpret_cast<float*>(arena_.get() + plan_.offsets[v]);
+    } else {
+      int64_t elements = graph_.value(v).type.NumElements();
+      std::vector<float>& owned =
+          owned_.emplace_back(std::max<int64_t>(elements, 1));
+      pointer_[v] = owned.data();
+    }
+    return pointer_[v];
+  }
+
+  // Value v as host data (converted from its float storage when it has one).
+  const TensorData* HostData(int v) {
+    if (v == kNoValue) return nullptr;
+    const graph::Value& value = graph_.value(v);
+    if (value.constant.has_value()) return &*value.constant;
+    if (!host_[v].has_value()) {
+      TensorData data(value.type.dtype, value.type.shape);
+      const float* floats = pointer_[v];
+      for (int64_t i = 0; i < data.size(); ++i) data.values[i] = floats[i];
+      host_[v] = std::move(data);
+    }
+    return &*host_[v];
+  }
+
+  void SetHostData(int v, TensorData data) {
+    if (data.dtype == DType::Float32()) {
+      float* floats = FloatStorage(v);
+      for (int64_t i = 0; i < data.size(); ++i) {
+        floats[i] = static_cast<float>(data.values[i]);
+      }
+    }
+    host_[v] = std::move(data);
+  }
+
+  bool HasHostData(int v) const { return host_[v].has_value(); }
+  float* pointer(int v) const { return pointer_[v]; }
+  void Alias(int to, int from) { pointer_[to] = pointer_[from]; }
+
+ private:
+  const graph::Graph& graph_;
+  const graph::MemoryPlan& plan_;
+  std::unique_ptr<char, FreeDeleter> arena_;
+  std::vector<float*> pointer_;
+  std::vector<std::optional<TensorData>> host_;
+  std::vector<std::vector<float>> owned_;
+};
+
+}  // namespace
+
+Model::~Model() = default;
+
+absl::StatusOr<std::unique_ptr<Model>> Model::Load(
+    const std::string& path, const ModelOptions& options) {
+  lathe::OnnxImportOptions import_options;
+  import_options.input_shapes = options.input_shapes;
+  absl::StatusOr<graph::Graph> imported =
+      lathe::ImportOnnxModel(path, import_options);
+  if (!imported.ok()) return imported.status();
+  return FromGraph(*std::move(imported), options);
+}
+
+absl::StatusOr<std::unique_ptr<Model>> Model::FromGraph(
+    graph::Graph graph, const ModelOptions& options) {
+  std::unique_ptr<Model> model(new Model());
+  model->graph_ = std::move(graph);
+  absl::Status status = model->Prepare(options);
+  if (!status.ok()) return status;
+  return model;
+}
+
+absl::Status Model::Prepare(const ModelOptions& options) {
+  // 1. Passes, partition, memory plan.
+  absl::Status passes = graph::RunGraphPasses(graph_);
+  if (!passes.ok()) return passes;
+  absl::StatusOr<graph::KernelPartition> partition =
+      graph::PartitionGraph(graph_);
+  if (!partition.ok()) return partition.status();
+  partition_ = *std::move(partition);
+  absl::StatusOr<graph::MemoryPlan> plan =
+      graph::PlanMemory(graph_, partition_);
+  if (!plan.ok()) return plan.status();
+  memory_plan_ = *std::move(plan);
+
+  for (int v : graph_.inputs()) {
+    inputs_.push_back({graph_.value(v).name, graph_.value(v).type});
+  }
+  for (int v : graph_.outputs()) {
+    outputs_.push_back({graph_.value(v).name, graph_.value(v).type});
+  }
+
+  // 2. What the steps read as floats: kernel arguments must be float32;
+  //    float32 constants read by kernels, views or as outputs are converted
+  //    once.
+  std::set<int> float_reads(graph_.outputs().begin(), graph_.outputs().end());
+  std::vector<std::string> workloads;
+  for (const GraphStep& step : partition_.steps) {
+    switch (step.kind) {
+      case GraphStep::Kind::kKernel:
+        ++stats_.kernel_steps;
+        for (int v : step.args) {
+          if (v == kNoValue || graph_.value(v).type.dtype != DType::Float32()) {
+            return absl::InternalError(absl::StrCat(
+                "kernel ", step.workload, " has an argument that is not ",
+                "float32: ",
+                v == kNoValue ? "absent"
+                              : TensorTypeText(graph_.value(v).type)));
+          }
+          float_reads.insert(v);
+        }
+        if (std::find(workloads.begin(), workloads.end(), step.workload) ==
+            workloads.end()) {
+          workloads.push_back(step.workload);
+        }
+        break;
+      case GraphStep::Kind::kHost:
+        ++stats_.host_steps;
+        break;
+      case GraphStep::Kind::kAlias:
+        ++stats_.alias_steps;
+        for (int n : step.nodes) {
+          const graph::Node& node = graph_.nodes()[n];
+          if (!node.inputs.empty() && node.inputs[0] != kNoValue) {
+            float_reads.insert(node.inputs[0]);
+          }
+        }
+        break;
+    }
+  }
+  constant_floats_.assign(graph_.values().size(), {});
+  for (int v : float_reads) {
+    const graph::Value& value = graph_.value(v);
+    if (!value.constant.has_value() ||
+        value.constant->dtype != DType::Float32()) {
+      continue;
+    }
+    std::vector<float>& floats = constant_floats_[v];
+    floats.resize(std::max<int64_t>(value.constant->size(), 1));
+    std::copy(value.constant->values.begin(), value.constant->values.end(),
+              floats.begin());
+    stats_.constant_bytes += value.constant->size() * 4;
+  }
+
+  // 3. One kernel per distinct workload, compiled side by side.
+  Options db_options;
+  db_options.compatible = options.compatible;
+  absl::StatusOr<std::unique_ptr<Database>> db =
+      Database::Open(options.db_path, db_options);
+  if (!db.ok()) return db.status();
+  std::vector<std::optional<absl::StatusOr<Kernel>>> compiled(workloads.size());
+  std::atomic<size_t> next{0};
+  auto compile = [&] {
+    for (size_t i = next++; i < workloads.size(); i = next++) {
+      compiled[i] = (*db)->GetKernel(workloads[i], options.target);
+    }
+  };
+  unsigned threads = std::min<unsigned>(
+      std::max(1u, std::thread::hardware_concurrency()), kMaxCompileThreads);
+  threads = std::min<unsigned>(threads, workloads.size());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(compile);
+  compile();
+  for (std::thread& t : pool) t.join();
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    if (!compiled[i]->ok()) return compiled[i]->status();
+    Kernel& kernel = **compiled[i];
+    (kernel.origin().tuned() ? stats_.kernels_tuned : stats_.kernels_default)++;
+    kernels_.emplace(workloads[i], std::move(kernel));
+  }
+  for (const GraphStep& step : partition_.steps) {
+    if (step.kind != GraphStep::Kind::kKernel) continue;
+    const Kernel& kernel = kernels_.at(step.workload);
+    if (kernel.num_args() != static_cast<int>(step.args.size())) {
+      return absl::InternalError(
+          absl::StrCat("kernel ", step.workload, " takes ", kernel.num_args(),
+                       " arguments, the step gives ", step.args.size()));
+    }
+  }
+  stats_.distinct_kernels = static_cast<int>(kernels_.size());
+  stats_.peak_intermediate_bytes = memory_plan_.peak_bytes;
+  stats_.unshared_intermediate_bytes = memory_plan_.unshared_bytes;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TensorData>> Model::Run(
+    const std::vector<TensorData>& inputs) const {
+  // 1. The inputs: count, dtype and shape.
+  if (inputs.size() != inputs_.size()) {
+    std::string message = absl::StrCat("the model takes ", inputs_.size(),
+                                       " input(s), got ", inputs.size());
+    if (inputs.size() < inputs_.size()) {
+      absl::StrAppend(&message, ": missing \"", inputs_[inputs.size()].name,
+                      "\" (", TensorTypeText(inputs_[inputs.size()].type), ")");
+    }
+    return absl::InvalidArgumentError(message);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ModelTensor& expected = inputs_[i];
+    const TensorData& given = inputs[i];
+    if (given.dtype != expected.type.dtype ||
+        given.shape != expected.type.shape) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, " \"", expected.name, "\": expected ",
+                       TensorTypeText(expected.type), ", got ",
+                       given.dtype.ToString(), ShapeText(given.shape)));
+    }
+    if (given.size() != expected.type.NumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " \"", expected.name, "\": has ", given.size(),
+          " values for shape ", ShapeText(given.shape)));
+    }
+  }
+
+  RunState state(graph_, memory_plan_, constant_floats_);
+  if (!state.arena_ok()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate ", memory_plan_.peak_bytes,
+                     " bytes for the intermediates"));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    state.SetInput(graph_.inputs()[i], inputs[i]);
+  }
+
+  // 2. The steps, in order.
+  static float empty_tensor = 0;
+  std::vector<float*> args;
+  std::vector<const TensorData*> host_inputs;
+  for (const GraphStep& step : partition_.steps) {
+    switch (step.kind) {
+      case GraphStep::Kind::kKernel: {
+        int output = step.args.back();
+        float* out = state.FloatStorage(output);
+        if (graph_.value(output).type.NumElements() == 0) break;
+        args.clear();
+        for (size_t a = 0; a + 1 < step.args.size(); ++a) {
+          float* p = state.FloatStorage(step.args[a]);
+          args.push_back(p != nullptr ? p : &empty_tensor);
+        }
+        args.push_back(out);
+        int rc = kernels_.at(step.workload)(args.data());
+        if (rc != 0) {
+          return absl::InternalError(absl::StrCat(
+              "kernel ", step.workload, " of node \"",
+              graph_.nodes()[step.nodes.front()].name, "\" returned ", rc));
+        }
+        break;
+      }
+      case GraphStep::Kind::kHost:
+        for (int n : step.nodes) {
+          const graph::Node& node = graph_.nodes()[n];
+          host_inputs.clear();
+          for (int v : node.inputs) host_inputs.push_back(state.HostData(v));
+          absl::StatusOr<std::vector<TensorData>> results =
+              graph::EvaluateNode(node, host_inputs);
+          if (!results.ok()) {
+            return absl::Status(
+                results.status().code(),
+                absl::StrCat("node \"", node.name, "\" (", node.op,
+                             "): ", results.status().message()));
+          }
+          for (size_t o = 0; o < node.outputs.size(); ++o) {
+            int v = node.outputs[o];
+            if (v == kNoValue) continue;
+            const graph::TensorType& type = graph_.value(v).type;
+            if (o >= results->size() || (*results)[o].dtype != type.dtype ||
+                (*results)[o].shape != type.shape) {
+              return absl::InternalError(absl::StrCat(
+                  "node \"", node.name, "\" (", node.op, "): output ", o,
+                  " is not the inferred ", TensorTypeText(type)));
+            }
+            state.SetHostData(v, std::move((*results)[o]));
+          }
+        }
+        break;
+      case GraphStep::Kind::kAlias:
+        for (int n : step.nodes) {
+          const graph::Node& node = graph_.nodes()[n];
+          int from = node.inputs[0];
+          for (size_t o = 0; o < node.outputs.size(); ++o) {
+            int to = node.outputs[o];
+            if (to == kNoValue) continue;
+            const graph::TensorType& type = graph_.value(to).type;
+            if (o > 0) {
+              // Dropout's mask in inference: all kept.
+              TensorData mask(type.dtype, type.shape);
+              std::fill(mask.values.begin(), mask.values.end(), 1.0);
+              state.SetHostData(to, std::move(mask));
+            } else if (type.dtype == DType::Float32()) {
+              state.FloatStorage(from);
+              state.Alias(to, from);
+            } else {
+              TensorData view = *state.HostData(from);
+              view.shape = type.shape;
+              state.SetHostData(to, std::move(view));
+            }
+          }
+        }
+        break;
+    }
+  }
+
+  // 3. The outputs.
+  std::vector<TensorData> outputs;
+  for (size_t i = 0; i < graph_.outputs().size(); ++i) {
+    int v = graph_.outputs()[i];
+    const graph::Value& value = graph_.value(v);
+    if (value.type.dtype == DType::Float32() && !value.constant.has_value()) {
+      TensorData data(value.type.dtype, value.type.shape);
+      const float* floats = state.FloatStorage(v);
+      for (int64_t e = 0; e < data.size(); ++e) data.values[e] = floats[e];
+      outputs.push_back(std::move(data));
+    } else {
+      outputs.push_back(*state.HostData(v));
+    }
+  }
+  return outputs;
+}
+
+}  // namespace lathe::api

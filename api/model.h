@@ -1,0 +1,116 @@
+// A model loaded to run: an ONNX file imported (compiler/frontend/onnx),
+// rewritten by the graph passes (compiler/graph/pipeline.h), cut into steps
+// (compiler/graph/kernel_partition.h) and given its kernels, then run on
+// inputs as often as asked.
+//
+//   lathe::api::ModelOptions options;
+//   options.db_path = "tuned.db";
+//   absl::StatusOr<std::unique_ptr<lathe::api::Model>> model =
+//       lathe::api::Model::Load("resnet18.onnx", options);
+//   absl::StatusOr<std::vector<lathe::TensorData>> outputs =
+//       (*model)->Run({image});
+//
+// - Each distinct fused workload is compiled once, from the tuning database
+//   when it has a record for the target (exact match, or compatible when
+//   asked), from the default schedule otherwise (api/lathe.h); stats() says
+//   how many of each.
+// - Float32 constants are converted once, at load. Intermediate float32
+//   tensors live in one arena laid out by compiler/graph/memory_plan.h;
+//   views (alias steps) share their input's bytes; non-float32 work (shape
+//   and index arithmetic left after folding) runs on the host through the
+//   operators' host evaluators.
+// - Run checks the inputs (count, dtype, shape) and names the one at fault.
+//   Run may be called from several threads at once: each call has its own
+//   arena.
+// Errors of Load: those of the importer, the passes and the partition
+// (naming the node, the op or the input), a database that does not open,
+// a target that does not parse or cannot run here, a kernel that does not
+// compile (naming its workload).
+// Tests: tests/api/model_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/lathe.h"
+#include "compiler/graph/graph.h"
+#include "compiler/graph/kernel_partition.h"
+#include "compiler/graph/memory_plan.h"
+#include "compiler/interp/tensor_data.h"
+
+namespace lathe::api {
+
+struct ModelOptions {
+  // Values for the symbolic dimensions of the model's inputs, by input name.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  std::string db_path;  // empty: no database, default schedules
+  std::string target = "host";
+  bool compatible = false;  // as api::Options::compatible
+};
+
+struct ModelStats {
+  int kernel_steps = 0;      // kernel calls per run
+  int distinct_kernels = 0;  // compiled kernels (one per distinct workload)
+  int kernels_tuned = 0;     // of those, from the database
+  int kernels_default = 0;   // of those, the default schedule
+  int host_steps = 0;
+  int alias_steps = 0;
+  int64_t peak_intermediate_bytes = 0;      // the arena
+  int64_t unshared_intermediate_bytes = 0;  // without reuse
+  int64_t constant_bytes = 0;               // float32 constants as floats
+};
+
+// A graph input or output as the caller sees it.
+struct ModelTensor {
+  std::string name;
+  graph::TensorType type;
+};
+
+class Model {
+ public:
+  static absl::StatusOr<std::unique_ptr<Model>> Load(
+      const std::string& path, const ModelOptions& options = {});
+  // The same from a graph already imported (the passes still run).
+  static absl::StatusOr<std::unique_ptr<Model>> FromGraph(
+      graph::Graph graph, const ModelOptions& options = {});
+
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  // The outputs in graph-output order, for inputs in graph-input order.
+  // Errors (InvalidArgument): a wrong number of inputs, an input of the
+  // wrong dtype or shape (naming it); (Internal) a kernel that fails.
+  absl::StatusOr<std::vector<TensorData>> Run(
+      const std::vector<TensorData>& inputs) const;
+
+  const std::vector<ModelTensor>& inputs() const { return inputs_; }
+  const std::vector<ModelTensor>& outputs() const { return outputs_; }
+  const ModelStats& stats() const { return stats_; }
+  // The graph after the passes, and its steps.
+  const graph::Graph& graph() const { return graph_; }
+  const graph::KernelPartition& partition() const { return partition_; }
+  // The compiled kernels by workload (their origin says tuned or default).
+  const std::map<std::string, Kernel>& kernels() const { return kernels_; }
+
+ private:
+  Model() = default;
+  absl::Status Prepare(const ModelOptions& options);
+
+  graph::Graph graph_;
+  graph::KernelPartition partition_;
+  graph::MemoryPlan memory_plan_;
+  std::map<std::string, Kernel> kernels_;
+  // Per value id: the float32 constant's data as floats (empty otherwise).
+  std::vector<std::vector<float>> constant_floats_;
+  std::vector<ModelTensor> inputs_;
+  std::vector<ModelTensor> outputs_;
+  ModelStats stats_;
+};
+
+}  // namespace lathe::api

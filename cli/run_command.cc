@@ -1,0 +1,218 @@
+#include "cli/run_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "api/model.h"
+#include "cli/command.h"
+#include "cli/json_text.h"
+#include "cli/model_args.h"
+#include "cli/output_paths.h"
+#include "cli/staged_outputs.h"
+#include "compiler/frontend/onnx/tensor_file.h"
+
+namespace lathe::cli {
+namespace {
+
+struct RunOptions {
+  ModelArgs model;
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  std::string db_path;
+  std::string target = "host";
+  bool compatible = false;
+  bool json = false;
+};
+
+std::string ShapeJson(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+std::string TensorJson(const api::ModelTensor& tensor,
+                       const std::string& file) {
+  std::string text =
+      absl::StrCat("{\"name\": ", JsonString(tensor.name),
+                   ", \"dtype\": ", JsonString(tensor.type.dtype.ToString()),
+                   ", \"shape\": ", ShapeJson(tensor.type.shape));
+  if (!file.empty()) absl::StrAppend(&text, ", \"file\": ", JsonString(file));
+  return text + "}";
+}
+
+// The input files as tensors, checked against the model's inputs so that a
+// refusal names the file as well as the input.
+absl::StatusOr<std::vector<TensorData>> ReadInputs(const RunOptions& options,
+                                                   const api::Model& model) {
+  const std::vector<api::ModelTensor>& expected = model.inputs();
+  if (options.inputs.size() > expected.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model takes ", expected.size(), " input(s), got ",
+                     options.inputs.size(), " --input files"));
+  }
+  if (options.inputs.size() < expected.size()) {
+    const api::ModelTensor& missing = expected[options.inputs.size()];
+    return absl::InvalidArgumentError(absl::StrCat(
+        "missing input ", options.inputs.size(), " \"", missing.name, "\" (",
+        graph::TensorTypeText(missing.type), "): the model takes ",
+        expected.size(), " input(s), one --input file each, in order"));
+  }
+  std::vector<TensorData> tensors;
+  for (size_t i = 0; i < options.inputs.size(); ++i) {
+    const std::string& path = options.inputs[i];
+    absl::StatusOr<TensorData> data = lathe::ReadTensorFile(path);
+    if (!data.ok()) {
+      return absl::Status(
+          data.status().code(),
+          absl::StrCat("--input ", path, ": ", data.status().message()));
+    }
+    const graph::TensorType& type = expected[i].type;
+    if (data->dtype != type.dtype || data->shape != type.shape) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input ", path, ": input ", i, " \"", expected[i].name,
+          "\" must be ", graph::TensorTypeText(type), ", the file holds ",
+          data->dtype.ToString(), "[", absl::StrJoin(data->shape, ","), "]"));
+    }
+    tensors.push_back(*std::move(data));
+  }
+  return tensors;
+}
+
+absl::Status RunRun(const RunOptions& options) {
+  // 1. The command line, before any work.
+  std::vector<NamedPath> input_paths = {{"model", options.model.path},
+                                        {"--db", options.db_path}};
+  for (const std::string& input : options.inputs) {
+    input_paths.emplace_back("--input", input);
+  }
+  std::error_code error;
+  if (!std::filesystem::is_directory(options.output_dir, error)) {
+    if (!std::filesystem::create_directories(options.output_dir, error)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--output-dir ", options.output_dir,
+                       ": cannot create the folder: ", error.message()));
+    }
+  }
+
+  // 2. The model: import, passes, partition, kernels.
+  api::ModelOptions model_options;
+  absl::StatusOr<std::map<std::string, std::vector<int64_t>>> shapes =
+      options.model.InputShapes();
+  if (!shapes.ok()) return shapes.status();
+  model_options.input_shapes = *std::move(shapes);
+  model_options.db_path = options.db_path;
+  model_options.target = options.target;
+  model_options.compatible = options.compatible;
+  auto load_start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<api::Model>> model =
+      api::Model::Load(options.model.path, model_options);
+  if (!model.ok()) return model.status();
+  double load_s = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - load_start)
+                      .count();
+
+  // 3. The inputs, the run, the outputs (all or none).
+  absl::StatusOr<std::vector<TensorData>> inputs = ReadInputs(options, **model);
+  if (!inputs.ok()) return inputs.status();
+  std::vector<std::string> output_files;
+  std::vector<NamedPath> output_paths;
+  for (size_t i = 0; i < (*model)->outputs().size(); ++i) {
+    output_files.push_back((std::filesystem::path(options.output_dir) /
+                            absl::StrCat("output_", i, ".pb"))
+                               .string());
+    output_paths.emplace_back("--output-dir", output_files.back());
+  }
+  if (absl::Status st = CheckOutputPaths(input_paths, output_paths); !st.ok()) {
+    return st;
+  }
+  auto run_start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run(*inputs);
+  if (!outputs.ok()) return outputs.status();
+  double run_s = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - run_start)
+                     .count();
+  StagedOutputs staged;
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    absl::Status written =
+        lathe::WriteTensorFile(staged.Add(output_files[i]), (*outputs)[i],
+                                     (*model)->outputs()[i].name);
+    if (!written.ok()) return staged.Named(written);
+  }
+  if (absl::Status st = staged.Commit(); !st.ok()) return st;
+
+  // 4. What ran.
+  const api::ModelStats& stats = (*model)->stats();
+  std::fprintf(stderr,
+               "%d kernels: %d tuned, %d default schedule; %d host steps\n",
+               stats.distinct_kernels, stats.kernels_tuned,
+               stats.kernels_default, stats.host_steps);
+  if (options.json) {
+    std::vector<std::string> inputs_json, outputs_json;
+    for (size_t i = 0; i < (*model)->inputs().size(); ++i) {
+      inputs_json.push_back(
+          TensorJson((*model)->inputs()[i], options.inputs[i]));
+    }
+    for (size_t i = 0; i < (*model)->outputs().size(); ++i) {
+      outputs_json.push_back(
+          TensorJson((*model)->outputs()[i], output_files[i]));
+    }
+    std::printf(
+        "{\"model\": %s, \"target\": %s, \"database\": %s,\n"
+        " \"inputs\": [%s],\n \"outputs\": [%s],\n"
+        " \"kernels\": {\"distinct\": %d, \"tuned\": %d, \"default\": %d, "
+        "\"steps\": %d},\n"
+        " \"host_steps\": %d, \"alias_steps\": %d,\n"
+        " \"peak_intermediate_bytes\": %lld, "
+        "\"unshared_intermediate_bytes\": %lld, \"constant_bytes\": %lld,\n"
+        " \"load_s\": %s, \"run_s\": %s}\n",
+        JsonString(options.model.path).c_str(),
+        JsonString(options.target).c_str(),
+        options.db_path.empty() ? "null" : JsonString(options.db_path).c_str(),
+        absl::StrJoin(inputs_json, ", ").c_str(),
+        absl::StrJoin(outputs_json, ", ").c_str(), stats.distinct_kernels,
+        stats.kernels_tuned, stats.kernels_default, stats.kernel_steps,
+        stats.host_steps, stats.alias_steps,
+        static_cast<long long>(stats.peak_intermediate_bytes),
+        static_cast<long long>(stats.unshared_intermediate_bytes),
+        static_cast<long long>(stats.constant_bytes),
+        absl::StrFormat("%.6f", load_s).c_str(),
+        absl::StrFormat("%.6f", run_s).c_str());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command =
+      app.add_subcommand("run", "run an ONNX model on TensorProto input files");
+  options->model.AddTo(command);
+  command->add_option("--input", options->inputs,
+                      "an input as an ONNX TensorProto file (input_0.pb); one "
+                      "per model input, in the model's order");
+  command
+      ->add_option("--output-dir", options->output_dir,
+                   "the folder for output_0.pb, output_1.pb, ... (made if "
+                   "missing)")
+      ->required();
+  command->add_option("--db", options->db_path,
+                      "the tuning database to take tuned kernels from");
+  command->add_option("--target", options->target,
+                      "the target to compile for (host, or e.g. 'llvm "
+                      "-mcpu=znver4 -num-threads=2')");
+  command->add_flag("--compatible", options->compatible,
+                    "let records measured on a compatible target answer");
+  command->add_flag("--json", options->json,
+                    "print what ran (kernels, memory, times) as JSON");
+  SetAction(command, [options] { return RunRun(*options); });
+}
+
+}  // namespace lathe::cli

@@ -1,0 +1,144 @@
+#include "api/model.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace lathe::api {
+namespace {
+
+using graph::Graph;
+using graph::Node;
+using graph::TensorType;
+
+TensorType F32(std::vector<int64_t> shape) {
+  return TensorType{DType::Float32(), std::move(shape)};
+}
+
+TensorData Tensor(std::vector<int64_t> shape, std::vector<double> values,
+                  DType dtype = DType::Float32()) {
+  TensorData data(dtype, std::move(shape));
+  data.values = std::move(values);
+  return data;
+}
+
+void AddNode(Graph& graph, const std::string& op, std::vector<int> inputs,
+             std::vector<int> outputs,
+             std::map<std::string, graph::Attr> attrs = {}) {
+  Node node;
+  node.op = op;
+  node.name = op + std::to_string(graph.nodes().size());
+  node.inputs = std::move(inputs);
+  node.outputs = std::move(outputs);
+  node.attrs = std::move(attrs);
+  graph.AddNode(std::move(node));
+}
+
+// y = relu(a + b) viewed as [3,2]; z = y * 2 as a second output.
+Graph AddReluGraph() {
+  Graph graph;
+  int a = graph.AddValue("a", F32({2, 3}));
+  int b = graph.AddValue("b", F32({2, 3}));
+  graph.AddInput(a);
+  graph.AddInput(b);
+  int sum = graph.AddValue("sum", F32({2, 3}));
+  int relu = graph.AddValue("relu", F32({2, 3}));
+  int shape = graph.AddConstant("shape", Tensor({2}, {3, 2}, DType::Int64()));
+  int y = graph.AddValue("y", F32({3, 2}));
+  int two = graph.AddConstant("two", Tensor({}, {2}));
+  int z = graph.AddValue("z", F32({3, 2}));
+  AddNode(graph, "Add", {a, b}, {sum});
+  AddNode(graph, "Relu", {sum}, {relu});
+  AddNode(graph, "Reshape", {relu, shape}, {y}, {{"allowzero", int64_t{0}}});
+  AddNode(graph, "Mul", {y, two}, {z});
+  graph.AddOutput(y);
+  graph.AddOutput(z);
+  return graph;
+}
+
+TEST(Model, RunsTheGraphOnItsKernels) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(AddReluGraph());
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ((*model)->inputs().size(), 2u);
+  EXPECT_EQ((*model)->inputs()[1].name, "b");
+  TensorData a = Tensor({2, 3}, {1, -2, 3, -4, 5, -6});
+  TensorData b = Tensor({2, 3}, {0.5, 1, -4, 1, 0, 7});
+  absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run({a, b});
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  ASSERT_EQ(outputs->size(), 2u);
+  EXPECT_EQ((*outputs)[0].shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ((*outputs)[0].values, (std::vector<double>{1.5, 0, 0, 0, 5, 1}));
+  EXPECT_EQ((*outputs)[1].values, (std::vector<double>{3, 0, 0, 0, 10, 2}));
+  // A second run on other inputs gives its own results.
+  outputs = (*model)->Run({b, a});
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  EXPECT_EQ((*outputs)[0].values, (std::vector<double>{1.5, 0, 0, 0, 5, 1}));
+
+  const ModelStats& stats = (*model)->stats();
+  EXPECT_GE(stats.kernel_steps, 1);
+  EXPECT_EQ(stats.kernels_tuned, 0);
+  EXPECT_EQ(stats.kernels_default, stats.distinct_kernels);
+  EXPECT_EQ(stats.distinct_kernels,
+            static_cast<int>((*model)->kernels().size()));
+}
+
+TEST(Model, RefusesInputsOfTheWrongCountDtypeOrShapeNamingThem) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(AddReluGraph());
+  ASSERT_TRUE(model.ok()) << model.status();
+  TensorData good = Tensor({2, 3}, {1, 2, 3, 4, 5, 6});
+
+  absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run({good});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(outputs.status().message().find("missing \"b\""), std::string::npos)
+      << outputs.status();
+
+  outputs = (*model)->Run({good, Tensor({3, 2}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_NE(outputs.status().message().find("\"b\": expected f32[2,3]"),
+            std::string::npos)
+      << outputs.status();
+
+  outputs =
+      (*model)->Run({Tensor({2, 3}, {1, 2, 3, 4, 5, 6}, DType::Int64()), good});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_NE(outputs.status().message().find("\"a\""), std::string::npos)
+      << outputs.status();
+}
+
+TEST(Model, RunsNonFloatWorkOnTheHost) {
+  // c = Cast(relu(x), int64): the cast is no kernel.
+  Graph graph;
+  int x = graph.AddValue("x", F32({4}));
+  graph.AddInput(x);
+  int relu = graph.AddValue("relu", F32({4}));
+  int c = graph.AddValue("c", TensorType{DType::Int64(), {4}});
+  AddNode(graph, "Relu", {x}, {relu});
+  AddNode(graph, "Cast", {relu}, {c}, {{"to", int64_t{7}}});
+  graph.AddOutput(c);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(std::move(graph));
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_GE((*model)->stats().host_steps, 1);
+  absl::StatusOr<std::vector<TensorData>> outputs =
+      (*model)->Run({Tensor({4}, {-1.5, 2.7, 3, -0.2})});
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  EXPECT_EQ((*outputs)[0].dtype, DType::Int64());
+  EXPECT_EQ((*outputs)[0].values, (std::vector<double>{0, 2, 3, 0}));
+}
+
+TEST(Model, RefusesADatabaseThatDoesNotOpen) {
+  ModelOptions options;
+  options.db_path = "/nonexistent/folder/tuned.db";
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(AddReluGraph(), options);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("tuned.db"), std::string::npos)
+      << model.status();
+}
+
+}  // namespace
+}  // namespace lathe::api

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs every case of the ONNX backend node suite (Debian's libonnx-testdata)
+# through `lathe run` and compares each output with the reference
+# (compare_tensors: rtol 1e-3, atol 1e-4). A case that lathe refuses as
+# unsupported (an operator, attribute or dtype it does not have) is skipped
+# and listed with the reason; any other failure, a crash or a mismatch fails
+# the test. Prints how many ran, passed and were skipped.
+#
+#   onnx_node_suite_test.sh LATHE COMPARE_TENSORS [NODE_DIR]
+#
+# NODE_DIR defaults to /usr/share/libonnx-testdata/data/node; without it the
+# test is skipped (exit 77). LATHE_NODE_FILTER (a grep -E pattern on the
+# case name) runs a subset.
+set -euo pipefail
+
+if [[ "${1:-}" == "--one" ]]; then
+  # One case: prints "PASS name", "SKIP name: reason" or "FAIL name: reason".
+  lathe=$2 compare=$3 case_dir=$4 work=$5
+  name=$(basename "$case_dir")
+  out="$work/$name"
+  mkdir -p "$out"
+  set_dir="$case_dir/test_data_set_0"
+  inputs=()
+  while IFS= read -r f; do inputs+=(--input "$f"); done \
+    < <(ls -v "$set_dir"/input_*.pb 2>/dev/null || true)
+  rc=0
+  timeout 300 "$lathe" run "$case_dir/model.onnx" "${inputs[@]}" \
+    --output-dir "$out" > "$out/stdout.txt" 2> "$out/stderr.txt" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    reason=$(tr '\n' ' ' < "$out/stderr.txt" | cut -c1-300)
+    if [[ $rc -eq 1 ]] && grep -qiE 'unsupported|not supported|does not support' "$out/stderr.txt"; then
+      echo "SKIP $name: $reason"
+    else
+      echo "FAIL $name: exit $rc: $reason"
+    fi
+    exit 0
+  fi
+  for expected in $(ls -v "$set_dir"/output_*.pb); do
+    actual="$out/$(basename "$expected")"
+    if [[ ! -f "$actual" ]]; then
+      echo "FAIL $name: no $(basename "$expected")"
+      exit 0
+    fi
+    if ! diff_text=$("$compare" "$actual" "$expected" 2>&1); then
+      echo "FAIL $name: $(basename "$expected"): $diff_text"
+      exit 0
+    fi
+  done
+  echo "PASS $name"
+  rm -rf "$out"
+  exit 0
+fi
+
+lathe=$1
+compare=$2
+node_dir=${3:-/usr/share/libonnx-testdata/data/node}
+if [[ ! -d "$node_dir" ]]; then
+  echo "SKIP: $node_dir not found (install libonnx-testdata)"
+  exit 77
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+filter=${LATHE_NODE_FILTER:-.}
+jobs=$(nproc)
+
+find "$node_dir" -mindepth 1 -maxdepth 1 -type d | sort | grep -E "$filter" \
+  | xargs -P "$jobs" -I{} bash "$0" --one "$lathe" "$compare" {} "$work" \
+  > "$work/results.txt"
+sort -o "$work/results.txt" "$work/results.txt"
+
+total=$(wc -l < "$work/results.txt")
+passed=$(grep -c '^PASS ' "$work/results.txt" || true)
+skipped=$(grep -c '^SKIP ' "$work/results.txt" || true)
+failed=$(grep -c '^FAIL ' "$work/results.txt" || true)
+echo "== skipped as unsupported ($skipped):"
+grep '^SKIP ' "$work/results.txt" | sed 's/^SKIP /  /' || true
+echo "== passed ($passed):"
+grep '^PASS ' "$work/results.txt" | sed 's/^PASS /  /' | tr '\n' ' ' | fold -s -w 100 || true
+echo
+if [[ $failed -gt 0 ]]; then
+  echo "== failed ($failed):"
+  grep '^FAIL ' "$work/results.txt" | sed 's/^FAIL /  /'
+fi
+echo "onnx node suite: $total cases, $((passed + failed)) ran: $passed passed, $failed failed; $skipped skipped as unsupported"
+[[ $failed -eq 0 ]]
