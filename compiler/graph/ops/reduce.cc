@@ -1,5 +1,6 @@
-// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd over a set of
-// axes (an attribute, or ReduceSum's input 1 since opset 13, which must be a
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin (kernels), ReduceProd,
+// ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp over a set
+// of axes (an attribute, or ReduceSum's input 1 since opset 13, which must be a
 // constant), keepdims, noop_with_empty_axes.
 #include <algorithm>
 #include <cmath>
@@ -100,14 +101,25 @@ absl::StatusOr<std::vector<TensorData>> EvalReduce(
       acc = std::min(acc, v);
     } else if (node.op == "ReduceProd") {
       acc *= v;
+    } else if (node.op == "ReduceSumSquare" || node.op == "ReduceL2") {
+      acc += v * v;
+    } else if (node.op == "ReduceL1") {
+      acc += std::fabs(v);
+    } else if (node.op == "ReduceLogSumExp") {
+      acc += std::exp(v);
     } else {
       acc += v;
     }
     ++counts[o];
   });
-  if (node.op == "ReduceMean") {
-    for (size_t o = 0; o < y.values.size(); ++o) {
-      y.values[o] /= static_cast<double>(std::max<int64_t>(1, counts[o]));
+  for (size_t o = 0; o < y.values.size(); ++o) {
+    double& v = y.values[o];
+    if (node.op == "ReduceMean") {
+      v /= static_cast<double>(std::max<int64_t>(1, counts[o]));
+    } else if (node.op == "ReduceL2") {
+      v = std::sqrt(v);
+    } else if (node.op == "ReduceLogSum" || node.op == "ReduceLogSumExp") {
+      v = std::log(v);
     }
   }
   RoundValues(y);
@@ -158,9 +170,12 @@ std::vector<OpDef> ReduceOps() {
     defs.push_back(
         {op, FusionRole::kAnchor, InferReduce, EvalReduce, EmitReduce});
   }
-  // A product has no kernel form (the expression language has no `*=`).
-  defs.push_back(
-      {"ReduceProd", FusionRole::kHost, InferReduce, EvalReduce, nullptr});
+  // Host evaluation only: a product has no kernel form (the expression
+  // language has no `*=`); the others are rare enough to stay on the host.
+  for (const char* op : {"ReduceProd", "ReduceSumSquare", "ReduceL1",
+                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}) {
+    defs.push_back({op, FusionRole::kHost, InferReduce, EvalReduce, nullptr});
+  }
   return defs;
 }
 

@@ -73,6 +73,14 @@ std::vector<KernelCase> Cases() {
     cases.push_back({op, op, {Pos({4, 7})}, {}});
   }
   cases.push_back({"LeakyRelu", "LeakyRelu", {In({3, 8})}, {{"alpha", 0.1}}});
+  cases.push_back({"Softsign", "Softsign", {In({3, 8})}, {}});
+  cases.push_back(
+      {"ThresholdedRelu", "ThresholdedRelu", {In({3, 8})}, {{"alpha", 0.2}}});
+  cases.push_back({"Selu", "Selu", {In({3, 8})}, {}});
+  cases.push_back({"Celu", "Celu", {In({3, 8})}, {{"alpha", 0.5}}});
+  cases.push_back(
+      {"Shrink", "Shrink", {In({3, 8})}, {{"lambd", 0.25}, {"bias", 0.125}}});
+  cases.push_back({"PRelu", "PRelu", {In({2, 3, 4}), In({3, 1})}, {}});
   cases.push_back({"HardSigmoid",
                    "HardSigmoid",
                    {In({3, 8})},

@@ -118,6 +118,22 @@ TEST(Gather, PicksAlongAnAxisWithNegativeIndices) {
   ExpectRefused(RunOp("Gather", {x, Floats({1}, {0})}), {"Gather_0", "int"});
 }
 
+TEST(GatherElements, PicksPerElement) {
+  TensorData x = Floats({2, 2}, {1, 2, 3, 4});
+  ExpectOutput(RunOp("GatherElements", {x, Ints({0, 0, 1, 0}, {2, 2})},
+                     {{"axis", int64_t{1}}}),
+               F32({2, 2}), {1, 1, 4, 3});
+  ExpectOutput(RunOp("GatherElements", {x, Ints({1, -2}, {1, 2})}), F32({1, 2}),
+               {3, 2});
+}
+
+TEST(Trilu, KeepsOneTriangle) {
+  TensorData x = Floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  ExpectOutput(RunOp("Trilu", {x}), F32({2, 3}), {1, 2, 3, 0, 5, 6});
+  ExpectOutput(RunOp("Trilu", {x, Ints({1}, {})}, {{"upper", int64_t{0}}}, {1}),
+               F32({2, 3}), {1, 2, 0, 4, 5, 6});
+}
+
 TEST(Pad, ConstantReflectEdgeAndCropping) {
   TensorData x = Floats({3}, {1, 2, 3});
   ExpectOutput(RunOp("Pad", {x, Ints({2, 1}), Scalar(9)}, {}, {1}), F32({6}),
@@ -151,6 +167,12 @@ TEST(Constants, ShapeSizeConstantOfShapeConstant) {
   ExpectOutput(RunOp("Constant", {}, {{"value_ints", Ints64{5, 6}}}), i64_2,
                {5, 6});
   ExpectOutput(RunOp("Constant", {}, {{"value_float", 0.5}}), F32({}), {0.5});
+  ExpectOutput(RunOp("Range", {Ints({1}, {}), Ints({8}, {}), Ints({3}, {})}, {},
+                     {0, 1, 2}),
+               TensorType{DType::Int64(), {3}}, {1, 4, 7});
+  ExpectOutput(
+      RunOp("Range", {Scalar(1), Scalar(0), Scalar(-0.5)}, {}, {0, 1, 2}),
+      F32({2}), {1, 0.5});
 }
 
 }  // namespace

@@ -95,6 +95,32 @@ TEST(Where, SelectsWithBroadcast) {
                 {"Where_0", "bool"});
 }
 
+TEST(UnaryOps, HostOnlyFunctions) {
+  TensorData x = Floats({3}, {-0.5, 0, 2.5});
+  ExpectOutput(RunOp("Round", {x}), F32({3}), {-0, 0, 2});
+  ExpectOutput(RunOp("Sign", {x}), F32({3}), {-1, 0, 1});
+  ExpectOutput(RunOp("Sin", {x}), F32({3}), {std::sin(-0.5), 0, std::sin(2.5)});
+  ExpectOutput(RunOp("Softsign", {x}), F32({3}), {-0.5 / 1.5, 0, 2.5 / 3.5});
+  ExpectOutput(RunOp("Shrink", {x}, {{"lambd", 1.0}, {"bias", 0.5}}), F32({3}),
+               {0, 0, 2});
+}
+
+TEST(BinaryOps, PReluScalesNegatives) {
+  ExpectOutput(RunOp("PRelu", {Floats({2, 2}, {-1, 2, -3, 4}),
+                               Floats({2}, {0.5, 0.25})}),
+               F32({2, 2}), {-0.5, 2, -1.5, 4});
+}
+
+TEST(Mod, IntegerAndFloatRemainders) {
+  ExpectOutput(RunOp("Mod", {Ints({7, -7, 7}), Ints({3, 3, -3})}),
+               TensorType{DType::Int64(), {3}}, {1, 2, -2});
+  ExpectOutput(RunOp("Mod", {Floats({2}, {7.5, -7.5}), Floats({1}, {2})},
+                     {{"fmod", int64_t{1}}}),
+               F32({2}), {1.5, -1.5});
+  ExpectRefused(RunOp("Mod", {Floats({1}, {1}), Floats({1}, {1})}),
+                {"Mod_0", "fmod"});
+}
+
 TEST(Cast, ConvertsAndTruncates) {
   TensorData x = Floats({3}, {-1.7, 0.2, 2.9});
   ExpectOutput(RunOp("Cast", {x}, {{"to", int64_t{7}}}),
@@ -104,6 +130,8 @@ TEST(Cast, ConvertsAndTruncates) {
   ExpectOutput(RunOp("Cast", {Ints({3})}, {{"to", int64_t{1}}}), F32({1}), {3});
   ExpectRefused(RunOp("Cast", {x}, {{"to", int64_t{8}}}),
                 {"Cast_0", "attribute to=8"});
+  ExpectOutput(RunOp("CastLike", {x, Ints({0})}),
+               TensorType{DType::Int64(), {3}}, {-1, 0, 2});
 }
 
 }  // namespace

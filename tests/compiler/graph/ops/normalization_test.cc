@@ -46,6 +46,19 @@ TEST(BatchNormalization, PerChannel) {
                 {"BatchNormalization_0", "training_mode"});
 }
 
+TEST(ArgReduce, FirstOrLastIndexOfTheExtreme) {
+  TensorData x = Floats({2, 3}, {1, 3, 3, 2, 0, 0});
+  ExpectOutput(RunOp("ArgMax", {x}, {{"axis", int64_t{1}}}),
+               TensorType{DType::Int64(), {2, 1}}, {1, 0});
+  ExpectOutput(RunOp("ArgMax", {x},
+                     {{"axis", int64_t{1}},
+                      {"select_last_index", int64_t{1}},
+                      {"keepdims", int64_t{0}}}),
+               TensorType{DType::Int64(), {2}}, {2, 0});
+  ExpectOutput(RunOp("ArgMin", {x}, {{"axis", int64_t{0}}}),
+               TensorType{DType::Int64(), {1, 3}}, {0, 1, 1});
+}
+
 TEST(Reduce, AxesKeepdimsAndConstantAxesInput) {
   TensorData x = Floats({2, 3}, {1, 2, 3, 4, 5, 6});
   ExpectOutput(RunOp("ReduceSum", {x}), F32({1, 1}), {21});
