@@ -86,7 +86,7 @@ absl::Status ConvertAttributes(const onnx::NodeProto& proto,
             where, ": value must hold one element, not ", value.size()));
       }
       node.attrs["value"] = value.values[0];
-      node.attrs["dtype"] = static_cast<int64_t>(attribute.t().data_type());
+      node.attrs["to"] = static_cast<int64_t>(attribute.t().data_type());
       continue;
     }
     LATHE_ASSIGN_OR_RETURN(
@@ -96,7 +96,7 @@ absl::Status ConvertAttributes(const onnx::NodeProto& proto,
   }
   if (proto.op_type() == "ConstantOfShape" && !node.Has("value")) {
     node.attrs["value"] = 0.0;
-    node.attrs["dtype"] = static_cast<int64_t>(onnx::TensorProto::FLOAT);
+    node.attrs["to"] = static_cast<int64_t>(onnx::TensorProto::FLOAT);
   }
   return absl::OkStatus();
 }

@@ -310,6 +310,53 @@ TEST(OnnxImporter, UnknownShapesAreLeftUntyped) {
   EXPECT_EQ(y.type.dtype, DType::Float32());
 }
 
+TEST(OnnxImporter, ConstantInputsBecomeConstants) {
+  TestModel m(13);
+  m.Input("x", {2, 6});
+  m.Input("shape", {2}, onnx::TensorProto::INT64);
+  m.Node("Reshape", {"x", "shape"}, {"y"});
+  m.Output("y", {-1, -1});
+  std::string path = m.Write("constant_inputs.onnx");
+  OnnxImportOptions options;
+  TensorData shape(DType::Int64(), {2});
+  shape.values = {3, 4};
+  options.constant_inputs["shape"] = shape;
+  auto imported = ImportOnnxModel(path, options);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  ASSERT_EQ(imported->inputs().size(), 1u);
+  EXPECT_EQ(imported->value(imported->inputs()[0]).name, "x");
+  const graph::Node& reshape = imported->nodes()[0];
+  ASSERT_TRUE(imported->IsConstant(reshape.inputs[1]));
+  EXPECT_THAT(imported->value(reshape.inputs[1]).constant->values,
+              ElementsAre(3, 4));
+  // ONNX's shape inference now sees the shape.
+  const graph::Value& y = imported->value(imported->outputs()[0]);
+  EXPECT_TRUE(y.typed);
+  EXPECT_EQ(graph::TensorTypeText(y.type), "f32[3,4]");
+
+  OnnxImportOptions unknown;
+  unknown.constant_inputs["shapes"] = shape;
+  imported = ImportOnnxModel(path, unknown);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(imported.status().message(),
+              AllOf(HasSubstr("shapes"), HasSubstr("no graph input")));
+
+  OnnxImportOptions wrong_type;
+  TensorData floats(DType::Float32(), {2});
+  wrong_type.constant_inputs["shape"] = floats;
+  imported = ImportOnnxModel(path, wrong_type);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(
+      imported.status().message(),
+      AllOf(HasSubstr("shape"), HasSubstr("FLOAT"), HasSubstr("INT64")));
+
+  OnnxImportOptions wrong_shape;
+  wrong_shape.constant_inputs["shape"] = TensorData(DType::Int64(), {3});
+  imported = ImportOnnxModel(path, wrong_shape);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(imported.status().message(), HasSubstr("does not fit"));
+}
+
 class BadModelFile : public ::testing::Test {
  protected:
   std::string Path(const std::string& file) {
