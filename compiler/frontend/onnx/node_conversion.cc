@@ -150,10 +150,20 @@ void FillWindowAttributes(graph::Node& node, GraphBuilder& builder) {
     if (strides.size() != rank || (dilations && dilations->size() != rank)) {
       return;  // malformed: the graph's type inference names it
     }
+    // Values beyond this are malformed (the graph's type inference names
+    // them); bounding them keeps the arithmetic below from overflowing.
+    constexpr int64_t kLargest = int64_t{1} << 30;
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t dilation = dilations ? (*dilations)[i] : 1;
+      if (kernel_shape[i] < 1 || kernel_shape[i] > kLargest || strides[i] < 1 ||
+          strides[i] > kLargest || dilation < 1 || dilation > kLargest) {
+        return;
+      }
+    }
     std::vector<int64_t> pads(2 * rank, 0);
     for (size_t i = 0; i < rank; ++i) {
       const int64_t in = input->shape[i + 2];
-      const int64_t stride = strides[i] > 0 ? strides[i] : 1;
+      const int64_t stride = strides[i];
       const int64_t dilation = dilations ? (*dilations)[i] : 1;
       const int64_t out = (in + stride - 1) / stride;
       const int64_t total = std::max<int64_t>(

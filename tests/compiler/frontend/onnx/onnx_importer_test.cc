@@ -478,6 +478,47 @@ TEST_F(BadModelFile, UnsupportedElementTypeIsNamed) {
               AllOf(HasSubstr("half"), HasSubstr("FLOAT16")));
 }
 
+TEST_F(BadModelFile, SparseInitializersAreRefused) {
+  TestModel m = ConvReluAdd(13);
+  auto* sparse = m.graph().add_sparse_initializer();
+  sparse->mutable_values()->set_name("sparse_w");
+  sparse->mutable_values()->set_data_type(onnx::TensorProto::FLOAT);
+  sparse->add_dims(4);
+  auto imported = ImportOnnxModel(m.Write("sparse.onnx"));
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(imported.status().message(), HasSubstr("sparse_w"));
+}
+
+// Corrupted bytes of a valid model: each import succeeds or fails with an
+// error naming the file; none crashes.
+TEST_F(BadModelFile, CorruptedBytesNeverCrash) {
+  std::string whole;
+  ConvReluAdd(13).model().SerializeToString(&whole);
+  uint32_t state = 7;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  std::string path = Path("corrupted.onnx");
+  int refused = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string bytes = whole;
+    // Only the structure (the first bytes), not the weights' raw data.
+    const size_t span = std::min<size_t>(bytes.size(), 400);
+    for (int flips = 1 + trial % 4; flips > 0; --flips) {
+      bytes[next() % span] = static_cast<char>(next());
+    }
+    onnx_test::WriteBytes(path, bytes);
+    auto imported = ImportOnnxModel(path);
+    if (!imported.ok()) {
+      ++refused;
+      EXPECT_THAT(imported.status().message(), HasSubstr(path));
+    }
+  }
+  EXPECT_GT(refused, 0);
+}
+
 TEST_F(BadModelFile, ModelTheCheckerRejects) {
   TestModel m(13);
   m.Input("x", {4});
