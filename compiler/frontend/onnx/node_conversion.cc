@@ -184,14 +184,13 @@ void FillWindowAttributes(graph::Node& node, GraphBuilder& builder) {
 void EmitCoercedSoftmax(graph::Node node, GraphBuilder& builder) {
   int64_t axis = node.Int("axis");
   auto input = builder.StaticType(node.inputs[0]);
+  // An unknown rank matches no axis but -1.
   const int64_t rank =
       input ? static_cast<int64_t>(input->shape.size()) : int64_t{-2};
-  {
-    if (axis == rank - 1 || axis == -1) {
-      node.attrs["axis"] = int64_t{-1};
-      builder.Emit(std::move(node));
-      return;
-    }
+  if (axis == -1 || axis == rank - 1) {  // the 2-D view changes nothing
+    node.attrs["axis"] = int64_t{-1};
+    builder.Emit(std::move(node));
+    return;
   }
   const int output = node.outputs[0];
   graph::Node flatten;
@@ -249,7 +248,7 @@ absl::Status ConvertNode(const onnx::NodeProto& proto, GraphBuilder& builder) {
   while (!node.inputs.empty() && node.inputs.back() == kNoValue) {
     node.inputs.pop_back();
   }
-  if (node.inputs.empty() && node.op != "Constant") {
+  if (node.inputs.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": no inputs"));
   }
   int outputs = proto.output_size();
