@@ -125,6 +125,47 @@ class RunState {
   std::vector<std::vector<float>> owned_;
 };
 
+// `graph` with the inputs named in `values` turned into constants holding
+// them. Errors (InvalidArgument): a value for no input, or of another dtype
+// or shape than its input's.
+absl::StatusOr<graph::Graph> BindInputValues(
+    graph::Graph graph, const std::map<std::string, TensorData>& values) {
+  if (values.empty()) return graph;
+  graph::Graph bound;
+  bound.values() = std::move(graph.values());
+  bound.nodes() = std::move(graph.nodes());
+  size_t used = 0;
+  for (int v : graph.inputs()) {
+    graph::Value& value = bound.value(v);
+    auto it = values.find(value.name);
+    if (it == values.end()) {
+      bound.AddInput(v);
+      continue;
+    }
+    if (it->second.dtype != value.type.dtype ||
+        it->second.shape != value.type.shape ||
+        it->second.size() != value.type.NumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input \"", value.name, "\": expected ", TensorTypeText(value.type),
+          ", got ", it->second.dtype.ToString(), ShapeText(it->second.shape)));
+    }
+    value.constant = it->second;
+    ++used;
+  }
+  if (used != values.size()) {
+    for (const auto& [name, data] : values) {
+      bool found = false;
+      for (int v : graph.inputs()) found |= bound.value(v).name == name;
+      if (!found) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the model has no input \"", name, "\""));
+      }
+    }
+  }
+  for (int v : graph.outputs()) bound.AddOutput(v);
+  return bound;
+}
+
 }  // namespace
 
 Model::~Model() = default;
@@ -142,7 +183,10 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(
 absl::StatusOr<std::unique_ptr<Model>> Model::FromGraph(
     graph::Graph graph, const ModelOptions& options) {
   std::unique_ptr<Model> model(new Model());
-  model->graph_ = std::move(graph);
+  absl::StatusOr<graph::Graph> bound =
+      BindInputValues(std::move(graph), options.input_values);
+  if (!bound.ok()) return bound.status();
+  model->graph_ = *std::move(bound);
   absl::Status status = model->Prepare(options);
   if (!status.ok()) return status;
   return model;

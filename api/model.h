@@ -22,7 +22,8 @@
 // - Run checks the inputs (count, dtype, shape) and names the one at fault.
 //   Run may be called from several threads at once: each call has its own
 //   arena.
-// Errors of Load: those of the importer, the passes and the partition
+// Errors of Load: an input value of the wrong dtype or shape or for no
+// input (naming it), those of the importer, the passes and the partition
 // (naming the node, the op or the input), a database that does not open,
 // a target that does not parse or cannot run here, a kernel that does not
 // compile (naming its workload).
@@ -51,6 +52,11 @@ struct ModelOptions {
   std::string db_path;  // empty: no database, default schedules
   std::string target = "host";
   bool compatible = false;  // as api::Options::compatible
+  // Inputs whose values are known at load, by name: they become constants
+  // and fold like any (so that a shape computed from them is known), and
+  // inputs() and Run leave them out. `lathe run` binds its integer and
+  // bool inputs this way.
+  std::map<std::string, TensorData> input_values;
 };
 
 struct ModelStats {

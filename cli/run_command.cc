@@ -49,9 +49,8 @@ std::string TensorJson(const api::ModelTensor& tensor,
 
 // The input files as tensors, checked against the model's inputs so that a
 // refusal names the file as well as the input.
-absl::StatusOr<std::vector<TensorData>> ReadInputs(const RunOptions& options,
-                                                   const api::Model& model) {
-  const std::vector<api::ModelTensor>& expected = model.inputs();
+absl::StatusOr<std::vector<TensorData>> ReadInputs(
+    const RunOptions& options, const std::vector<api::ModelTensor>& expected) {
   if (options.inputs.size() > expected.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the model takes ", expected.size(), " input(s), got ",
@@ -101,26 +100,42 @@ absl::Status RunRun(const RunOptions& options) {
     }
   }
 
-  // 2. The model: import, passes, partition, kernels.
+  // 2. The model as imported, and the input files checked against it.
+  absl::StatusOr<graph::Graph> graph = options.model.Import();
+  if (!graph.ok()) return graph.status();
+  std::vector<api::ModelTensor> model_inputs;
+  for (int v : graph->inputs()) {
+    model_inputs.push_back({graph->value(v).name, graph->value(v).type});
+  }
+  absl::StatusOr<std::vector<TensorData>> inputs =
+      ReadInputs(options, model_inputs);
+  if (!inputs.ok()) return inputs.status();
+
+  // 3. Passes, partition, kernels. The run happens once, so integer and
+  //    bool inputs fold into the model as constants: shapes computed from
+  //    them (a Reshape's target, a Slice's starts) become known.
   api::ModelOptions model_options;
-  absl::StatusOr<std::map<std::string, std::vector<int64_t>>> shapes =
-      options.model.InputShapes();
-  if (!shapes.ok()) return shapes.status();
-  model_options.input_shapes = *std::move(shapes);
   model_options.db_path = options.db_path;
   model_options.target = options.target;
   model_options.compatible = options.compatible;
+  std::vector<TensorData> run_inputs;
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    if ((*inputs)[i].dtype == DType::Float32()) {
+      run_inputs.push_back(std::move((*inputs)[i]));
+    } else {
+      model_options.input_values[model_inputs[i].name] =
+          std::move((*inputs)[i]);
+    }
+  }
   auto load_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<api::Model>> model =
-      api::Model::Load(options.model.path, model_options);
+      api::Model::FromGraph(*std::move(graph), model_options);
   if (!model.ok()) return model.status();
   double load_s = std::chrono::duration<double>(
                       std::chrono::steady_clock::now() - load_start)
                       .count();
 
-  // 3. The inputs, the run, the outputs (all or none).
-  absl::StatusOr<std::vector<TensorData>> inputs = ReadInputs(options, **model);
-  if (!inputs.ok()) return inputs.status();
+  // 4. The run and the outputs (all or none).
   std::vector<std::string> output_files;
   std::vector<NamedPath> output_paths;
   for (size_t i = 0; i < (*model)->outputs().size(); ++i) {
@@ -133,7 +148,7 @@ absl::Status RunRun(const RunOptions& options) {
     return st;
   }
   auto run_start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run(*inputs);
+  absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run(run_inputs);
   if (!outputs.ok()) return outputs.status();
   double run_s = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - run_start)
@@ -142,12 +157,12 @@ absl::Status RunRun(const RunOptions& options) {
   for (size_t i = 0; i < outputs->size(); ++i) {
     absl::Status written =
         lathe::WriteTensorFile(staged.Add(output_files[i]), (*outputs)[i],
-                                     (*model)->outputs()[i].name);
+                               (*model)->outputs()[i].name);
     if (!written.ok()) return staged.Named(written);
   }
   if (absl::Status st = staged.Commit(); !st.ok()) return st;
 
-  // 4. What ran.
+  // 5. What ran.
   const api::ModelStats& stats = (*model)->stats();
   std::fprintf(stderr,
                "%d kernels: %d tuned, %d default schedule; %d host steps\n",
@@ -155,9 +170,8 @@ absl::Status RunRun(const RunOptions& options) {
                stats.kernels_default, stats.host_steps);
   if (options.json) {
     std::vector<std::string> inputs_json, outputs_json;
-    for (size_t i = 0; i < (*model)->inputs().size(); ++i) {
-      inputs_json.push_back(
-          TensorJson((*model)->inputs()[i], options.inputs[i]));
+    for (size_t i = 0; i < model_inputs.size(); ++i) {
+      inputs_json.push_back(TensorJson(model_inputs[i], options.inputs[i]));
     }
     for (size_t i = 0; i < (*model)->outputs().size(); ++i) {
       outputs_json.push_back(

@@ -130,6 +130,51 @@ TEST(Model, RunsNonFloatWorkOnTheHost) {
   EXPECT_EQ((*outputs)[0].values, (std::vector<double>{0, 2, 3, 0}));
 }
 
+// x reshaped to the shape an int64 input gives.
+Graph ReshapeByInputGraph() {
+  Graph graph;
+  int x = graph.AddValue("x", F32({6}));
+  int shape = graph.AddValue("shape", TensorType{DType::Int64(), {2}});
+  graph.AddInput(x);
+  graph.AddInput(shape);
+  int y = graph.AddValue("y", F32({}));
+  graph.value(y).typed = false;
+  AddNode(graph, "Reshape", {x, shape}, {y}, {{"allowzero", int64_t{0}}});
+  graph.AddOutput(y);
+  return graph;
+}
+
+TEST(Model, InputValuesKnownAtLoadFoldAsConstants) {
+  EXPECT_FALSE(Model::FromGraph(ReshapeByInputGraph()).ok());
+  ModelOptions options;
+  options.input_values["shape"] = Tensor({2}, {3, -1}, DType::Int64());
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(ReshapeByInputGraph(), options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ((*model)->inputs().size(), 1u);
+  EXPECT_EQ((*model)->inputs()[0].name, "x");
+  absl::StatusOr<std::vector<TensorData>> outputs =
+      (*model)->Run({Tensor({6}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  EXPECT_EQ((*outputs)[0].shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ((*outputs)[0].values, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+
+  options.input_values["shape"] = Tensor({3}, {3, 1, 2}, DType::Int64());
+  absl::StatusOr<std::unique_ptr<Model>> refused =
+      Model::FromGraph(ReshapeByInputGraph(), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("\"shape\": expected i64[2]"),
+            std::string::npos)
+      << refused.status();
+  options.input_values.clear();
+  options.input_values["nothing"] = Tensor({2}, {3, 2}, DType::Int64());
+  refused = Model::FromGraph(ReshapeByInputGraph(), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("no input \"nothing\""),
+            std::string::npos)
+      << refused.status();
+}
+
 TEST(Model, RefusesADatabaseThatDoesNotOpen) {
   ModelOptions options;
   options.db_path = "/nonexistent/folder/tuned.db";

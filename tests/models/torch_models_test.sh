@@ -44,7 +44,7 @@ for model in $(find "$work/models" -name model.onnx | sort); do
   for expected in $(ls -v "$data"/output_*.pb); do
     if ! "$compare" "$out/$(basename "$expected")" "$expected"; then ok=0; fi
   done
-  summary=$(tr -d '\n' < "$work/run.json" | grep -o '"peak_intermediate_bytes": [0-9]*, "unshared_intermediate_bytes": [0-9]*' || true)
+  summary=$(tr -d '\n' < "$work/run.json" | grep -oE '"(peak_intermediate_bytes|unshared_intermediate_bytes|load_s|run_s)": [0-9.]*' | tr '\n' ' ' || true)
   if [[ $ok -eq 1 ]]; then
     echo "PASS $name: $(cat "$work/run.err") $summary"
   else
