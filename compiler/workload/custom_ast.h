@@ -15,13 +15,13 @@
 //
 // The canonical text (PrintParsedDefinition) is fixed by the tree alone, so
 // that equal trees print equal: the declarations in their order
-// (`input X[1,64,56,56]`, then ` pad V` when V is not 0), then the statements,
-// all joined by "; ", binary operators
-// spaced (" + "), minimal parentheses (left-associative; a right operand of
-// equal precedence keeps its parentheses), indices without spaces in the
-// form 2*i+r-1 (terms sorted by variable name, the constant last),
-// literals in their shortest exact decimal form with a ".0" when integral.
-// Parsing the canonical text gives the same tree back.
+// (`input X[1,64,56,56]`, then ` pad V` unless V is +0.0), then the
+// statements, all joined by "; ", binary operators spaced (" + "), minimal
+// parentheses (left-associative; a right operand of equal precedence keeps
+// its parentheses), padded reads as X?[...], indices without spaces in the
+// form 2*i+r-1 (terms sorted by variable name, the constant last), literals
+// and pad values in their shortest exact decimal form with a ".0" when
+// integral. Parsing the canonical text gives the same tree back.
 // Tests: tests/compiler/workload/expr_parser_test.cc.
 #pragma once
 

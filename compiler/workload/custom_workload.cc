@@ -1,6 +1,8 @@
 #include "compiler/workload/custom_workload.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <set>
 
@@ -138,6 +140,16 @@ class Checker {
   }
 
   absl::StatusOr<CustomDefinition> Run() {
+    if (def_.parsed.inputs.size() >
+        static_cast<size_t>(kMaxInputDeclarations)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("custom expression: more than ", kMaxInputDeclarations,
+                       " input declarations"));
+    }
+    if (def_.parsed.statements.empty()) {
+      return absl::InvalidArgumentError(
+          "custom expression: no statement defines an output");
+    }
     for (const InputDeclaration& d : def_.parsed.inputs) {
       LATHE_RETURN_IF_ERROR(CheckDeclaration(d));
     }
@@ -246,6 +258,10 @@ class Checker {
     absl::StatusOr<int64_t> n = CheckedNumElements(
         absl::StrCat("custom expression: input ", d.name), d.shape);
     if (!n.ok()) return n.status();
+    if (!(std::fabs(d.pad_value) <= std::numeric_limits<float>::max())) {
+      return ErrorAt(d.column, absl::StrCat("the pad value of input ", d.name,
+                                            " is not a finite float32"));
+    }
     declared_[d.name] = &d;
     shapes_[d.name] = d.shape;
     input_order_.push_back(d.name);

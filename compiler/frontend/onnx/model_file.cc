@@ -136,6 +136,18 @@ absl::StatusOr<LoadedModel> LoadOnnxModel(const std::string& path,
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": not an ONNX model (no graph, IR version or opset)"));
   }
+  const onnx::GraphProto& graph = model.graph();
+  if (graph.node_size() > kMaxNodes || graph.initializer_size() > kMaxNodes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", graph.node_size(), " nodes and ", graph.initializer_size(),
+        " initializers, more than the limit of ", kMaxNodes, " each"));
+  }
+  if (graph.sparse_initializer_size() > 0) {
+    return absl::UnimplementedError(
+        absl::StrCat(path, ": sparse initializers (\"",
+                     graph.sparse_initializer(0).values().name(),
+                     "\", ...) are not supported"));
+  }
   LATHE_RETURN_IF_ERROR(CheckDomains(model.graph(), path));
   LATHE_ASSIGN_OR_RETURN(const int64_t declared, DefaultOpset(model, path));
   LATHE_RETURN_IF_ERROR(CheckNodes(model.graph(), declared, path));

@@ -2,7 +2,7 @@
 // importer), the first half of ImportOnnxModel:
 //   1. read the file, bounded by max_file_bytes (regular files only),
 //   2. parse it; an empty, truncated or non-ONNX file is one error naming
-//      the file,
+//      the file; at most kMaxNodes nodes and initializers, none sparse,
 //   3. check the opsets: no node of another domain; the default domain at
 //      11..17, or below 11 when every operator of the model is the same at
 //      its opset and at 11 (then read as opset 11),
@@ -24,6 +24,8 @@ namespace lathe::onnx_frontend {
 
 inline constexpr int64_t kMinOpset = 11;
 inline constexpr int64_t kMaxOpset = 17;
+// The most nodes (and, separately, initializers) a model may have.
+inline constexpr int kMaxNodes = 1 << 20;
 
 struct LoadedModel {
   onnx::ModelProto model;

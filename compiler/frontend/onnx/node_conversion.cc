@@ -86,7 +86,7 @@ absl::Status ConvertAttributes(const onnx::NodeProto& proto,
             where, ": value must hold one element, not ", value.size()));
       }
       node.attrs["value"] = value.values[0];
-      node.attrs["dtype"] = static_cast<int64_t>(attribute.t().data_type());
+      node.attrs["to"] = static_cast<int64_t>(attribute.t().data_type());
       continue;
     }
     LATHE_ASSIGN_OR_RETURN(
@@ -96,7 +96,7 @@ absl::Status ConvertAttributes(const onnx::NodeProto& proto,
   }
   if (proto.op_type() == "ConstantOfShape" && !node.Has("value")) {
     node.attrs["value"] = 0.0;
-    node.attrs["dtype"] = static_cast<int64_t>(onnx::TensorProto::FLOAT);
+    node.attrs["to"] = static_cast<int64_t>(onnx::TensorProto::FLOAT);
   }
   return absl::OkStatus();
 }
@@ -150,10 +150,20 @@ void FillWindowAttributes(graph::Node& node, GraphBuilder& builder) {
     if (strides.size() != rank || (dilations && dilations->size() != rank)) {
       return;  // malformed: the graph's type inference names it
     }
+    // Values beyond this are malformed (the graph's type inference names
+    // them); bounding them keeps the arithmetic below from overflowing.
+    constexpr int64_t kLargest = int64_t{1} << 30;
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t dilation = dilations ? (*dilations)[i] : 1;
+      if (kernel_shape[i] < 1 || kernel_shape[i] > kLargest || strides[i] < 1 ||
+          strides[i] > kLargest || dilation < 1 || dilation > kLargest) {
+        return;
+      }
+    }
     std::vector<int64_t> pads(2 * rank, 0);
     for (size_t i = 0; i < rank; ++i) {
       const int64_t in = input->shape[i + 2];
-      const int64_t stride = strides[i] > 0 ? strides[i] : 1;
+      const int64_t stride = strides[i];
       const int64_t dilation = dilations ? (*dilations)[i] : 1;
       const int64_t out = (in + stride - 1) / stride;
       const int64_t total = std::max<int64_t>(
@@ -174,14 +184,13 @@ void FillWindowAttributes(graph::Node& node, GraphBuilder& builder) {
 void EmitCoercedSoftmax(graph::Node node, GraphBuilder& builder) {
   int64_t axis = node.Int("axis");
   auto input = builder.StaticType(node.inputs[0]);
+  // An unknown rank matches no axis but -1.
   const int64_t rank =
       input ? static_cast<int64_t>(input->shape.size()) : int64_t{-2};
-  {
-    if (axis == rank - 1 || axis == -1) {
-      node.attrs["axis"] = int64_t{-1};
-      builder.Emit(std::move(node));
-      return;
-    }
+  if (axis == -1 || axis == rank - 1) {  // the 2-D view changes nothing
+    node.attrs["axis"] = int64_t{-1};
+    builder.Emit(std::move(node));
+    return;
   }
   const int output = node.outputs[0];
   graph::Node flatten;
@@ -239,7 +248,7 @@ absl::Status ConvertNode(const onnx::NodeProto& proto, GraphBuilder& builder) {
   while (!node.inputs.empty() && node.inputs.back() == kNoValue) {
     node.inputs.pop_back();
   }
-  if (node.inputs.empty() && node.op != "Constant") {
+  if (node.inputs.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": no inputs"));
   }
   int outputs = proto.output_size();

@@ -18,7 +18,8 @@
 //   known;
 // - Cast's `to` stays the ONNX element type code (1 float32, 7 int64, ...);
 //   ConstantOfShape's tensor `value` becomes "value" (a float attribute) and
-//   "dtype" (its ONNX element type code; default 0.0 and 1, float32);
+//   "to" (its ONNX element type code, as Cast's; default 0.0 and 1,
+//   float32);
 // - a Constant node becomes a constant value, not a node;
 // - an absent optional input ("") is kNoValue, trailing ones are dropped;
 //   trailing absent outputs are dropped;

@@ -17,6 +17,9 @@ absl::StatusOr<graph::Graph> ImportOnnxModel(const std::string& path,
   auto loaded = onnx_frontend::LoadOnnxModel(path, options.max_file_bytes);
   if (!loaded.ok()) return loaded.status();
   onnx::ModelProto& model = loaded->model;
+  absl::Status constants =
+      onnx_frontend::BindConstantInputs(model, options.constant_inputs);
+  if (!constants.ok()) return with_path(constants);
   absl::Status bound =
       onnx_frontend::BindInputShapes(model, options.input_shapes);
   if (!bound.ok()) return with_path(bound);

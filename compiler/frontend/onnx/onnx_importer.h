@@ -25,13 +25,19 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/graph/graph.h"
+#include "compiler/interp/tensor_data.h"
 
 namespace lathe {
 
 struct OnnxImportOptions {
-  std::map<std::string, std::vector<int64_t>>
-      input_shapes;  // --shape NAME=1,3,224,224
+  // --shape NAME=1,3,224,224
+  std::map<std::string, std::vector<int64_t>> input_shapes;
   int64_t max_file_bytes = int64_t{2} << 30;
+  // Graph inputs that become constants with this data (its dtype and shape
+  // must fit the input's declaration): the shape, axes or pads operands
+  // that ONNX test cases feed as inputs, which Lathe needs as constants to
+  // give every value a static shape. They are no longer graph inputs.
+  std::map<std::string, TensorData> constant_inputs;
 };
 
 absl::StatusOr<graph::Graph> ImportOnnxModel(

@@ -99,6 +99,55 @@ absl::Status BindInputShapes(
   return absl::OkStatus();
 }
 
+absl::Status BindConstantInputs(
+    onnx::ModelProto& model,
+    const std::map<std::string, TensorData>& constant_inputs) {
+  onnx::GraphProto& graph = *model.mutable_graph();
+  std::set<std::string> initializers;
+  for (const auto& initializer : graph.initializer()) {
+    initializers.insert(initializer.name());
+  }
+  for (const auto& [name, data] : constant_inputs) {
+    const std::string what = absl::StrCat("constant input \"", name, "\"");
+    onnx::ValueInfoProto* input = nullptr;
+    for (onnx::ValueInfoProto& candidate : *graph.mutable_input()) {
+      if (candidate.name() == name) input = &candidate;
+    }
+    if (input == nullptr || initializers.count(name) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": the model has no graph input of that name"));
+    }
+    const onnx::TypeProto::Tensor& declared = input->type().tensor_type();
+    auto proto = TensorToProto(data, name);
+    if (!proto.ok()) return proto.status();
+    if (declared.elem_type() != proto->data_type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": the data is ", OnnxTypeName(proto->data_type()),
+          " but the input is ", OnnxTypeName(declared.elem_type())));
+    }
+    if (declared.has_shape()) {
+      const auto& dims = declared.shape().dim();
+      bool fits = dims.size() == static_cast<int>(data.shape.size());
+      for (int i = 0; fits && i < dims.size(); ++i) {
+        if (dims[i].has_dim_value() && dims[i].dim_value() != data.shape[i]) {
+          fits = false;
+        }
+      }
+      if (!fits) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, ": the data's shape [", absl::StrJoin(data.shape, ","),
+            "] does not fit the input's declaration"));
+      }
+    }
+    onnx::TensorShapeProto* shape =
+        input->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t dim : data.shape) shape->add_dim()->set_dim_value(dim);
+    *graph.add_initializer() = *std::move(proto);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status InferModelShapes(onnx::ModelProto& model,
                               const std::string& path) {
   // Data propagation computes the values of small shape tensors, which

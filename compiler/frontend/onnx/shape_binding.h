@@ -7,6 +7,10 @@
 //   input, the dimension's index and its symbol), a --shape naming no graph
 //   input, a --shape of the wrong rank or contradicting a fixed dimension, a
 //   negative dimension, an input of more than kMaxTensorElements elements.
+// - BindConstantInputs makes graph inputs constants (initializers) with the
+//   given data. Errors: a name that is no graph input (or already an
+//   initializer), data whose dtype differs from the input's or whose shape
+//   contradicts the input's declared dimensions.
 // - InferModelShapes runs ONNX shape inference (with data propagation, so
 //   Shape->Gather->Concat->Reshape chains get static shapes) and turns its
 //   exceptions into an error naming the file.
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "compiler/interp/tensor_data.h"
 #include "onnx/onnx_pb.h"
 
 namespace lathe::onnx_frontend {
@@ -26,6 +31,10 @@ namespace lathe::onnx_frontend {
 absl::Status BindInputShapes(
     onnx::ModelProto& model,
     const std::map<std::string, std::vector<int64_t>>& input_shapes);
+
+absl::Status BindConstantInputs(
+    onnx::ModelProto& model,
+    const std::map<std::string, TensorData>& constant_inputs);
 
 absl::Status InferModelShapes(onnx::ModelProto& model, const std::string& path);
 

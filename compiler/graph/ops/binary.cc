@@ -51,6 +51,12 @@ const BinaryOp kBinaryOps[] = {
      [](const std::vector<std::string>& x) {
        return absl::StrCat("pow(", x[0], ", ", x[1], ")");
      }},
+    {"PRelu", Kind::kArith,
+     [](double a, double b, DType) { return a < 0 ? a * b : a; },
+     [](const std::vector<std::string>& x) {
+       return absl::StrCat("max(", x[0], ", 0) + ", x[1], " * min(", x[0],
+                           ", 0)");
+     }},
     {"Max", Kind::kVariadic,
      [](double a, double b, DType) { return std::isnan(a) || a > b ? a : b; },
      [](const std::vector<std::string>& x) { return Fold(x, "max"); }},

@@ -2,9 +2,11 @@
 // value_float(s) / value_int(s); the importer turns a tensor `value` into a
 // graph constant), ConstantOfShape (the shape in input 1, every element
 // attribute `value`, a double, of the dtype of attribute `to`, an ONNX
-// data type code defaulting to float), Shape (start/end, opset 15) and
-// Size. Their results are always folded when the input types are known.
+// data type code defaulting to float), Shape (start/end, opset 15),
+// Size and Range (constant scalar inputs). Their results are always folded when
+// the input types are known.
 #include <algorithm>
+#include <cmath>
 
 #include "compiler/graph/ops/op_definition.h"
 
@@ -66,12 +68,40 @@ std::pair<int64_t, int64_t> ShapeRange(const Node& node, int64_t rank) {
   return {start, std::max(start, end)};
 }
 
+// Range: start, start + delta, ... before limit (scalar inputs, constants).
+absl::StatusOr<int64_t> RangeLength(const Node& node, double start,
+                                    double limit, double delta) {
+  if (delta == 0) return NodeError(node, "delta 0");
+  const double n = std::ceil((limit - start) / delta);
+  if (!(n < static_cast<double>(kMaxGraphElements))) {
+    return NodeError(node, "too many elements");
+  }
+  return std::max<int64_t>(0, static_cast<int64_t>(n));
+}
+
 absl::StatusOr<std::vector<TensorType>> InferConstant(const Graph& graph,
                                                       const Node& node) {
   if (node.op == "Constant") {
     LATHE_RETURN_IF_ERROR(CheckInputCount(node, 0, 0));
     LATHE_ASSIGN_OR_RETURN(TensorData t, ConstantValue(node));
     return std::vector<TensorType>{TensorType{t.dtype, t.shape}};
+  }
+  if (node.op == "Range") {
+    LATHE_RETURN_IF_ERROR(CheckInputCount(node, 3, 3));
+    LATHE_RETURN_IF_ERROR(CheckSameDType(graph, node));
+    double args[3];
+    for (size_t i = 0; i < 3; ++i) {
+      const TensorData* c = ConstantInput(graph, node, i);
+      if (c == nullptr || c->values.size() != 1) {
+        return NodeError(
+            node, absl::StrCat("input ", i, " must be a constant scalar"));
+      }
+      args[i] = c->values[0];
+    }
+    LATHE_ASSIGN_OR_RETURN(int64_t n,
+                           RangeLength(node, args[0], args[1], args[2]));
+    return std::vector<TensorType>{
+        TensorType{InputType(graph, node, 0).dtype, {n}}};
   }
   LATHE_RETURN_IF_ERROR(CheckInputCount(node, 1, 1));
   const TensorType& x = InputType(graph, node, 0);
@@ -99,6 +129,17 @@ absl::StatusOr<std::vector<TensorData>> EvalConstant(
     const Node& node, const std::vector<const TensorData*>& in) {
   if (node.op == "Constant") {
     LATHE_ASSIGN_OR_RETURN(TensorData t, ConstantValue(node));
+    return std::vector<TensorData>{std::move(t)};
+  }
+  if (node.op == "Range") {
+    const double start = in[0]->values.at(0), delta = in[2]->values.at(0);
+    LATHE_ASSIGN_OR_RETURN(
+        int64_t n, RangeLength(node, start, in[1]->values.at(0), delta));
+    TensorData t(in[0]->dtype, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      t.values[i] = start + static_cast<double>(i) * delta;
+    }
+    RoundValues(t);
     return std::vector<TensorData>{std::move(t)};
   }
   const TensorData& x = *in[0];
@@ -131,7 +172,8 @@ absl::StatusOr<std::vector<TensorData>> EvalConstant(
 
 std::vector<OpDef> ConstantOps() {
   std::vector<OpDef> defs;
-  for (const char* op : {"Constant", "ConstantOfShape", "Shape", "Size"}) {
+  for (const char* op :
+       {"Constant", "ConstantOfShape", "Shape", "Size", "Range"}) {
     defs.push_back(
         {op, FusionRole::kHost, InferConstant, EvalConstant, nullptr});
   }

@@ -93,11 +93,63 @@ absl::Status EmitGather(const Node& node, KernelEmitter& e) {
   return absl::OkStatus();
 }
 
+// GatherElements: out[i] = data[i with i[axis] replaced by indices[i]]
+// (indices shaped like the output). Host evaluation only.
+absl::StatusOr<std::vector<TensorType>> InferGatherElements(const Graph& graph,
+                                                            const Node& node) {
+  LATHE_RETURN_IF_ERROR(CheckInputCount(node, 2, 2));
+  const TensorType& x = InputType(graph, node, 0);
+  const TensorType& i = InputType(graph, node, 1);
+  if (!i.dtype.is_int()) return NodeError(node, "indices must be integers");
+  if (i.shape.size() != x.shape.size() || x.shape.empty()) {
+    return NodeError(node, "indices must have the data's rank");
+  }
+  LATHE_RETURN_IF_ERROR(NormalizeAxis(node, IntAttr(node, "axis", 0),
+                                      static_cast<int64_t>(x.shape.size()))
+                            .status());
+  return std::vector<TensorType>{TensorType{x.dtype, i.shape}};
+}
+
+absl::StatusOr<std::vector<TensorData>> EvalGatherElements(
+    const Node& node, const std::vector<const TensorData*>& in) {
+  const TensorData& x = *in[0];
+  const TensorData& indices = *in[1];
+  LATHE_ASSIGN_OR_RETURN(int64_t axis,
+                         NormalizeAxis(node, IntAttr(node, "axis", 0),
+                                       static_cast<int64_t>(x.shape.size())));
+  const std::vector<int64_t> xs = Strides(x.shape);
+  TensorData y(x.dtype, indices.shape);
+  std::vector<int64_t> picks = ConstantInts(indices);
+  const std::vector<int64_t> is = Strides(indices.shape);
+  const int64_t extent = x.shape[axis];
+  for (int64_t e = 0; e < y.size(); ++e) {
+    int64_t pick = picks[e];
+    if (pick < -extent || pick >= extent) {
+      return NodeError(node, absl::StrCat("index ", pick, " out of range"));
+    }
+    if (pick < 0) pick += extent;
+    int64_t o = 0;
+    for (size_t a = 0; a < is.size(); ++a) {
+      const int64_t at = static_cast<int64_t>(a) == axis
+                             ? pick
+                             : (e / is[a]) % indices.shape[a];
+      if (at >= x.shape[a]) {
+        return NodeError(node, "indices exceed the data's shape");
+      }
+      o += at * xs[a];
+    }
+    y.values[e] = x.values[o];
+  }
+  return std::vector<TensorData>{std::move(y)};
+}
+
 }  // namespace
 
 std::vector<OpDef> GatherOps() {
   return {
-      {"Gather", FusionRole::kOwnKernel, InferGather, EvalGather, EmitGather}};
+      {"Gather", FusionRole::kOwnKernel, InferGather, EvalGather, EmitGather},
+      {"GatherElements", FusionRole::kHost, InferGatherElements,
+       EvalGatherElements, nullptr}};
 }
 
 }  // namespace lathe::graph

@@ -54,10 +54,10 @@ const TensorData* ConstantInput(const Graph& graph, const Node& node,
 absl::Status CheckFloat(const Graph& graph, const Node& node, size_t i) {
   const TensorType& type = InputType(graph, node, i);
   if (type.dtype != DType::Float32()) {
-    return NodeError(
-        node,
-        absl::StrCat("input ", i, " (", graph.value(node.inputs[i]).name,
-                     ") is ", TensorTypeText(type), ", expected float32"));
+    return absl::UnimplementedError(absl::StrCat(
+        "node ", node.name, " (", node.op, "): input ", i, " (",
+        graph.value(node.inputs[i]).name, ") is ", TensorTypeText(type),
+        "; dtype ", type.dtype.ToString(), " is not supported (float32 only)"));
   }
   return absl::OkStatus();
 }

@@ -1,5 +1,6 @@
-// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd over a set of
-// axes (an attribute, or ReduceSum's input 1 since opset 13, which must be a
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin (kernels), ReduceProd,
+// ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp over a set
+// of axes (an attribute, or ReduceSum's input 1 since opset 13, which must be a
 // constant), keepdims, noop_with_empty_axes.
 #include <algorithm>
 #include <cmath>
@@ -100,14 +101,25 @@ absl::StatusOr<std::vector<TensorData>> EvalReduce(
       acc = std::min(acc, v);
     } else if (node.op == "ReduceProd") {
       acc *= v;
+    } else if (node.op == "ReduceSumSquare" || node.op == "ReduceL2") {
+      acc += v * v;
+    } else if (node.op == "ReduceL1") {
+      acc += std::fabs(v);
+    } else if (node.op == "ReduceLogSumExp") {
+      acc += std::exp(v);
     } else {
       acc += v;
     }
     ++counts[o];
   });
-  if (node.op == "ReduceMean") {
-    for (size_t o = 0; o < y.values.size(); ++o) {
-      y.values[o] /= static_cast<double>(std::max<int64_t>(1, counts[o]));
+  for (size_t o = 0; o < y.values.size(); ++o) {
+    double& v = y.values[o];
+    if (node.op == "ReduceMean") {
+      v /= static_cast<double>(std::max<int64_t>(1, counts[o]));
+    } else if (node.op == "ReduceL2") {
+      v = std::sqrt(v);
+    } else if (node.op == "ReduceLogSum" || node.op == "ReduceLogSumExp") {
+      v = std::log(v);
     }
   }
   RoundValues(y);
@@ -115,7 +127,6 @@ absl::StatusOr<std::vector<TensorData>> EvalReduce(
 }
 
 absl::Status EmitReduce(const Node& node, KernelEmitter& e) {
-  if (node.op == "ReduceProd") return NoKernel(node, "a product reduction");
   const std::vector<int64_t>& x = e.input(0).type.shape;
   const TensorData* axes = e.has_input(1) ? e.input(1).constant : nullptr;
   if (e.has_input(1) && axes == nullptr) return NoKernel(node, "axes");
@@ -155,10 +166,15 @@ absl::Status EmitReduce(const Node& node, KernelEmitter& e) {
 
 std::vector<OpDef> ReduceOps() {
   std::vector<OpDef> defs;
-  for (const char* op :
-       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"}) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"}) {
     defs.push_back(
         {op, FusionRole::kAnchor, InferReduce, EvalReduce, EmitReduce});
+  }
+  // Host evaluation only: a product has no kernel form (the expression
+  // language has no `*=`); the others are rare enough to stay on the host.
+  for (const char* op : {"ReduceProd", "ReduceSumSquare", "ReduceL1",
+                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}) {
+    defs.push_back({op, FusionRole::kHost, InferReduce, EvalReduce, nullptr});
   }
   return defs;
 }

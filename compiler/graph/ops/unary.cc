@@ -97,6 +97,84 @@ const UnaryOp kUnaryOps[] = {
      [](const std::string& x, const Node&) {
        return absl::StrCat("log(exp(", x, ") + 1)");
      }},
+    {"Softsign", Types::kFloat,
+     [](double x, const Node&) { return x / (1 + std::fabs(x)); },
+     [](const std::string& x, const Node&) {
+       return absl::StrCat(x, " / (1 + abs(", x, "))");
+     }},
+    {"ThresholdedRelu", Types::kFloat,
+     [](double x, const Node& n) {
+       return x > FloatAttr(n, "alpha", 1.0) ? x : 0.0;
+     },
+     [](const std::string& x, const Node& n) {
+       return absl::StrCat("select(gt(", x, ", ", L(FloatAttr(n, "alpha", 1.0)),
+                           "), ", x, ", 0)");
+     }},
+    {"Selu", Types::kFloat,
+     [](double x, const Node& n) {
+       const double alpha = FloatAttr(n, "alpha", 1.67326319217681884765625);
+       const double gamma = FloatAttr(n, "gamma", 1.05070102214813232421875);
+       return gamma * (x > 0 ? x : alpha * (std::exp(x) - 1));
+     },
+     [](const std::string& x, const Node& n) {
+       const double alpha = FloatAttr(n, "alpha", 1.67326319217681884765625);
+       const double gamma = FloatAttr(n, "gamma", 1.05070102214813232421875);
+       return absl::StrCat(L(gamma), " * select(gt(", x, ", 0), ", x, ", ",
+                           L(alpha), " * (exp(", x, ") - 1))");
+     }},
+    {"Celu", Types::kFloat,
+     [](double x, const Node& n) {
+       const double alpha = FloatAttr(n, "alpha", 1.0);
+       return std::max(0.0, x) +
+              std::min(0.0, alpha * (std::exp(x / alpha) - 1));
+     },
+     [](const std::string& x, const Node& n) {
+       const double alpha = FloatAttr(n, "alpha", 1.0);
+       return absl::StrCat("max(", x, ", 0) + min(", L(alpha), " * (exp(", x,
+                           " / ", L(alpha), ") - 1), 0)");
+     }},
+    {"Shrink", Types::kFloat,
+     [](double x, const Node& n) {
+       const double lambd = FloatAttr(n, "lambd", 0.5);
+       const double bias = FloatAttr(n, "bias", 0.0);
+       return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0;
+     },
+     [](const std::string& x, const Node& n) {
+       const double lambd = FloatAttr(n, "lambd", 0.5);
+       const double bias = FloatAttr(n, "bias", 0.0);
+       return absl::StrCat("select(lt(", x, ", ", L(-lambd), "), ", x, " + ",
+                           L(bias), ", select(gt(", x, ", ", L(lambd), "), ", x,
+                           " - ", L(bias), ", 0))");
+     }},
+    {"Sin", Types::kFloat, [](double x, const Node&) { return std::sin(x); },
+     nullptr},
+    {"Cos", Types::kFloat, [](double x, const Node&) { return std::cos(x); },
+     nullptr},
+    {"Tan", Types::kFloat, [](double x, const Node&) { return std::tan(x); },
+     nullptr},
+    {"Asin", Types::kFloat, [](double x, const Node&) { return std::asin(x); },
+     nullptr},
+    {"Acos", Types::kFloat, [](double x, const Node&) { return std::acos(x); },
+     nullptr},
+    {"Atan", Types::kFloat, [](double x, const Node&) { return std::atan(x); },
+     nullptr},
+    {"Sinh", Types::kFloat, [](double x, const Node&) { return std::sinh(x); },
+     nullptr},
+    {"Cosh", Types::kFloat, [](double x, const Node&) { return std::cosh(x); },
+     nullptr},
+    {"Asinh", Types::kFloat,
+     [](double x, const Node&) { return std::asinh(x); }, nullptr},
+    {"Acosh", Types::kFloat,
+     [](double x, const Node&) { return std::acosh(x); }, nullptr},
+    {"Atanh", Types::kFloat,
+     [](double x, const Node&) { return std::atanh(x); }, nullptr},
+    {"Round", Types::kFloat,
+     [](double x, const Node&) { return std::nearbyint(x); }, nullptr},
+    {"Sign", Types::kNumeric,
+     [](double x, const Node&) { return x > 0   ? 1.0
+                                        : x < 0 ? -1.0
+                                                : 0.0; },
+     nullptr},
     {"Floor", Types::kFloat,
      [](double x, const Node&) { return std::floor(x); }, nullptr},
     {"Ceil", Types::kFloat, [](double x, const Node&) { return std::ceil(x); },

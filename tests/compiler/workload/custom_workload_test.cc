@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
+#include "compiler/workload/expr_parser.h"
 #include "compiler/workload/spec.h"
 
 namespace lathe {
@@ -279,6 +282,27 @@ TEST(CustomWorkloadErrors, DeclaredInputs) {
       ErrorOf("input X[2,1073741824]; Y[a,i] = X?[a,i+1]", "a=2,i=1073741824"),
       HasSubstr("input X with the padding its padded reads reach "
                 "[2, 1073741825] is too large"));
+}
+
+TEST(CustomWorkloadErrors, BuiltTreesAreCheckedToo) {
+  // Definitions built in code, not parsed, meet the same bounds.
+  ParsedDefinition empty;
+  EXPECT_EQ(CheckCustomDefinition(empty, {}).status().message(),
+            "custom expression: no statement defines an output");
+  ParsedDefinition nan_pad = *ParseCustomExpr("input X[4]; Y[i] = X?[i-1]");
+  nan_pad.inputs[0].pad_value = std::nan("");
+  EXPECT_EQ(CheckCustomDefinition(nan_pad, {{"i", 4}}).status().message(),
+            "custom expression, column 1: the pad value of input X is not a "
+            "finite float32");
+  ParsedDefinition wide = *ParseCustomExpr("input X[4]; Y[i] = X[i]");
+  wide.inputs[0].shape.assign(kMaxDeclaredRank + 1, 1);
+  EXPECT_EQ(CheckCustomDefinition(wide, {{"i", 4}}).status().message(),
+            "custom expression, column 1: input X must have 1 to 8 "
+            "dimensions");
+  ParsedDefinition many = *ParseCustomExpr("input X[4]; Y[i] = X[i]");
+  many.inputs.resize(kMaxInputDeclarations + 1, many.inputs[0]);
+  EXPECT_EQ(CheckCustomDefinition(many, {{"i", 4}}).status().message(),
+            "custom expression: more than 256 input declarations");
 }
 
 TEST(CustomWorkload, ParseErrorsPassThrough) {

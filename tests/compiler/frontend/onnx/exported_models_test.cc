@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/frontend/onnx/tensor_file.h"
+#include "compiler/graph/pipeline.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -96,6 +97,17 @@ TEST_P(ExportedModelTest, ImportsWithItsReferenceTensors) {
   EXPECT_TRUE(out.typed);
   EXPECT_EQ(output->dtype, out.type.dtype);
   EXPECT_EQ(output->shape, out.type.shape);
+  // The graph's passes type every value of the importer's opset-17 form.
+  graph::Graph passed = g;
+  absl::Status passes = graph::RunGraphPasses(passed);
+  ASSERT_TRUE(passes.ok()) << passes;
+  for (const graph::Value& value : passed.values()) {
+    if (!value.dead) {
+      EXPECT_TRUE(value.typed) << value.name;
+    }
+  }
+  EXPECT_EQ(passed.value(passed.outputs()[0]).type.shape, output->shape);
+
   // Weights arrive as constants: every Conv and Gemm reads one.
   for (const graph::Node& node : g.nodes()) {
     if (node.op == "Conv" || node.op == "Gemm") {

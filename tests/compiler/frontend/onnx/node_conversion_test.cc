@@ -294,9 +294,9 @@ TEST(NodeConversion, ConstantOfShapeValueBecomesNumberAndType) {
   graph::Graph g = Import(m, "constant_of_shape.onnx");
   ASSERT_EQ(g.nodes().size(), 3u);
   EXPECT_DOUBLE_EQ(g.nodes()[0].Float("value"), 7.0);
-  EXPECT_EQ(g.nodes()[0].Int("dtype"), onnx::TensorProto::INT64);
+  EXPECT_EQ(g.nodes()[0].Int("to"), onnx::TensorProto::INT64);
   EXPECT_DOUBLE_EQ(g.nodes()[1].Float("value"), 0.0);
-  EXPECT_EQ(g.nodes()[1].Int("dtype"), onnx::TensorProto::FLOAT);
+  EXPECT_EQ(g.nodes()[1].Int("to"), onnx::TensorProto::FLOAT);
 }
 
 TEST(NodeConversion, CastKeepsTheOnnxTypeCode) {

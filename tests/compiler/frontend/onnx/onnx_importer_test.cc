@@ -310,6 +310,53 @@ TEST(OnnxImporter, UnknownShapesAreLeftUntyped) {
   EXPECT_EQ(y.type.dtype, DType::Float32());
 }
 
+TEST(OnnxImporter, ConstantInputsBecomeConstants) {
+  TestModel m(13);
+  m.Input("x", {2, 6});
+  m.Input("shape", {2}, onnx::TensorProto::INT64);
+  m.Node("Reshape", {"x", "shape"}, {"y"});
+  m.Output("y", {-1, -1});
+  std::string path = m.Write("constant_inputs.onnx");
+  OnnxImportOptions options;
+  TensorData shape(DType::Int64(), {2});
+  shape.values = {3, 4};
+  options.constant_inputs["shape"] = shape;
+  auto imported = ImportOnnxModel(path, options);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  ASSERT_EQ(imported->inputs().size(), 1u);
+  EXPECT_EQ(imported->value(imported->inputs()[0]).name, "x");
+  const graph::Node& reshape = imported->nodes()[0];
+  ASSERT_TRUE(imported->IsConstant(reshape.inputs[1]));
+  EXPECT_THAT(imported->value(reshape.inputs[1]).constant->values,
+              ElementsAre(3, 4));
+  // ONNX's shape inference now sees the shape.
+  const graph::Value& y = imported->value(imported->outputs()[0]);
+  EXPECT_TRUE(y.typed);
+  EXPECT_EQ(graph::TensorTypeText(y.type), "f32[3,4]");
+
+  OnnxImportOptions unknown;
+  unknown.constant_inputs["shapes"] = shape;
+  imported = ImportOnnxModel(path, unknown);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(imported.status().message(),
+              AllOf(HasSubstr("shapes"), HasSubstr("no graph input")));
+
+  OnnxImportOptions wrong_type;
+  TensorData floats(DType::Float32(), {2});
+  wrong_type.constant_inputs["shape"] = floats;
+  imported = ImportOnnxModel(path, wrong_type);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(
+      imported.status().message(),
+      AllOf(HasSubstr("shape"), HasSubstr("FLOAT"), HasSubstr("INT64")));
+
+  OnnxImportOptions wrong_shape;
+  wrong_shape.constant_inputs["shape"] = TensorData(DType::Int64(), {3});
+  imported = ImportOnnxModel(path, wrong_shape);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(imported.status().message(), HasSubstr("does not fit"));
+}
+
 class BadModelFile : public ::testing::Test {
  protected:
   std::string Path(const std::string& file) {
@@ -429,6 +476,47 @@ TEST_F(BadModelFile, UnsupportedElementTypeIsNamed) {
   EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(imported.status().message(),
               AllOf(HasSubstr("half"), HasSubstr("FLOAT16")));
+}
+
+TEST_F(BadModelFile, SparseInitializersAreRefused) {
+  TestModel m = ConvReluAdd(13);
+  auto* sparse = m.graph().add_sparse_initializer();
+  sparse->mutable_values()->set_name("sparse_w");
+  sparse->mutable_values()->set_data_type(onnx::TensorProto::FLOAT);
+  sparse->add_dims(4);
+  auto imported = ImportOnnxModel(m.Write("sparse.onnx"));
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(imported.status().message(), HasSubstr("sparse_w"));
+}
+
+// Corrupted bytes of a valid model: each import succeeds or fails with an
+// error naming the file; none crashes.
+TEST_F(BadModelFile, CorruptedBytesNeverCrash) {
+  std::string whole;
+  ConvReluAdd(13).model().SerializeToString(&whole);
+  uint32_t state = 7;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  std::string path = Path("corrupted.onnx");
+  int refused = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string bytes = whole;
+    // Only the structure (the first bytes), not the weights' raw data.
+    const size_t span = std::min<size_t>(bytes.size(), 400);
+    for (int flips = 1 + trial % 4; flips > 0; --flips) {
+      bytes[next() % span] = static_cast<char>(next());
+    }
+    onnx_test::WriteBytes(path, bytes);
+    auto imported = ImportOnnxModel(path);
+    if (!imported.ok()) {
+      ++refused;
+      EXPECT_THAT(imported.status().message(), HasSubstr(path));
+    }
+  }
+  EXPECT_GT(refused, 0);
 }
 
 TEST_F(BadModelFile, ModelTheCheckerRejects) {

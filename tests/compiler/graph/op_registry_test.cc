@@ -1,0 +1,125 @@
+#include "compiler/graph/op_registry.h"
+
+#include <algorithm>
+
+#include "gtest/gtest.h"
+#include "tests/compiler/graph/graph_builder.h"
+
+namespace lathe::graph {
+namespace {
+
+using testing::F32;
+using testing::GraphBuilder;
+
+// The operators issue 24 lists, all present.
+TEST(OpRegistry, HasTheListedOperators) {
+  for (const char* op : {"Conv",
+                         "ConvTranspose",
+                         "Gemm",
+                         "MatMul",
+                         "Add",
+                         "Sub",
+                         "Mul",
+                         "Div",
+                         "Pow",
+                         "Sqrt",
+                         "Exp",
+                         "Log",
+                         "Erf",
+                         "Tanh",
+                         "Sigmoid",
+                         "Relu",
+                         "LeakyRelu",
+                         "Clip",
+                         "HardSigmoid",
+                         "HardSwish",
+                         "Neg",
+                         "Abs",
+                         "Reciprocal",
+                         "Max",
+                         "Min",
+                         "Sum",
+                         "Mean",
+                         "Where",
+                         "Equal",
+                         "Less",
+                         "Greater",
+                         "Cast",
+                         "MaxPool",
+                         "AveragePool",
+                         "GlobalAveragePool",
+                         "GlobalMaxPool",
+                         "BatchNormalization",
+                         "Softmax",
+                         "LogSoftmax",
+                         "LayerNormalization",
+                         "ReduceMean",
+                         "ReduceSum",
+                         "ReduceMax",
+                         "Transpose",
+                         "Reshape",
+                         "Flatten",
+                         "Squeeze",
+                         "Unsqueeze",
+                         "Concat",
+                         "Split",
+                         "Slice",
+                         "Gather",
+                         "Pad",
+                         "Expand",
+                         "Identity",
+                         "Dropout",
+                         "Constant",
+                         "ConstantOfShape",
+                         "Shape"}) {
+    EXPECT_TRUE(CheckSupported(op).ok()) << op;
+    ASSERT_NE(FindOpDef(op), nullptr) << op;
+    EXPECT_TRUE(FindOpDef(op)->infer && FindOpDef(op)->eval) << op;
+  }
+  std::vector<std::string> ops = SupportedOps();
+  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
+}
+
+TEST(OpRegistry, RefusesUnknownOperatorsByName) {
+  absl::Status status = CheckSupported("NonMaxSuppression");
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(status.message().find("NonMaxSuppression"), std::string::npos);
+  GraphBuilder b;
+  int x = b.Input("x", F32({2}));
+  b.Add("Loop", {x});
+  absl::Status infer = InferNodeTypes(b.graph, b.graph.nodes()[0]).status();
+  EXPECT_NE(infer.message().find("Loop_0"), std::string::npos) << infer;
+  EXPECT_NE(infer.message().find("Loop"), std::string::npos) << infer;
+}
+
+TEST(OpRegistry, InferenceNamesAnUntypedInput) {
+  GraphBuilder b;
+  int x = b.Input("x", F32({2}));
+  b.graph.value(x).typed = false;
+  b.Add("Relu", {x});
+  absl::Status status = InferNodeTypes(b.graph, b.graph.nodes()[0]).status();
+  EXPECT_NE(status.message().find("input x has no known type"),
+            std::string::npos)
+      << status;
+}
+
+TEST(OpRegistry, InferenceBoundsElementCounts) {
+  GraphBuilder b;
+  int x = b.Input("x", F32({1}));
+  int shape = b.Const("shape", testing::Ints({int64_t{1} << 20, 1 << 20}));
+  b.Add("Expand", {x, shape});
+  absl::Status status = InferNodeTypes(b.graph, b.graph.nodes()[0]).status();
+  EXPECT_NE(status.message().find("too many elements"), std::string::npos)
+      << status;
+}
+
+TEST(OpRegistry, EvaluationChecksItsInputs) {
+  GraphBuilder b;
+  int x = b.Input("x", F32({2}));
+  b.Add("Relu", {x});
+  EXPECT_FALSE(EvaluateNode(b.graph.nodes()[0], {}).ok());
+  EXPECT_FALSE(EvaluateNode(b.graph.nodes()[0], {nullptr}).ok());
+}
+
+}  // namespace
+}  // namespace lathe::graph
