@@ -54,8 +54,8 @@ struct ModelOptions {
   bool compatible = false;  // as api::Options::compatible
   // Inputs whose values are known at load, by name: they become constants
   // and fold like any (so that a shape computed from them is known), and
-  // inputs() and Run leave them out. `lathe run` binds its integer and
-  // bool inputs this way.
+  // inputs() and Run leave them out. `lathe run` binds its integer, bool and
+  // scalar inputs this way.
   std::map<std::string, TensorData> input_values;
 };
 

@@ -111,16 +111,17 @@ absl::Status RunRun(const RunOptions& options) {
       ReadInputs(options, model_inputs);
   if (!inputs.ok()) return inputs.status();
 
-  // 3. Passes, partition, kernels. The run happens once, so integer and
-  //    bool inputs fold into the model as constants: shapes computed from
-  //    them (a Reshape's target, a Slice's starts) become known.
+  // 3. Passes, partition, kernels. The run happens once, so integer, bool
+  //    and scalar inputs fold into the model as constants: shapes computed
+  //    from them (a Reshape's target, a Slice's starts, a Range's limit)
+  //    become known.
   api::ModelOptions model_options;
   model_options.db_path = options.db_path;
   model_options.target = options.target;
   model_options.compatible = options.compatible;
   std::vector<TensorData> run_inputs;
   for (size_t i = 0; i < inputs->size(); ++i) {
-    if ((*inputs)[i].dtype == DType::Float32()) {
+    if ((*inputs)[i].dtype == DType::Float32() && !(*inputs)[i].shape.empty()) {
       run_inputs.push_back(std::move((*inputs)[i]));
     } else {
       model_options.input_values[model_inputs[i].name] =

@@ -7,7 +7,7 @@
 //
 // Inputs in graph-input order; writes out/output_0.pb, output_1.pb, ... in
 // graph-output order, all or none (cli/staged_outputs.h). The model is
-// built for this one run: integer and bool inputs fold into it as
+// built for this one run: integer, bool and scalar inputs fold into it as
 // constants, so shapes computed from them are known. Kernels come from
 // the database where tuned, else from the default schedules; one line on
 // stderr says how many of each (api/model.h).
