@@ -125,6 +125,21 @@ run_unsupported_op)
   expect_error 'det.*Det' "$lathe" graph unsupported_op/model.onnx
   expect_error 'det.*Det' "$lathe" tasks unsupported_op/model.onnx
   ;;
+run_unsupported_attribute)
+  make_model unsupported_attribute
+  expect_error 'node bn (BatchNormalization): attribute training_mode=1 is not supported' \
+    "$lathe" run unsupported_attribute/model.onnx --input unsupported_attribute/input_0.pb \
+    --output-dir out
+  expect_no_outputs out
+  ;;
+shape_from_input_values)
+  # graph and tasks have no input values: the Reshape's shape is unknown, a
+  # one-line refusal naming the node; run folds the int64 input and runs.
+  make_model reshape_by_input
+  expect_error 'reshape (Reshape)' "$lathe" graph reshape_by_input/model.onnx
+  expect_error 'reshape (Reshape)' "$lathe" tasks reshape_by_input/model.onnx
+  run_and_compare reshape_by_input
+  ;;
 run_keeps_old_outputs_on_failure)
   # A failed run writes nothing: what was there stays as it was.
   make_model add_relu

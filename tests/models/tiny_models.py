@@ -169,6 +169,36 @@ def unsupported_op():
     return m, [rand(3, 3)], None
 
 
+def unsupported_attribute():
+    """BatchNormalization in training mode: an attribute value Lathe does
+    not run."""
+    nodes = [
+        helper.make_node("BatchNormalization",
+                         ["x", "scale", "bias", "mean", "var"], ["y"],
+                         name="bn", training_mode=1),
+    ]
+    ones = np.ones(2, np.float32)
+    m = model(nodes, [vi("x", [1, 2, 3, 3])], [vi("y", [1, 2, 3, 3])], [
+        init("scale", ones), init("bias", ones * 0), init("mean", ones * 0),
+        init("var", ones)
+    ])
+    return m, [rand(1, 2, 3, 3)], None
+
+
+def reshape_by_input():
+    """A Reshape whose target shape is an input: its output's shape is known
+    only from the input's value."""
+    x = rand(2, 6)
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+        helper.make_node("Relu", ["r"], ["y"], name="relu"),
+    ]
+    m = model(nodes, [vi("x", [2, 6]), vi("shape", [3], TensorProto.INT64)],
+              [vi("y", [3, 2, 2])])
+    shape = np.array([3, -1, 2], np.int64)
+    return m, [x, shape], [np.maximum(x.reshape(3, 2, 2), 0)]
+
+
 MODELS = {
     "conv_bias_add_relu": conv_bias_add_relu,
     "batchnorm": batchnorm,
@@ -177,6 +207,8 @@ MODELS = {
     "add_relu": add_relu,
     "symbolic_batch": symbolic_batch,
     "unsupported_op": unsupported_op,
+    "unsupported_attribute": unsupported_attribute,
+    "reshape_by_input": reshape_by_input,
 }
 
 
