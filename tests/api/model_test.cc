@@ -84,6 +84,39 @@ TEST(Model, RunsTheGraphOnItsKernels) {
             static_cast<int>((*model)->kernels().size()));
 }
 
+TEST(Model, IntermediatesShareTheArenaAndStayCorrect) {
+  // x @ W1 @ W2 @ W3 @ W4 with W_k = k * I: the first product's bytes are
+  // reused by the third, and the result is still 24 x.
+  constexpr int64_t n = 16;
+  Graph graph;
+  int x = graph.AddValue("x", F32({n, n}));
+  graph.AddInput(x);
+  int previous = x;
+  for (int k = 1; k <= 4; ++k) {
+    TensorData w(DType::Float32(), {n, n});
+    for (int64_t i = 0; i < n; ++i) w.values[i * n + i] = k;
+    int weight = graph.AddConstant("w" + std::to_string(k), std::move(w));
+    int product = graph.AddValue("p" + std::to_string(k), F32({n, n}));
+    AddNode(graph, "MatMul", {previous, weight}, {product});
+    previous = product;
+  }
+  graph.AddOutput(previous);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(std::move(graph));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ModelStats& stats = (*model)->stats();
+  EXPECT_EQ(stats.kernel_steps, 4);
+  EXPECT_EQ(stats.unshared_intermediate_bytes, 3 * n * n * 4);
+  EXPECT_EQ(stats.peak_intermediate_bytes, 2 * n * n * 4);
+  TensorData input(DType::Float32(), {n, n});
+  for (int64_t i = 0; i < n * n; ++i) input.values[i] = i % 7 - 3;
+  absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run({input});
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  for (int64_t i = 0; i < n * n; ++i) {
+    ASSERT_EQ((*outputs)[0].values[i], 24 * input.values[i]) << "at " << i;
+  }
+}
+
 TEST(Model, RefusesInputsOfTheWrongCountDtypeOrShapeNamingThem) {
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::FromGraph(AddReluGraph());
