@@ -93,8 +93,10 @@ absl::StatusOr<std::vector<TensorType>> InferConstant(const Graph& graph,
     for (size_t i = 0; i < 3; ++i) {
       const TensorData* c = ConstantInput(graph, node, i);
       if (c == nullptr || c->values.size() != 1) {
-        return NodeError(
-            node, absl::StrCat("input ", i, " must be a constant scalar"));
+        return absl::UnimplementedError(absl::StrCat(
+            "node ", node.name, " (Range): input ", i,
+            " is not a constant scalar; a Range whose length is known only "
+            "at run time is not supported"));
       }
       args[i] = c->values[0];
     }
