@@ -31,24 +31,27 @@ absl::StatusOr<DType> OnnxDType(const Node& node, int64_t code) {
 absl::StatusOr<TensorData> ConstantValue(const Node& node) {
   if (node.Has("value_float")) {
     TensorData t(DType::Float32(), {});
-    t.values[0] = node.Float("value_float");
+    t.values[0] = FloatAttr(node, "value_float", 0.0);
     RoundValues(t);
     return t;
   }
   if (node.Has("value_int")) {
     TensorData t(DType::Int64(), {});
-    t.values[0] = static_cast<double>(node.Int("value_int"));
+    t.values[0] = static_cast<double>(IntAttr(node, "value_int", 0));
     return t;
   }
-  if (node.Has("value_floats")) {
-    const std::vector<double>& v = node.Floats("value_floats");
+  const auto floats = node.attrs.find("value_floats");
+  if (floats != node.attrs.end() &&
+      std::holds_alternative<std::vector<double>>(floats->second)) {
+    const std::vector<double>& v =
+        std::get<std::vector<double>>(floats->second);
     TensorData t(DType::Float32(), {static_cast<int64_t>(v.size())});
     t.values = v;
     RoundValues(t);
     return t;
   }
   if (node.Has("value_ints")) {
-    const std::vector<int64_t>& v = node.Ints("value_ints");
+    const std::vector<int64_t> v = IntsAttr(node, "value_ints", {});
     TensorData t(DType::Int64(), {static_cast<int64_t>(v.size())});
     for (size_t i = 0; i < v.size(); ++i) {
       t.values[i] = static_cast<double>(v[i]);
@@ -93,8 +96,10 @@ absl::StatusOr<std::vector<TensorType>> InferConstant(const Graph& graph,
     for (size_t i = 0; i < 3; ++i) {
       const TensorData* c = ConstantInput(graph, node, i);
       if (c == nullptr || c->values.size() != 1) {
-        return NodeError(
-            node, absl::StrCat("input ", i, " must be a constant scalar"));
+        return absl::UnimplementedError(absl::StrCat(
+            "node ", node.name, " (Range): input ", i,
+            " is not a constant scalar; a Range whose length is known only "
+            "at run time is not supported"));
       }
       args[i] = c->values[0];
     }

@@ -1,6 +1,7 @@
 #include "compiler/graph/ops/op_definition.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace lathe::graph {
 
@@ -82,27 +83,53 @@ std::vector<int64_t> ConstantInts(const TensorData& data) {
   std::vector<int64_t> ints;
   ints.reserve(data.values.size());
   for (double v : data.values) {
-    ints.push_back(static_cast<int64_t>(std::clamp(v, -kLimit, kLimit)));
+    ints.push_back(std::isnan(v)
+                       ? 0
+                       : static_cast<int64_t>(std::clamp(v, -kLimit, kLimit)));
   }
   return ints;
 }
 
+// The attribute helpers never abort on an attribute of another kind than
+// expected (a malformed model): numbers convert, anything else reads as
+// absent.
 int64_t IntAttr(const Node& node, const std::string& key, int64_t fallback) {
-  return node.Has(key) ? node.Int(key) : fallback;
+  auto it = node.attrs.find(key);
+  if (it == node.attrs.end()) return fallback;
+  if (const auto* i = std::get_if<int64_t>(&it->second)) return *i;
+  if (const auto* f = std::get_if<double>(&it->second)) {
+    return static_cast<int64_t>(std::clamp(*f, -4.0e18, 4.0e18));
+  }
+  return fallback;
 }
 
 double FloatAttr(const Node& node, const std::string& key, double fallback) {
-  return node.Has(key) ? node.Float(key) : fallback;
+  auto it = node.attrs.find(key);
+  if (it == node.attrs.end()) return fallback;
+  if (const auto* f = std::get_if<double>(&it->second)) return *f;
+  if (const auto* i = std::get_if<int64_t>(&it->second)) {
+    return static_cast<double>(*i);
+  }
+  return fallback;
 }
 
 std::vector<int64_t> IntsAttr(const Node& node, const std::string& key,
                               std::vector<int64_t> fallback) {
-  return node.Has(key) ? node.Ints(key) : fallback;
+  auto it = node.attrs.find(key);
+  if (it == node.attrs.end()) return fallback;
+  if (const auto* is = std::get_if<std::vector<int64_t>>(&it->second)) {
+    return *is;
+  }
+  if (const auto* i = std::get_if<int64_t>(&it->second)) return {*i};
+  return fallback;
 }
 
 std::string StringAttr(const Node& node, const std::string& key,
                        const std::string& fallback) {
-  return node.Has(key) ? node.String(key) : fallback;
+  auto it = node.attrs.find(key);
+  if (it == node.attrs.end()) return fallback;
+  if (const auto* s = std::get_if<std::string>(&it->second)) return *s;
+  return fallback;
 }
 
 absl::StatusOr<int64_t> NormalizeAxis(const Node& node, int64_t axis,

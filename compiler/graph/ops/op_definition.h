@@ -44,11 +44,14 @@ std::vector<OpDef> SliceOps();          // slice.cc
 std::vector<OpDef> GatherOps();         // gather.cc
 std::vector<OpDef> PadOps();            // pad.cc
 std::vector<OpDef> ExpandOps();         // expand.cc
-std::vector<OpDef> ConstantOps();
-std::vector<OpDef> ArgReduceOps();  // arg_reduce.cc (ArgMax, ArgMin)
-std::vector<OpDef> ModOps();        // mod.cc
-std::vector<OpDef>
-TriluOps();  // trilu.cc       // constant.cc (Constant, Shape, ...)
+std::vector<OpDef> ConstantOps();       // constant.cc (Constant, Shape, ...)
+std::vector<OpDef> ArgReduceOps();      // arg_reduce.cc (ArgMax, ArgMin)
+std::vector<OpDef> ModOps();            // mod.cc
+std::vector<OpDef> TriluOps();          // trilu.cc
+std::vector<OpDef> IsNanInfOps();       // is_nan_inf.cc
+std::vector<OpDef> CumSumOps();         // cumsum.cc
+std::vector<OpDef> TileOps();           // tile.cc
+std::vector<OpDef> DepthToSpaceOps();   // depth_to_space.cc
 
 // A grouped Conv (1 < group, not depthwise) computes on a view of its
 // output, so nothing may follow it inside its kernel (conv.cc).

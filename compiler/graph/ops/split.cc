@@ -18,8 +18,8 @@ absl::StatusOr<std::vector<int64_t>> Sizes(const Node& node,
   std::vector<int64_t> sizes;
   if (split != nullptr) {
     sizes = ConstantInts(*split);
-  } else if (node.Has("split")) {
-    sizes = node.Ints("split");
+  } else if (!IntsAttr(node, "split", {}).empty()) {
+    sizes = IntsAttr(node, "split", {});
   } else {
     if (pieces == 0) return NodeError(node, "no outputs");
     const int64_t each = (extent + pieces - 1) / pieces;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/graph/ops/op_definition.h"
 
 namespace lathe::graph {
 
@@ -32,7 +33,7 @@ absl::Status FoldBatchNorm(Graph& graph, int* folded) {
     if (has_bias && !graph.IsConstant(conv.inputs[2])) constants = false;
     if (!constants) continue;
     // 1. s = scale / sqrt(var + epsilon) per output channel.
-    const double epsilon = bn.Has("epsilon") ? bn.Float("epsilon") : 1e-5;
+    const double epsilon = FloatAttr(bn, "epsilon", 1e-5);
     const TensorData& scale = *graph.value(bn.inputs[1]).constant;
     const TensorData& shift = *graph.value(bn.inputs[2]).constant;
     const TensorData& mean = *graph.value(bn.inputs[3]).constant;

@@ -123,3 +123,30 @@ TEST(OpRegistry, EvaluationChecksItsInputs) {
 
 }  // namespace
 }  // namespace lathe::graph
+
+namespace lathe::graph {
+namespace {
+
+// A malformed model may give an attribute of another kind: numbers convert,
+// other kinds read as absent, and nothing aborts.
+TEST(OpRegistry, AttributesOfAnotherKindDoNotAbort) {
+  GraphBuilder b;
+  int x = b.Input("x", testing::F32({1, 1, 4, 4}));
+  int w = b.Input("w", testing::F32({1, 1, 3, 3}));
+  b.Add("Conv", {x, w},
+        {{"strides", std::string("two")}, {"group", 1.0}, {"pads", 0.5}});
+  b.Add("LeakyRelu", {x}, {{"alpha", int64_t{1}}});
+  absl::StatusOr<std::vector<TensorType>> conv =
+      InferNodeTypes(b.graph, b.graph.nodes()[0]);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  EXPECT_EQ((*conv)[0].shape, (std::vector<int64_t>{1, 1, 2, 2}));
+  TensorData data(DType::Float32(), {1, 1, 4, 4});
+  data.values.assign(16, -2.0);
+  absl::StatusOr<std::vector<TensorData>> leaky =
+      EvaluateNode(b.graph.nodes()[1], {&data});
+  ASSERT_TRUE(leaky.ok()) << leaky.status();
+  EXPECT_EQ((*leaky)[0].values[0], -2.0);  // alpha 1
+}
+
+}  // namespace
+}  // namespace lathe::graph

@@ -1,6 +1,7 @@
 // Transpose, the views (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
 // Dropout), Concat, Split, Slice, Gather, Pad, Expand and the constant
 // makers (Constant, ConstantOfShape, Shape, Size).
+#include <cmath>
 #include <limits>
 
 #include "gtest/gtest.h"
@@ -125,6 +126,44 @@ TEST(GatherElements, PicksPerElement) {
                F32({2, 2}), {1, 1, 4, 3});
   ExpectOutput(RunOp("GatherElements", {x, Ints({1, -2}, {1, 2})}), F32({1, 2}),
                {3, 2});
+}
+
+TEST(Tile, RepeatsAlongEachAxis) {
+  ExpectOutput(RunOp("Tile", {Floats({1, 2}, {1, 2}), Ints({2, 2})}, {}, {1}),
+               F32({2, 4}), {1, 2, 1, 2, 1, 2, 1, 2});
+}
+
+TEST(DepthToSpace, BothModesAndTheInverse) {
+  TensorData x = Iota({1, 4, 1, 1});
+  ExpectOutput(RunOp("DepthToSpace", {x}, {{"blocksize", int64_t{2}}}),
+               F32({1, 1, 2, 2}), {0, 1, 2, 3});
+  TensorData y = Iota({1, 8, 1, 1});
+  ExpectOutput(RunOp("DepthToSpace", {y}, {{"blocksize", int64_t{2}}}),
+               F32({1, 2, 2, 2}), {0, 2, 4, 6, 1, 3, 5, 7});
+  ExpectOutput(RunOp("DepthToSpace", {y},
+                     {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}}),
+               F32({1, 2, 2, 2}), {0, 1, 2, 3, 4, 5, 6, 7});
+  ExpectOutput(
+      RunOp("SpaceToDepth", {Iota({1, 1, 2, 2})}, {{"blocksize", int64_t{2}}}),
+      F32({1, 4, 1, 1}), {0, 1, 2, 3});
+}
+
+TEST(CumSum, InclusiveExclusiveReverse) {
+  TensorData x = Floats({4}, {1, 2, 3, 4});
+  ExpectOutput(RunOp("CumSum", {x, Ints({0}, {})}, {}, {1}), F32({4}),
+               {1, 3, 6, 10});
+  ExpectOutput(RunOp("CumSum", {x, Ints({0}, {})},
+                     {{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}}, {1}),
+               F32({4}), {9, 7, 4, 0});
+}
+
+TEST(IsNaNIsInf, Masks) {
+  TensorData x = Floats({3}, {std::nan(""), INFINITY, -INFINITY});
+  const TensorType bool3{DType::Bool(), {3}};
+  ExpectOutput(RunOp("IsNaN", {x}), bool3, {1, 0, 0});
+  ExpectOutput(RunOp("IsInf", {x}), bool3, {0, 1, 1});
+  ExpectOutput(RunOp("IsInf", {x}, {{"detect_negative", int64_t{0}}}), bool3,
+               {0, 1, 0});
 }
 
 TEST(Trilu, KeepsOneTriangle) {
