@@ -1,0 +1,166 @@
+// The default GPU schedule (strategy in default_gpu_schedule.h).
+#include "compiler/schedule/default_gpu_schedule.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/schedule/primitive/compute_inline.h"
+#include "compiler/schedule/traced_schedule.h"
+
+namespace lathe {
+namespace {
+
+// Whether each loop above the block is bound to exactly one of its
+// iteration variables, one loop per variable (an initial program's stage).
+bool OwnsItsLoops(const Program& program, const BlockNode& block) {
+  std::vector<ForNode*> loops = program.LoopsAbove(&block);
+  if (loops.empty() || loops.size() != block.iter_vars.size()) return false;
+  for (const ForNode* loop : loops) {
+    int bound = 0;
+    for (const Expr& value : block.iter_values)
+      bound += value.same_as(loop->var);
+    if (bound != 1) return false;
+  }
+  return true;
+}
+
+IterType TypeOfLoop(const BlockNode& block, const ForNode& loop) {
+  for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+    if (block.iter_values[i].same_as(loop.var)) return block.iter_vars[i].type;
+  }
+  return IterType::kSpatial;
+}
+
+// Steps 2a-2d on `sch` for block `name`; `accumulate` chooses whether 2b and
+// 2d run. Fails at the first refused primitive.
+absl::Status ScheduleBlock(ConcreteSchedule* sch, const std::string& name,
+                           int64_t threads, bool accumulate) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
+  const BlockNode* node = sch->program().FindBlock(name);
+  std::vector<LoopRV> spatial, reduce;
+  for (LoopRV l : loops) {
+    LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
+    const ForNode* loop = sch->program().FindLoop(loop_name);
+    (TypeOfLoop(*node, *loop) == IterType::kSpatial ? spatial : reduce)
+        .push_back(l);
+  }
+  if (spatial.empty()) {
+    return absl::FailedPreconditionError("no spatial loop to bind");
+  }
+  // a.
+  if (!reduce.empty()) {
+    std::vector<LoopRV> order = spatial;
+    order.insert(order.end(), reduce.begin(), reduce.end());
+    LATHE_RETURN_IF_ERROR(sch->Reorder(order));
+  }
+  // b.
+  std::optional<BlockRV> write_back;
+  if (accumulate) {
+    LATHE_ASSIGN_OR_RETURN(BlockRV wb, sch->CacheWrite(block, 0, "local"));
+    LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> consumers,
+                           sch->GetConsumers(wb));
+    for (BlockRV consumer : consumers) {
+      const BlockNode* c =
+          sch->program().FindBlock(sch->BlockName(consumer).value());
+      if (c != nullptr && !c->IsReduction())
+        sch->ReverseComputeInline(consumer).IgnoreError();
+    }
+    write_back = wb;
+  }
+  // c.
+  LoopRV fused = spatial.front();
+  if (spatial.size() > 1) {
+    LATHE_ASSIGN_OR_RETURN(fused, sch->Fuse(spatial));
+  }
+  LATHE_ASSIGN_OR_RETURN(std::string fused_name, sch->LoopName(fused));
+  const int64_t extent = sch->program().FindLoop(fused_name)->extent;
+  LoopRV thread_loop = fused;
+  if (extent > threads) {
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
+                           sch->Split(fused, {Factor{}, Factor{threads}}));
+    LATHE_RETURN_IF_ERROR(sch->Bind(parts[0], "blockIdx.x"));
+    thread_loop = parts[1];
+  }
+  LATHE_RETURN_IF_ERROR(sch->Bind(thread_loop, "threadIdx.x"));
+  // d.
+  if (accumulate) {
+    LATHE_RETURN_IF_ERROR(sch->ReverseComputeAt(*write_back, thread_loop));
+    LATHE_RETURN_IF_ERROR(
+        sch->DecomposeReduction(block, reduce.front()).status());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> DefaultGpuSchedule(
+    const Program& initial, const DefaultGpuScheduleOptions& options,
+    std::vector<std::string>* skipped) {
+  if (options.threads_per_block < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("default gpu schedule: threads per block ",
+                     options.threads_per_block, " is not positive"));
+  }
+  TracedSchedule sch(initial);
+  auto note = [&](const absl::Status& status, const std::string& what) {
+    if (!status.ok() && skipped != nullptr)
+      skipped->push_back(absl::StrCat(what, ": ", status.message()));
+  };
+  // 1. Inline, each candidate tried on a copy first so that a block that
+  //    stays leaves nothing in the trace.
+  using InlineFn = absl::Status (*)(Program*, const std::string&);
+  const std::pair<InlineFn, bool> passes[] = {
+      {&primitive::ComputeInline, false},
+      {&primitive::ReverseComputeInline, true}};
+  for (const auto& [fn, reverse] : passes) {
+    std::vector<std::string> names;
+    for (const BlockNode* b : sch.program().Blocks()) {
+      if (!b->IsReduction()) names.push_back(b->name);
+    }
+    for (const std::string& name : names) {
+      if (sch.program().FindBlock(name) == nullptr) continue;
+      Program copy = sch.program();
+      if (!fn(&copy, name).ok()) continue;
+      absl::StatusOr<BlockRV> block = sch.GetBlock(name);
+      if (!block.ok()) continue;
+      note(reverse ? sch.ReverseComputeInline(*block)
+                   : sch.ComputeInline(*block),
+           absl::StrCat(reverse ? "reverse_compute_inline" : "compute_inline",
+                        " of block ", name));
+    }
+  }
+  // 2. The blocks left, named up front (caches and inits come with them).
+  std::vector<std::string> names;
+  for (const BlockNode* b : sch.program().Blocks()) names.push_back(b->name);
+  for (const std::string& name : names) {
+    const BlockNode* node = sch.program().FindBlock(name);
+    if (node == nullptr) continue;
+    if (!OwnsItsLoops(sch.program(), *node)) {
+      note(absl::FailedPreconditionError("its loops are not its own"),
+           absl::StrCat("binding of block ", name));
+      continue;
+    }
+    const bool reduction = node->IsReduction();
+    for (bool accumulate : {true, false}) {
+      if (accumulate && !reduction) continue;
+      ConcreteSchedule scratch(sch.program());
+      absl::Status dry =
+          ScheduleBlock(&scratch, name, options.threads_per_block, accumulate);
+      if (!dry.ok()) {
+        note(dry, absl::StrCat(accumulate ? "local accumulation" : "binding",
+                               " of block ", name));
+        continue;
+      }
+      note(ScheduleBlock(&sch, name, options.threads_per_block, accumulate),
+           absl::StrCat("binding of block ", name));
+      break;
+    }
+  }
+  return sch.trace();
+}
+
+}  // namespace lathe
