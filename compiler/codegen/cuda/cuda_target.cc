@@ -95,7 +95,15 @@ absl::StatusOr<Target> ParseCudaTarget(const std::string& text) {
   }
   Target target;
   if (arch.empty()) {
-    LATHE_ASSIGN_OR_RETURN(DeviceInfo device, QueryDevice(0));
+    absl::StatusOr<DeviceInfo> queried = QueryDevice(0);
+    if (!queried.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("target \"", text,
+                       "\": no -arch given and no GPU here to resolve "
+                       "it (",
+                       queried.status().message(), ")"));
+    }
+    const DeviceInfo& device = *queried;
     absl::StatusOr<Target> local = ArchTarget(device.arch);
     if (!local.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(
