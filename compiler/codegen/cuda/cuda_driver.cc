@@ -303,9 +303,11 @@ absl::Status LoadedModule::Launch() {
 
 absl::Status LoadedModule::Run(const std::vector<float*>& params,
                                int num_inputs) {
+  // Outputs too: a kernel that skips an element must not pass on what a
+  // previous run left in device memory (the caller poisons them).
   for (size_t i = 0; i < module_.buffers.size(); ++i) {
     const DeviceBufferSpec& b = module_.buffers[i];
-    if (b.param_index >= 0 && b.param_index < num_inputs) {
+    if (b.param_index >= 0) {
       LATHE_RETURN_IF_ERROR(
           device_->CopyToDevice(buffers_[i], params[b.param_index], b.bytes));
     }

@@ -81,8 +81,10 @@ class CudaDevice {
 };
 
 // A generated module on a device: buffers allocated, kernels loaded from
-// the compiled image. Run() copies the parameters in, launches every kernel
-// in order and copies the outputs out; Launch() only launches (for timing).
+// the compiled image. Run() copies every parameter in (outputs included, so
+// that what a previous run left cannot pass for a result), launches every
+// kernel in order and copies the outputs out; Launch() only launches (for
+// timing).
 class LoadedModule {
  public:
   // `image`: the cubin (or PTX) of `module.source`.
@@ -91,7 +93,7 @@ class LoadedModule {
   ~LoadedModule();
 
   // params: host pointers in Program::Params() order, inputs then outputs;
-  // `num_inputs` of them are copied in, the rest copied out.
+  // the last params.size() - num_inputs are outputs, copied back.
   absl::Status Run(const std::vector<float*>& params, int num_inputs);
   absl::Status Launch();
   // The device address of a parameter's buffer.
