@@ -95,6 +95,115 @@ absl::Status ScheduleBlock(ConcreteSchedule* sch, const std::string& name,
   return absl::OkStatus();
 }
 
+// Threads and register tile along one loop of `extent`: the most threads
+// of {16, 8, 4, 2} that divide it (at most `max_threads`), then the largest
+// register tile of {4, 2} that divides what is left; 1 when none does.
+struct AxisTile {
+  int64_t threads = 1;
+  int64_t registers = 1;
+};
+AxisTile ChooseAxisTile(int64_t extent, int64_t max_threads) {
+  AxisTile tile;
+  for (int64_t t : {16, 8, 4, 2}) {
+    if (t <= max_threads && extent % t == 0) {
+      tile.threads = t;
+      break;
+    }
+  }
+  for (int64_t r : {4, 2}) {
+    if ((extent / tile.threads) % r == 0) {
+      tile.registers = r;
+      break;
+    }
+  }
+  return tile;
+}
+
+// Step 2 for a reduction whose last two spatial loops tile well (see the
+// header): a register tile per thread. Fails at the first refused
+// primitive, or when the tile would have fewer than 64 threads or fewer
+// than 4 accumulators.
+absl::Status ScheduleRegisterTile(ConcreteSchedule* sch,
+                                  const std::string& name, int64_t threads) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
+  const BlockNode* node = sch->program().FindBlock(name);
+  std::vector<LoopRV> spatial, reduce;
+  std::vector<int64_t> spatial_extents;
+  for (LoopRV l : loops) {
+    LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
+    const ForNode* loop = sch->program().FindLoop(loop_name);
+    if (TypeOfLoop(*node, *loop) == IterType::kSpatial) {
+      spatial.push_back(l);
+      spatial_extents.push_back(loop->extent);
+    } else {
+      reduce.push_back(l);
+    }
+  }
+  const size_t n = spatial.size();
+  if (n < 2 || reduce.empty()) {
+    return absl::FailedPreconditionError(
+        "a register tile needs two spatial loops and a reduction");
+  }
+  const AxisTile ti = ChooseAxisTile(spatial_extents[n - 2], threads);
+  const AxisTile tj =
+      ChooseAxisTile(spatial_extents[n - 1], threads / ti.threads);
+  if (ti.threads * tj.threads < 64 || ti.registers * tj.registers < 4) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a register tile of ", ti.threads, "x", tj.threads, " threads and ",
+        ti.registers, "x", tj.registers, " accumulators is too small"));
+  }
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> i,
+      sch->Split(spatial[n - 2],
+                 {Factor{}, Factor{ti.threads}, Factor{ti.registers}}));
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> j,
+      sch->Split(spatial[n - 1],
+                 {Factor{}, Factor{tj.threads}, Factor{tj.registers}}));
+  std::vector<LoopRV> outer(spatial.begin(), spatial.end() - 2);
+  outer.push_back(i[0]);
+  outer.push_back(j[0]);
+  std::vector<LoopRV> order = outer;
+  order.push_back(i[1]);
+  order.push_back(j[1]);
+  order.insert(order.end(), reduce.begin(), reduce.end());
+  order.push_back(i[2]);
+  order.push_back(j[2]);
+  LATHE_RETURN_IF_ERROR(sch->Reorder(order));
+  LATHE_ASSIGN_OR_RETURN(BlockRV write_back,
+                         sch->CacheWrite(block, 0, "local"));
+  LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> consumers,
+                         sch->GetConsumers(write_back));
+  for (BlockRV consumer : consumers) {
+    const BlockNode* c =
+        sch->program().FindBlock(sch->BlockName(consumer).value());
+    if (c != nullptr && !c->IsReduction())
+      sch->ReverseComputeInline(consumer).IgnoreError();
+  }
+  LATHE_ASSIGN_OR_RETURN(LoopRV block_loop, sch->Fuse(outer));
+  LATHE_ASSIGN_OR_RETURN(LoopRV thread_loop, sch->Fuse({i[1], j[1]}));
+  LATHE_RETURN_IF_ERROR(sch->Bind(block_loop, "blockIdx.x"));
+  LATHE_RETURN_IF_ERROR(sch->Bind(thread_loop, "threadIdx.x"));
+  LATHE_RETURN_IF_ERROR(sch->ReverseComputeAt(write_back, thread_loop));
+  LATHE_ASSIGN_OR_RETURN(BlockRV init,
+                         sch->DecomposeReduction(block, reduce.front()));
+  // The accumulators stay in registers only when every loop that indexes
+  // them is unrolled: the tile's, the init's and the write-back's.
+  LATHE_RETURN_IF_ERROR(sch->Unroll(i[2]));
+  LATHE_RETURN_IF_ERROR(sch->Unroll(j[2]));
+  LATHE_ASSIGN_OR_RETURN(std::string thread_name, sch->LoopName(thread_loop));
+  for (BlockRV b : {init, write_back}) {
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> nest, sch->GetLoops(b));
+    bool below = false;
+    for (LoopRV l : nest) {
+      if (below) LATHE_RETURN_IF_ERROR(sch->Unroll(l));
+      below |= sch->LoopName(l).value() == thread_name;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Trace> DefaultGpuSchedule(
@@ -145,6 +254,17 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
       continue;
     }
     const bool reduction = node->IsReduction();
+    if (reduction) {
+      ConcreteSchedule scratch(sch.program());
+      absl::Status dry =
+          ScheduleRegisterTile(&scratch, name, options.threads_per_block);
+      if (dry.ok()) {
+        note(ScheduleRegisterTile(&sch, name, options.threads_per_block),
+             absl::StrCat("register tile of block ", name));
+        continue;
+      }
+      note(dry, absl::StrCat("register tile of block ", name));
+    }
     for (bool accumulate : {true, false}) {
       if (accumulate && !reduction) continue;
       ConcreteSchedule scratch(sch.program());

@@ -8,7 +8,18 @@
 //     readers, then every one left that reverse_compute_inline accepts into
 //     its producer (padding, bias, relu leave no stage of their own).
 //  2. For each block left whose loops are its own (one loop per iteration
-//     variable), in program order:
+//     variable), in program order, a register tile when one fits, else the
+//     plain binding below. The register tile (a reduction with at least two
+//     spatial loops): its last two spatial loops are split into
+//     [outer, threads, registers] (threads from {16, 8, 4, 2} and registers
+//     from {4, 2} that divide them, at least 64 threads and 4 accumulators
+//     in all, at most options.threads_per_block threads), ordered
+//     outer... threads threads reductions... registers registers; the outer
+//     loops fused and bound to blockIdx.x, the thread loops fused and bound
+//     to threadIdx.x; a local cache of the output moved under the thread
+//     loop, the init decomposed out of the reduction, and every loop that
+//     indexes the accumulators unrolled (so they stay in registers). The
+//     plain binding:
 //     a. reorder its spatial loops outside its reduction loops;
 //     b. for a reduction, cache_write(local) so that each thread
 //        accumulates in a register, its element-wise consumers folded into

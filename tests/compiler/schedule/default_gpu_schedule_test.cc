@@ -24,8 +24,8 @@
 namespace lathe {
 namespace {
 
-// Every operator at a shape with odd extents: required parameters at 7,
-// which no thread count divides.
+// Every operator at a shape with odd extents (required parameters at 7,
+// which no thread count divides), and shapes that tile.
 std::vector<std::string> OddSpecs() {
   std::vector<std::string> specs;
   for (const OperatorDef& op : Operators()) {
@@ -36,6 +36,12 @@ std::vector<std::string> OddSpecs() {
     specs.push_back(absl::StrCat(op.name, ":", absl::StrJoin(params, ",")));
   }
   specs.push_back("custom:C[i,j] += A[i,k] * B[k,j]|i=9,j=33,k=5");
+  // Shapes that get a register tile (the element-wise epilogue of dense
+  // folded into its write-back).
+  specs.push_back("matmul:M=64,N=128,K=9");
+  specs.push_back("batch_matmul:B=2,M=32,N=64,K=5");
+  specs.push_back("dense:M=32,N=64,K=7,bias=1,relu=1");
+  specs.push_back("conv2d_nhwc:N=1,C=3,H=6,W=32,K=64,R=3,S=3,pad=1");
   return specs;
 }
 
@@ -106,24 +112,48 @@ TEST(DefaultGpuSchedule, BindsEveryOperatorAndMatchesTheReference) {
   }
 }
 
-TEST(DefaultGpuSchedule, ReductionsAccumulateInOneRegisterPerThread) {
-  absl::StatusOr<Workload> workload =
-      ParseWorkloadSpec("matmul:M=64,N=64,K=32");
-  ASSERT_TRUE(workload.ok());
+// The lowered program of `spec`'s default GPU schedule, printed.
+std::string LoweredText(const std::string& spec, int64_t threads = 256) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  EXPECT_TRUE(workload.ok());
   absl::StatusOr<Program> initial = workload->InitialProgram();
-  ASSERT_TRUE(initial.ok());
-  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, {});
-  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(initial.ok());
+  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, {threads});
+  EXPECT_TRUE(trace.ok());
   auto scheduled = ReplayTrace(*trace, *initial);
-  ASSERT_TRUE(scheduled.ok());
+  EXPECT_TRUE(scheduled.ok());
   absl::StatusOr<Program> lowered = LowerProgram((*scheduled)->program());
-  ASSERT_TRUE(lowered.ok());
-  // The local accumulator is compacted into the threadIdx.x loop: one
-  // element (compact_buffers: a bound loop carries no accumulation).
-  const std::string text = PrintProgram(*lowered);
-  EXPECT_NE(text.find("alloc C_local: float32[1, 1] local"), std::string::npos)
+  EXPECT_TRUE(lowered.ok());
+  return PrintProgram(*lowered);
+}
+
+TEST(DefaultGpuSchedule, MatmulGetsARegisterTilePerThread) {
+  // 16x16 threads, each accumulating 4x4 outputs in registers; the tile's
+  // loops and the init's and write-back's unrolled.
+  const std::string text = LoweredText("matmul:M=128,N=128,K=32");
+  EXPECT_NE(text.find("in range(4) thread_binding(blockIdx.x)"),
+            std::string::npos)
       << text;
-  EXPECT_EQ(CountBound((*scheduled)->program(), "blockIdx.x"), 1);
+  EXPECT_NE(text.find("in range(256) thread_binding(threadIdx.x)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("alloc C_local: float32[4, 4] local"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("in range(4) unrolled"), std::string::npos) << text;
+  // With at most 64 threads, an 8x8 thread tile.
+  EXPECT_NE(LoweredText("matmul:M=128,N=128,K=32", 64)
+                .find("in range(64) thread_binding(threadIdx.x)"),
+            std::string::npos);
+}
+
+TEST(DefaultGpuSchedule, OtherReductionsAccumulateInOneRegisterPerThread) {
+  // Rows of a softmax: one spatial loop, no register tile; the local
+  // accumulator is compacted into the threadIdx.x loop (compact_buffers: a
+  // bound loop carries no accumulation).
+  const std::string text = LoweredText("softmax:M=64,N=100");
+  EXPECT_NE(text.find("alloc row_max_local: float32[1] local"),
+            std::string::npos)
+      << text;
 }
 
 TEST(DefaultGpuSchedule, RejectsANonPositiveThreadCount) {
