@@ -21,6 +21,8 @@
 //   read; and at the end of a serial loop body that writes and reads shared
 //   memory (the next iteration overwrites what this one read).
 // - Unrolled and vectorized loops are serial loops under `#pragma unroll`.
+// - Kernel parameters are declared 16-byte aligned (device allocations are),
+//   so that NVRTC merges neighbouring accesses into vector loads and stores.
 // - Integer index arithmetic is in `int` when every buffer has fewer than
 //   2^31 elements, else in `long long`; floor division and modulo become C's
 //   `/` and `%` where the dividend is provably non-negative and the divisor a
