@@ -21,9 +21,11 @@
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/lower/pipeline.h"
+#include "compiler/measure/reference_check.h"
 #include "compiler/schedule/traced_schedule.h"
 #include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
+#include "tests/compiler/codegen/cuda/cuda_emulation.h"
 
 namespace lathe::cuda {
 namespace {
@@ -45,6 +47,10 @@ std::vector<std::string> Specs() {
   }
   specs.push_back("conv2d_nchw:N=2,C=16,H=14,W=14,K=32,R=3,S=3,pad=1,stride=2");
   specs.push_back("custom:C[i,j] += A[i,k] * B[k,j]|i=65,j=130,k=17");
+  // Register tiles (dense with its bias and relu in the write-back).
+  specs.push_back("matmul:M=128,N=64,K=9");
+  specs.push_back("dense:M=32,N=64,K=7,bias=1,relu=1");
+  specs.push_back("conv2d_nhwc:N=1,C=3,H=6,W=32,K=64,R=3,S=3,pad=1");
   return specs;
 }
 
@@ -93,6 +99,24 @@ TEST_F(CudaCodegen, EveryOperatorsDefaultScheduleAssemblesForSm80AndSm90) {
       EXPECT_NE(compiled->ptx.find(".target " + arch), std::string::npos);
       EXPECT_EQ(Assemble(compiled->ptx, arch), "") << program->module.source;
     }
+  }
+}
+
+// The generated CUDA C computes what the reference computes: compiled for
+// the CPU (cuda_emulation.h), every operator's default GPU schedule.
+TEST(CudaEmulation, EveryOperatorsDefaultScheduleMatchesTheReference) {
+  for (const std::string& spec : Specs()) {
+    SCOPED_TRACE(spec);
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+    ASSERT_TRUE(workload.ok()) << workload.status();
+    absl::StatusOr<CudaProgram> program =
+        MakeCudaProgram(*workload, nullptr, Arch("sm_90"));
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::Status checked =
+        CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+          return testing::RunEmulated(program->module, args);
+        });
+    EXPECT_TRUE(checked.ok()) << checked << "\n" << program->module.source;
   }
 }
 
@@ -173,6 +197,40 @@ TEST_F(CudaCodegen, SharedTilesAreSynchronizedBeforeTheyAreRead) {
   if (access(kPtxas, X_OK) == 0) {
     EXPECT_EQ(Assemble(compiled->ptx, "sm_80"), "");
   }
+}
+
+TEST(CudaEmulation, CatchesAKernelThatSkipsItsTail) {
+  // 7 x 37 = 259 outputs on blocks of 256 threads, guarded; with the guard
+  // one short, the last element keeps the check's poison.
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("relu:M=7,N=37");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<CudaProgram> program =
+      MakeCudaProgram(*workload, nullptr, Arch("sm_90"));
+  ASSERT_TRUE(program.ok());
+  CudaModule broken = program->module;
+  const size_t guard = broken.source.find("< 259)");
+  ASSERT_NE(guard, std::string::npos) << broken.source;
+  broken.source.replace(guard, 6, "< 258)");
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(broken, args);
+      });
+  EXPECT_FALSE(checked.ok());
+}
+
+TEST(CudaEmulation, SharedTilesMatchTheReferenceWithTheBlocksThreadsAtOnce) {
+  absl::StatusOr<Workload> workload =
+      ParseWorkloadSpec("matmul:M=64,N=64,K=32");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> lowered = SharedTileProgram(32);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(*module, args);
+      });
+  EXPECT_TRUE(checked.ok()) << checked << "\n" << module->source;
 }
 
 TEST_F(CudaCodegen, RefusesMoreSharedMemoryThanTheTargetHas) {
