@@ -13,6 +13,10 @@
 namespace lathe {
 namespace {
 
+// A reduction with at most this many outputs leaves GPUs idle with one
+// thread per output: its threads share each reduction instead.
+constexpr int64_t kMaxCrossThreadOutputs = 8192;
+
 // Whether each loop above the block is bound to exactly one of its
 // iteration variables, one loop per variable (an initial program's stage).
 bool OwnsItsLoops(const Program& program, const BlockNode& block) {
@@ -204,6 +208,89 @@ absl::Status ScheduleRegisterTile(ConcreteSchedule* sch,
   return absl::OkStatus();
 }
 
+// The threads of a cross-thread reduction over `extent`: its largest
+// divisor in [32, max_threads] that is a multiple of 32, else its largest
+// divisor in that range; 0 when there is none.
+int64_t ChooseReductionThreads(int64_t extent, int64_t max_threads) {
+  int64_t any = 0;
+  for (int64_t t = std::min(extent, max_threads); t >= 32; --t) {
+    if (extent % t != 0) continue;
+    if (t % 32 == 0) return t;
+    if (any == 0) any = t;
+  }
+  return any;
+}
+
+// Step 2 for a reduction with few outputs and a long reduction (see the
+// header): the threads of a block share one output's reduction.
+absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
+                                 int64_t threads) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
+  const BlockNode* node = sch->program().FindBlock(name);
+  std::vector<LoopRV> spatial, reduce;
+  int64_t outputs = 1, reduction = 1;
+  for (LoopRV l : loops) {
+    LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
+    const ForNode* loop = sch->program().FindLoop(loop_name);
+    if (TypeOfLoop(*node, *loop) == IterType::kSpatial) {
+      spatial.push_back(l);
+      outputs *= loop->extent;
+    } else {
+      reduce.push_back(l);
+      reduction *= loop->extent;
+    }
+  }
+  const int64_t reduction_threads = ChooseReductionThreads(reduction, threads);
+  if (spatial.empty() || reduce.size() != 1 || reduction < 64 ||
+      outputs > kMaxCrossThreadOutputs || reduction_threads == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a cross-thread reduction needs at most ", kMaxCrossThreadOutputs,
+        " outputs and one reduction loop of 64 or more iterations with a "
+        "divisor in [32, ",
+        threads, "]"));
+  }
+  std::vector<LoopRV> order = spatial;
+  order.push_back(reduce.front());
+  LATHE_RETURN_IF_ERROR(sch->Reorder(order));
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> k,
+      sch->Split(reduce.front(), {Factor{}, Factor{reduction_threads}}));
+  LATHE_ASSIGN_OR_RETURN(
+      BlockRV partial,
+      sch->RFactor(k[1], static_cast<int64_t>(spatial.size())));
+  LATHE_ASSIGN_OR_RETURN(BlockRV final_block, sch->GetBlock(name));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> final_loops,
+                         sch->GetLoops(final_block));
+  std::vector<LoopRV> final_spatial(final_loops.begin(),
+                                    final_loops.begin() + spatial.size());
+  LoopRV block_loop = final_spatial.front();
+  if (final_spatial.size() > 1) {
+    LATHE_ASSIGN_OR_RETURN(block_loop, sch->Fuse(final_spatial));
+  }
+  LATHE_RETURN_IF_ERROR(sch->ComputeAt(partial, block_loop));
+  LATHE_RETURN_IF_ERROR(sch->Bind(block_loop, "blockIdx.x"));
+  LATHE_ASSIGN_OR_RETURN(std::string partial_name, sch->BlockName(partial));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> partial_loops,
+                         sch->GetLoops(partial));
+  const BlockNode* partial_node = sch->program().FindBlock(partial_name);
+  std::optional<LoopRV> thread_loop;
+  for (size_t i = 1; i < partial_loops.size() && !thread_loop; ++i) {
+    const ForNode* loop =
+        sch->program().FindLoop(sch->LoopName(partial_loops[i]).value());
+    if (TypeOfLoop(*partial_node, *loop) == IterType::kSpatial)
+      thread_loop = partial_loops[i];
+  }
+  if (!thread_loop.has_value()) {
+    return absl::FailedPreconditionError("no spatial loop in the partials");
+  }
+  LATHE_RETURN_IF_ERROR(sch->Bind(*thread_loop, "threadIdx.x"));
+  // Each thread reduces the partials into a register; thread 0 stores it.
+  LATHE_ASSIGN_OR_RETURN(BlockRV write_back,
+                         sch->CacheWrite(final_block, 0, "local"));
+  return sch->ReverseComputeAt(write_back, block_loop);
+}
+
 }  // namespace
 
 absl::StatusOr<Trace> DefaultGpuSchedule(
@@ -254,6 +341,17 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
       continue;
     }
     const bool reduction = node->IsReduction();
+    if (reduction) {
+      ConcreteSchedule scratch(sch.program());
+      absl::Status dry =
+          ScheduleCrossThread(&scratch, name, options.threads_per_block);
+      if (dry.ok()) {
+        note(ScheduleCrossThread(&sch, name, options.threads_per_block),
+             absl::StrCat("cross-thread reduction of block ", name));
+        continue;
+      }
+      note(dry, absl::StrCat("cross-thread reduction of block ", name));
+    }
     if (reduction) {
       ConcreteSchedule scratch(sch.program());
       absl::Status dry =

@@ -8,12 +8,20 @@
 //     readers, then every one left that reverse_compute_inline accepts into
 //     its producer (padding, bias, relu leave no stage of their own).
 //  2. For each block left whose loops are its own (one loop per iteration
-//     variable), in program order, a register tile when one fits, else the
-//     plain binding below. The register tile (a reduction with at least two
-//     spatial loops): its last two spatial loops are split into
-//     [outer, threads, registers] (threads from {16, 8, 4, 2} and registers
-//     from {4, 2} that divide them, at least 64 threads and 4 accumulators
-//     in all, at most options.threads_per_block threads), ordered
+//     variable), in program order, a cross-thread reduction or a register
+//     tile when one fits, else the plain binding below. The cross-thread
+//     reduction (at most 8192 outputs, one reduction loop of at least 64
+//     iterations, e.g. softmax's rows): the reduction loop is split by d
+//     threads (a divisor in [32, options.threads_per_block], a multiple of
+//     32 when one divides) and rfactor'ed into d partial results per output;
+//     the outputs are fused and bound to blockIdx.x, the partials computed
+//     at that loop with their d loop bound to threadIdx.x (so they land in
+//     shared memory, a barrier before they are read), and the final
+//     reduction accumulated in a register (thread 0 stores it). The register
+//     tile (a reduction with at least two spatial loops): its last two spatial
+//     loops are split into [outer, threads, registers] (threads from {16, 8, 4,
+//     2} and registers from {4, 2} that divide them, at least 64 threads and 4
+//     accumulators in all, at most options.threads_per_block threads), ordered
 //     outer... threads threads reductions... registers registers; the outer
 //     loops fused and bound to blockIdx.x, the thread loops fused and bound
 //     to threadIdx.x; a local cache of the output moved under the thread

@@ -368,7 +368,9 @@ class KernelEmitter {
         Touched t;
         CollectTouched(*s, &t);
         bool needs = false;
-        for (const Buffer* b : t.reads) needs |= pending_writes_.count(b) > 0;
+        for (const Buffer* b : t.reads) {
+          needs |= pending_writes_.count(b) > 0 || guarded_writes_.count(b) > 0;
+        }
         for (const Buffer* b : t.writes) {
           needs |= pending_writes_.count(b) > 0 || pending_reads_.count(b) > 0;
         }
@@ -377,6 +379,7 @@ class KernelEmitter {
           out->append("__syncthreads();\n");
           pending_reads_.clear();
           pending_writes_.clear();
+          guarded_writes_.clear();
         }
       }
       LATHE_RETURN_IF_ERROR(EmitStmt(*s, depth, out));
@@ -394,9 +397,16 @@ class KernelEmitter {
 
   bool has_threads() const { return kernel_.block.Count() > 1; }
 
+  std::string FirstThreadCondition() const {
+    std::vector<std::string> parts;
+    if (kernel_.block.x > 1) parts.push_back("threadIdx.x == 0");
+    if (kernel_.block.y > 1) parts.push_back("threadIdx.y == 0");
+    if (kernel_.block.z > 1) parts.push_back("threadIdx.z == 0");
+    return absl::StrJoin(parts, " && ");
+  }
+
   // Where a buffer allocated at `scope` lives (see the header).
-  bool AllAccessesUnderOneThreadLoop(const BlockNode& scope,
-                                     const Buffer* buffer) {
+  bool PrivateToEachThread(const BlockNode& scope, const Buffer* buffer) {
     std::set<const ForNode*> loops;
     bool outside = false;
     std::function<void(const StmtNode&, const ForNode*)> walk =
@@ -428,7 +438,10 @@ class KernelEmitter {
             walk(*c, thread_loop);
         };
     walk(*scope.body, nullptr);
-    return !outside && loops.size() <= 1;
+    // Under one threadIdx loop: each thread touches its own elements (bind
+    // proved it). Outside every threadIdx loop: each thread computes all of
+    // it, the same values, in its own copy.
+    return loops.size() <= 1 && !(outside && !loops.empty());
   }
 
   absl::Status EmitStmt(const StmtNode& stmt, int depth, std::string* out) {
@@ -458,7 +471,15 @@ class KernelEmitter {
       LATHE_ASSIGN_OR_RETURN(std::string index,
                              FlatIndex(*store->buffer, store->indices));
       LATHE_ASSIGN_OR_RETURN(std::string value, EmitExpr(store->value));
+      // Outside every threadIdx loop each thread computes the same value;
+      // one of them stores it to device memory.
+      const bool one_thread = thread_depth_ == 0 && has_threads() &&
+                              block_local_.count(store->buffer.get()) == 0;
       Indent(depth, out);
+      if (one_thread) {
+        absl::StrAppend(out, "if (", FirstThreadCondition(), ") ");
+        guarded_writes_.insert(store->buffer.get());
+      }
       absl::StrAppend(out, BufferName(store->buffer.get()), "[", index,
                       "] = ", value, ";\n");
       return absl::OkStatus();
@@ -473,7 +494,8 @@ class KernelEmitter {
       LATHE_ASSIGN_OR_RETURN(std::string type, CType(b->dtype));
       const std::string name = BufferName(b.get());
       const bool per_thread = thread_depth_ > 0 || !has_threads() ||
-                              AllAccessesUnderOneThreadLoop(*block, b.get());
+                              PrivateToEachThread(*block, b.get());
+      block_local_.insert(b.get());
       Indent(depth + 1, out);
       if (per_thread) {
         if (b->NumElements() > kMaxThreadArrayElements) {
@@ -540,14 +562,18 @@ class KernelEmitter {
       // The next iteration overwrites shared memory that this one read.
       Touched t;
       CollectTouched(*loop.body, &t);
-      bool writes_shared = false, reads_shared = false;
+      bool writes_shared = false, reads_shared = false, reads_guarded = false;
       for (const Buffer* b : t.writes) writes_shared |= shared_.count(b) > 0;
-      for (const Buffer* b : t.reads) reads_shared |= shared_.count(b) > 0;
-      if (writes_shared && reads_shared) {
+      for (const Buffer* b : t.reads) {
+        reads_shared |= shared_.count(b) > 0;
+        reads_guarded |= guarded_writes_.count(b) > 0;
+      }
+      if ((writes_shared && reads_shared) || reads_guarded) {
         Indent(depth + 1, out);
         out->append("__syncthreads();\n");
         pending_reads_.clear();
         pending_writes_.clear();
+        guarded_writes_.clear();
       }
     }
     Indent(depth, out);
@@ -565,6 +591,10 @@ class KernelEmitter {
   CudaKernel kernel_;
   int thread_depth_ = 0;
   std::set<const Buffer*> shared_;
+  // Device buffers stored by thread 0 alone since the last barrier.
+  std::set<const Buffer*> guarded_writes_;
+  // Buffers allocated inside the kernel (a thread's or the block's).
+  std::set<const Buffer*> block_local_;
   std::set<const Buffer*> pending_reads_;
   std::set<const Buffer*> pending_writes_;
 };

@@ -12,9 +12,14 @@
 // - blockIdx loops may only sit under other blockIdx loops and ifs: a serial
 //   loop or a sequence above one would need a barrier across the grid.
 // - A buffer allocated inside a kernel is an array of the thread when its
-//   scope is under a threadIdx loop, or when all its accesses are under one
+//   scope is under a threadIdx loop, when all its accesses are under one
 //   threadIdx loop (each thread then touches its own elements: bind checks
-//   that); otherwise the threads of a block share it: `__shared__`.
+//   that), or when none is under any (each thread computes all of it, the
+//   same values); otherwise the threads of a block share it: `__shared__`.
+// - Outside every threadIdx loop of a kernel that has them, all threads run
+//   the same statements; a store to device memory there is made by thread
+//   0 alone, and a barrier precedes the next statement that reads it (or,
+//   in a serial loop, the end of an iteration whose body reads it).
 // - __syncthreads() is placed, outside every threadIdx loop, between two
 //   statements of a sequence when the second touches shared memory that the
 //   earlier ones wrote since the last barrier, or writes shared memory they

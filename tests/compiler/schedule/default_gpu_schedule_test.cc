@@ -42,6 +42,10 @@ std::vector<std::string> OddSpecs() {
   specs.push_back("batch_matmul:B=2,M=32,N=64,K=5");
   specs.push_back("dense:M=32,N=64,K=7,bias=1,relu=1");
   specs.push_back("conv2d_nhwc:N=1,C=3,H=6,W=32,K=64,R=3,S=3,pad=1");
+  // Shapes that get a cross-thread reduction (a GEMV among them).
+  specs.push_back("softmax:M=5,N=96");
+  specs.push_back("softmax:M=3,N=1000");
+  specs.push_back("dense:M=1,N=40,K=256,bias=1");
   return specs;
 }
 
