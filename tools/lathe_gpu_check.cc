@@ -21,6 +21,10 @@
 //     tests/lit/cuda/).
 //   lathe-gpu-check --ptx SPEC [--target ...]
 //     Compiles SPEC's CUDA C with NVRTC and prints the PTX; no device.
+//   lathe-gpu-check --source SPEC --emit DIR [--name NAME] [--target ...]
+//     Writes the kernel for builds (cuda_host_source.h): DIR/NAME.cu (the
+//     CUDA C), DIR/NAME.ptx, DIR/NAME.cubin, and DIR/NAME.h and DIR/NAME.cc,
+//     the host entry point with the cubin embedded; no device.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -40,6 +44,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/cuda/cuda_driver.h"
+#include "compiler/codegen/cuda/cuda_host_source.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
@@ -126,7 +131,8 @@ absl::StatusOr<Target> TargetFor(const std::string& text) {
 }
 
 int PrintSource(const std::string& spec, const std::string& target_text,
-                const std::string& trace_file, bool ptx) {
+                const std::string& trace_file, bool ptx,
+                const std::string& emit_dir, const std::string& emit_name) {
   absl::StatusOr<Target> target = TargetFor(target_text);
   absl::StatusOr<Workload> workload =
       target.ok() ? ParseAny(spec) : absl::StatusOr<Workload>(target.status());
@@ -148,6 +154,40 @@ int PrintSource(const std::string& spec, const std::string& target_text,
     std::fprintf(stderr, "lathe-gpu-check: error: %s\n",
                  std::string(program.status().message()).c_str());
     return 1;
+  }
+  if (!emit_dir.empty()) {
+    absl::StatusOr<cuda::CompiledCuda> compiled =
+        cuda::CompileCuda(program->module.source, target->cpu, /*cubin=*/true);
+    absl::StatusOr<cuda::HostSource> host =
+        compiled.ok()
+            ? cuda::GenerateHostSource(
+                  program->module, program->lowered, compiled->cubin, emit_name,
+                  absl::StrCat(workload->CanonicalForm(), " for ",
+                               target->ToString()))
+            : absl::StatusOr<cuda::HostSource>(compiled.status());
+    if (!host.ok()) {
+      std::fprintf(stderr, "lathe-gpu-check: error: %s\n",
+                   std::string(host.status().message()).c_str());
+      return 1;
+    }
+    const std::string base = absl::StrCat(emit_dir, "/", emit_name);
+    const std::pair<std::string, const std::string*> files[] = {
+        {".cu", &program->module.source},
+        {".ptx", &compiled->ptx},
+        {".cubin", &compiled->cubin},
+        {".h", &host->header},
+        {".cc", &host->source}};
+    for (const auto& [suffix, text] : files) {
+      std::ofstream out(base + suffix, std::ios::binary);
+      out << *text;
+      if (!out) {
+        std::fprintf(stderr, "lathe-gpu-check: error: cannot write %s\n",
+                     (base + suffix).c_str());
+        return 1;
+      }
+    }
+    std::printf("wrote %s.{cu,ptx,cubin,h,cc}\n", base.c_str());
+    return 0;
   }
   if (ptx) {
     absl::StatusOr<cuda::CompiledCuda> compiled =
@@ -289,7 +329,8 @@ bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n) {
 
 int Main(int argc, char** argv) {
   std::string target_text = "cuda";
-  std::string source_spec, ptx_spec, trace_file, ops;
+  std::string source_spec, ptx_spec, trace_file, ops, emit_dir;
+  std::string emit_name = "lathe_kernel";
   int gemm = 4096;
   int no_device_exit = 2;
   for (int i = 1; i < argc; ++i) {
@@ -310,6 +351,10 @@ int Main(int argc, char** argv) {
       ptx_spec = value();
     else if (arg == "--trace")
       trace_file = value();
+    else if (arg == "--emit")
+      emit_dir = value();
+    else if (arg == "--name")
+      emit_name = value();
     else if (arg == "--ops")
       ops = value();
     else if (arg == "--gemm")
@@ -321,7 +366,9 @@ int Main(int argc, char** argv) {
           "usage: lathe-gpu-check [--target T] [--ops 'SPEC;SPEC'] [--gemm N]\n"
           "                       [--no-device-exit CODE]\n"
           "       lathe-gpu-check --source SPEC [--target T] [--trace FILE]\n"
-          "       lathe-gpu-check --ptx SPEC [--target T]\n");
+          "       lathe-gpu-check --ptx SPEC [--target T]\n"
+          "       lathe-gpu-check --source SPEC --emit DIR [--name NAME] "
+          "[--target T] [--trace FILE]\n");
       return 0;
     } else {
       std::fprintf(stderr, "lathe-gpu-check: error: unknown argument %s\n",
@@ -329,10 +376,16 @@ int Main(int argc, char** argv) {
       return 1;
     }
   }
+  if (!emit_dir.empty() && source_spec.empty()) {
+    std::fprintf(stderr,
+                 "lathe-gpu-check: error: --emit needs --source SPEC\n");
+    return 1;
+  }
   if (!source_spec.empty() || !ptx_spec.empty()) {
     if (target_text == "cuda") target_text = "cuda -arch=sm_90";
     return PrintSource(source_spec.empty() ? ptx_spec : source_spec,
-                       target_text, trace_file, !ptx_spec.empty());
+                       target_text, trace_file, !ptx_spec.empty(), emit_dir,
+                       emit_name);
   }
   std::printf("lathe-gpu-check: loading NVRTC and the CUDA driver\n");
   std::fflush(stdout);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/codegen/cuda/cuda_host_source.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
@@ -137,6 +139,56 @@ TEST_F(CudaCodegen, NvrtcMakesACubin) {
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   ASSERT_GE(compiled->cubin.size(), 4u);
   EXPECT_EQ(compiled->cubin.substr(1, 3), "ELF");
+}
+
+// The kernel for builds: the host entry point compiles against the
+// toolkit's cuda.h, with the cubin embedded byte for byte.
+TEST_F(CudaCodegen, HostEntryPointCompilesWithTheCubinEmbedded) {
+  constexpr char kCudaHeader[] = "/usr/local/cuda/include/cuda.h";
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("softmax:M=4,N=512");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<CudaProgram> program =
+      MakeCudaProgram(*workload, nullptr, Arch("sm_90"));
+  ASSERT_TRUE(program.ok());
+  absl::StatusOr<CompiledCuda> compiled =
+      CompileCuda(program->module.source, "sm_90", /*cubin=*/true);
+  ASSERT_TRUE(compiled.ok());
+  absl::StatusOr<HostSource> host =
+      GenerateHostSource(program->module, program->lowered, compiled->cubin,
+                         "softmax_4x512", "softmax for sm_90");
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_NE(host->header.find("int softmax_4x512(CUdeviceptr p0, CUdeviceptr "
+                              "p1, CUstream stream);"),
+            std::string::npos)
+      << host->header;
+  EXPECT_NE(host->header.find("//   p1: output Y float32[4, 512]"),
+            std::string::npos);
+  // Two intermediates (row max, row sum) allocated and freed in the call.
+  EXPECT_NE(host->source.find("cuMemAlloc(&b2, 16)"), std::string::npos);
+  EXPECT_NE(host->source.find("cuMemFree(b3)"), std::string::npos);
+  EXPECT_FALSE(GenerateHostSource(program->module, program->lowered,
+                                  compiled->cubin, "not-a-name", "")
+                   .ok());
+  // The cubin, byte for byte: the ELF magic first, one entry per byte.
+  const size_t array = host->source.find("kImage[] = {");
+  ASSERT_NE(array, std::string::npos);
+  const size_t end = host->source.find("};", array);
+  EXPECT_EQ(host->source.compare(array + 12, 21, "\n    127, 69, 76, 70,"), 0)
+      << host->source.substr(array, 80);
+  EXPECT_EQ(static_cast<size_t>(std::count(host->source.begin() + array,
+                                           host->source.begin() + end, ',')),
+            compiled->cubin.size());
+  if (access(kCudaHeader, R_OK) != 0)
+    GTEST_SKIP() << kCudaHeader << " not found";
+  char dir[] = "/tmp/lathe_host_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::ofstream(absl::StrCat(dir, "/softmax_4x512.h")) << host->header;
+  std::ofstream(absl::StrCat(dir, "/softmax_4x512.cc")) << host->source;
+  const std::string compile = absl::StrCat(
+      "c++ -std=c++17 -Wall -Wextra -Werror -c -I/usr/local/cuda/include ", dir,
+      "/softmax_4x512.cc -o ", dir, "/k.o");
+  EXPECT_EQ(std::system(compile.c_str()), 0);
+  std::system(absl::StrCat("rm -rf ", dir).c_str());
 }
 
 TEST_F(CudaCodegen, ReportsSourceThatDoesNotCompile) {
