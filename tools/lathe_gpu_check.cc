@@ -66,6 +66,7 @@ const std::vector<std::string>& DefaultSpecs() {
       "matmul:M=512,N=512,K=512",
       "batch_matmul:B=8,M=128,N=128,K=256",
       "dense:M=256,N=512,K=512,bias=1,relu=1",
+      "dense:M=1,N=1000,K=4096,bias=1",
       "conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1",
       "conv2d_nhwc:N=1,C=64,H=28,W=28,K=64,R=3,S=3,stride=1,pad=1",
       "max_pool2d:N=4,C=64,H=56,W=56,R=3,S=3,stride=2,pad=1",
