@@ -1,7 +1,7 @@
 // cuBLAS's SGEMM as a peer for the GPU check: libcublas.so.13 opened with
 // dlopen (no link-time dependency), the math mode left at CUBLAS_DEFAULT_MATH
 // so that fp32 GEMM runs on CUDA cores (no TF32 tensor cores).
-// Tests: tools/lathe_gpu_check.cc runs it on a device (scripts/gpu-check.sh).
+// Tests: tests/tools/CMakeLists.txt (gpu.lathe_gpu_check, on a device).
 #pragma once
 
 #include <memory>

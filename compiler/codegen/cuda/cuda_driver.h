@@ -7,7 +7,8 @@
 // failure of a driver call is reported with the call's name and the driver's
 // own error string.
 // Tests: tests/compiler/codegen/cuda/cuda_driver_test.cc (the parts that
-// need no device), tools/lathe_gpu_check.cc on a device.
+// need no device), tests/tools/CMakeLists.txt (gpu.lathe_gpu_check) on a
+// device.
 #pragma once
 
 #include <cstdint>
