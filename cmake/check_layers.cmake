@@ -25,10 +25,10 @@ set(LATHE_LAYERS
   "compiler/graph:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
   "compiler/schedule:base proto compiler/ir compiler/arith"
   "compiler/lower:base compiler/ir compiler/arith"
-  "compiler/graph:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
   "compiler/measure:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload"
   "compiler/frontend:base compiler/ir compiler/arith compiler/interp compiler/graph"
   "compiler/target:base proto"
+  "compiler/codegen/cuda:base proto compiler/ir compiler/arith compiler/interp compiler/te compiler/workload compiler/schedule compiler/lower compiler/target"
   "compiler/codegen:base proto compiler"
   "database:base proto"
   "rpc:base proto"
@@ -40,6 +40,7 @@ set(LATHE_LAYERS
   "tuner/service:base proto compiler database rpc runner tuner"
   "api:base proto compiler database"
   "cli:base proto compiler database rpc runner tuner api"
+  "tools:base proto compiler"
 )
 
 if(NOT ROOT)

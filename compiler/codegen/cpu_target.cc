@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/codegen/llvm/host_cpu.h"
 
 namespace lathe {
@@ -70,12 +71,13 @@ absl::StatusOr<Target> ParseTarget(const std::string& text) {
       absl::StrSplit(text, ' ', absl::SkipWhitespace());
   if (words.empty())
     return absl::InvalidArgumentError("target: empty target string");
+  if (words[0] == "cuda") return cuda::ParseCudaTarget(text);
   Target target;
   bool is_host = words[0] == "host";
   if (!is_host && words[0] != "llvm") {
     return absl::InvalidArgumentError(
         absl::StrCat("target \"", text, "\": unknown kind \"", words[0],
-                     "\" (accepted: llvm, host)"));
+                     "\" (accepted: llvm, host, cuda)"));
   }
   int num_threads = 0;
   // -mattr lists add up (the last setting of a feature wins, as in LLVM);

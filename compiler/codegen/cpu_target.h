@@ -24,9 +24,10 @@
 namespace lathe {
 
 // Parses "llvm [-mcpu=NAME] [-mattr=+a,-b] [-num-threads=N]" or
-// "host [-num-threads=N]". InvalidArgument naming the bad part otherwise.
-// "host" gets this machine's CPU and features, and as many threads as this
-// process may use CPUs (AllowedCpuCount, as `nproc` counts) unless
+// "host [-num-threads=N]"; "cuda ..." goes to the CUDA back end
+// (compiler/codegen/cuda/cuda_target.h). InvalidArgument naming the bad part
+// otherwise. "host" gets this machine's CPU and features, and as many threads
+// as this process may use CPUs (AllowedCpuCount, as `nproc` counts) unless
 // -num-threads is given.
 absl::StatusOr<Target> ParseTarget(const std::string& text);
 

@@ -1,11 +1,13 @@
 #include "compiler/codegen/kernel_program.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
 
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
+#include "compiler/schedule/default_gpu_schedule.h"
 #include "compiler/schedule/default_schedule.h"
 #include "compiler/schedule/replay.h"
 
@@ -23,10 +25,18 @@ absl::StatusOr<KernelProgram> MakeKernelProgram(const Workload& workload,
   } else {
     // The default schedule is sized for the target: its vector registers
     // and its thread count (one thread: no parallel loop at all).
-    DefaultScheduleOptions options;
-    options.vector_width = target.VectorLanesF32();
-    options.num_threads = target.num_threads;
-    absl::StatusOr<Trace> trace_or = DefaultSchedule(*initial, options);
+    absl::StatusOr<Trace> trace_or;
+    if (target.IsCuda()) {
+      DefaultGpuScheduleOptions options;
+      options.threads_per_block = std::min<int64_t>(
+          options.threads_per_block, target.gpu.max_threads_per_block);
+      trace_or = DefaultGpuSchedule(*initial, options);
+    } else {
+      DefaultScheduleOptions options;
+      options.vector_width = target.VectorLanesF32();
+      options.num_threads = target.num_threads;
+      trace_or = DefaultSchedule(*initial, options);
+    }
     if (!trace_or.ok()) return trace_or.status();
     kernel.trace = *std::move(trace_or);
     kernel.default_schedule = true;

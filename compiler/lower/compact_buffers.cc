@@ -103,6 +103,14 @@ bool UsesVarIn(const Expr& e, const VarRanges& ranges) {
 bool UpdateCarriedBy(const Access& update, size_t depth) {
   if (update.reads_other_element) return true;  // not a plain accumulation
   const ForNode* loop = update.loops[depth];
+  // bind proved that no two iterations of a loop bound to blockIdx/threadIdx
+  // touch the same element of a buffer one of them writes (its indices may
+  // reach that loop's variable only through // and %, which the step test
+  // below cannot follow).
+  if (loop->for_kind == ForKind::kThreadBinding &&
+      loop->thread_tag != "vthread") {
+    return false;
+  }
   VarRanges inner, all;
   for (size_t i = 0; i < update.loops.size(); ++i) {
     const ForNode* l = update.loops[i];

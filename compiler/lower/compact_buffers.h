@@ -8,12 +8,14 @@
 //     buffer from one iteration to the next: a store whose value reads the
 //     buffer (a reduction update) and whose written element can repeat
 //     across iterations of that loop (a reduction loop; see
-//     UpdateCarriedBy in the .cc). A fresh allocation per iteration of such
-//     a loop would lose the partial sums. Other values never flow between
-//     iterations of L: a producer moved under a consumer's loop writes, in
-//     each iteration, everything the consumer reads in it (compute_at's
-//     contract), and the property test checks it in the interpreter, which
-//     reports a read of unwritten storage.
+//     UpdateCarriedBy in the .cc; a loop bound to blockIdx or threadIdx
+//     never carries one: bind proved its iterations disjoint). A fresh
+//     allocation per iteration of such a loop would lose the partial sums.
+//     Other values never flow between iterations of L: a producer moved
+//     under a consumer's loop writes, in each iteration, everything the
+//     consumer reads in it (compute_at's contract), and the property test
+//     checks it in the interpreter, which reports a read of unwritten
+//     storage.
 //  3. The region of every access within one iteration of L: loops below L
 //     vary over their ranges, L and the loops above are symbols. Per
 //     dimension a box [min, min + extent) with a constant extent and a min

@@ -16,6 +16,14 @@ std::string Target::FeatureString() const {
 }
 
 std::string Target::ToString() const {
+  if (IsCuda()) {
+    return absl::StrCat(
+        kind, " -arch=", cpu,
+        " -max-threads-per-block=", gpu.max_threads_per_block,
+        " -max-shared-memory-per-block=", gpu.max_shared_memory_per_block,
+        " -registers-per-block=", gpu.registers_per_block,
+        " -warp-size=", gpu.warp_size);
+  }
   std::string out = absl::StrCat(kind, " -mcpu=", cpu);
   if (!features.empty()) absl::StrAppend(&out, " -mattr=", FeatureString());
   absl::StrAppend(&out, " -num-threads=", num_threads);

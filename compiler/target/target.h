@@ -14,6 +14,18 @@
 // implies, parsing and the host's detection need LLVM's CPU tables and live
 // behind the back end (compiler/codegen/cpu_target.h: ParseTarget,
 // HostTarget, CheckRunnableHere), which fills in `resolved_features`.
+//
+// A CUDA target (kind "cuda") is
+//   cuda -arch=sm_90 -max-threads-per-block=1024
+//        -max-shared-memory-per-block=49152 -registers-per-block=65536
+//        -warp-size=32
+// the compute capability code is generated for (kept in `cpu`) and the
+// device limits a schedule must respect (`gpu`), always printed in full so
+// that a record says which limits its schedule was checked against. Its
+// resolved features are the architectures it can run code of ("sm_80" for
+// sm_80; "sm_80", "sm_89", "sm_90" for sm_90), so that the database's
+// compatible matching takes a record of an older architecture for a newer
+// one. Parsing is the CUDA back end's (compiler/codegen/cuda/cuda_target.h).
 // Tests: tests/compiler/target/target_test.cc.
 #pragma once
 
@@ -25,12 +37,23 @@
 
 namespace lathe {
 
+// What a GPU allows one thread block (CUDA's device attributes of the same
+// names). Zero in CPU targets.
+struct GpuLimits {
+  int max_threads_per_block = 0;
+  int max_shared_memory_per_block = 0;  // bytes, without opting in to more
+  int registers_per_block = 0;
+  int warp_size = 0;
+};
+
 struct Target {
-  std::string kind = "llvm";
+  std::string kind = "llvm";  // "llvm" or "cuda"
   std::string cpu = "generic";
   // "+name" / "-name", sorted by name, at most one entry per name.
   std::vector<std::string> features;
   int num_threads = 1;
+  // kind "cuda" only.
+  GpuLimits gpu;
   // Every feature the target enables, sorted: what its CPU name implies plus
   // its "+" features and what they imply, less its "-" features. Filled in by
   // the parser (compiler/codegen/cpu_target.h); not part of the canonical
@@ -52,6 +75,7 @@ struct Target {
   // Floats in the widest vector register the target has (16 with AVX-512,
   // 8 with AVX, 4 otherwise).
   int VectorLanesF32() const;
+  bool IsCuda() const { return kind == "cuda"; }
 
   friend bool operator==(const Target& a, const Target& b) {
     return a.ToString() == b.ToString();

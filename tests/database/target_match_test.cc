@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "compiler/codegen/cuda/cuda_target.h"
+#include "compiler/target/target_info.h"
 #include "gtest/gtest.h"
 #include "tests/database/test_records.h"
 
@@ -72,6 +74,19 @@ TEST(CompatibleDifference, NamesTheCandidateWhenOnlyItsStringDiffers) {
   std::optional<std::string> difference = CompatibleDifference(kWanted, other);
   ASSERT_TRUE(difference.has_value());
   EXPECT_EQ(*difference, "measured on " + other.canonical());
+}
+
+TEST(CompatibleDifference, AnOlderGpuArchitectureAnswersForANewerOne) {
+  const proto::TargetInfo sm80 = TargetInfoOf(*cuda::ArchTarget("sm_80"));
+  const proto::TargetInfo sm90 = TargetInfoOf(*cuda::ArchTarget("sm_90"));
+  std::optional<std::string> difference = CompatibleDifference(sm90, sm80);
+  ASSERT_TRUE(difference.has_value());
+  EXPECT_EQ(*difference,
+            "cpu sm_80, asked for sm_90; asked-for target has 2 more features");
+  // sm_90 code does not run on sm_80, nor GPU code on a CPU.
+  EXPECT_FALSE(CompatibleDifference(sm80, sm90).has_value());
+  EXPECT_FALSE(CompatibleDifference(kWanted, sm80).has_value());
+  EXPECT_FALSE(CompatibleDifference(sm80, kWanted).has_value());
 }
 
 TEST(Closeness, OrdersSameCpuAndThreadsThenThreadsThenCpuThenNearestThreads) {

@@ -35,11 +35,21 @@ TEST(Target, DefaultsAndLastSettingWins) {
   EXPECT_EQ(t->ToString(), "llvm -mcpu=generic -mattr=-avx -num-threads=1");
 }
 
+TEST(Target, HandsCudaTargetsToTheCudaBackEnd) {
+  absl::StatusOr<Target> t = ParseTarget("cuda -arch=sm_80");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->kind, "cuda");
+  EXPECT_EQ(t->gpu.max_threads_per_block, 1024);
+  EXPECT_THAT(std::string(CheckRunnableHere(*t).message()),
+              ::testing::HasSubstr("only llvm targets run on this machine"));
+}
+
 TEST(Target, RejectsBadStrings) {
   EXPECT_EQ(ParseTarget("").status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(ParseTarget("cuda -arch=sm_90").status().message()),
-              ::testing::HasSubstr("unknown kind \"cuda\""));
+  EXPECT_THAT(std::string(ParseTarget("rocm -arch=x").status().message()),
+              ::testing::HasSubstr(
+                  "unknown kind \"rocm\" (accepted: llvm, host, cuda)"));
   EXPECT_THAT(std::string(ParseTarget("llvm -mattr=avx2").status().message()),
               ::testing::HasSubstr("must start with + or -"));
   EXPECT_THAT(

@@ -29,6 +29,24 @@ TEST(Target, PrintsTheCanonicalString) {
   EXPECT_EQ(plain.ToString(), "llvm -mcpu=generic -num-threads=1");
 }
 
+TEST(Target, ACudaTargetPrintsItsArchitectureAndEveryLimit) {
+  Target t;
+  t.kind = "cuda";
+  t.cpu = "sm_80";
+  t.gpu.max_threads_per_block = 512;
+  t.gpu.max_shared_memory_per_block = 16384;
+  t.gpu.registers_per_block = 65536;
+  t.gpu.warp_size = 32;
+  EXPECT_TRUE(t.IsCuda());
+  EXPECT_EQ(t.ToString(),
+            "cuda -arch=sm_80 -max-threads-per-block=512 "
+            "-max-shared-memory-per-block=16384 -registers-per-block=65536 "
+            "-warp-size=32");
+  Target other = t;
+  other.gpu.max_threads_per_block = 1024;
+  EXPECT_FALSE(t == other);
+}
+
 TEST(Target, TheResolvedFeaturesAreNotPartOfItsIdentity) {
   Target a = Resolved({}, {"avx", "avx2"});
   Target b = Resolved({}, {});

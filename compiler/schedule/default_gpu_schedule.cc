@@ -1,0 +1,384 @@
+// The default GPU schedule (strategy in default_gpu_schedule.h).
+#include "compiler/schedule/default_gpu_schedule.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "compiler/schedule/primitive/compute_inline.h"
+#include "compiler/schedule/traced_schedule.h"
+
+namespace lathe {
+namespace {
+
+// A reduction with at most this many outputs leaves GPUs idle with one
+// thread per output: its threads share each reduction instead.
+constexpr int64_t kMaxCrossThreadOutputs = 8192;
+
+// Whether each loop above the block is bound to exactly one of its
+// iteration variables, one loop per variable (an initial program's stage).
+bool OwnsItsLoops(const Program& program, const BlockNode& block) {
+  std::vector<ForNode*> loops = program.LoopsAbove(&block);
+  if (loops.empty() || loops.size() != block.iter_vars.size()) return false;
+  for (const ForNode* loop : loops) {
+    int bound = 0;
+    for (const Expr& value : block.iter_values)
+      bound += value.same_as(loop->var);
+    if (bound != 1) return false;
+  }
+  return true;
+}
+
+IterType TypeOfLoop(const BlockNode& block, const ForNode& loop) {
+  for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+    if (block.iter_values[i].same_as(loop.var)) return block.iter_vars[i].type;
+  }
+  return IterType::kSpatial;
+}
+
+// Steps 2a-2d on `sch` for block `name`; `accumulate` chooses whether 2b and
+// 2d run. Fails at the first refused primitive.
+absl::Status ScheduleBlock(ConcreteSchedule* sch, const std::string& name,
+                           int64_t threads, bool accumulate) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
+  const BlockNode* node = sch->program().FindBlock(name);
+  std::vector<LoopRV> spatial, reduce;
+  for (LoopRV l : loops) {
+    LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
+    const ForNode* loop = sch->program().FindLoop(loop_name);
+    (TypeOfLoop(*node, *loop) == IterType::kSpatial ? spatial : reduce)
+        .push_back(l);
+  }
+  if (spatial.empty()) {
+    return absl::FailedPreconditionError("no spatial loop to bind");
+  }
+  // a.
+  if (!reduce.empty()) {
+    std::vector<LoopRV> order = spatial;
+    order.insert(order.end(), reduce.begin(), reduce.end());
+    LATHE_RETURN_IF_ERROR(sch->Reorder(order));
+  }
+  // b.
+  std::optional<BlockRV> write_back;
+  if (accumulate) {
+    LATHE_ASSIGN_OR_RETURN(BlockRV wb, sch->CacheWrite(block, 0, "local"));
+    LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> consumers,
+                           sch->GetConsumers(wb));
+    for (BlockRV consumer : consumers) {
+      const BlockNode* c =
+          sch->program().FindBlock(sch->BlockName(consumer).value());
+      if (c != nullptr && !c->IsReduction())
+        sch->ReverseComputeInline(consumer).IgnoreError();
+    }
+    write_back = wb;
+  }
+  // c.
+  LoopRV fused = spatial.front();
+  if (spatial.size() > 1) {
+    LATHE_ASSIGN_OR_RETURN(fused, sch->Fuse(spatial));
+  }
+  LATHE_ASSIGN_OR_RETURN(std::string fused_name, sch->LoopName(fused));
+  const int64_t extent = sch->program().FindLoop(fused_name)->extent;
+  LoopRV thread_loop = fused;
+  if (extent > threads) {
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
+                           sch->Split(fused, {Factor{}, Factor{threads}}));
+    LATHE_RETURN_IF_ERROR(sch->Bind(parts[0], "blockIdx.x"));
+    thread_loop = parts[1];
+  }
+  LATHE_RETURN_IF_ERROR(sch->Bind(thread_loop, "threadIdx.x"));
+  // d.
+  if (accumulate) {
+    LATHE_RETURN_IF_ERROR(sch->ReverseComputeAt(*write_back, thread_loop));
+    LATHE_RETURN_IF_ERROR(
+        sch->DecomposeReduction(block, reduce.front()).status());
+  }
+  return absl::OkStatus();
+}
+
+// Threads and register tile along one loop of `extent`: the most threads
+// of {16, 8, 4, 2} that divide it (at most `max_threads`), then the largest
+// register tile of {4, 2} that divides what is left; 1 when none does.
+struct AxisTile {
+  int64_t threads = 1;
+  int64_t registers = 1;
+};
+AxisTile ChooseAxisTile(int64_t extent, int64_t max_threads) {
+  AxisTile tile;
+  for (int64_t t : {16, 8, 4, 2}) {
+    if (t <= max_threads && extent % t == 0) {
+      tile.threads = t;
+      break;
+    }
+  }
+  for (int64_t r : {4, 2}) {
+    if ((extent / tile.threads) % r == 0) {
+      tile.registers = r;
+      break;
+    }
+  }
+  return tile;
+}
+
+// Step 2 for a reduction whose last two spatial loops tile well (see the
+// header): a register tile per thread. Fails at the first refused
+// primitive, or when the tile would have fewer than 64 threads or fewer
+// than 4 accumulators.
+absl::Status ScheduleRegisterTile(ConcreteSchedule* sch,
+                                  const std::string& name, int64_t threads) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
+  const BlockNode* node = sch->program().FindBlock(name);
+  std::vector<LoopRV> spatial, reduce;
+  std::vector<int64_t> spatial_extents;
+  for (LoopRV l : loops) {
+    LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
+    const ForNode* loop = sch->program().FindLoop(loop_name);
+    if (TypeOfLoop(*node, *loop) == IterType::kSpatial) {
+      spatial.push_back(l);
+      spatial_extents.push_back(loop->extent);
+    } else {
+      reduce.push_back(l);
+    }
+  }
+  const size_t n = spatial.size();
+  if (n < 2 || reduce.empty()) {
+    return absl::FailedPreconditionError(
+        "a register tile needs two spatial loops and a reduction");
+  }
+  const AxisTile ti = ChooseAxisTile(spatial_extents[n - 2], threads);
+  const AxisTile tj =
+      ChooseAxisTile(spatial_extents[n - 1], threads / ti.threads);
+  if (ti.threads * tj.threads < 64 || ti.registers * tj.registers < 4) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a register tile of ", ti.threads, "x", tj.threads, " threads and ",
+        ti.registers, "x", tj.registers, " accumulators is too small"));
+  }
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> i,
+      sch->Split(spatial[n - 2],
+                 {Factor{}, Factor{ti.threads}, Factor{ti.registers}}));
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> j,
+      sch->Split(spatial[n - 1],
+                 {Factor{}, Factor{tj.threads}, Factor{tj.registers}}));
+  std::vector<LoopRV> outer(spatial.begin(), spatial.end() - 2);
+  outer.push_back(i[0]);
+  outer.push_back(j[0]);
+  std::vector<LoopRV> order = outer;
+  order.push_back(i[1]);
+  order.push_back(j[1]);
+  order.insert(order.end(), reduce.begin(), reduce.end());
+  order.push_back(i[2]);
+  order.push_back(j[2]);
+  LATHE_RETURN_IF_ERROR(sch->Reorder(order));
+  LATHE_ASSIGN_OR_RETURN(BlockRV write_back,
+                         sch->CacheWrite(block, 0, "local"));
+  LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> consumers,
+                         sch->GetConsumers(write_back));
+  for (BlockRV consumer : consumers) {
+    const BlockNode* c =
+        sch->program().FindBlock(sch->BlockName(consumer).value());
+    if (c != nullptr && !c->IsReduction())
+      sch->ReverseComputeInline(consumer).IgnoreError();
+  }
+  LATHE_ASSIGN_OR_RETURN(LoopRV block_loop, sch->Fuse(outer));
+  LATHE_ASSIGN_OR_RETURN(LoopRV thread_loop, sch->Fuse({i[1], j[1]}));
+  LATHE_RETURN_IF_ERROR(sch->Bind(block_loop, "blockIdx.x"));
+  LATHE_RETURN_IF_ERROR(sch->Bind(thread_loop, "threadIdx.x"));
+  LATHE_RETURN_IF_ERROR(sch->ReverseComputeAt(write_back, thread_loop));
+  LATHE_ASSIGN_OR_RETURN(BlockRV init,
+                         sch->DecomposeReduction(block, reduce.front()));
+  // The accumulators stay in registers only when every loop that indexes
+  // them is unrolled: the tile's, the init's and the write-back's.
+  LATHE_RETURN_IF_ERROR(sch->Unroll(i[2]));
+  LATHE_RETURN_IF_ERROR(sch->Unroll(j[2]));
+  LATHE_ASSIGN_OR_RETURN(std::string thread_name, sch->LoopName(thread_loop));
+  for (BlockRV b : {init, write_back}) {
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> nest, sch->GetLoops(b));
+    bool below = false;
+    for (LoopRV l : nest) {
+      if (below) LATHE_RETURN_IF_ERROR(sch->Unroll(l));
+      below |= sch->LoopName(l).value() == thread_name;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The threads of a cross-thread reduction over `extent`: its largest
+// divisor in [32, max_threads] that is a multiple of 32, else its largest
+// divisor in that range; 0 when there is none.
+int64_t ChooseReductionThreads(int64_t extent, int64_t max_threads) {
+  int64_t any = 0;
+  for (int64_t t = std::min(extent, max_threads); t >= 32; --t) {
+    if (extent % t != 0) continue;
+    if (t % 32 == 0) return t;
+    if (any == 0) any = t;
+  }
+  return any;
+}
+
+// Step 2 for a reduction with few outputs and a long reduction (see the
+// header): the threads of a block share one output's reduction.
+absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
+                                 int64_t threads) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
+  const BlockNode* node = sch->program().FindBlock(name);
+  std::vector<LoopRV> spatial, reduce;
+  int64_t outputs = 1, reduction = 1;
+  for (LoopRV l : loops) {
+    LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
+    const ForNode* loop = sch->program().FindLoop(loop_name);
+    if (TypeOfLoop(*node, *loop) == IterType::kSpatial) {
+      spatial.push_back(l);
+      outputs *= loop->extent;
+    } else {
+      reduce.push_back(l);
+      reduction *= loop->extent;
+    }
+  }
+  const int64_t reduction_threads = ChooseReductionThreads(reduction, threads);
+  if (spatial.empty() || reduce.size() != 1 || reduction < 64 ||
+      outputs > kMaxCrossThreadOutputs || reduction_threads == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a cross-thread reduction needs at most ", kMaxCrossThreadOutputs,
+        " outputs and one reduction loop of 64 or more iterations with a "
+        "divisor in [32, ",
+        threads, "]"));
+  }
+  std::vector<LoopRV> order = spatial;
+  order.push_back(reduce.front());
+  LATHE_RETURN_IF_ERROR(sch->Reorder(order));
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> k,
+      sch->Split(reduce.front(), {Factor{}, Factor{reduction_threads}}));
+  LATHE_ASSIGN_OR_RETURN(
+      BlockRV partial,
+      sch->RFactor(k[1], static_cast<int64_t>(spatial.size())));
+  LATHE_ASSIGN_OR_RETURN(BlockRV final_block, sch->GetBlock(name));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> final_loops,
+                         sch->GetLoops(final_block));
+  std::vector<LoopRV> final_spatial(final_loops.begin(),
+                                    final_loops.begin() + spatial.size());
+  LoopRV block_loop = final_spatial.front();
+  if (final_spatial.size() > 1) {
+    LATHE_ASSIGN_OR_RETURN(block_loop, sch->Fuse(final_spatial));
+  }
+  LATHE_RETURN_IF_ERROR(sch->ComputeAt(partial, block_loop));
+  LATHE_RETURN_IF_ERROR(sch->Bind(block_loop, "blockIdx.x"));
+  LATHE_ASSIGN_OR_RETURN(std::string partial_name, sch->BlockName(partial));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> partial_loops,
+                         sch->GetLoops(partial));
+  const BlockNode* partial_node = sch->program().FindBlock(partial_name);
+  std::optional<LoopRV> thread_loop;
+  for (size_t i = 1; i < partial_loops.size() && !thread_loop; ++i) {
+    const ForNode* loop =
+        sch->program().FindLoop(sch->LoopName(partial_loops[i]).value());
+    if (TypeOfLoop(*partial_node, *loop) == IterType::kSpatial)
+      thread_loop = partial_loops[i];
+  }
+  if (!thread_loop.has_value()) {
+    return absl::FailedPreconditionError("no spatial loop in the partials");
+  }
+  LATHE_RETURN_IF_ERROR(sch->Bind(*thread_loop, "threadIdx.x"));
+  // Each thread reduces the partials into a register; thread 0 stores it.
+  LATHE_ASSIGN_OR_RETURN(BlockRV write_back,
+                         sch->CacheWrite(final_block, 0, "local"));
+  return sch->ReverseComputeAt(write_back, block_loop);
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> DefaultGpuSchedule(
+    const Program& initial, const DefaultGpuScheduleOptions& options,
+    std::vector<std::string>* skipped) {
+  if (options.threads_per_block < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("default gpu schedule: threads per block ",
+                     options.threads_per_block, " is not positive"));
+  }
+  TracedSchedule sch(initial);
+  auto note = [&](const absl::Status& status, const std::string& what) {
+    if (!status.ok() && skipped != nullptr)
+      skipped->push_back(absl::StrCat(what, ": ", status.message()));
+  };
+  // 1. Inline, each candidate tried on a copy first so that a block that
+  //    stays leaves nothing in the trace.
+  using InlineFn = absl::Status (*)(Program*, const std::string&);
+  const std::pair<InlineFn, bool> passes[] = {
+      {&primitive::ComputeInline, false},
+      {&primitive::ReverseComputeInline, true}};
+  for (const auto& [fn, reverse] : passes) {
+    std::vector<std::string> names;
+    for (const BlockNode* b : sch.program().Blocks()) {
+      if (!b->IsReduction()) names.push_back(b->name);
+    }
+    for (const std::string& name : names) {
+      if (sch.program().FindBlock(name) == nullptr) continue;
+      Program copy = sch.program();
+      if (!fn(&copy, name).ok()) continue;
+      absl::StatusOr<BlockRV> block = sch.GetBlock(name);
+      if (!block.ok()) continue;
+      note(reverse ? sch.ReverseComputeInline(*block)
+                   : sch.ComputeInline(*block),
+           absl::StrCat(reverse ? "reverse_compute_inline" : "compute_inline",
+                        " of block ", name));
+    }
+  }
+  // 2. The blocks left, named up front (caches and inits come with them).
+  std::vector<std::string> names;
+  for (const BlockNode* b : sch.program().Blocks()) names.push_back(b->name);
+  for (const std::string& name : names) {
+    const BlockNode* node = sch.program().FindBlock(name);
+    if (node == nullptr) continue;
+    if (!OwnsItsLoops(sch.program(), *node)) {
+      note(absl::FailedPreconditionError("its loops are not its own"),
+           absl::StrCat("binding of block ", name));
+      continue;
+    }
+    const bool reduction = node->IsReduction();
+    if (reduction) {
+      ConcreteSchedule scratch(sch.program());
+      absl::Status dry =
+          ScheduleCrossThread(&scratch, name, options.threads_per_block);
+      if (dry.ok()) {
+        note(ScheduleCrossThread(&sch, name, options.threads_per_block),
+             absl::StrCat("cross-thread reduction of block ", name));
+        continue;
+      }
+      note(dry, absl::StrCat("cross-thread reduction of block ", name));
+    }
+    if (reduction) {
+      ConcreteSchedule scratch(sch.program());
+      absl::Status dry =
+          ScheduleRegisterTile(&scratch, name, options.threads_per_block);
+      if (dry.ok()) {
+        note(ScheduleRegisterTile(&sch, name, options.threads_per_block),
+             absl::StrCat("register tile of block ", name));
+        continue;
+      }
+      note(dry, absl::StrCat("register tile of block ", name));
+    }
+    for (bool accumulate : {true, false}) {
+      if (accumulate && !reduction) continue;
+      ConcreteSchedule scratch(sch.program());
+      absl::Status dry =
+          ScheduleBlock(&scratch, name, options.threads_per_block, accumulate);
+      if (!dry.ok()) {
+        note(dry, absl::StrCat(accumulate ? "local accumulation" : "binding",
+                               " of block ", name));
+        continue;
+      }
+      note(ScheduleBlock(&sch, name, options.threads_per_block, accumulate),
+           absl::StrCat("binding of block ", name));
+      break;
+    }
+  }
+  return sch.trace();
+}
+
+}  // namespace lathe

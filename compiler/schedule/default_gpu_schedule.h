@@ -1,0 +1,71 @@
+// The default GPU schedule: a correct, untuned CUDA schedule for any
+// workload (registry operators and custom expressions), the GPU counterpart
+// of default_schedule.h and the baseline GPU tuning must beat.
+//
+// Recorded through a TracedSchedule, so the result is a trace like any
+// other; it samples nothing. Strategy, generic over blocks:
+//  1. Inline every non-reduction block that compute_inline accepts into its
+//     readers, then every one left that reverse_compute_inline accepts into
+//     its producer (padding, bias, relu leave no stage of their own).
+//  2. For each block left whose loops are its own (one loop per iteration
+//     variable), in program order, a cross-thread reduction or a register
+//     tile when one fits, else the plain binding below. The cross-thread
+//     reduction (at most 8192 outputs, one reduction loop of at least 64
+//     iterations, e.g. softmax's rows): the reduction loop is split by d
+//     threads (a divisor in [32, options.threads_per_block], a multiple of
+//     32 when one divides) and rfactor'ed into d partial results per output;
+//     the outputs are fused and bound to blockIdx.x, the partials computed
+//     at that loop with their d loop bound to threadIdx.x (so they land in
+//     shared memory, a barrier before they are read), and the final
+//     reduction accumulated in a register (thread 0 stores it). The register
+//     tile (a reduction with at least two spatial loops): its last two spatial
+//     loops are split into [outer, threads, registers] (threads from {16, 8, 4,
+//     2} and registers from {4, 2} that divide them, at least 64 threads and 4
+//     accumulators in all, at most options.threads_per_block threads), ordered
+//     outer... threads threads reductions... registers registers; the outer
+//     loops fused and bound to blockIdx.x, the thread loops fused and bound
+//     to threadIdx.x; a local cache of the output moved under the thread
+//     loop, the init decomposed out of the reduction, and every loop that
+//     indexes the accumulators unrolled (so they stay in registers). The
+//     plain binding:
+//     a. reorder its spatial loops outside its reduction loops;
+//     b. for a reduction, cache_write(local) so that each thread
+//        accumulates in a register, its element-wise consumers folded into
+//        the write-back;
+//     c. fuse the spatial loops, split the fused loop by
+//        options.threads_per_block (the whole loop when it is smaller; a
+//        tail predicate when it does not divide), bind the outer part to
+//        blockIdx.x and the inner part to threadIdx.x;
+//     d. move the write-back under the threadIdx.x loop
+//        (reverse_compute_at) and the init out of the reduction loops
+//        (decompose_reduction).
+//     Reductions run serially in each thread. Steps b and d are tried on a
+//     scratch copy first and left out when any of them is refused; a block
+//     for which step c is refused stays on one thread (correct, slow).
+// Tests: tests/compiler/schedule/default_gpu_schedule_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/program.h"
+#include "compiler/schedule/trace.h"
+
+namespace lathe {
+
+struct DefaultGpuScheduleOptions {
+  // Threads of a block for the fused spatial loops: at most the target's
+  // max-threads-per-block.
+  int64_t threads_per_block = 256;
+};
+
+// The default GPU schedule of `initial`, as a trace (`trace.workload` left
+// empty). `skipped`, when not null, gets one line per refused step.
+// Errors: InvalidArgument for threads_per_block < 1.
+absl::StatusOr<Trace> DefaultGpuSchedule(
+    const Program& initial, const DefaultGpuScheduleOptions& options,
+    std::vector<std::string>* skipped = nullptr);
+
+}  // namespace lathe

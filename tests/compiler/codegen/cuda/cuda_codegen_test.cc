@@ -1,0 +1,361 @@
+// The CUDA back end without a GPU: every operator's default GPU schedule
+// (and a custom workload) becomes CUDA C that NVRTC compiles to PTX for
+// sm_80 and sm_90 and ptxas assembles; NVRTC's cubin for sm_90; launch
+// dimensions; a shared-memory schedule gets its barrier; schedules over a
+// device limit are refused naming the limit. Skipped with a message where
+// NVRTC or ptxas is missing.
+#include "compiler/codegen/cuda/cuda_codegen.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/codegen/cuda/cuda_host_source.h"
+#include "compiler/codegen/cuda/cuda_program.h"
+#include "compiler/codegen/cuda/cuda_target.h"
+#include "compiler/codegen/cuda/nvrtc_compiler.h"
+#include "compiler/lower/pipeline.h"
+#include "compiler/measure/reference_check.h"
+#include "compiler/schedule/traced_schedule.h"
+#include "compiler/workload/registry.h"
+#include "compiler/workload/spec.h"
+#include "tests/compiler/codegen/cuda/cuda_emulation.h"
+
+namespace lathe::cuda {
+namespace {
+
+constexpr char kPtxas[] = "/usr/local/cuda/bin/ptxas";
+
+Target Arch(const std::string& arch) { return *ArchTarget(arch); }
+
+// Every operator, required parameters at 9 (odd: tails everywhere), and a
+// custom workload.
+std::vector<std::string> Specs() {
+  std::vector<std::string> specs;
+  for (const OperatorDef& op : Operators()) {
+    std::vector<std::string> params;
+    for (const ParamSpec& p : op.params) {
+      if (p.required()) params.push_back(p.name + "=9");
+    }
+    specs.push_back(absl::StrCat(op.name, ":", absl::StrJoin(params, ",")));
+  }
+  specs.push_back("conv2d_nchw:N=2,C=16,H=14,W=14,K=32,R=3,S=3,pad=1,stride=2");
+  specs.push_back("custom:C[i,j] += A[i,k] * B[k,j]|i=65,j=130,k=17");
+  // Register tiles (dense with its bias and relu in the write-back).
+  specs.push_back("matmul:M=128,N=64,K=9");
+  specs.push_back("dense:M=32,N=64,K=7,bias=1,relu=1");
+  specs.push_back("conv2d_nhwc:N=1,C=3,H=6,W=32,K=64,R=3,S=3,pad=1");
+  // Cross-thread reductions.
+  specs.push_back("softmax:M=5,N=96");
+  specs.push_back("softmax:M=3,N=1000");
+  specs.push_back("dense:M=1,N=40,K=256,bias=1");
+  return specs;
+}
+
+// ptxas's verdict on `ptx` for `arch`: empty when it assembles.
+std::string Assemble(const std::string& ptx, const std::string& arch) {
+  char dir[] = "/tmp/lathe_ptxas_XXXXXX";
+  if (mkdtemp(dir) == nullptr) return "mkdtemp failed";
+  const std::string path = absl::StrCat(dir, "/k.ptx");
+  std::ofstream(path) << ptx;
+  const std::string command =
+      absl::StrCat(kPtxas, " -arch=", arch, " -O3 ", path, " -o ", dir,
+                   "/k.cubin > ", dir, "/log 2>&1");
+  const int rc = std::system(command.c_str());
+  std::ifstream log(absl::StrCat(dir, "/log"));
+  std::string text((std::istreambuf_iterator<char>(log)), {});
+  std::system(absl::StrCat("rm -rf ", dir).c_str());
+  return rc == 0 ? "" : absl::StrCat("ptxas failed: ", text);
+}
+
+class CudaCodegen : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (absl::Status s = CheckNvrtc(); !s.ok()) GTEST_SKIP() << s;
+  }
+};
+
+TEST_F(CudaCodegen, EveryOperatorsDefaultScheduleAssemblesForSm80AndSm90) {
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " not found";
+  for (const std::string& spec : Specs()) {
+    SCOPED_TRACE(spec);
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+    ASSERT_TRUE(workload.ok()) << workload.status();
+    for (const std::string arch : {"sm_80", "sm_90"}) {
+      absl::StatusOr<CudaProgram> program =
+          MakeCudaProgram(*workload, nullptr, Arch(arch));
+      ASSERT_TRUE(program.ok()) << program.status();
+      ASSERT_FALSE(program->module.kernels.empty());
+      for (const CudaKernel& k : program->module.kernels) {
+        EXPECT_LE(k.block.Count(), 1024);
+        EXPECT_GE(k.grid.Count(), 1);
+      }
+      absl::StatusOr<CompiledCuda> compiled =
+          CompileCuda(program->module.source, arch, /*cubin=*/false);
+      ASSERT_TRUE(compiled.ok()) << compiled.status() << "\n"
+                                 << program->module.source;
+      EXPECT_NE(compiled->ptx.find(".target " + arch), std::string::npos);
+      EXPECT_EQ(Assemble(compiled->ptx, arch), "") << program->module.source;
+    }
+  }
+}
+
+// The generated CUDA C computes what the reference computes: compiled for
+// the CPU (cuda_emulation.h), every operator's default GPU schedule.
+TEST(CudaEmulation, EveryOperatorsDefaultScheduleMatchesTheReference) {
+  for (const std::string& spec : Specs()) {
+    SCOPED_TRACE(spec);
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+    ASSERT_TRUE(workload.ok()) << workload.status();
+    absl::StatusOr<CudaProgram> program =
+        MakeCudaProgram(*workload, nullptr, Arch("sm_90"));
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::Status checked =
+        CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+          return testing::RunEmulated(program->module, args);
+        });
+    EXPECT_TRUE(checked.ok()) << checked << "\n" << program->module.source;
+  }
+}
+
+TEST_F(CudaCodegen, NvrtcMakesACubin) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("softmax:M=33,N=70");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<CudaProgram> program =
+      MakeCudaProgram(*workload, nullptr, Arch("sm_90"));
+  ASSERT_TRUE(program.ok()) << program.status();
+  // Three stages (max, sum, normalize): three launches in order.
+  ASSERT_EQ(program->module.kernels.size(), 3u);
+  absl::StatusOr<CompiledCuda> compiled =
+      CompileCuda(program->module.source, "sm_90", /*cubin=*/true);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_GE(compiled->cubin.size(), 4u);
+  EXPECT_EQ(compiled->cubin.substr(1, 3), "ELF");
+}
+
+// The kernel for builds: the host entry point compiles against the
+// toolkit's cuda.h, with the cubin embedded byte for byte.
+TEST_F(CudaCodegen, HostEntryPointCompilesWithTheCubinEmbedded) {
+  constexpr char kCudaHeader[] = "/usr/local/cuda/include/cuda.h";
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("softmax:M=4,N=512");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<CudaProgram> program =
+      MakeCudaProgram(*workload, nullptr, Arch("sm_90"));
+  ASSERT_TRUE(program.ok());
+  absl::StatusOr<CompiledCuda> compiled =
+      CompileCuda(program->module.source, "sm_90", /*cubin=*/true);
+  ASSERT_TRUE(compiled.ok());
+  absl::StatusOr<HostSource> host =
+      GenerateHostSource(program->module, program->lowered, compiled->cubin,
+                         "softmax_4x512", "softmax for sm_90");
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_NE(host->header.find("int softmax_4x512(CUdeviceptr p0, CUdeviceptr "
+                              "p1, CUstream stream);"),
+            std::string::npos)
+      << host->header;
+  EXPECT_NE(host->header.find("//   p1: output Y float32[4, 512]"),
+            std::string::npos);
+  // Two intermediates (row max, row sum) allocated and freed in the call.
+  EXPECT_NE(host->source.find("cuMemAlloc(&b2, 16)"), std::string::npos);
+  EXPECT_NE(host->source.find("cuMemFree(b3)"), std::string::npos);
+  EXPECT_FALSE(GenerateHostSource(program->module, program->lowered,
+                                  compiled->cubin, "not-a-name", "")
+                   .ok());
+  // The cubin, byte for byte: the ELF magic first, one entry per byte.
+  const size_t array = host->source.find("kImage[] = {");
+  ASSERT_NE(array, std::string::npos);
+  const size_t end = host->source.find("};", array);
+  EXPECT_EQ(host->source.compare(array + 12, 21, "\n    127, 69, 76, 70,"), 0)
+      << host->source.substr(array, 80);
+  EXPECT_EQ(static_cast<size_t>(std::count(host->source.begin() + array,
+                                           host->source.begin() + end, ',')),
+            compiled->cubin.size());
+  if (access(kCudaHeader, R_OK) != 0)
+    GTEST_SKIP() << kCudaHeader << " not found";
+  char dir[] = "/tmp/lathe_host_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::ofstream(absl::StrCat(dir, "/softmax_4x512.h")) << host->header;
+  std::ofstream(absl::StrCat(dir, "/softmax_4x512.cc")) << host->source;
+  const std::string compile = absl::StrCat(
+      "c++ -std=c++17 -Wall -Wextra -Werror -c -I/usr/local/cuda/include ", dir,
+      "/softmax_4x512.cc -o ", dir, "/k.o");
+  EXPECT_EQ(std::system(compile.c_str()), 0);
+  std::system(absl::StrCat("rm -rf ", dir).c_str());
+}
+
+TEST_F(CudaCodegen, ReportsSourceThatDoesNotCompile) {
+  absl::StatusOr<CompiledCuda> compiled =
+      CompileCuda("__global__ void k() { undeclared = 1; }", "sm_90", false);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_NE(compiled.status().message().find("undeclared"), std::string::npos);
+}
+
+// A column strip of 16 of C per block (blockIdx.x), 16x16 threads walking
+// down it; the strip's columns of B cached in shared memory under the
+// block's loop: the threads copy, synchronize, compute.
+absl::StatusOr<Program> SharedTileProgram(int64_t k) {
+  absl::StatusOr<Workload> workload =
+      ParseWorkloadSpec(absl::StrCat("matmul:M=64,N=64,K=", k));
+  if (!workload.ok()) return workload.status();
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  if (!initial.ok()) return initial.status();
+  TracedSchedule sch(*initial);
+  auto c = sch.GetBlock("C");
+  auto loops = sch.GetLoops(*c);
+  auto i = sch.Split((*loops)[0], {Factor{}, Factor{int64_t{16}}});
+  auto j = sch.Split((*loops)[1], {Factor{}, Factor{int64_t{16}}});
+  if (!i.ok() || !j.ok()) return absl::InternalError("split");
+  if (absl::Status s = sch.Reorder({(*j)[0], (*i)[0], (*i)[1], (*j)[1]});
+      !s.ok())
+    return s;
+  for (auto [loop, axis] :
+       std::vector<std::pair<LoopRV, std::string>>{{(*j)[0], "blockIdx.x"},
+                                                   {(*i)[1], "threadIdx.y"},
+                                                   {(*j)[1], "threadIdx.x"}}) {
+    if (absl::Status s = sch.Bind(loop, axis); !s.ok()) return s;
+  }
+  auto shared = sch.CacheRead(*c, 1, "shared");
+  if (!shared.ok()) return shared.status();
+  if (absl::Status s = sch.ComputeAt(*shared, (*j)[0]); !s.ok()) return s;
+  return LowerProgram(sch.program());
+}
+
+TEST_F(CudaCodegen, SharedTilesAreSynchronizedBeforeTheyAreRead) {
+  absl::StatusOr<Program> lowered = SharedTileProgram(32);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ(module->kernels.size(), 1u);
+  const CudaKernel& k = module->kernels[0];
+  EXPECT_EQ(k.grid.x, 4);
+  EXPECT_EQ(k.grid.y, 1);
+  EXPECT_EQ(k.block.x, 16);
+  EXPECT_EQ(k.block.y, 16);
+  EXPECT_EQ(k.shared_bytes, 16 * 32 * 4);
+  const std::string& src = module->source;
+  const size_t decl = src.find("__shared__ float B_shared[512];");
+  const size_t barrier = src.find("__syncthreads();");
+  const size_t use = src.find("B_shared[", src.find("C["));
+  ASSERT_NE(decl, std::string::npos) << src;
+  ASSERT_NE(barrier, std::string::npos) << src;
+  EXPECT_LT(decl, barrier);
+  EXPECT_LT(barrier, use) << src;
+  absl::StatusOr<CompiledCuda> compiled = CompileCuda(src, "sm_80", false);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  if (access(kPtxas, X_OK) == 0) {
+    EXPECT_EQ(Assemble(compiled->ptx, "sm_80"), "");
+  }
+}
+
+TEST(CudaEmulation, CatchesAKernelThatSkipsItsTail) {
+  // 7 x 37 = 259 outputs on blocks of 256 threads, guarded; with the guard
+  // one short, the last element keeps the check's poison.
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("relu:M=7,N=37");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<CudaProgram> program =
+      MakeCudaProgram(*workload, nullptr, Arch("sm_90"));
+  ASSERT_TRUE(program.ok());
+  CudaModule broken = program->module;
+  const size_t guard = broken.source.find("< 259)");
+  ASSERT_NE(guard, std::string::npos) << broken.source;
+  broken.source.replace(guard, 6, "< 258)");
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(broken, args);
+      });
+  EXPECT_FALSE(checked.ok());
+}
+
+TEST(CudaEmulation, SharedTilesMatchTheReferenceWithTheBlocksThreadsAtOnce) {
+  absl::StatusOr<Workload> workload =
+      ParseWorkloadSpec("matmul:M=64,N=64,K=32");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> lowered = SharedTileProgram(32);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(*module, args);
+      });
+  EXPECT_TRUE(checked.ok()) << checked << "\n" << module->source;
+}
+
+TEST_F(CudaCodegen, RefusesMoreSharedMemoryThanTheTargetHas) {
+  // 1024 rows of 16 floats: 64 KiB, over 48 KiB.
+  absl::StatusOr<Program> lowered = SharedTileProgram(1024);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(module.status().message().find(
+                "uses 65536 bytes of shared memory, more than the target's "
+                "max-shared-memory-per-block 49152"),
+            std::string::npos)
+      << module.status();
+}
+
+TEST_F(CudaCodegen, RefusesMoreThreadsThanTheTargetHas) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("relu:M=4,N=2048");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  ASSERT_TRUE(initial.ok());
+  TracedSchedule sch(*initial);
+  auto loops = sch.GetLoops(*sch.GetBlock("Y"));
+  ASSERT_TRUE(sch.Bind((*loops)[0], "blockIdx.x").ok());
+  ASSERT_TRUE(sch.Bind((*loops)[1], "threadIdx.x").ok());
+  absl::StatusOr<Program> lowered = LowerProgram(sch.program());
+  ASSERT_TRUE(lowered.ok());
+  absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(module.status().message().find(
+                "has 2048 threads per block (2048x1x1), more than the "
+                "target's max-threads-per-block 1024"),
+            std::string::npos)
+      << module.status();
+  // A target with fewer threads refuses less, by its own limit.
+  absl::StatusOr<Target> small =
+      ParseCudaTarget("cuda -arch=sm_90 -max-threads-per-block=128");
+  ASSERT_TRUE(small.ok());
+  absl::StatusOr<CudaProgram> defaulted =
+      MakeCudaProgram(*workload, nullptr, *small);
+  ASSERT_TRUE(defaulted.ok()) << defaulted.status();
+  for (const CudaKernel& k : defaulted->module.kernels)
+    EXPECT_LE(k.block.Count(), 128);
+}
+
+TEST_F(CudaCodegen, RefusesABlockLoopUnderASerialLoop) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("relu:M=4,N=64");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  ASSERT_TRUE(initial.ok());
+  TracedSchedule sch(*initial);
+  auto loops = sch.GetLoops(*sch.GetBlock("Y"));
+  ASSERT_TRUE(sch.Bind((*loops)[1], "blockIdx.x").ok());
+  absl::StatusOr<Program> lowered = LowerProgram(sch.program());
+  ASSERT_TRUE(lowered.ok());
+  absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(module.status().message().find("blocks cannot synchronize"),
+            std::string::npos)
+      << module.status();
+}
+
+TEST(CudaCodegenTarget, RefusesACpuTarget) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("relu:M=4,N=4");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<CudaProgram> program =
+      MakeCudaProgram(*workload, nullptr, Target{});
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace lathe::cuda

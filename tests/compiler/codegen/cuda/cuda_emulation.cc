@@ -1,0 +1,121 @@
+#include "tests/compiler/codegen/cuda/cuda_emulation.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace lathe::cuda::testing {
+namespace {
+
+constexpr char kPrelude[] = R"(
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+#include <algorithm>
+#include <thread>
+#include <vector>
+struct lathe_dim3 { unsigned x = 0, y = 0, z = 0; };
+static thread_local lathe_dim3 threadIdx, blockIdx;
+static pthread_barrier_t lathe_barrier;
+static inline void __syncthreads() { pthread_barrier_wait(&lathe_barrier); }
+static inline float __int_as_float(unsigned v) { float f; memcpy(&f, &v, 4); return f; }
+using std::min;
+using std::max;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(n)
+#define __restrict__ __restrict
+)";
+
+// The launcher of one kernel: every block in turn, its threads one after
+// another or (with barriers) at once.
+std::string Launcher(const CudaKernel& k, bool barriers) {
+  std::vector<std::string> args;
+  for (size_t i = 0; i < k.buffer_args.size(); ++i)
+    args.push_back(absl::StrCat("(float*)args[", i, "]"));
+  const std::string call =
+      absl::StrCat(k.name, "(", absl::StrJoin(args, ", "), ");");
+  return absl::StrCat(
+      "extern \"C\" void lathe_launch_", k.name, "(void** args) {\n",
+      "  for (unsigned bz = 0; bz < ", k.grid.z, "; ++bz)\n",
+      "  for (unsigned by = 0; by < ", k.grid.y, "; ++by)\n",
+      "  for (unsigned bx = 0; bx < ", k.grid.x, "; ++bx) {\n",
+      "    auto thread = [&](unsigned t) {\n",
+      "      blockIdx = {bx, by, bz};\n", "      threadIdx = {t % ", k.block.x,
+      ", t / ", k.block.x, " % ", k.block.y, ", t / ", k.block.x * k.block.y,
+      "};\n", "      ", call, "\n    };\n",
+      barriers
+          ? absl::StrCat("    pthread_barrier_init(&lathe_barrier, nullptr, ",
+                         k.block.Count(),
+                         ");\n"
+                         "    std::vector<std::thread> threads;\n"
+                         "    for (unsigned t = 0; t < ",
+                         k.block.Count(),
+                         "; ++t) threads.emplace_back(thread, t);\n"
+                         "    for (auto& t : threads) t.join();\n"
+                         "    pthread_barrier_destroy(&lathe_barrier);\n")
+          : absl::StrCat("    for (unsigned t = 0; t < ", k.block.Count(),
+                         "; ++t) thread(t);\n"),
+      "  }\n}\n");
+}
+
+}  // namespace
+
+absl::Status RunEmulated(const CudaModule& module,
+                         const std::vector<float*>& params) {
+  char dir[] = "/tmp/lathe_emulate_XXXXXX";
+  if (mkdtemp(dir) == nullptr) return absl::InternalError("mkdtemp failed");
+  const std::string source = absl::StrCat(dir, "/k.cc");
+  const std::string library = absl::StrCat(dir, "/k.so");
+  {
+    std::ofstream out(source);
+    out << kPrelude << module.source << "\n";
+    const bool barriers =
+        module.source.find("__syncthreads();") != std::string::npos;
+    for (const CudaKernel& k : module.kernels) out << Launcher(k, barriers);
+  }
+  const std::string command =
+      absl::StrCat("c++ -std=c++17 -O0 -w -shared -fPIC -pthread ", source,
+                   " -o ", library, " > ", dir, "/log 2>&1");
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream log(absl::StrCat(dir, "/log"));
+    std::stringstream text;
+    text << log.rdbuf();
+    return absl::InvalidArgumentError(
+        absl::StrCat("emulation: the source does not compile for the host: ",
+                     text.str().substr(0, 3000)));
+  }
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::system(absl::StrCat("rm -rf ", dir).c_str());
+  if (handle == nullptr) return absl::InternalError(dlerror());
+  std::vector<std::vector<float>> scratch;
+  std::vector<float*> buffers;
+  for (const DeviceBufferSpec& b : module.buffers) {
+    if (b.param_index >= 0) {
+      buffers.push_back(params[b.param_index]);
+    } else {
+      scratch.emplace_back(b.bytes / 4 + 1, __builtin_nanf(""));
+      buffers.push_back(scratch.back().data());
+    }
+  }
+  for (const CudaKernel& k : module.kernels) {
+    auto launch = reinterpret_cast<void (*)(void**)>(
+        dlsym(handle, absl::StrCat("lathe_launch_", k.name).c_str()));
+    if (launch == nullptr) return absl::InternalError("no launcher");
+    std::vector<void*> args;
+    for (int b : k.buffer_args) args.push_back(buffers[b]);
+    launch(args.data());
+  }
+  dlclose(handle);
+  return absl::OkStatus();
+}
+
+}  // namespace lathe::cuda::testing

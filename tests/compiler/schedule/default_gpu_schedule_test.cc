@@ -1,0 +1,173 @@
+// The default GPU schedule: every registered operator (and a custom
+// workload) at small and odd shapes gets blockIdx/threadIdx loops, and the
+// scheduled, lowered program computes what the reference computes (the
+// interpreter runs bound loops serially).
+#include "compiler/schedule/default_gpu_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/interp/allclose.h"
+#include "compiler/interp/interpreter.h"
+#include "compiler/interp/random_fill.h"
+#include "compiler/ir/printer.h"
+#include "compiler/lower/pipeline.h"
+#include "compiler/schedule/replay.h"
+#include "compiler/workload/reference.h"
+#include "compiler/workload/registry.h"
+#include "compiler/workload/spec.h"
+
+namespace lathe {
+namespace {
+
+// Every operator at a shape with odd extents (required parameters at 7,
+// which no thread count divides), and shapes that tile.
+std::vector<std::string> OddSpecs() {
+  std::vector<std::string> specs;
+  for (const OperatorDef& op : Operators()) {
+    std::vector<std::string> params;
+    for (const ParamSpec& p : op.params) {
+      if (p.required()) params.push_back(p.name + "=7");
+    }
+    specs.push_back(absl::StrCat(op.name, ":", absl::StrJoin(params, ",")));
+  }
+  specs.push_back("custom:C[i,j] += A[i,k] * B[k,j]|i=9,j=33,k=5");
+  // Shapes that get a register tile (the element-wise epilogue of dense
+  // folded into its write-back).
+  specs.push_back("matmul:M=64,N=128,K=9");
+  specs.push_back("batch_matmul:B=2,M=32,N=64,K=5");
+  specs.push_back("dense:M=32,N=64,K=7,bias=1,relu=1");
+  specs.push_back("conv2d_nhwc:N=1,C=3,H=6,W=32,K=64,R=3,S=3,pad=1");
+  // Shapes that get a cross-thread reduction (a GEMV among them).
+  specs.push_back("softmax:M=5,N=96");
+  specs.push_back("softmax:M=3,N=1000");
+  specs.push_back("dense:M=1,N=40,K=256,bias=1");
+  return specs;
+}
+
+absl::Status MatchesReference(const Workload& workload,
+                              const Program& program) {
+  std::vector<TensorData> inputs;
+  for (size_t i = 0; i < workload.inputs().size(); ++i) {
+    inputs.push_back(TensorData::Like(*workload.inputs()[i].buffer()));
+    FillRandom(&inputs.back(), 5 + i);
+  }
+  absl::StatusOr<std::vector<TensorData>> expected =
+      RunReference(workload, inputs);
+  if (!expected.ok()) return expected.status();
+  std::vector<TensorData> outputs;
+  for (const te::Tensor& t : workload.outputs())
+    outputs.push_back(TensorData::Like(*t.buffer()));
+  std::vector<TensorData*> args;
+  for (TensorData& t : inputs) args.push_back(&t);
+  for (TensorData& t : outputs) args.push_back(&t);
+  if (absl::Status s = Interpret(program, args); !s.ok()) return s;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    absl::Status close = CheckAllClose(outputs[o], (*expected)[o], 1e-4, 1e-5,
+                                       workload.outputs()[o].name());
+    if (!close.ok()) return close;
+  }
+  return absl::OkStatus();
+}
+
+int CountBound(const Program& program, const std::string& prefix) {
+  int count = 0;
+  VisitStmts(static_cast<const StmtNode*>(program.root.get()),
+             [&](const StmtNode* s) {
+               if (const ForNode* f = s->as<ForNode>()) {
+                 count += f->for_kind == ForKind::kThreadBinding &&
+                          f->thread_tag.rfind(prefix, 0) == 0;
+               }
+               return true;
+             });
+  return count;
+}
+
+TEST(DefaultGpuSchedule, BindsEveryOperatorAndMatchesTheReference) {
+  for (const std::string& spec : OddSpecs()) {
+    for (int64_t threads : {32, 256}) {
+      SCOPED_TRACE(absl::StrCat(spec, " threads ", threads));
+      absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+      ASSERT_TRUE(workload.ok()) << workload.status();
+      absl::StatusOr<Program> initial = workload->InitialProgram();
+      ASSERT_TRUE(initial.ok());
+      std::vector<std::string> skipped;
+      absl::StatusOr<Trace> trace =
+          DefaultGpuSchedule(*initial, {threads}, &skipped);
+      ASSERT_TRUE(trace.ok()) << trace.status();
+      auto scheduled = ReplayTrace(*trace, *initial);
+      ASSERT_TRUE(scheduled.ok()) << scheduled.status();
+      const Program& program = (*scheduled)->program();
+      EXPECT_GE(CountBound(program, "threadIdx."), 1)
+          << absl::StrJoin(skipped, "\n") << PrintProgram(program);
+      for (const BlockNode* b : program.Blocks()) {
+        EXPECT_FALSE(program.LoopsAbove(b).empty() &&
+                     CountBound(program, "threadIdx.") == 0);
+      }
+      absl::StatusOr<Program> lowered = LowerProgram(program);
+      ASSERT_TRUE(lowered.ok()) << lowered.status();
+      EXPECT_TRUE(MatchesReference(*workload, *lowered).ok())
+          << PrintProgram(*lowered);
+    }
+  }
+}
+
+// The lowered program of `spec`'s default GPU schedule, printed.
+std::string LoweredText(const std::string& spec, int64_t threads = 256) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  EXPECT_TRUE(workload.ok());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  EXPECT_TRUE(initial.ok());
+  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, {threads});
+  EXPECT_TRUE(trace.ok());
+  auto scheduled = ReplayTrace(*trace, *initial);
+  EXPECT_TRUE(scheduled.ok());
+  absl::StatusOr<Program> lowered = LowerProgram((*scheduled)->program());
+  EXPECT_TRUE(lowered.ok());
+  return PrintProgram(*lowered);
+}
+
+TEST(DefaultGpuSchedule, MatmulGetsARegisterTilePerThread) {
+  // 16x16 threads, each accumulating 4x4 outputs in registers; the tile's
+  // loops and the init's and write-back's unrolled.
+  const std::string text = LoweredText("matmul:M=128,N=128,K=32");
+  EXPECT_NE(text.find("in range(4) thread_binding(blockIdx.x)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("in range(256) thread_binding(threadIdx.x)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("alloc C_local: float32[4, 4] local"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("in range(4) unrolled"), std::string::npos) << text;
+  // With at most 64 threads, an 8x8 thread tile.
+  EXPECT_NE(LoweredText("matmul:M=128,N=128,K=32", 64)
+                .find("in range(64) thread_binding(threadIdx.x)"),
+            std::string::npos);
+}
+
+TEST(DefaultGpuSchedule, OtherReductionsAccumulateInOneRegisterPerThread) {
+  // Rows of a softmax: one spatial loop, no register tile; the local
+  // accumulator is compacted into the threadIdx.x loop (compact_buffers: a
+  // bound loop carries no accumulation).
+  const std::string text = LoweredText("softmax:M=64,N=100");
+  EXPECT_NE(text.find("alloc row_max_local: float32[1] local"),
+            std::string::npos)
+      << text;
+}
+
+TEST(DefaultGpuSchedule, RejectsANonPositiveThreadCount) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("relu:M=4,N=4");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  ASSERT_TRUE(initial.ok());
+  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, {0});
+  EXPECT_EQ(trace.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace lathe

@@ -1,0 +1,440 @@
+// lathe-gpu-check: the GPU path end to end on one machine, in one
+// self-contained binary (no LLVM, no CUDA library at link time), for the
+// device machines, whose image has none of Lathe's build dependencies
+// (scripts/gpu-check.sh carries it there).
+//
+//   lathe-gpu-check [--target "cuda ..."] [--ops SPEC;SPEC...] [--gemm N]
+//                   [--no-device-exit CODE]
+//     For each workload (every registry operator at a medium shape and a
+//     custom matmul, unless --ops): the default GPU schedule, CUDA C, NVRTC
+//     to a cubin, a run on the GPU checked against the CPU reference, and
+//     its time (CUDA events, median of repeats after a warm-up): one PASS
+//     or FAIL line each. Then an fp32 GEMM N^3 (default 4096) against
+//     cublasSgemm (tensor cores off) on the same device buffers: both
+//     outputs compared, both timed, the ratio printed.
+//     Exit 0 when everything passed, 1 when something failed, and
+//     --no-device-exit's code (default 2) when there is no CUDA driver or
+//     device, after one line saying so.
+//   lathe-gpu-check --source SPEC [--target "cuda ..."] [--trace FILE]
+//     Prints the CUDA C of SPEC (default schedule, or the trace in its text
+//     form) and its launches; no device needed (the golden tests,
+//     tests/lit/cuda/).
+//   lathe-gpu-check --ptx SPEC [--target ...]
+//     Compiles SPEC's CUDA C with NVRTC and prints the PTX; no device.
+//   lathe-gpu-check --source SPEC --emit DIR [--name NAME] [--target ...]
+//     Writes the kernel for builds (cuda_host_source.h): DIR/NAME.cu (the
+//     CUDA C), DIR/NAME.ptx, DIR/NAME.cubin, and DIR/NAME.h and DIR/NAME.cc,
+//     the host entry point with the cubin embedded; no device.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "base/status_macros.h"
+#include "compiler/codegen/cuda/cuda_driver.h"
+#include "compiler/codegen/cuda/cuda_host_source.h"
+#include "compiler/codegen/cuda/cuda_program.h"
+#include "compiler/codegen/cuda/cuda_target.h"
+#include "compiler/codegen/cuda/nvrtc_compiler.h"
+#include "compiler/interp/random_fill.h"
+#include "compiler/measure/reference_check.h"
+#include "compiler/schedule/trace_text.h"
+#include "compiler/workload/flop_count.h"
+#include "compiler/workload/registry.h"
+#include "compiler/workload/spec.h"
+#include "tools/cublas_sgemm.h"
+
+namespace lathe::tools {
+namespace {
+
+// Medium shapes: large enough to fill a GPU, small enough for the CPU
+// reference to take at most a few seconds.
+const std::vector<std::string>& DefaultSpecs() {
+  static const auto* const kSpecs = new std::vector<std::string>{
+      "matmul:M=512,N=512,K=512",
+      "batch_matmul:B=8,M=128,N=128,K=256",
+      "dense:M=256,N=512,K=512,bias=1,relu=1",
+      "dense:M=1,N=1000,K=4096,bias=1",
+      "conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,stride=1,pad=1",
+      "conv2d_nhwc:N=1,C=64,H=28,W=28,K=64,R=3,S=3,stride=1,pad=1",
+      "max_pool2d:N=4,C=64,H=56,W=56,R=3,S=3,stride=2,pad=1",
+      "avg_pool2d:N=4,C=64,H=56,W=56,R=3,S=3,stride=2,pad=1",
+      "softmax:M=1024,N=1000",
+      "add:M=1024,N=1024",
+      "relu:M=1024,N=1024",
+  };
+  return *kSpecs;
+}
+
+// Every registry operator's medium spec; an operator without one (added
+// since) gets its required parameters at 16.
+std::vector<std::string> AllSpecs() {
+  std::vector<std::string> specs = DefaultSpecs();
+  for (const OperatorDef& op : Operators()) {
+    bool covered = false;
+    for (const std::string& s : specs)
+      covered |= s.rfind(op.name + ":", 0) == 0;
+    if (covered) continue;
+    std::vector<std::string> params;
+    for (const ParamSpec& p : op.params) {
+      if (p.required()) params.push_back(p.name + "=16");
+    }
+    specs.push_back(absl::StrCat(op.name, ":", absl::StrJoin(params, ",")));
+  }
+  return specs;
+}
+
+absl::StatusOr<Workload> ParseAny(const std::string& spec) {
+  // "custom:EXPR|DIMS" is a spec too (workload.h).
+  return ParseWorkloadSpec(spec);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Milliseconds per call of `launch`: a warm-up, then repeats of enough
+// calls for 20 ms of GPU time each, the median of 5.
+absl::StatusOr<double> TimeMs(cuda::CudaDevice* device,
+                              const std::function<absl::Status()>& launch) {
+  LATHE_RETURN_IF_ERROR(launch());
+  LATHE_RETURN_IF_ERROR(device->Synchronize());
+  LATHE_RETURN_IF_ERROR(device->StartTimer());
+  LATHE_RETURN_IF_ERROR(launch());
+  LATHE_ASSIGN_OR_RETURN(double once, device->StopTimer());
+  const int calls =
+      static_cast<int>(std::clamp(20.0 / std::max(once, 1e-3), 1.0, 1000.0));
+  std::vector<double> samples;
+  for (int r = 0; r < 5; ++r) {
+    LATHE_RETURN_IF_ERROR(device->StartTimer());
+    for (int c = 0; c < calls; ++c) LATHE_RETURN_IF_ERROR(launch());
+    LATHE_ASSIGN_OR_RETURN(double ms, device->StopTimer());
+    samples.push_back(ms / calls);
+  }
+  return Median(samples);
+}
+
+absl::StatusOr<Target> TargetFor(const std::string& text) {
+  return cuda::ParseCudaTarget(text);
+}
+
+int PrintSource(const std::string& spec, const std::string& target_text,
+                const std::string& trace_file, bool ptx,
+                const std::string& emit_dir, const std::string& emit_name) {
+  absl::StatusOr<Target> target = TargetFor(target_text);
+  absl::StatusOr<Workload> workload =
+      target.ok() ? ParseAny(spec) : absl::StatusOr<Workload>(target.status());
+  absl::Status status = workload.status();
+  std::optional<Trace> trace;
+  if (status.ok() && !trace_file.empty()) {
+    std::ifstream in(trace_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<Trace> parsed = ParseTraceText(text.str());
+    if (parsed.ok()) trace = *parsed;
+    status = parsed.status();
+  }
+  absl::StatusOr<cuda::CudaProgram> program =
+      status.ok()
+          ? cuda::MakeCudaProgram(*workload, trace ? &*trace : nullptr, *target)
+          : absl::StatusOr<cuda::CudaProgram>(status);
+  if (!program.ok()) {
+    std::fprintf(stderr, "lathe-gpu-check: error: %s\n",
+                 std::string(program.status().message()).c_str());
+    return 1;
+  }
+  if (!emit_dir.empty()) {
+    absl::StatusOr<cuda::CompiledCuda> compiled =
+        cuda::CompileCuda(program->module.source, target->cpu, /*cubin=*/true);
+    absl::StatusOr<cuda::HostSource> host =
+        compiled.ok()
+            ? cuda::GenerateHostSource(
+                  program->module, program->lowered, compiled->cubin, emit_name,
+                  absl::StrCat(workload->CanonicalForm(), " for ",
+                               target->ToString()))
+            : absl::StatusOr<cuda::HostSource>(compiled.status());
+    if (!host.ok()) {
+      std::fprintf(stderr, "lathe-gpu-check: error: %s\n",
+                   std::string(host.status().message()).c_str());
+      return 1;
+    }
+    const std::string base = absl::StrCat(emit_dir, "/", emit_name);
+    const std::pair<std::string, const std::string*> files[] = {
+        {".cu", &program->module.source},
+        {".ptx", &compiled->ptx},
+        {".cubin", &compiled->cubin},
+        {".h", &host->header},
+        {".cc", &host->source}};
+    for (const auto& [suffix, text] : files) {
+      std::ofstream out(base + suffix, std::ios::binary);
+      out << *text;
+      if (!out) {
+        std::fprintf(stderr, "lathe-gpu-check: error: cannot write %s\n",
+                     (base + suffix).c_str());
+        return 1;
+      }
+    }
+    std::printf("wrote %s.{cu,ptx,cubin,h,cc}\n", base.c_str());
+    return 0;
+  }
+  if (ptx) {
+    absl::StatusOr<cuda::CompiledCuda> compiled =
+        cuda::CompileCuda(program->module.source, target->cpu, /*cubin=*/false);
+    if (!compiled.ok()) {
+      std::fprintf(stderr, "lathe-gpu-check: error: %s\n",
+                   std::string(compiled.status().message()).c_str());
+      return 1;
+    }
+    std::fputs(compiled->ptx.c_str(), stdout);
+    return 0;
+  }
+  for (const cuda::CudaKernel& k : program->module.kernels) {
+    std::printf(
+        "// launch %s grid=(%lld,%lld,%lld) block=(%lld,%lld,%lld) "
+        "shared=%lld\n",
+        k.name.c_str(), (long long)k.grid.x, (long long)k.grid.y,
+        (long long)k.grid.z, (long long)k.block.x, (long long)k.block.y,
+        (long long)k.block.z, (long long)k.shared_bytes);
+  }
+  std::fputs(program->module.source.c_str(), stdout);
+  return 0;
+}
+
+// One workload on the device: PASS/FAIL with its time.
+bool CheckOne(cuda::CudaDevice* device, const Target& target,
+              const std::string& spec) {
+  auto fail = [&](const absl::Status& status) {
+    std::printf("FAIL %s: %s\n", spec.c_str(),
+                std::string(status.message()).c_str());
+    std::fflush(stdout);
+    return false;
+  };
+  absl::StatusOr<Workload> workload = ParseAny(spec);
+  if (!workload.ok()) return fail(workload.status());
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<cuda::CudaProgram> program =
+      cuda::MakeCudaProgram(*workload, nullptr, target);
+  if (!program.ok()) return fail(program.status());
+  absl::StatusOr<cuda::CompiledCuda> compiled =
+      cuda::CompileCuda(program->module.source, target.cpu, /*cubin=*/true);
+  if (!compiled.ok()) return fail(compiled.status());
+  const double compile_ms = std::chrono::duration<double, std::milli>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+  absl::StatusOr<std::unique_ptr<cuda::LoadedModule>> loaded =
+      cuda::LoadedModule::Load(device, program->module, compiled->cubin);
+  if (!loaded.ok()) return fail(loaded.status());
+  const int num_inputs = static_cast<int>(workload->inputs().size());
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return (*loaded)->Run(args, num_inputs);
+      });
+  if (!checked.ok()) return fail(checked);
+  absl::StatusOr<double> ms =
+      TimeMs(device, [&] { return (*loaded)->Launch(); });
+  if (!ms.ok()) return fail(ms.status());
+  absl::StatusOr<int64_t> flops = FlopCount(*workload);
+  const double gflops = flops.ok() ? *flops / (*ms * 1e6) : 0;
+  std::printf(
+      "PASS %s: %.4f ms, %.1f GFLOP/s, %zu kernel(s), compile %.0f ms\n",
+      spec.c_str(), *ms, gflops, program->module.kernels.size(), compile_ms);
+  std::fflush(stdout);
+  return true;
+}
+
+// The default GPU schedule's GEMM against cublasSgemm on the same inputs.
+bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n) {
+  const std::string spec = absl::StrCat("matmul:M=", n, ",N=", n, ",K=", n);
+  auto fail = [&](const absl::Status& status) {
+    std::printf("FAIL cublas comparison %s: %s\n", spec.c_str(),
+                std::string(status.message()).c_str());
+    std::fflush(stdout);
+    return false;
+  };
+  absl::StatusOr<std::unique_ptr<CublasSgemm>> cublas = CublasSgemm::Create();
+  if (!cublas.ok()) return fail(cublas.status());
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  if (!workload.ok()) return fail(workload.status());
+  absl::StatusOr<cuda::CudaProgram> program =
+      cuda::MakeCudaProgram(*workload, nullptr, target);
+  if (!program.ok()) return fail(program.status());
+  absl::StatusOr<cuda::CompiledCuda> compiled =
+      cuda::CompileCuda(program->module.source, target.cpu, true);
+  if (!compiled.ok()) return fail(compiled.status());
+  absl::StatusOr<std::unique_ptr<cuda::LoadedModule>> loaded =
+      cuda::LoadedModule::Load(device, program->module, compiled->cubin);
+  if (!loaded.ok()) return fail(loaded.status());
+  const int64_t elements = int64_t{n} * n;
+  const int64_t bytes = elements * 4;
+  std::vector<float> a(elements), b(elements), lathe_c(elements),
+      cublas_c(elements);
+  uint64_t state = 1;
+  for (float& x : a)
+    x = static_cast<float>(SplitMix64(&state) % 2001) / 1000 - 1;
+  for (float& x : b)
+    x = static_cast<float>(SplitMix64(&state) % 2001) / 1000 - 1;
+  const cuda::DevicePtr da = (*loaded)->ParamPointer(0);
+  const cuda::DevicePtr db = (*loaded)->ParamPointer(1);
+  const cuda::DevicePtr dc = (*loaded)->ParamPointer(2);
+  absl::StatusOr<cuda::DevicePtr> dc_cublas = device->Alloc(bytes);
+  if (!dc_cublas.ok()) return fail(dc_cublas.status());
+  absl::Status s = device->CopyToDevice(da, a.data(), bytes);
+  if (s.ok()) s = device->CopyToDevice(db, b.data(), bytes);
+  if (s.ok()) s = (*loaded)->Launch();
+  if (s.ok()) s = (*cublas)->Run(n, n, n, da, db, *dc_cublas);
+  if (s.ok()) s = device->Synchronize();
+  if (s.ok()) s = device->CopyToHost(lathe_c.data(), dc, bytes);
+  if (s.ok()) s = device->CopyToHost(cublas_c.data(), *dc_cublas, bytes);
+  if (!s.ok()) {
+    device->Free(*dc_cublas);
+    return fail(s);
+  }
+  double max_error = 0;
+  for (int64_t i = 0; i < elements; ++i) {
+    max_error = std::max(
+        max_error, static_cast<double>(std::fabs(lathe_c[i] - cublas_c[i])));
+  }
+  // Sums of n products of values in [-1, 1]: rounding of order sqrt(n) ulps.
+  const double tolerance = 1e-5 * n;
+  absl::StatusOr<double> lathe_ms =
+      TimeMs(device, [&] { return (*loaded)->Launch(); });
+  absl::StatusOr<double> cublas_ms = TimeMs(
+      device, [&] { return (*cublas)->Run(n, n, n, da, db, *dc_cublas); });
+  device->Free(*dc_cublas);
+  if (!lathe_ms.ok()) return fail(lathe_ms.status());
+  if (!cublas_ms.ok()) return fail(cublas_ms.status());
+  const double flop = 2.0 * n * n * n;
+  std::printf(
+      "%s cublas comparison %s: lathe default %.3f ms (%.0f GFLOP/s), "
+      "cublasSgemm %.3f ms (%.0f GFLOP/s), ratio lathe/cublas throughput "
+      "%.3f, max |difference| %.2e (tolerance %.2e)\n",
+      max_error <= tolerance ? "PASS" : "FAIL", spec.c_str(), *lathe_ms,
+      flop / (*lathe_ms * 1e6), *cublas_ms, flop / (*cublas_ms * 1e6),
+      *cublas_ms / *lathe_ms, max_error, tolerance);
+  std::fflush(stdout);
+  return max_error <= tolerance;
+}
+
+int Main(int argc, char** argv) {
+  std::string target_text = "cuda";
+  std::string source_spec, ptx_spec, trace_file, ops, emit_dir;
+  std::string emit_name = "lathe_kernel";
+  int gemm = 4096;
+  int no_device_exit = 2;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "lathe-gpu-check: error: %s needs a value\n",
+                     arg.c_str());
+        std::exit(1);
+      }
+      return argv[++i];
+    };
+    if (arg == "--target")
+      target_text = value();
+    else if (arg == "--source")
+      source_spec = value();
+    else if (arg == "--ptx")
+      ptx_spec = value();
+    else if (arg == "--trace")
+      trace_file = value();
+    else if (arg == "--emit")
+      emit_dir = value();
+    else if (arg == "--name")
+      emit_name = value();
+    else if (arg == "--ops")
+      ops = value();
+    else if (arg == "--gemm")
+      gemm = std::atoi(value().c_str());
+    else if (arg == "--no-device-exit")
+      no_device_exit = std::atoi(value().c_str());
+    else if (arg == "--help" || arg == "-h") {
+      std::printf(
+          "usage: lathe-gpu-check [--target T] [--ops 'SPEC;SPEC'] [--gemm N]\n"
+          "                       [--no-device-exit CODE]\n"
+          "       lathe-gpu-check --source SPEC [--target T] [--trace FILE]\n"
+          "       lathe-gpu-check --ptx SPEC [--target T]\n"
+          "       lathe-gpu-check --source SPEC --emit DIR [--name NAME] "
+          "[--target T] [--trace FILE]\n");
+      return 0;
+    } else {
+      std::fprintf(stderr, "lathe-gpu-check: error: unknown argument %s\n",
+                   arg.c_str());
+      return 1;
+    }
+  }
+  if (!emit_dir.empty() && source_spec.empty()) {
+    std::fprintf(stderr,
+                 "lathe-gpu-check: error: --emit needs --source SPEC\n");
+    return 1;
+  }
+  if (!source_spec.empty() || !ptx_spec.empty()) {
+    if (target_text == "cuda") target_text = "cuda -arch=sm_90";
+    return PrintSource(source_spec.empty() ? ptx_spec : source_spec,
+                       target_text, trace_file, !ptx_spec.empty(), emit_dir,
+                       emit_name);
+  }
+  std::printf("lathe-gpu-check: loading NVRTC and the CUDA driver\n");
+  std::fflush(stdout);
+  if (absl::Status s = cuda::CheckNvrtc(); !s.ok()) {
+    std::printf("lathe-gpu-check: error: %s\n",
+                std::string(s.message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<cuda::CudaDevice>> device =
+      cuda::CudaDevice::Open(0);
+  if (!device.ok()) {
+    std::printf("lathe-gpu-check: no device: %s\n",
+                std::string(device.status().message()).c_str());
+    return no_device_exit;
+  }
+  const cuda::DeviceInfo& info = (*device)->info();
+  std::printf(
+      "lathe-gpu-check: device %s (%s, %d SMs, driver %d), limits: %d "
+      "threads/block, %d B shared/block, %d registers/block, warp %d\n",
+      info.name.c_str(), info.arch.c_str(), info.multiprocessors,
+      info.driver_version, info.limits.max_threads_per_block,
+      info.limits.max_shared_memory_per_block, info.limits.registers_per_block,
+      info.limits.warp_size);
+  absl::StatusOr<Target> target = TargetFor(target_text);
+  if (!target.ok()) {
+    std::printf("lathe-gpu-check: error: %s\n",
+                std::string(target.status().message()).c_str());
+    return 1;
+  }
+  std::printf("lathe-gpu-check: target %s\n", target->ToString().c_str());
+  std::vector<std::string> specs =
+      ops.empty() ? AllSpecs()
+                  : std::vector<std::string>(
+                        absl::StrSplit(ops, ';', absl::SkipEmpty()));
+  if (ops.empty())
+    specs.push_back("custom:C[i,j] += A[i,k] * B[k,j]|i=256,j=384,k=128");
+  int passed = 0, failed = 0;
+  for (const std::string& spec : specs) {
+    (CheckOne(device->get(), *target, spec) ? passed : failed)++;
+  }
+  if (gemm > 0) {
+    (CompareWithCublas(device->get(), *target, gemm) ? passed : failed)++;
+  }
+  std::printf("lathe-gpu-check: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace lathe::tools
+
+int main(int argc, char** argv) { return lathe::tools::Main(argc, argv); }
