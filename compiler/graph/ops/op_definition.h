@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,12 @@ std::vector<OpDef> DepthToSpaceOps();   // depth_to_space.cc
 // A grouped Conv (1 < group, not depthwise) computes on a view of its
 // output, so nothing may follow it inside its kernel (conv.cc).
 bool ConvEndsKernel(const Graph& graph, const Node& node);
+
+// For an AveragePool whose window count varies at the borders, the count of
+// each output position (shaped like the output's spatial axes); nullopt
+// when every window counts its full size (pool.cc).
+std::optional<TensorData> AveragePoolCounts(const Node& node,
+                                            const std::vector<int64_t>& x);
 
 // --- errors ---
 // InvalidArgument "node NAME (OP): MESSAGE".
