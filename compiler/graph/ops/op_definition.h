@@ -53,6 +53,8 @@ std::vector<OpDef> IsNanInfOps();       // is_nan_inf.cc
 std::vector<OpDef> CumSumOps();         // cumsum.cc
 std::vector<OpDef> TileOps();           // tile.cc
 std::vector<OpDef> DepthToSpaceOps();   // depth_to_space.cc
+std::vector<OpDef> LossOps();           // loss.cc
+std::vector<OpDef> HardmaxOps();        // hardmax.cc
 
 // A grouped Conv (1 < group, not depthwise) computes on a view of its
 // output, so nothing may follow it inside its kernel (conv.cc).
