@@ -21,7 +21,8 @@ const std::map<std::string, OpDef>& Registry() {
           ConcatOps,    SplitOps,        SliceOps,         GatherOps,
           PadOps,       ExpandOps,       ConstantOps,      ArgReduceOps,
           ModOps,       TriluOps,        IsNanInfOps,      CumSumOps,
-          TileOps,      DepthToSpaceOps, LossOps,          HardmaxOps}) {
+          TileOps,      DepthToSpaceOps, LossOps,          HardmaxOps,
+          ScatterOps,   OneHotOps}) {
       for (OpDef& def : family()) {
         std::string op = def.op;
         (*map)[op] = std::move(def);

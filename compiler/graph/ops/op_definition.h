@@ -55,6 +55,8 @@ std::vector<OpDef> TileOps();           // tile.cc
 std::vector<OpDef> DepthToSpaceOps();   // depth_to_space.cc
 std::vector<OpDef> LossOps();           // loss.cc
 std::vector<OpDef> HardmaxOps();        // hardmax.cc
+std::vector<OpDef> ScatterOps();        // scatter.cc (GatherND, ScatterND, ...)
+std::vector<OpDef> OneHotOps();         // one_hot.cc (OneHot, EyeLike)
 
 // A grouped Conv (1 < group, not depthwise) computes on a view of its
 // output, so nothing may follow it inside its kernel (conv.cc).
