@@ -1,6 +1,7 @@
 // The graph IR: a model as a typed dataflow graph of tensor operators with
 // constants, what the ONNX importer builds (compiler/frontend/onnx), what the
-// passes rewrite (passes.h) and what fusion cuts into kernels (fusion.h).
+// passes rewrite (pipeline.h) and what fusion cuts into kernels
+// (kernel_partition.h).
 //
 // Contract:
 // - Values are tensors with a static type (dtype and shape; a scalar has

@@ -14,14 +14,15 @@ const std::map<std::string, OpDef>& Registry() {
   static const std::map<std::string, OpDef>* registry = [] {
     auto* map = new std::map<std::string, OpDef>;
     for (auto family :
-         {UnaryOps,     BinaryOps,      ClipOps,          WhereOps,
-          CastOps,      ConvOps,        ConvTransposeOps, GemmOps,
-          MatMulOps,    PoolOps,        BatchNormOps,     SoftmaxOps,
-          LayerNormOps, ReduceOps,      TransposeOps,     ViewOps,
-          ConcatOps,    SplitOps,       SliceOps,         GatherOps,
-          PadOps,       ExpandOps,      ConstantOps,      ArgReduceOps,
-          ModOps,       TriluOps,       IsNanInfOps,      CumSumOps,
-          TileOps,      DepthToSpaceOps}) {
+         {UnaryOps,     BinaryOps,       ClipOps,          WhereOps,
+          CastOps,      ConvOps,         ConvTransposeOps, GemmOps,
+          MatMulOps,    PoolOps,         BatchNormOps,     SoftmaxOps,
+          LayerNormOps, ReduceOps,       TransposeOps,     ViewOps,
+          ConcatOps,    SplitOps,        SliceOps,         GatherOps,
+          PadOps,       ExpandOps,       ConstantOps,      ArgReduceOps,
+          ModOps,       TriluOps,        IsNanInfOps,      CumSumOps,
+          TileOps,      DepthToSpaceOps, LossOps,          HardmaxOps,
+          ScatterOps,   OneHotOps}) {
       for (OpDef& def : family()) {
         std::string op = def.op;
         (*map)[op] = std::move(def);

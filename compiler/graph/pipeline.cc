@@ -1,5 +1,6 @@
 #include "compiler/graph/pipeline.h"
 
+#include "compiler/graph/passes/average_pool_counts.h"
 #include "compiler/graph/passes/eliminate_dead_nodes.h"
 #include "compiler/graph/passes/fold_batch_norm.h"
 #include "compiler/graph/passes/infer_types.h"
@@ -16,6 +17,7 @@ absl::Status RunGraphPasses(Graph& graph, const PassObserver& observer) {
   const Pass passes[] = {
       {"infer-types", [](Graph& g) { return InferTypes(g); }},
       {"fold-batch-norm", [](Graph& g) { return FoldBatchNorm(g); }},
+      {"average-pool-counts", [](Graph& g) { return AddAveragePoolCounts(g); }},
       {"eliminate-dead-nodes", [](Graph& g) { return EliminateDeadNodes(g); }},
   };
   for (const Pass& pass : passes) {

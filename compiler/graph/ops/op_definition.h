@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,10 +53,20 @@ std::vector<OpDef> IsNanInfOps();       // is_nan_inf.cc
 std::vector<OpDef> CumSumOps();         // cumsum.cc
 std::vector<OpDef> TileOps();           // tile.cc
 std::vector<OpDef> DepthToSpaceOps();   // depth_to_space.cc
+std::vector<OpDef> LossOps();           // loss.cc
+std::vector<OpDef> HardmaxOps();        // hardmax.cc
+std::vector<OpDef> ScatterOps();        // scatter.cc (GatherND, ScatterND, ...)
+std::vector<OpDef> OneHotOps();         // one_hot.cc (OneHot, EyeLike)
 
 // A grouped Conv (1 < group, not depthwise) computes on a view of its
 // output, so nothing may follow it inside its kernel (conv.cc).
 bool ConvEndsKernel(const Graph& graph, const Node& node);
+
+// For an AveragePool whose window count varies at the borders, the count of
+// each output position (shaped like the output's spatial axes); nullopt
+// when every window counts its full size (pool.cc).
+std::optional<TensorData> AveragePoolCounts(const Node& node,
+                                            const std::vector<int64_t>& x);
 
 // --- errors ---
 // InvalidArgument "node NAME (OP): MESSAGE".

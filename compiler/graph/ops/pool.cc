@@ -4,10 +4,13 @@
 //
 // Kernel form: a `max=` or `+=` statement over the window; max pooling
 // reads the input padded with -FLT_MAX, average pooling zero-padded and
-// divides by the window size. An average that excludes padding from a
-// window that reaches the padding has no kernel form (a host step).
+// divides by the window size, or, where the count varies at the borders
+// (padding excluded, or a ceil_mode window past the padding), by a count
+// tensor that passes/average_pool_counts.h adds as AveragePool's input 1
+// (a Lathe extension; the host evaluation ignores it).
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "compiler/graph/ops/op_definition.h"
 #include "compiler/graph/ops/window.h"
@@ -50,13 +53,20 @@ absl::StatusOr<Window> PoolWindow(const Node& node,
 
 absl::StatusOr<std::vector<TensorType>> InferPool(const Graph& graph,
                                                   const Node& node) {
-  LATHE_RETURN_IF_ERROR(CheckInputCount(node, 1, 1));
+  LATHE_RETURN_IF_ERROR(
+      CheckInputCount(node, 1, node.op == "AveragePool" ? 2 : 1));
   LATHE_RETURN_IF_ERROR(CheckFloat(graph, node, 0));
   if (node.outputs.size() > 1) {
     return UnsupportedAttr(node, "output Indices", "present");
   }
   const std::vector<int64_t>& x = InputType(graph, node, 0).shape;
   LATHE_ASSIGN_OR_RETURN(Window w, PoolWindow(node, x));
+  if (HasInput(node, 1) &&
+      !(InputType(graph, node, 1) == TensorType{DType::Float32(), w.out})) {
+    return NodeError(node,
+                     "the window counts (input 1) must be float32 "
+                     "shaped like the output's spatial axes");
+  }
   std::vector<int64_t> out = {x[0], x[1]};
   out.insert(out.end(), w.out.begin(), w.out.end());
   return std::vector<TensorType>{TensorType{DType::Float32(), out}};
@@ -117,8 +127,12 @@ absl::Status EmitPool(const Node& node, KernelEmitter& e) {
     if (last >= x[2 + a] + w.pads_end[a]) reaches_past_pad = true;
   }
   const bool include_pad = IntAttr(node, "count_include_pad", 0) != 0;
-  if (!is_max && reaches_pad && (!include_pad || reaches_past_pad)) {
-    return NoKernel(node, "the window count varies at the borders");
+  const bool varying_count =
+      !is_max && reaches_pad && (!include_pad || reaches_past_pad);
+  if (varying_count && !e.has_input(1)) {
+    return NoKernel(node,
+                    "the window count varies at the borders and no count "
+                    "tensor was added (passes/average_pool_counts.h)");
   }
   std::vector<int64_t> out_shape = {x[0], x[1]};
   out_shape.insert(out_shape.end(), w.out.begin(), w.out.end());
@@ -141,13 +155,54 @@ absl::Status EmitPool(const Node& node, KernelEmitter& e) {
   const std::string acc = e.NewTensor();
   e.Add(acc, vars, "+=", read);
   std::vector<std::string> v2 = e.NewVars(out_shape);
+  std::string divisor = absl::StrCat(NumElements(w.kernel));
+  if (varying_count) {
+    LATHE_ASSIGN_OR_RETURN(
+        divisor, e.Read(1, std::vector<std::string>(v2.begin() + 2, v2.end())));
+  }
   e.Add(e.output_name(), v2, "=",
-        absl::StrCat(KernelEmitter::ReadTensor(acc, v2), " / ",
-                     NumElements(w.kernel)));
+        absl::StrCat(KernelEmitter::ReadTensor(acc, v2), " / ", divisor));
   return absl::OkStatus();
 }
 
 }  // namespace
+
+std::optional<TensorData> AveragePoolCounts(const Node& node,
+                                            const std::vector<int64_t>& x) {
+  if (node.op != "AveragePool") return std::nullopt;
+  absl::StatusOr<Window> window = PoolWindow(node, x);
+  if (!window.ok()) return std::nullopt;
+  const Window& w = *window;
+  const bool include_pad = IntAttr(node, "count_include_pad", 0) != 0;
+  // Per axis, the count of each output position; the count of a window is
+  // their product.
+  std::vector<std::vector<int64_t>> per_axis(w.out.size());
+  bool varies = false;
+  for (size_t a = 0; a < w.out.size(); ++a) {
+    const int64_t extent = x[2 + a];
+    const int64_t lo = include_pad ? -w.pads_begin[a] : 0;
+    const int64_t hi = include_pad ? extent + w.pads_end[a] : extent;
+    for (int64_t o = 0; o < w.out[a]; ++o) {
+      int64_t count = 0;
+      for (int64_t r = 0; r < w.kernel[a]; ++r) {
+        const int64_t pos =
+            o * w.strides[a] + r * w.dilations[a] - w.pads_begin[a];
+        if (pos >= lo && pos < hi) ++count;
+      }
+      if (count != w.kernel[a]) varies = true;
+      per_axis[a].push_back(count);
+    }
+  }
+  if (!varies) return std::nullopt;
+  TensorData counts(DType::Float32(), w.out);
+  size_t flat = 0;
+  ForEachIndex(w.out, [&](const std::vector<int64_t>& o) {
+    double count = 1;
+    for (size_t a = 0; a < o.size(); ++a) count *= per_axis[a][o[a]];
+    counts.values[flat++] = count;
+  });
+  return counts;
+}
 
 std::vector<OpDef> PoolOps() {
   std::vector<OpDef> defs;

@@ -20,6 +20,7 @@
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/graph/kernel_partition.h"
 #include "compiler/graph/op_registry.h"
+#include "compiler/graph/passes/average_pool_counts.h"
 #include "compiler/graph/passes/infer_types.h"
 #include "compiler/interp/allclose.h"
 #include "compiler/interp/random_fill.h"
@@ -191,6 +192,20 @@ std::vector<KernelCase> Cases() {
                    {{"kernel_shape", Ints64{3, 3}},
                     {"strides", Ints64{2, 2}},
                     {"ceil_mode", int64_t{1}}}});
+  cases.push_back({"AveragePool exclude pad",
+                   "AveragePool",
+                   {In({1, 2, 6, 6})},
+                   {{"kernel_shape", Ints64{3, 3}},
+                    {"strides", Ints64{2, 2}},
+                    {"pads", Ints64{1, 1, 1, 1}}}});
+  cases.push_back({"AveragePool ceil include pad",
+                   "AveragePool",
+                   {In({1, 2, 7, 7})},
+                   {{"kernel_shape", Ints64{3, 3}},
+                    {"strides", Ints64{2, 2}},
+                    {"pads", Ints64{1, 1, 0, 0}},
+                    {"ceil_mode", int64_t{1}},
+                    {"count_include_pad", int64_t{1}}}});
   cases.push_back({"AveragePool include pad",
                    "AveragePool",
                    {In({1, 2, 6, 6})},
@@ -286,6 +301,7 @@ TEST_P(EmittedKernel, MatchesHostEvaluation) {
   const int y = b.Add1(c.op, inputs, c.attrs);
   b.Output(y);
   ASSERT_TRUE(InferTypes(b.graph).ok());
+  ASSERT_TRUE(AddAveragePoolCounts(b.graph).ok());
   // 2. Its partition: one kernel step.
   absl::StatusOr<KernelPartition> partition = PartitionGraph(b.graph);
   ASSERT_TRUE(partition.ok()) << partition.status();
@@ -295,7 +311,7 @@ TEST_P(EmittedKernel, MatchesHostEvaluation) {
   SCOPED_TRACE(step.workload);
   // 3. The host evaluation.
   std::vector<const TensorData*> node_inputs;
-  for (int in : inputs) {
+  for (int in : b.graph.nodes()[0].inputs) {
     if (in == kNoValue) {
       node_inputs.push_back(nullptr);
     } else if (b.graph.IsConstant(in)) {

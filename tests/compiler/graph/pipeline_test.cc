@@ -27,9 +27,9 @@ TEST(Pipeline, RunsThePassesInOrderAndObservesEach) {
       RunGraphPasses(b.graph, [&](const std::string& pass, const Graph& graph) {
         seen.push_back(pass + ":" + std::to_string(graph.nodes().size()));
       }).ok());
-  EXPECT_EQ(seen,
-            (std::vector<std::string>{"infer-types:3", "fold-batch-norm:3",
-                                      "eliminate-dead-nodes:1"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "infer-types:3", "fold-batch-norm:3",
+                      "average-pool-counts:3", "eliminate-dead-nodes:1"}));
   ASSERT_EQ(b.graph.nodes().size(), 1u);
   EXPECT_EQ(b.graph.nodes()[0].op, "Conv");
 }

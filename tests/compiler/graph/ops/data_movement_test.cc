@@ -128,6 +128,38 @@ TEST(GatherElements, PicksPerElement) {
                {3, 2});
 }
 
+TEST(GatherND, PicksSlicesByIndexTuples) {
+  TensorData x = Floats({2, 2}, {1, 2, 3, 4});
+  ExpectOutput(RunOp("GatherND", {x, Ints({1, 0, 0, 1}, {2, 2})}), F32({2}),
+               {3, 2});
+  ExpectOutput(RunOp("GatherND", {x, Ints({1, 0}, {2, 1})}), F32({2, 2}),
+               {3, 4, 1, 2});
+  ExpectOutput(RunOp("GatherND", {x, Ints({1, 0}, {2, 1})},
+                     {{"batch_dims", int64_t{1}}}),
+               F32({2}), {2, 3});
+}
+
+TEST(Scatter, ElementsAndNDWithReductions) {
+  TensorData x = Floats({2, 2}, {1, 2, 3, 4});
+  ExpectOutput(RunOp("ScatterElements",
+                     {x, Ints({1, 0}, {1, 2}), Floats({1, 2}, {10, 20})}),
+               F32({2, 2}), {1, 20, 10, 4});
+  ExpectOutput(
+      RunOp("ScatterND", {x, Ints({1}, {1, 1}), Floats({1, 2}, {7, 8})},
+            {{"reduction", std::string("add")}}),
+      F32({2, 2}), {1, 2, 10, 12});
+}
+
+TEST(OneHot, MarksTheIndexAlongTheAxis) {
+  ExpectOutput(
+      RunOp("OneHot", {Ints({0, -1}), Ints({3}, {}), Floats({2}, {0, 5})}, {},
+            {1}),
+      F32({2, 3}), {5, 0, 0, 0, 0, 5});
+  ExpectOutput(RunOp("EyeLike", {TensorData(DType::Float32(), {2, 3})},
+                     {{"k", int64_t{1}}}),
+               F32({2, 3}), {0, 1, 0, 0, 0, 1});
+}
+
 TEST(Tile, RepeatsAlongEachAxis) {
   ExpectOutput(RunOp("Tile", {Floats({1, 2}, {1, 2}), Ints({2, 2})}, {}, {1}),
                F32({2, 4}), {1, 2, 1, 2, 1, 2, 1, 2});

@@ -46,6 +46,35 @@ TEST(BatchNormalization, PerChannel) {
                 {"BatchNormalization_0", "training_mode"});
 }
 
+TEST(Hardmax, MarksTheFirstLargest) {
+  ExpectOutput(RunOp("Hardmax", {Floats({2, 3}, {1, 3, 3, 0, -1, -2})}),
+               F32({2, 3}), {0, 1, 0, 1, 0, 0});
+}
+
+TEST(Loss, NegativeLogLikelihoodWeightsIgnoresAndReduces) {
+  TensorData x = Floats({2, 3}, {-1, -2, -3, -4, -5, -6});
+  TensorData weight = Floats({3}, {1, 2, 4});
+  ExpectOutput(RunOp("NegativeLogLikelihoodLoss", {x, Ints({2, 1})},
+                     {{"reduction", std::string("none")}}),
+               F32({2}), {3, 5});
+  ExpectOutput(RunOp("NegativeLogLikelihoodLoss", {x, Ints({2, 1}), weight}),
+               F32({}), {(3 * 4 + 5 * 2) / 6.0});
+  ExpectOutput(
+      RunOp("NegativeLogLikelihoodLoss", {x, Ints({2, -1})},
+            {{"reduction", std::string("sum")}, {"ignore_index", int64_t{-1}}}),
+      F32({}), {3});
+  OpRun bad = RunOp("NegativeLogLikelihoodLoss", {x, Ints({3, 0})});
+  ASSERT_TRUE(bad.types.ok());
+  EXPECT_FALSE(bad.outputs.ok());
+}
+
+TEST(Loss, SoftmaxCrossEntropyGivesTheLogSoftmaxToo) {
+  TensorData x = Floats({1, 2}, {0, std::log(3.0)});
+  OpRun run = RunOp("SoftmaxCrossEntropyLoss", {x, Ints({1})}, {}, {}, 2);
+  ExpectOutput(run, F32({}), {-std::log(0.75)});
+  ExpectOutput(run, F32({1, 2}), {std::log(0.25), std::log(0.75)}, 1);
+}
+
 TEST(ArgReduce, FirstOrLastIndexOfTheExtreme) {
   TensorData x = Floats({2, 3}, {1, 3, 3, 2, 0, 0});
   ExpectOutput(RunOp("ArgMax", {x}, {{"axis", int64_t{1}}}),
