@@ -32,6 +32,8 @@ PACKAGES=(
   # ONNX models: the importer (compiler/frontend/onnx), the node test suite,
   # and the python side of exporting models in tests/models
   libonnx-dev libonnx-testdata python3-onnx
+  # the models the model tests export (ResNet-18, MobileNetV2, an encoder)
+  python3-torch python3-torchvision
 )
 
 if [[ "${LATHE_SKIP_DEPS:-0}" == "1" ]]; then

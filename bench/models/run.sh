@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# End-to-end model latency, batch 1, Lathe beside ONNX Runtime in the same
+# run (bench/README.md, "Models").
+#
+#   bash bench/models/run.sh [--db tuned.db] [--runs N] [--models "resnet18 mobilenet_v2 encoder"]
+#
+# Exports the models with PyTorch (tests/models/export_models.py, opset 13,
+# random weights), installs npm's onnxruntime-node 1.30.0 into
+# build/ort/ once (ONNXRUNTIME_NODE_INSTALL=skip: its install script would
+# fetch GPU providers), then for 1 and 2 threads alternates Lathe
+# (bench_model_latency) and ONNX Runtime (ort_latency.js) three times each
+# and prints a table of medians and the ratio.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+build_dir="${LATHE_BUILD_DIR:-build/release}"
+db=""
+runs=40
+models="resnet18 mobilenet_v2 encoder"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --db) db="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    --models) models="$2"; shift 2 ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+bench_bin="$build_dir/bench/bench_model_latency"
+if [[ ! -x "$bench_bin" ]]; then
+  echo "run.sh: $bench_bin is missing: bash scripts/build.sh --target bench_model_latency" >&2
+  exit 1
+fi
+ort_dir="$root/build/ort"
+if [[ ! -d "$ort_dir/node_modules/onnxruntime-node" ]]; then
+  mkdir -p "$ort_dir"
+  (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --silent \
+     onnxruntime-node@1.30.0 >/dev/null)
+fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+/usr/bin/python3 tests/models/export_models.py "$work" --opsets 13 \
+  --models "${models// /,}" >/dev/null
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
+printf '| model | threads | Lathe (ms) | ONNX Runtime (ms) | ORT time / Lathe time |\n'
+printf '|---|---|---|---|---|\n'
+for model in $models; do
+  dir="$work/${model}_opset13"
+  # NAME=d0,d1,... for each graph input, as ort_latency.js takes them.
+  shape_args=$(/usr/bin/python3 -c '
+import sys, onnx
+graph = onnx.load(sys.argv[1]).graph
+constants = {i.name for i in graph.initializer}
+for i in graph.input:
+    if i.name not in constants:
+        dims = ",".join(str(d.dim_value) for d in i.type.tensor_type.shape.dim)
+        print(f"{i.name}={dims}")' "$dir/model.onnx")
+  for threads in 1 2; do
+    lathe_times=() ort_times=()
+    for round in 1 2 3; do
+      lathe_args=("$dir/model.onnx" --threads "$threads" --runs "$runs")
+      [[ -n "$db" ]] && lathe_args+=(--db "$db")
+      lathe_times+=("$("$bench_bin" "${lathe_args[@]}" | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p')")
+      ort_times+=("$(NODE_PATH="$ort_dir/node_modules" node bench/models/ort_latency.js \
+        "$dir/model.onnx" "$threads" "$runs" $shape_args | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p')")
+    done
+    lathe_ms=$(printf '%s\n' "${lathe_times[@]}" | median)
+    ort_ms=$(printf '%s\n' "${ort_times[@]}" | median)
+    ratio=$(awk -v a="$ort_ms" -v b="$lathe_ms" 'BEGIN {printf "%.2f", a / b}')
+    printf '| %s | %d | %.2f | %.2f | %s |\n' "$model" "$threads" "$lathe_ms" "$ort_ms" "$ratio"
+  done
+done
