@@ -9,6 +9,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "base/clock_duration.h"
+#include "base/untrusted_text.h"
 
 #ifndef LATHE_VERSION
 #define LATHE_VERSION "unknown"
@@ -122,5 +125,28 @@ CLI::Validator NonNegativeNumber() {
   return NumberAbove(0, /*inclusive=*/true);
 }
 CLI::Validator PositiveNumber() { return NumberAbove(0, /*inclusive=*/false); }
+
+namespace {
+
+CLI::Validator SecondsIn(bool positive) {
+  return CLI::Validator(
+      [positive](std::string& text) -> std::string {
+        double value = 0;
+        if (!absl::SimpleAtod(text, &value)) {
+          return absl::StrCat("must be a number of seconds, got \"",
+                              EscapedPrefix(text), "\"");
+        }
+        absl::Status st = CheckDurationSeconds("", value, positive);
+        return st.ok() ? std::string()
+                       : std::string(absl::StripPrefix(st.message(), " "));
+      },
+      absl::StrCat("SECONDS in ", positive ? "(0, " : "[0, ",
+                   kMaxDurationSeconds, "]"));
+}
+
+}  // namespace
+
+CLI::Validator Seconds() { return SecondsIn(/*positive=*/true); }
+CLI::Validator NonNegativeSeconds() { return SecondsIn(/*positive=*/false); }
 
 }  // namespace lathe::cli
