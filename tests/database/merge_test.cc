@@ -237,10 +237,10 @@ TEST_F(MergeChecksTest, RefusesAStoredTraceBeyondTheLimits) {
     sqlite3* raw = nullptr;
     ASSERT_EQ(sqlite3_open(folder_.File("b.db").c_str(), &raw), SQLITE_OK);
     sqlite3_stmt* statement = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(raw,
-                                 "UPDATE records SET trace = ? WHERE id = 2",
-                                 -1, &statement, nullptr),
-              SQLITE_OK);
+    ASSERT_EQ(
+        sqlite3_prepare_v2(raw, "UPDATE records SET trace = ? WHERE id = 2", -1,
+                           &statement, nullptr),
+        SQLITE_OK);
     sqlite3_bind_blob(statement, 1, bytes.data(),
                       static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
     ASSERT_EQ(sqlite3_step(statement), SQLITE_DONE);
@@ -254,9 +254,8 @@ TEST_F(MergeChecksTest, RefusesAStoredTraceBeyondTheLimits) {
   EXPECT_TRUE(Contains(merged.status(), "kMaxSplitFactors")) << merged.status();
   EXPECT_EQ(Fingerprints(*dest_), before);
   // `db check` reports it.
-  absl::StatusOr<std::unique_ptr<Database>> b =
-      Database::Open(folder_.File("b.db"),
-                     OpenOptions{.mode = OpenOptions::Mode::kReadOnly});
+  absl::StatusOr<std::unique_ptr<Database>> b = Database::Open(
+      folder_.File("b.db"), OpenOptions{.mode = OpenOptions::Mode::kReadOnly});
   ASSERT_TRUE(b.ok()) << b.status();
   absl::StatusOr<CheckReport> report = (*b)->Check();
   ASSERT_TRUE(report.ok()) << report.status();

@@ -10,8 +10,7 @@
 // kMaxInlinedExprNodes nodes counted as a tree, so a design space grows
 // with the program, never exponentially. Counting stops just past the
 // limit: the work is bounded too.
-// Tests: tests/compiler/schedule/primitive/compute_inline_test.cc,
-// tests/compiler/schedule/primitive/reverse_compute_inline_test.cc.
+// Tests: tests/compiler/schedule/analysis/inlined_size_test.cc.
 #pragma once
 
 #include <cstdint>

@@ -42,9 +42,9 @@ namespace {
 
 TEST(FlopCount, SaturatesInsteadOfWrapping) {
   // Each tensor within the limits, the iteration space 2^93 instances.
-  absl::StatusOr<Workload> w = ParseCustomWorkload(
-      "C[i] += A[i,j] * B[k,l] * D[m,n]",
-      "i=2,j=1073741824,k=32768,l=32768,m=32768,n=32768");
+  absl::StatusOr<Workload> w =
+      ParseCustomWorkload("C[i] += A[i,j] * B[k,l] * D[m,n]",
+                          "i=2,j=1073741824,k=32768,l=32768,m=32768,n=32768");
   ASSERT_TRUE(w.ok()) << w.status();
   absl::StatusOr<int64_t> flops = FlopCount(*w);
   ASSERT_TRUE(flops.ok()) << flops.status();
