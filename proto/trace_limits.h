@@ -63,16 +63,18 @@ inline absl::Status Over(const std::string& what, int64_t value,
                                                  " (", limit, ")"));
 }
 
-// Factors in [1, kMaxSplitProduct] whose product is at most
-// kMaxSplitProduct.
+// Factors of at most kMaxSplitProduct whose product is at most
+// kMaxSplitProduct. A factor below 1 is left to the primitive, which
+// refuses it with its own message (it bounds no work).
 template <typename Values>
 absl::Status CheckFactors(const Values& values, const std::string& what) {
   int64_t product = 1;
   for (int64_t v : values) {
-    if (v < 1 || v > kMaxSplitProduct) {
+    if (v < 1) continue;
+    if (v > kMaxSplitProduct) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "trace: ", what, " has factor ", v,
-          ", outside [1, kMaxSplitProduct (", kMaxSplitProduct, ")]"));
+          "trace: ", what, " has factor ", v, ", more than kMaxSplitProduct (",
+          kMaxSplitProduct, ")"));
     }
     product *= v;  // both at most 2^32 here: no overflow
     if (product > kMaxSplitProduct) {
