@@ -61,8 +61,11 @@ inline size_t Utf8SequenceLength(absl::string_view text, size_t i) {
 
 }  // namespace untrusted_text_internal
 
+// `escape_backslash` false leaves backslashes as they are: for a whole
+// message whose parts may be escaped already (the CLI's error line).
 inline std::string EscapedPrefix(absl::string_view text,
-                                 size_t max_bytes = kMaxEchoedBytes) {
+                                 size_t max_bytes = kMaxEchoedBytes,
+                                 bool escape_backslash = true) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
@@ -81,7 +84,7 @@ inline std::string EscapedPrefix(absl::string_view text,
       }
     }
     if (i + 1 > max_bytes) break;
-    if (c == '\\') {
+    if (c == '\\' && escape_backslash) {
       out += "\\\\";
     } else if (c < 0x20 || c >= 0x7f) {
       absl::StrAppendFormat(&out, "\\x%02x", c);

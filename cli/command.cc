@@ -34,8 +34,15 @@ bool g_check_args = false;
 
 // The promise of docs/architecture.md ("The command line"): one clear line on
 // stderr.
+// The most of an error message the error line shows.
+constexpr size_t kMaxErrorLineBytes = 4096;
+
 int Fail(const std::string& message, int code) {
-  const std::string line = absl::StrReplaceAll(message, {{"\n", " "}});
+  // One line, bounded, with no control byte or broken UTF-8 of whatever
+  // input a message echoes reaching the terminal.
+  const std::string line =
+      EscapedPrefix(absl::StrReplaceAll(message, {{"\n", " "}}),
+                    kMaxErrorLineBytes, /*escape_backslash=*/false);
   std::fprintf(stderr, "lathe: error: %s\n", line.c_str());
   return code;
 }

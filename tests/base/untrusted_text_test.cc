@@ -40,3 +40,15 @@ TEST(EscapedPrefix, BoundsLongTextWithoutCuttingACharacter) {
 
 }  // namespace
 }  // namespace lathe
+
+namespace lathe {
+namespace {
+
+TEST(EscapedPrefix, CanLeaveBackslashesAlone) {
+  EXPECT_EQ(EscapedPrefix("a\\x1b\x1b", kMaxEchoedBytes,
+                          /*escape_backslash=*/false),
+            "a\\x1b\\x1b");
+}
+
+}  // namespace
+}  // namespace lathe
