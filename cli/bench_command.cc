@@ -223,7 +223,7 @@ void AddBenchCommand(CLI::App& app) {
       ->add_option(
           "--min-time", options->min_time_s,
           "keep timing until the samples total this many seconds (default 0.5)")
-      ->check(NonNegativeNumber());
+      ->check(NonNegativeSeconds());
   command
       ->add_option("--repeats", options->repeats,
                    "at least this many samples (default 10)")

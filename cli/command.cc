@@ -9,6 +9,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "base/clock_duration.h"
+#include "base/untrusted_text.h"
 
 #ifndef LATHE_VERSION
 #define LATHE_VERSION "unknown"
@@ -31,8 +34,15 @@ bool g_check_args = false;
 
 // The promise of docs/architecture.md ("The command line"): one clear line on
 // stderr.
+// The most of an error message the error line shows.
+constexpr size_t kMaxErrorLineBytes = 4096;
+
 int Fail(const std::string& message, int code) {
-  const std::string line = absl::StrReplaceAll(message, {{"\n", " "}});
+  // One line, bounded, with no control byte or broken UTF-8 of whatever
+  // input a message echoes reaching the terminal.
+  const std::string line =
+      EscapedPrefix(absl::StrReplaceAll(message, {{"\n", " "}}),
+                    kMaxErrorLineBytes, /*escape_backslash=*/false);
   std::fprintf(stderr, "lathe: error: %s\n", line.c_str());
   return code;
 }
@@ -122,5 +132,28 @@ CLI::Validator NonNegativeNumber() {
   return NumberAbove(0, /*inclusive=*/true);
 }
 CLI::Validator PositiveNumber() { return NumberAbove(0, /*inclusive=*/false); }
+
+namespace {
+
+CLI::Validator SecondsIn(bool positive) {
+  return CLI::Validator(
+      [positive](std::string& text) -> std::string {
+        double value = 0;
+        if (!absl::SimpleAtod(text, &value)) {
+          return absl::StrCat("must be a number of seconds, got \"",
+                              EscapedPrefix(text), "\"");
+        }
+        absl::Status st = CheckDurationSeconds("", value, positive);
+        return st.ok() ? std::string()
+                       : std::string(absl::StripPrefix(st.message(), " "));
+      },
+      absl::StrCat("SECONDS in ", positive ? "(0, " : "[0, ",
+                   kMaxDurationSeconds, "]"));
+}
+
+}  // namespace
+
+CLI::Validator Seconds() { return SecondsIn(/*positive=*/true); }
+CLI::Validator NonNegativeSeconds() { return SecondsIn(/*positive=*/false); }
 
 }  // namespace lathe::cli

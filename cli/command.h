@@ -37,6 +37,11 @@ void SetAction(CLI::App* command, std::function<absl::Status()> action);
 // largest double). inf and nan are refused.
 CLI::Validator NonNegativeNumber();
 CLI::Validator PositiveNumber();
+// Seconds that convert to a clock duration (base/clock_duration.h): a
+// number in (0, kMaxDurationSeconds], or [0, ...] for NonNegativeSeconds
+// ("--timeout: must be in (0, 604800] seconds ..., got 1e+300").
+CLI::Validator Seconds();
+CLI::Validator NonNegativeSeconds();
 // An integer in [min, max], written as one ("--batch: must be a whole
 // number in [1, 1024], got \"0\""): CLI11 alone took "-1" for a seed as
 // 2^64 - 1.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/bounded_read.h"
 #include "cli/command.h"
 #include "cli/db_command.h"
 #include "cli/db_common.h"
@@ -137,10 +138,11 @@ absl::Status RunStamp(const StampOptions& options) {
   }
   const std::string line = *stamp + "\n";
   {
-    std::ifstream in(options.output);
-    std::stringstream held;
-    held << in.rdbuf();
-    if (in && held.str() == line) return absl::OkStatus();
+    // Only a file that holds the line already is left alone: no more of it
+    // is read than the line.
+    absl::StatusOr<std::string> held =
+        ReadBoundedFile(options.output, "stamp file", line.size(), "its line");
+    if (held.ok() && *held == line) return absl::OkStatus();
   }
   // Written whole, then renamed: a build never reads half a stamp.
   const std::string partial = options.output + ".partial";

@@ -152,7 +152,8 @@ absl::Status RunImport(const TransferOptions& options) {
 
 absl::Status RunMerge(const TransferOptions& options) {
   return IntoDatabase(options.db, [&](db::Database& db) -> absl::Status {
-    absl::StatusOr<db::CommitResult> result = db::MergeInto(db, options.inputs);
+    absl::StatusOr<db::CommitResult> result =
+        db::MergeInto(db, options.inputs, CheckImportedRecord);
     if (!result.ok()) return result.status();
     if (options.db.json) {
       std::vector<std::string> sources;

@@ -110,7 +110,7 @@ void AddRunnerCommand(CLI::App& app) {
       ->add_option(
           "--timeout", options->timeout_s,
           "per candidate: build, check and timing, seconds (default 60)")
-      ->check(PositiveNumber());
+      ->check(Seconds());
   command->add_flag("--no-prefetch", options->no_prefetch,
                     "ask for the next candidate only when this one is measured "
                     "(by default the "

@@ -53,7 +53,7 @@ void AddClientOptions(CLI::App* command, ClientOptions& options) {
   command
       ->add_option("--timeout", options.timeout_s,
                    "seconds to wait for the tuner's answer (default 30)")
-      ->check(PositiveNumber());
+      ->check(Seconds());
 }
 
 class Client {
@@ -326,9 +326,11 @@ void AddServiceClientCommands(CLI::App& app) {
     command
         ->add_option("--seed", options->seed, "the search's seed (default 1)")
         ->check(WholeNumber(0, INT64_MAX));
-    command->add_option(
-        "--min-time", options->min_time_s,
-        "time each candidate at least this long, seconds (default 0.1)");
+    command
+        ->add_option(
+            "--min-time", options->min_time_s,
+            "time each candidate at least this long, seconds (default 0.1)")
+        ->check(NonNegativeSeconds());
     command->add_option("--weights", options->weights,
                         "how often each workload runs, e.g. 1,4");
     command

@@ -1,19 +1,17 @@
 #include "cli/shown_text.h"
 
-#include "absl/strings/str_format.h"
+#include "base/untrusted_text.h"
 
 namespace lathe::cli {
 
+namespace {
+// Far above any field Lathe stores (the longest, a custom workload's
+// canonical form, is at most 64 KiB: proto/trace_limits.h).
+constexpr size_t kMaxShownFieldBytes = size_t{64} << 10;
+}  // namespace
+
 std::string Shown(const std::string& field) {
-  std::string out;
-  for (unsigned char c : field) {
-    if (c < 0x20 || c == 0x7f) {
-      absl::StrAppendFormat(&out, "\\x%02x", c);
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
+  return EscapedPrefix(field, kMaxShownFieldBytes, /*escape_backslash=*/false);
 }
 
 }  // namespace lathe::cli

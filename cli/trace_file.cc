@@ -7,8 +7,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/bounded_read.h"
+#include "base/untrusted_text.h"
 #include "cli/shown_text.h"
 #include "compiler/schedule/trace_text.h"
+#include "proto/trace_limits.h"
 
 namespace lathe::cli {
 namespace {
@@ -16,20 +19,18 @@ namespace {
 // A file whose first non-blank character is not '{' holds the text form;
 // anything else (an empty file too) is read as JSON, with its errors.
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Trace::Load(path);  // its error names the file
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || text[first] == '{') {
-    return Trace::Load(path);
-  }
-  absl::StatusOr<Trace> trace = ParseTraceText(text);
+  absl::StatusOr<std::string> text =
+      ReadBoundedFile(path, "trace file", kMaxTraceBytes, "kMaxTraceBytes");
+  if (!text.ok()) return text.status();
+  const size_t first = text->find_first_not_of(" \t\r\n");
+  absl::StatusOr<Trace> trace =
+      first == std::string::npos || (*text)[first] == '{'
+          ? Trace::FromJson(*text)
+          : ParseTraceText(*text);
   if (!trace.ok()) {
-    return absl::Status(
-        trace.status().code(),
-        absl::StrCat("trace file ", path, ": ", trace.status().message()));
+    return absl::Status(trace.status().code(),
+                        absl::StrCat("trace file ", EscapedPrefix(path), ": ",
+                                     trace.status().message()));
   }
   return trace;
 }

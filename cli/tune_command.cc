@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -24,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/bounded_read.h"
 #include "cli/command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
@@ -153,20 +155,19 @@ absl::StatusOr<std::optional<double>> DefaultScheduleMedian(
   return std::optional<double>(record.median_s());
 }
 
+// The most a --workloads-file may hold: tens of thousands of specs.
+constexpr size_t kMaxWorkloadsFileBytes = size_t{4} << 20;
+
 // The specs of a --workloads-file: one per line, blank lines and '#'
 // comments skipped (what `lathe compile --misses` writes).
 absl::StatusOr<std::vector<std::string>> ReadWorkloadsFile(
     const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--workloads-file ", path, " is a directory"));
-  }
-  std::ifstream in(path);
-  if (!in)
-    return absl::NotFoundError(
-        absl::StrCat("--workloads-file ", path, ": cannot read"));
+  absl::StatusOr<std::string> text =
+      ReadBoundedFile(path, "--workloads-file", kMaxWorkloadsFileBytes,
+                      "kMaxWorkloadsFileBytes");
+  if (!text.ok()) return text.status();
   std::vector<std::string> specs;
+  std::istringstream in(*text);
   std::string line;
   // Each spec is checked here, so that a bad one is named by file and line.
   for (int number = 1; std::getline(in, line); ++number) {
@@ -185,9 +186,6 @@ absl::StatusOr<std::vector<std::string>> ReadWorkloadsFile(
     }
     specs.emplace_back(spec);
   }
-  if (in.bad())
-    return absl::DataLossError(
-        absl::StrCat("--workloads-file ", path, ": read error"));
   return specs;
 }
 
@@ -457,7 +455,7 @@ void AddTuneCommand(CLI::App& app) {
   command
       ->add_option("--time-budget", options->time_budget_s,
                    "stop after this many seconds (default: no limit)")
-      ->check(NonNegativeNumber());
+      ->check(NonNegativeSeconds());
   command->add_option("--db", options->db_path,
                       "the database (default lathe.db)");
   command->add_option("--seed", options->seed, "the search's seed (default 1)")
@@ -475,7 +473,7 @@ void AddTuneCommand(CLI::App& app) {
       ->add_option(
           "--min-time", options->min_time_s,
           "time each candidate at least this long, seconds (default 0.1)")
-      ->check(NonNegativeNumber());
+      ->check(NonNegativeSeconds());
   command
       ->add_option("--measure-rounds", options->measure_rounds,
                    "measure each batch in this many rounds, the min time split "
@@ -487,7 +485,7 @@ void AddTuneCommand(CLI::App& app) {
       ->add_option(
           "--timeout", options->timeout_s,
           "per candidate: build, check and timing, seconds (default 30)")
-      ->check(PositiveNumber());
+      ->check(Seconds());
   command
       ->add_option(
           "--population", options->population,

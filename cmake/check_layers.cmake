@@ -15,7 +15,7 @@ cmake_minimum_required(VERSION 3.25)
 # PART: the folders it may include besides its own, bottom to top.
 set(LATHE_LAYERS
   "base:"
-  "proto:"
+  "proto:base"
   "compiler/runtime:"
   "compiler/ir:base compiler/arith"
   "compiler/arith:base compiler/ir"

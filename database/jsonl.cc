@@ -2,6 +2,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/bounded_read.h"
+#include "base/untrusted_text.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace lathe::db {
@@ -34,8 +36,9 @@ absl::StatusOr<proto::Record> RecordFromJsonLine(const std::string& line,
   auto status =
       google::protobuf::util::JsonStringToMessage(line, &record, options);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": not a record: ", std::string(status.message())));
+    return absl::InvalidArgumentError(absl::StrCat(
+        where,
+        ": not a record: ", EscapedPrefix(std::string(status.message()))));
   }
   if (record.id() != 0) {
     return absl::InvalidArgumentError(
@@ -67,9 +70,23 @@ absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
                                          const RecordCheck& check) {
   std::string line;
   int64_t line_number = 0;
+  // One line, at most kMaxRecordLineBytes of it read: false at the end.
+  auto next_line = [&]() -> absl::StatusOr<bool> {
+    absl::StatusOr<bool> read =
+        ReadBoundedLine(in, &line, kMaxRecordLineBytes, "kMaxRecordLineBytes");
+    if (read.ok() && *read) ++line_number;
+    if (!read.ok()) {
+      return absl::Status(read.status().code(),
+                          absl::StrCat(source_name, ":", line_number + 1, ": ",
+                                       read.status().message()));
+    }
+    return read;
+  };
   // The header: the first non-blank line.
-  while (std::getline(in, line)) {
-    ++line_number;
+  while (true) {
+    absl::StatusOr<bool> read = next_line();
+    if (!read.ok()) return read.status();
+    if (!*read) break;
     if (!absl::StripAsciiWhitespace(line).empty()) break;
   }
   if (absl::StripAsciiWhitespace(line).empty()) {
@@ -92,8 +109,10 @@ absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
                      "; this Lathe reads version ", kRecordsFormatVersion));
   }
   return db.CommitFrom([&](const Database::RecordSink& sink) -> absl::Status {
-    while (std::getline(in, line)) {
-      ++line_number;
+    while (true) {
+      absl::StatusOr<bool> read = next_line();
+      if (!read.ok()) return read.status();
+      if (!*read) break;
       if (absl::StripAsciiWhitespace(line).empty()) continue;
       const std::string where = absl::StrCat(source_name, ":", line_number);
       absl::StatusOr<proto::Record> record = RecordFromJsonLine(line, where);

@@ -9,6 +9,7 @@
 // Tests: tests/database/jsonl_test.cc.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <istream>
 #include <ostream>
@@ -21,6 +22,9 @@ namespace lathe::db {
 
 inline constexpr int kRecordsFormatVersion = 1;
 inline constexpr char kRecordsFormatName[] = "lathe-records";
+// The longest line an import reads: a record with a trace of the largest
+// size a trace may have (proto/trace_limits.h), twice over.
+inline constexpr size_t kMaxRecordLineBytes = size_t{16} << 20;
 
 std::string RecordsFileHeaderLine();
 absl::StatusOr<std::string> RecordToJsonLine(const proto::Record& record);
@@ -36,8 +40,9 @@ absl::StatusOr<int64_t> ExportJsonl(Database& db, std::ostream& out);
 using RecordCheck = std::function<absl::Status(const proto::Record&)>;
 
 // Reads a whole export into `db` in one transaction: every record or, on the
-// first bad line (named as source_name:line), none. Every record passes
-// ValidateRecord and, when given, `check`.
+// first bad line (named as source_name:line), none; a line longer than
+// kMaxRecordLineBytes is a bad line, refused before it is read whole. Every
+// record passes ValidateRecord and, when given, `check`.
 absl::StatusOr<CommitResult> ImportJsonl(Database& db, std::istream& in,
                                          const std::string& source_name,
                                          const RecordCheck& check = nullptr);

@@ -19,8 +19,9 @@ bool SameFile(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-absl::StatusOr<CommitResult> MergeInto(
-    Database& dest, const std::vector<std::string>& sources) {
+absl::StatusOr<CommitResult> MergeInto(Database& dest,
+                                       const std::vector<std::string>& sources,
+                                       const RecordCheck& check) {
   std::vector<std::unique_ptr<Database>> opened;
   for (const std::string& source : sources) {
     if (SameFile(source, dest.path())) {
@@ -46,7 +47,17 @@ absl::StatusOr<CommitResult> MergeInto(
         if (!known.insert(job.id()).second) continue;
         LATHE_RETURN_IF_ERROR(dest.PutJob(job));
       }
-      LATHE_RETURN_IF_ERROR(source->ForEachRecord(sink));
+      LATHE_RETURN_IF_ERROR(source->ForEachRecord(
+          [&](const proto::Record& record) -> absl::Status {
+            if (check) {
+              if (absl::Status st = check(record); !st.ok()) {
+                return absl::Status(
+                    st.code(), absl::StrCat(source->path(), ": record ",
+                                            record.id(), ": ", st.message()));
+              }
+            }
+            return sink(record);
+          }));
     }
     return absl::OkStatus();
   });

@@ -13,10 +13,16 @@
 
 #include "absl/status/statusor.h"
 #include "database/database.h"
+#include "database/jsonl.h"
 
 namespace lathe::db {
 
+// Every record passes ValidateRecord (in the commit) and, when given,
+// `check` (the same one `db import` applies: jsonl.h, RecordCheck); the
+// first that fails, named by its source and row id, leaves `dest` as it
+// was.
 absl::StatusOr<CommitResult> MergeInto(Database& dest,
-                                       const std::vector<std::string>& sources);
+                                       const std::vector<std::string>& sources,
+                                       const RecordCheck& check = nullptr);
 
 }  // namespace lathe::db

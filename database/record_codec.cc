@@ -10,6 +10,7 @@
 #include "database/fnv128.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "proto/trace_limits.h"
 
 namespace lathe::db {
 
@@ -60,6 +61,7 @@ absl::Status ValidateRecord(const proto::Record& record) {
   if (record.target().kind().empty()) return invalid("target.kind is empty");
   if (record.structural_hash().empty())
     return invalid("structural_hash is empty");
+  if (absl::Status st = CheckTraceLimits(record.trace()); !st.ok()) return st;
   if (record.status() == proto::MEASURE_STATUS_UNSPECIFIED ||
       !proto::MeasureStatus_IsValid(record.status())) {
     return invalid(absl::StrCat("status ", record.status(),

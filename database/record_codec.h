@@ -27,10 +27,10 @@ std::string Fingerprint(const proto::Record& record,
 std::string SerializeTrace(const proto::Trace& trace);
 
 // InvalidArgument naming the field at fault when a record cannot be stored:
-// empty workload key or form, empty target, empty structural hash, no
-// status, a negative spread or time of measurement, or an OK record without
-// times or with a median or spread that is not that of its times
-// (SummarizeTimes).
+// empty workload key or form, empty target, empty structural hash, a trace
+// outside the limits of proto/trace_limits.h, no status, a negative spread or
+// time of measurement, or an OK record without times or with a median or spread
+// that is not that of its times (SummarizeTimes).
 absl::Status ValidateRecord(const proto::Record& record);
 
 }  // namespace lathe::db

@@ -14,24 +14,19 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/bounded_read.h"
 
 namespace lathe::rpc {
 namespace {
 
+// The most a token or PEM file may hold: a token is at most
+// kMaxTokenBytes once trimmed, a certificate chain a few KiB.
+constexpr size_t kMaxSecretFileBytes = size_t{1} << 20;
+
 absl::StatusOr<std::string> ReadFile(const std::string& path,
                                      const char* what) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " ", path, " is a directory"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(
-        absl::StrCat(what, " ", path, ": cannot read the file"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ReadBoundedFile(path, what, kMaxSecretFileBytes,
+                         "kMaxSecretFileBytes");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/clock_duration.h"
 #include "compiler/codegen/cpu_target.h"
 
 namespace lathe::runner {
@@ -230,8 +231,7 @@ std::optional<std::chrono::steady_clock::time_point> StopAt(
     const proto::MeasureRequest& request, double share) {
   if (request.timeout_s() <= 0) return std::nullopt;
   return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-             std::chrono::duration<double>(share * request.timeout_s()));
+         ClockDuration(share * request.timeout_s());
 }
 
 }  // namespace

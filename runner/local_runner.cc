@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "base/clock_duration.h"
 #include "base/status_macros.h"
 #include "runner/worker_process.h"
 #include "runner/worker_protocol.h"
@@ -80,9 +81,7 @@ class LocalRunnerImpl : public LocalRunner {
     for (int attempt = 0;; ++attempt) {
       if (worker_ == nullptr) LATHE_RETURN_IF_ERROR(StartWorker());
       worker_->ClearStderrTail();
-      deadline =
-          Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                             std::chrono::duration<double>(options_.timeout_s));
+      deadline = Clock::now() + ClockDuration(options_.timeout_s);
       absl::Status sent = worker_->Send(bytes, options_.timeout_s);
       absl::StatusOr<std::string> ack =
           sent.ok() ? worker_->Receive(SecondsUntil(deadline), options_.stop)
@@ -139,10 +138,13 @@ absl::StatusOr<std::unique_ptr<LocalRunner>> LocalRunner::Start(
   if (options.worker_argv.empty() || options.worker_argv[0].empty()) {
     return absl::InvalidArgumentError("local runner: no worker command line");
   }
-  if (!(options.timeout_s > 0) || !(options.startup_timeout_s > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "local runner: timeouts must be positive (got ", options.timeout_s,
-        " s and ", options.startup_timeout_s, " s)"));
+  for (const auto& [name, seconds] :
+       {std::pair<const char*, double>{"timeout_s", options.timeout_s},
+        {"startup_timeout_s", options.startup_timeout_s}}) {
+    if (absl::Status st = CheckDurationSeconds(name, seconds); !st.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("local runner: ", st.message()));
+    }
   }
   auto runner = std::make_unique<LocalRunnerImpl>(options);
   if (absl::Status st = runner->StartWorker(); !st.ok()) return st;

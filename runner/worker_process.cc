@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/clock_duration.h"
 
 namespace lathe::runner {
 namespace {
@@ -51,9 +52,7 @@ int RemainingMs(Clock::time_point deadline) {
 }
 
 Clock::time_point DeadlineAfter(double seconds) {
-  return Clock::now() +
-         std::chrono::duration_cast<Clock::duration>(
-             std::chrono::duration<double>(std::max(0.0, seconds)));
+  return Clock::now() + ClockDuration(seconds);
 }
 
 void CloseIfOpen(int& fd) {

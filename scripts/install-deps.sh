@@ -25,6 +25,8 @@ PACKAGES=(
   libzstd-dev
   # command line, formatting (clang-format-14: scripts/check-sources.sh)
   libcli11-dev libfmt-dev clang-format-14
+  # fuzzing (scripts/fuzz.sh: clang-14 and its libFuzzer runtime)
+  clang-14 libclang-rt-14-dev
   # tests and benchmarks (llvm-16-tools: FileCheck for tests/lit)
   libgtest-dev libgmock-dev libbenchmark-dev llvm-16-tools
   # peers of bench/kernels.cc only (the build skips that bench without them)

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/untrusted_text.h"
 #include "compiler/schedule/instruction_kind.h"
 
 namespace lathe {
@@ -10,6 +11,9 @@ namespace lathe {
 absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(
     const Trace& trace, const Program& program, const Decisions& decisions,
     uint64_t seed) {
+  if (absl::Status st = CheckTraceLimits(trace); !st.ok()) {
+    return absl::Status(st.code(), absl::StrCat("replay: ", st.message()));
+  }
   auto sch = std::make_unique<TracedSchedule>(program, seed);
   sch->mutable_trace().workload = trace.workload;
   std::map<int64_t, int64_t> rv_map;
@@ -18,8 +22,9 @@ absl::StatusOr<std::unique_ptr<TracedSchedule>> ReplayTrace(
     absl::StatusOr<const InstructionKind*> kind =
         FindInstructionKind(inst.kind);
     if (!kind.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "replay: instruction ", i, " has unknown kind \"", inst.kind, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("replay: instruction ", i, " has unknown kind \"",
+                       EscapedPrefix(inst.kind), "\""));
     }
     auto d = decisions.find(static_cast<int64_t>(i));
     ReplayContext context(sch.get(), inst, (*kind)->attrs, &rv_map,

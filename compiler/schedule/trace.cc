@@ -10,8 +10,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/bounded_read.h"
+#include "base/untrusted_text.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/trace.pb.h"
+#include "proto/trace_limits.h"
 
 namespace lathe {
 
@@ -169,6 +172,7 @@ absl::StatusOr<Trace> Trace::FromProto(const proto::Trace& message) {
                      " is not supported (this build reads version ",
                      kTraceFormatVersion, ")"));
   }
+  if (absl::Status st = CheckTraceLimits(message); !st.ok()) return st;
   Trace trace;
   trace.workload = message.workload();
   std::set<int64_t> defined;
@@ -277,29 +281,31 @@ std::string Trace::ToJson() const {
 }
 
 absl::StatusOr<Trace> Trace::FromJson(const std::string& json) {
+  if (json.size() > kMaxTraceBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trace: ", json.size(), " bytes of JSON, more than ",
+                     "kMaxTraceBytes (", kMaxTraceBytes, ")"));
+  }
   proto::Trace message;
   google::protobuf::util::JsonParseOptions options;
   auto status =
       google::protobuf::util::JsonStringToMessage(json, &message, options);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "trace: not a valid trace JSON: ", status.message().as_string()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("trace: not a valid trace JSON: ",
+                     EscapedPrefix(status.message().as_string())));
   }
   return FromProto(message);
 }
 
 absl::StatusOr<Trace> Trace::Load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("trace file ", path, ": cannot be opened"));
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  absl::StatusOr<Trace> trace = FromJson(buffer.str());
+  absl::StatusOr<std::string> json =
+      ReadBoundedFile(path, "trace file", kMaxTraceBytes, "kMaxTraceBytes");
+  if (!json.ok()) return json.status();
+  absl::StatusOr<Trace> trace = FromJson(*json);
   if (!trace.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("trace file ", path, ": ", trace.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trace file ", EscapedPrefix(path), ": ", trace.status().message()));
   }
   return trace;
 }
@@ -312,6 +318,18 @@ absl::Status Trace::Save(const std::string& path) const {
         absl::StrCat("trace file ", path, ": cannot be written"));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckTraceLimits(const Trace& trace) {
+  // Outside the limits, converting first would copy an unbounded trace.
+  if (trace.instructions.size() > kMaxTraceInstructions) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trace: the number of instructions is ", trace.instructions.size(),
+        ", more than kMaxTraceInstructions (", kMaxTraceInstructions, ")"));
+  }
+  proto::Trace message;
+  trace.ToProto(&message);
+  return CheckTraceLimits(message);
 }
 
 bool operator==(const Trace& a, const Trace& b) {

@@ -85,4 +85,8 @@ struct Trace {
   friend bool operator==(const Trace& a, const Trace& b);
 };
 
+// The limits of proto/trace_limits.h, on a trace built in code or parsed
+// from text: what ReplayTrace checks before it replays.
+absl::Status CheckTraceLimits(const Trace& trace);
+
 }  // namespace lathe

@@ -16,6 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "base/untrusted_text.h"
+#include "proto/trace.pb.h"
+#include "proto/trace_limits.h"
 
 namespace lathe {
 namespace {
@@ -63,7 +66,8 @@ class LineParser {
     } else if (IsNumberChar(line_[pos_])) {
       while (end < line_.size() && IsNumberChar(line_[end])) ++end;
     }
-    return absl::StrCat("'", line_.substr(pos_, end - pos_), "'");
+    return absl::StrCat("'", EscapedPrefix(line_.substr(pos_, end - pos_)),
+                        "'");
   }
 
   void SkipSpaces() {
@@ -358,6 +362,11 @@ absl::Status ParseInstruction(LineParser& p, ParsedLine* out) {
 }  // namespace
 
 absl::StatusOr<Trace> ParseTraceText(absl::string_view text) {
+  if (text.size() > kMaxTraceBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trace: ", text.size(), " bytes of text, more than ",
+                     "kMaxTraceBytes (", kMaxTraceBytes, ")"));
+  }
   Trace trace;
   std::set<int64_t> defined;
   int line_number = 0;
@@ -396,7 +405,12 @@ absl::StatusOr<Trace> ParseTraceText(absl::string_view text) {
           *parsed.decision;
     }
     trace.instructions.push_back(std::move(parsed.instruction));
+    if (trace.instructions.size() > kMaxTraceInstructions) {
+      return p.Error(absl::StrCat("more than kMaxTraceInstructions (",
+                                  kMaxTraceInstructions, ") instructions"));
+    }
   }
+  if (absl::Status st = CheckTraceLimits(trace); !st.ok()) return st;
   return trace;
 }
 

@@ -25,6 +25,7 @@
 // Tests: tests/compiler/workload/expr_parser_test.cc.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -85,6 +86,10 @@ inline constexpr CustomFunction kCustomFunctions[] = {
 // the element count by kMaxTensorElements, registry.h).
 inline constexpr int kMaxInputDeclarations = 256;
 inline constexpr int kMaxDeclaredRank = 8;
+// The text of a definition and its statements: limits checked before the
+// text is read further, far above what a workload writes.
+inline constexpr size_t kMaxCustomExprBytes = size_t{64} << 10;
+inline constexpr int kMaxCustomStatements = 128;
 
 // `input NAME[e0,e1,...]` with its pad value: the shape of an input tensor
 // and what its padded reads give outside that shape.

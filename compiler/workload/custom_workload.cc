@@ -15,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "base/check.h"
 #include "base/status_macros.h"
+#include "base/untrusted_text.h"
 #include "compiler/workload/expr_parser.h"
 #include "compiler/workload/registry.h"
 
@@ -74,18 +75,19 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
     if (digits.empty() ||
         digits.find_first_not_of("0123456789") != absl::string_view::npos) {
       return DimsError(absl::StrCat(name, " must be a positive integer, got \"",
-                                    value, "\""));
+                                    EscapedPrefix(value), "\""));
     }
     while (digits.size() > 1 && digits[0] == '0') digits.remove_prefix(1);
     int64_t v = 0;
     if (digits.size() > 12 || !absl::SimpleAtoi(digits, &v) ||
         v > kMaxParamValue) {
-      return DimsError(absl::StrCat(name, "=", value, " is too large (at most ",
-                                    kMaxParamValue, ")"));
+      return DimsError(absl::StrCat(name, "=", EscapedPrefix(value),
+                                    " is too large (at most ", kMaxParamValue,
+                                    ")"));
     }
     if (v == 0) {
       return DimsError(absl::StrCat(name, " must be a positive integer, got \"",
-                                    value, "\""));
+                                    EscapedPrefix(value), "\""));
     }
     dims[name] = v;
   }

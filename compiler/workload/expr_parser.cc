@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/untrusted_text.h"
 #include "compiler/workload/registry.h"
 
 namespace lathe {
@@ -28,7 +29,7 @@ struct Token {
 
 std::string Describe(const Token& t) {
   if (t.kind == TokenKind::kEnd) return "end of input";
-  return absl::StrCat("'", t.text, "'");
+  return absl::StrCat("'", EscapedPrefix(t.text), "'");
 }
 
 absl::Status ErrorAt(int column, absl::string_view message) {
@@ -123,6 +124,11 @@ class Parser {
                        absl::StrCat("the declaration of ", Peek(1).text,
                                     " comes after a statement; input "
                                     "declarations come first"));
+      }
+      if (def.statements.size() >= static_cast<size_t>(kMaxCustomStatements)) {
+        return ErrorAt(Peek().column,
+                       absl::StrCat("more than kMaxCustomStatements (",
+                                    kMaxCustomStatements, ") statements"));
       }
       absl::StatusOr<ParsedStatement> s = Statement();
       if (!s.ok()) return s.status();
@@ -521,6 +527,11 @@ int TreeDepth(const ParsedExpr& e) {
 }  // namespace
 
 absl::StatusOr<ParsedDefinition> ParseCustomExpr(absl::string_view text) {
+  if (text.size() > kMaxCustomExprBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("custom expression: ", text.size(), " bytes, more than ",
+                     "kMaxCustomExprBytes (", kMaxCustomExprBytes, ")"));
+  }
   absl::StatusOr<std::vector<Token>> tokens = Lex(text);
   if (!tokens.ok()) return tokens.status();
   if (tokens->size() == 1) {

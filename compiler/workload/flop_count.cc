@@ -1,5 +1,8 @@
 #include "compiler/workload/flop_count.h"
 
+#include <cstdint>
+#include <limits>
+
 #include "compiler/ir/expr_functor.h"
 #include "compiler/ir/program.h"
 #include "compiler/ir/stmt.h"
@@ -18,6 +21,20 @@ int64_t FloatOps(const Expr& expr) {
   return ops;
 }
 
+// a * b and a + b for a, b >= 0, INT64_MAX when they do not fit.
+int64_t SaturatingMultiply(int64_t a, int64_t b) {
+  int64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product)
+             ? std::numeric_limits<int64_t>::max()
+             : product;
+}
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum)
+             ? std::numeric_limits<int64_t>::max()
+             : sum;
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> FlopCount(const Workload& workload) {
@@ -26,7 +43,9 @@ absl::StatusOr<int64_t> FlopCount(const Workload& workload) {
   int64_t total = 0;
   for (const BlockNode* block : program->Blocks()) {
     int64_t instances = 1;
-    for (const IterVar& iv : block->iter_vars) instances *= iv.extent;
+    for (const IterVar& iv : block->iter_vars) {
+      instances = SaturatingMultiply(instances, iv.extent);
+    }
     int64_t per_instance = 0;
     // The body only: a reduction's init is a constant store.
     VisitStmts(block->body.get(), [&per_instance](const StmtNode* stmt) {
@@ -36,7 +55,7 @@ absl::StatusOr<int64_t> FlopCount(const Workload& workload) {
       });
       return true;
     });
-    total += instances * per_instance;
+    total = SaturatingAdd(total, SaturatingMultiply(instances, per_instance));
   }
   return total;
 }

@@ -7,7 +7,9 @@
 // (exp, tanh, ...) is one operation, so a multiply-add counts 2 and matmul
 // gives the conventional 2*M*N*K. Inits (the zero or -inf of a reduction),
 // copies, padding selects and index arithmetic count nothing: they are not
-// what a FLOP rate measures.
+// what a FLOP rate measures. A count past INT64_MAX (an iteration space of
+// 2^93 instances is a valid workload) is INT64_MAX: it saturates, never
+// wraps to zero or a negative number.
 // Tests: tests/compiler/workload/flop_count_test.cc.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/check.h"
+#include "base/untrusted_text.h"
 #include "compiler/workload/ops/ops.h"
 
 namespace lathe {
@@ -84,7 +85,8 @@ absl::Status BadInteger(const OperatorDef& op, const ParamSpec& param,
   return absl::InvalidArgumentError(
       absl::StrCat(op.name, ": ", param.name, " must be ",
                    param.kind == ParamKind::kFlag ? "" : "a ",
-                   ParamKindDescription(param.kind), ", got \"", value, "\""));
+                   ParamKindDescription(param.kind), ", got \"",
+                   EscapedPrefix(value), "\""));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "base/untrusted_text.h"
 #include "compiler/workload/custom_workload.h"
 #include "compiler/workload/registry.h"
 
@@ -18,7 +19,7 @@ namespace {
 
 absl::Status SpecError(absl::string_view spec, absl::string_view message) {
   return absl::InvalidArgumentError(
-      absl::StrCat("workload spec \"", spec, "\": ", message));
+      absl::StrCat("workload spec \"", EscapedPrefix(spec), "\": ", message));
 }
 
 // Every tensor of the definition, intermediates (such as "pad") included,
@@ -52,7 +53,7 @@ absl::StatusOr<Workload> MakeWorkload(
   const OperatorDef* op = FindOperator(op_name);
   if (op == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown operator \"", op_name, "\"; known operators: ",
+        "unknown operator \"", EscapedPrefix(op_name), "\"; known operators: ",
         OperatorNames(), " (or custom:EXPR|DIMS for an expression)"));
   }
   // 1. Each given parameter: declared, given once, valid on its own.
@@ -61,7 +62,7 @@ absl::StatusOr<Workload> MakeWorkload(
     const ParamSpec* param = op->FindParam(key);
     if (param == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat(op->name, ": unknown parameter \"", key,
+          absl::StrCat(op->name, ": unknown parameter \"", EscapedPrefix(key),
                        "\"; accepted: ", op->ParamNames()));
     }
     if (params.count(key)) {
@@ -145,13 +146,14 @@ absl::StatusOr<Workload> ParseWorkloadSpec(absl::string_view spec) {
       }
       const size_t eq = item.find('=');
       if (eq == absl::string_view::npos) {
-        return SpecError(spec, absl::StrCat("\"", item, "\" is not key=value"));
+        return SpecError(spec, absl::StrCat("\"", EscapedPrefix(item),
+                                            "\" is not key=value"));
       }
       const absl::string_view key =
           absl::StripAsciiWhitespace(item.substr(0, eq));
       if (key.empty()) {
-        return SpecError(spec,
-                         absl::StrCat("\"", item, "\" has no parameter name"));
+        return SpecError(spec, absl::StrCat("\"", EscapedPrefix(item),
+                                            "\" has no parameter name"));
       }
       params.emplace_back(
           std::string(key),

@@ -129,7 +129,10 @@ refusals)
   expect_error "--prefix 1x_matmul_32x48x16: not a C identifier" "$lathe" compile "$MM" -o k.a --prefix 1x_
   expect_error "missing.db" "$lathe" compile "$MM" --db missing.db -o k.a
   expect_error "matmul:M=4,N=4: matmul: missing parameter K" "$lathe" compile "$MM" matmul:M=4,N=4 -o k.a
-  expect_error "--workloads-file nope.txt: cannot read" "$lathe" tune --workloads-file nope.txt
+  expect_error "--workloads-file nope.txt: cannot be opened" "$lathe" tune --workloads-file nope.txt
+  # Read with a limit: /dev/zero is refused after at most the limit's bytes.
+  expect_error "--workloads-file /dev/zero has more than .* (kMaxWorkloadsFileBytes)" \
+    timeout 30 "$lathe" tune --workloads-file /dev/zero
   # A bad spec in the file is named by file and line.
   printf '# misses\n%s\nmatmul:M=4,N=4\n' "$MM" > bad-misses.txt
   expect_error "--workloads-file bad-misses.txt:3: matmul: missing parameter K" \

@@ -44,6 +44,43 @@ lower_bad_trace_fails)
   if "$lathe" lower matmul:M=8,N=8,K=8 --trace t.json > out.txt 2>&1; then fail "succeeded"; fi
   grep -q 'format version 7' out.txt || fail "bad trace: $(cat out.txt)"
   ;;
+# Traces beyond the limits of proto/trace_limits.h are refused in one line,
+# before replay: a split into 100,000 factors (a stack overflow once), 20,000
+# chained splits (minutes once), /dev/zero and a FIFO as the trace file.
+lower_hostile_traces_refused)
+  head='{"format_version": 1, "instructions": [{"kind": "get_block", "attrs": [{"name": "name", "string_value": "C"}], "outputs": [0]}, {"kind": "get_loops", "inputs": [{"rv": 0}], "outputs": [1, 2, 3]}'
+  {
+    printf '%s, {"kind": "split", "inputs": [{"rv": 1}' "$head"
+    for _ in $(seq 1 100000); do printf ', {"int_value": "1"}'; done
+    printf ']}]}\n'
+  } > factors.json
+  expect_failure_line "number of factors is 100000, more than kMaxSplitFactors (16)" \
+    timeout 30 "$lathe" lower matmul:M=64,N=64,K=64 --trace factors.json
+  {
+    printf '%s' "$head"
+    for i in $(seq 0 19999); do
+      printf ', {"kind": "split", "inputs": [{"rv": %d}, {"none": true}, {"int_value": "1"}], "outputs": [%d, %d]}' \
+        $((i == 0 ? 3 : 2 * i + 3)) $((2 * i + 4)) $((2 * i + 5))
+    done
+    printf ']}\n'
+  } > chained.json
+  expect_failure_line "more than kMaxTraceInstructions (4096)" \
+    timeout 30 "$lathe" lower matmul:M=64,N=64,K=64 --trace chained.json
+  expect_failure_line "trace file /dev/zero has more than 8388608 bytes (kMaxTraceBytes)" \
+    timeout 30 "$lathe" lower matmul:M=64,N=64,K=64 --trace /dev/zero
+  mkfifo fifo.json
+  expect_failure_line "trace file fifo.json: trace: not a valid trace JSON" \
+    timeout 30 "$lathe" lower matmul:M=64,N=64,K=64 --trace fifo.json
+  ;;
+# A chain of stages that each read the one before twice: inlining stops at
+# kMaxInlinedExprNodes, so the default schedule stays small and quick.
+lower_squaring_chain_default)
+  expr=""
+  for k in $(seq 1 20); do expr="$expr T$k[i] = T$((k - 1))[i] * T$((k - 1))[i];"; done
+  timeout 30 "$lathe" lower --expr "$expr" --dims i=64 --default > out.txt \
+    || fail "lower --default on the chain: $?"
+  [ "$(wc -c < out.txt)" -lt 1000000 ] || fail "the program printed is $(wc -c < out.txt) bytes"
+  ;;
 # --lowered prints the flat loop program: no blocks left, the reduction's
 # init guarded by its reduce loop; with a trace, the local accumulator of the
 # demo's schedule is allocated inside its tile.

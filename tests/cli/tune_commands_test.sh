@@ -123,6 +123,14 @@ errors)
   grep -q -- '--weights: "inf" is not a positive number' <<<"$out" || fail "weights inf: $out"
   out=$("$lathe" tune "$W" --timeout 0 2>&1) && fail "timeout 0 accepted"
   grep -q '^lathe: error: --timeout' <<<"$out" || fail "timeout: $out"
+  # A duration that no clock holds is refused, not converted with overflow.
+  out=$("$lathe" tune "$W" --timeout 1e300 2>&1) && fail "timeout 1e300 accepted"
+  grep -q '^lathe: error: --timeout: must be a finite number of seconds in (0, 604800\] (kMaxDurationSeconds), got 1e+300' <<<"$out" \
+    || fail "timeout 1e300: $out"
+  out=$("$lathe" tune "$W" --min-time 1e300 2>&1) && fail "min time 1e300 accepted"
+  grep -q '^lathe: error: --min-time: .*kMaxDurationSeconds' <<<"$out" || fail "min time 1e300: $out"
+  out=$("$lathe" runner --connect 127.0.0.1:1 --token-file /dev/null --timeout 1e300 2>&1) && fail "runner: timeout 1e300 accepted"
+  grep -q -- '--timeout: .*kMaxDurationSeconds' <<<"$out" || fail "runner timeout 1e300: $out"
   # More threads than CPUs: timings of the threads' turns, refused.
   out=$("$lathe" tune "$W" --threads 999 2>&1) && fail "999 threads accepted"
   [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q 'runs 999 threads, but this process may use' <<<"$out" \

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <sstream>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -236,6 +237,43 @@ TEST(RecordJsonLine, ALineCarryingARowIdIsRefused) {
       RecordFromJsonLine("{\"workload_key\":\"w\",\"id\":\"5\"}", "x.jsonl:9");
   ASSERT_FALSE(parsed.ok());
   EXPECT_TRUE(Contains(parsed.status(), "x.jsonl:9")) << parsed.status();
+}
+
+// An endless input without a newline (/dev/zero): the import stops after
+// kMaxRecordLineBytes + 1 bytes and names the limit.
+class EndlessZeros : public std::streambuf {
+ public:
+  int_type underflow() override {
+    if (served_ > (size_t{64} << 20)) return traits_type::eof();
+    served_ += sizeof(buffer_);
+    setg(buffer_, buffer_, buffer_ + sizeof(buffer_));
+    return traits_type::to_int_type(buffer_[0]);
+  }
+  size_t served() const { return served_; }
+
+ private:
+  char buffer_[1 << 16] = {};
+  size_t served_ = 0;
+};
+
+TEST_F(JsonlTest, ALineBeyondTheLimitIsRefusedWithoutReadingItWhole) {
+  std::unique_ptr<Database> db = Open("zeros.db");
+  ASSERT_NE(db, nullptr);
+  EndlessZeros zeros;
+  std::istream in(&zeros);
+  absl::StatusOr<CommitResult> imported = ImportJsonl(*db, in, "/dev/zero");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_TRUE(Contains(imported.status(), "/dev/zero:1: a line of more than"))
+      << imported.status();
+  EXPECT_TRUE(Contains(imported.status(), "kMaxRecordLineBytes"))
+      << imported.status();
+  EXPECT_LE(zeros.served(), kMaxRecordLineBytes + (size_t{1} << 16) + 1);
+  // A line within the limit but not a record is echoed bounded.
+  std::istringstream long_line(RecordsFileHeaderLine() + "\n" +
+                               std::string(1 << 20, 'x') + "\n");
+  imported = ImportJsonl(*db, long_line, "long.jsonl");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_LT(imported.status().message().size(), 1000u) << imported.status();
 }
 
 }  // namespace

@@ -200,3 +200,71 @@ TEST_F(MergeTest, ASourceBrokenPartWayLeavesTheDestinationAsItWas) {
 
 }  // namespace
 }  // namespace lathe::db
+
+namespace lathe::db {
+namespace {
+
+class MergeChecksTest : public MergeTest {};
+
+TEST_F(MergeChecksTest, AppliesTheImportCheckToEveryRecord) {
+  const std::vector<std::string> before = Fingerprints(*dest_);
+  auto refuse_h3 = [](const proto::Record& record) {
+    return record.structural_hash() == "h3"
+               ? absl::InvalidArgumentError("structural_hash h3 is refused")
+               : absl::OkStatus();
+  };
+  absl::StatusOr<CommitResult> merged = MergeInto(
+      *dest_, {folder_.File("a.db"), folder_.File("b.db")}, refuse_h3);
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(merged.status(), folder_.File("b.db")))
+      << merged.status();
+  EXPECT_TRUE(Contains(merged.status(), "structural_hash h3 is refused"))
+      << merged.status();
+  EXPECT_EQ(Fingerprints(*dest_), before);
+}
+
+TEST_F(MergeChecksTest, RefusesAStoredTraceBeyondTheLimits) {
+  // A record whose trace splits a loop into 100,000 factors, written into
+  // b.db behind the database's back (a file from an older Lathe, or edited).
+  proto::Trace trace;
+  trace.set_format_version(1);
+  proto::TraceInstruction* split = trace.add_instructions();
+  split->set_kind("split");
+  for (int i = 0; i < 100000; ++i) split->add_inputs()->set_int_value(1);
+  const std::string bytes = SerializeTrace(trace);
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(folder_.File("b.db").c_str(), &raw), SQLITE_OK);
+    sqlite3_stmt* statement = nullptr;
+    ASSERT_EQ(
+        sqlite3_prepare_v2(raw, "UPDATE records SET trace = ? WHERE id = 2", -1,
+                           &statement, nullptr),
+        SQLITE_OK);
+    sqlite3_bind_blob(statement, 1, bytes.data(),
+                      static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+    ASSERT_EQ(sqlite3_step(statement), SQLITE_DONE);
+    sqlite3_finalize(statement);
+    sqlite3_close(raw);
+  }
+  const std::vector<std::string> before = Fingerprints(*dest_);
+  absl::StatusOr<CommitResult> merged =
+      MergeInto(*dest_, {folder_.File("a.db"), folder_.File("b.db")});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_TRUE(Contains(merged.status(), "kMaxSplitFactors")) << merged.status();
+  EXPECT_EQ(Fingerprints(*dest_), before);
+  // `db check` reports it.
+  absl::StatusOr<std::unique_ptr<Database>> b = Database::Open(
+      folder_.File("b.db"), OpenOptions{.mode = OpenOptions::Mode::kReadOnly});
+  ASSERT_TRUE(b.ok()) << b.status();
+  absl::StatusOr<CheckReport> report = (*b)->Check();
+  ASSERT_TRUE(report.ok()) << report.status();
+  bool reported = false;
+  for (const std::string& problem : report->problems) {
+    reported |= problem.find("kMaxSplitFactors") != std::string::npos;
+  }
+  EXPECT_TRUE(reported);
+}
+
+}  // namespace
+}  // namespace lathe::db

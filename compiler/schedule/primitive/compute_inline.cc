@@ -1,6 +1,7 @@
 // compute_inline (reverse_compute_inline is in reverse_compute_inline.cc).
 #include "compiler/schedule/primitive/compute_inline.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/status/status.h"
@@ -10,6 +11,7 @@
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_motion.h"
+#include "compiler/schedule/analysis/inlined_size.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/instruction_kind.h"
 
@@ -98,7 +100,21 @@ absl::Status ComputeInline(Program* program, const std::string& block_name) {
       }
     }
   }
-  // 4. Replace every load of the buffer by the value of that instance.
+  // 4. The expressions that read the buffer stay within the size limit.
+  int64_t largest = 0;
+  VisitStmts(program->root.get(), [&](const StmtNode* s) {
+    VisitOwnExprs(*s, [&](const Expr& e) {
+      largest = std::max(largest, InlinedExprSize(e, *buffer, store->value,
+                                                  kMaxInlinedExprNodes));
+    });
+    return largest <= kMaxInlinedExprNodes;
+  });
+  if (largest > kMaxInlinedExprNodes) {
+    return fail(absl::StrCat(
+        "an expression reading ", buffer->name, " would grow to more than ",
+        "kMaxInlinedExprNodes (", kMaxInlinedExprNodes, ") nodes"));
+  }
+  // 5. Replace every load of the buffer by the value of that instance.
   std::vector<Expr> written = *pattern;
   Expr value = store->value;
   std::unique_ptr<BlockNode> writer =
@@ -116,7 +132,7 @@ absl::Status ComputeInline(Program* program, const std::string& block_name) {
                  [&](const Expr& e) { return MutateExpr(e, inline_load); });
   RemoveAllocation(program, buffer.get());
   SimplifyBindings(program);
-  // 5. Loops that run iterations at once must still be data-parallel.
+  // 6. Loops that run iterations at once must still be data-parallel.
   for (const std::string& name : consumer_names) {
     absl::Status concurrent =
         CheckConcurrentLoopsAround(*program, program->FindBlock(name));

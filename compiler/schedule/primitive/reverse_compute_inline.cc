@@ -7,6 +7,7 @@
 #include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/block_motion.h"
+#include "compiler/schedule/analysis/inlined_size.h"
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/primitive/compute_inline.h"
@@ -157,6 +158,13 @@ absl::Status ReverseComputeInline(Program* program,
   // 5. The producer stores the block's value, with its own value for the
   // load, at the block's indices in the producer's variables.
   Expr produced = producer_store->value;
+  const int64_t size =
+      InlinedExprSize(store->value, *input, produced, kMaxInlinedExprNodes);
+  if (size > kMaxInlinedExprNodes) {
+    return fail(absl::StrCat("its value would grow to more than ",
+                             "kMaxInlinedExprNodes (", kMaxInlinedExprNodes,
+                             ") nodes"));
+  }
   Expr value = MutateExpr(store->value, [&](const Expr& e) {
     return e.is(ExprKind::kLoad) && e->buffer.get() == input.get() ? produced
                                                                    : e;

@@ -6,6 +6,7 @@
 #include "base/status_macros.h"
 #include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/primitive/compute_at.h"
+#include "proto/trace_limits.h"
 
 namespace lathe::primitive {
 
@@ -26,9 +27,10 @@ std::vector<int64_t> Divisors(int64_t n) {
 absl::StatusOr<std::vector<int64_t>> SamplePerfectTile(Rng* rng, int64_t extent,
                                                        int64_t n,
                                                        int64_t max_innermost) {
-  if (n < 1) {
+  if (n < 1 || n > kMaxSplitFactors) {
     return absl::InvalidArgumentError(
-        absl::StrCat("sample_perfect_tile: n = ", n, " must be at least 1"));
+        absl::StrCat("sample_perfect_tile: n = ", n, " is outside [1, ",
+                     "kMaxSplitFactors (", kMaxSplitFactors, ")]"));
   }
   if (max_innermost < 1) {
     return absl::InvalidArgumentError(

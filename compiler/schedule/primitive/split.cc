@@ -10,8 +10,34 @@
 #include "compiler/schedule/analysis/loop_ranges.h"
 #include "compiler/schedule/instruction_kind.h"
 #include "compiler/schedule/padding_limit.h"
+#include "proto/trace_limits.h"
 
 namespace lathe::primitive {
+
+namespace {
+
+// The most loops on one path from `stmt` down, `stmt` included when it is
+// a loop. Nests are at most kMaxLoopNestDepth deep (Split keeps them so),
+// which bounds the recursion.
+int DeepestNestFrom(StmtNode* stmt) {
+  int deepest = 0;
+  for (StmtNode* child : ChildStmts(stmt)) {
+    deepest = std::max(deepest, DeepestNestFrom(child));
+  }
+  return deepest + (stmt->kind == StmtKind::kFor ? 1 : 0);
+}
+
+// Loops above `stmt`, through every enclosing block.
+int LoopsAboveThroughBlocks(const Program& program, const StmtNode* stmt) {
+  int loops = 0;
+  for (StmtNode* p = program.ParentOf(stmt); p != nullptr;
+       p = program.ParentOf(p)) {
+    if (p->kind == StmtKind::kFor) ++loops;
+  }
+  return loops;
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<std::string>> Split(
     Program* program, const std::string& loop_name,
@@ -26,6 +52,18 @@ absl::StatusOr<std::vector<std::string>> Split(
         "split: loop \"", loop_name, "\" (extent ", loop->extent, "): ", why));
   };
   if (factors.size() < 2) return fail("needs at least 2 factors");
+  if (factors.size() > static_cast<size_t>(kMaxSplitFactors)) {
+    return fail(absl::StrCat(factors.size(), " factors, more than ",
+                             "kMaxSplitFactors (", kMaxSplitFactors, ")"));
+  }
+  const int depth = LoopsAboveThroughBlocks(*program, loop) +
+                    DeepestNestFrom(loop) + static_cast<int>(factors.size()) -
+                    1;
+  if (depth > kMaxLoopNestDepth) {
+    return fail(absl::StrCat("the nest would be ", depth,
+                             " loops deep, more than kMaxLoopNestDepth (",
+                             kMaxLoopNestDepth, ")"));
+  }
   if (loop->for_kind == ForKind::kThreadBinding) {
     return fail("is bound to a thread axis");
   }

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 namespace lathe {
 namespace {
 
@@ -303,6 +305,24 @@ TEST(ExprParserErrors, NumbersAndNesting) {
   for (int n = 0; n < 2100; ++n) many += "+1";
   EXPECT_THAT(ErrorOf(many),
               HasSubstr("expression too long (more than 4096 tokens)"));
+}
+
+TEST(ExprParserErrors, SizeAndStatementLimits) {
+  // The text is refused by its size before it is read further.
+  const std::string huge = "C[i] = A[i] + " + std::string(1 << 20, 'x');
+  EXPECT_THAT(ErrorOf(huge),
+              HasSubstr("more than kMaxCustomExprBytes (65536)"));
+  std::string statements;
+  for (int k = 1; k <= 200; ++k) {
+    absl::StrAppend(&statements, "T", k, "[i] = T", k - 1, "[i]; ");
+  }
+  EXPECT_THAT(ErrorOf(statements),
+              HasSubstr("more than kMaxCustomStatements (128) statements"));
+  // A name echoed in an error is bounded and escaped.
+  const std::string long_name = "C[i] = A[i] " + std::string(5000, 'y');
+  const std::string error = ErrorOf(long_name);
+  EXPECT_LT(error.size(), 400u) << error;
+  EXPECT_THAT(error, HasSubstr("... (5000 bytes)"));
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 // Tests of compiler/workload/flop_count.h.
 #include "compiler/workload/flop_count.h"
 
+#include <cstdint>
+#include <limits>
+
+#include "compiler/workload/custom_workload.h"
 #include "compiler/workload/spec.h"
 #include "gtest/gtest.h"
 
@@ -28,6 +32,23 @@ TEST(FlopCount, ConvCountsTheReductionNotThePadding) {
 
 TEST(FlopCount, ElementwiseCountsOnePerElement) {
   EXPECT_EQ(Flops("add:M=7,N=9"), 7 * 9);
+}
+
+}  // namespace
+}  // namespace lathe
+
+namespace lathe {
+namespace {
+
+TEST(FlopCount, SaturatesInsteadOfWrapping) {
+  // Each tensor within the limits, the iteration space 2^93 instances.
+  absl::StatusOr<Workload> w =
+      ParseCustomWorkload("C[i] += A[i,j] * B[k,l] * D[m,n]",
+                          "i=2,j=1073741824,k=32768,l=32768,m=32768,n=32768");
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<int64_t> flops = FlopCount(*w);
+  ASSERT_TRUE(flops.ok()) << flops.status();
+  EXPECT_EQ(*flops, std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace
