@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of fuzz/ with clang (LATHE_FUZZ=ON, in
 # build/fuzz) and runs each for a short fixed time on its corpus (the
-# ctest label `fuzz`). CI runs it after the tests (.ci/run).
+# ctest label `fuzz`). scripts/test.sh runs it after the tests.
 #
 #   bash scripts/fuzz.sh [extra ctest args]
 #
 # Environment:
-#   LATHE_FUZZ_SECONDS  seconds each target runs (default 20)
-#   LATHE_FUZZ_JOBS     build jobs (default 1: the fuzz build competes with
-#                       others on small machines)
+#   LATHE_FUZZ_SECONDS  seconds each target runs (default 10)
+#   LATHE_FUZZ_JOBS     build jobs (default 2)
 #   LATHE_FUZZ_CXX      the clang++ to use (default clang++-14, else clang++)
 # Without clang, prints why and exits 0: the fuzz step is skipped.
 set -euo pipefail
@@ -41,7 +40,7 @@ cmake -S . -B "$build_dir" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
   -DLATHE_FUZZ=ON -DLATHE_BUILD_BENCH=OFF -DLATHE_BUILD_TESTS=ON \
-  -DLATHE_FUZZ_SECONDS="${LATHE_FUZZ_SECONDS:-20}" >/dev/null
-cmake --build "$build_dir" -j "${LATHE_FUZZ_JOBS:-1}" --target \
+  -DLATHE_FUZZ_SECONDS="${LATHE_FUZZ_SECONDS:-10}" >/dev/null
+cmake --build "$build_dir" -j "${LATHE_FUZZ_JOBS:-2}" --target \
   spec_parser_fuzz custom_expr_fuzz trace_replay_fuzz jsonl_import_fuzz
 ctest --test-dir "$build_dir" -L fuzz --output-on-failure "$@"

@@ -10,6 +10,7 @@
 #                              (labels: unit, integration, slow, gpu, lit)
 #   LATHE_TEST_EXCLUDE_LABELS  skip tests whose label matches this regex
 #   LATHE_TEST_JOBS            ctest parallelism (default 2)
+#   LATHE_FUZZ_STEP            0: skip the fuzz step after the tests
 #   LATHE_TEST_TIMEOUT         seconds per test without its own TIMEOUT
 #                              property (default 300; a hang fails, it does
 #                              not eat CI's 30-minute budget)
@@ -42,3 +43,11 @@ if [[ "$preset" == "asan" ]]; then
 fi
 
 ctest "${ctest_args[@]}" "$@"
+
+# The libFuzzer targets (fuzz/), each for a short fixed time on its corpus,
+# in their own clang build: on an unfiltered run only (LATHE_FUZZ_STEP=0
+# skips them).
+if [[ -z "${LATHE_TEST_LABELS:-}${LATHE_TEST_EXCLUDE_LABELS:-}$*" &&
+      "${LATHE_FUZZ_STEP:-1}" == "1" ]]; then
+  bash scripts/fuzz.sh
+fi
