@@ -188,7 +188,8 @@ absl::Status InstallSyscallFilter() {
       rc < 0)
     return Refused("newfstatat", rc);
   // A thread may name itself (the runtime's pool threads: "lathe-w1").
-  for (int option : {PR_SET_NAME, PR_GET_NAME}) {
+  for (scmp_datum_t option :
+       {scmp_datum_t{PR_SET_NAME}, scmp_datum_t{PR_GET_NAME}}) {
     if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
                                   SCMP_A0(SCMP_CMP_EQ, option));
         rc < 0)
