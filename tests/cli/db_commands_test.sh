@@ -160,6 +160,8 @@ PY
   refused "$lathe" compile "$W" --target "$T" --db damaged.db -o k.o
   refused "$lathe" bench "$W" --target "$T" --min-time 0.01 --repeats 3 --db damaged.db
   refused "$lathe" tune "$W" --target "$T" --trials 2 --db damaged.db
+  echo token > token && chmod 600 token
+  refused timeout 60 "$lathe" serve --db damaged.db --listen 127.0.0.1:0 --token-file token
   ;;
 import_checks)
   # Records the database cannot judge alone are refused at import, naming
