@@ -21,9 +21,11 @@
 
 #include <sqlite3.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
@@ -82,7 +84,11 @@ absl::Status CheckPages(Connection& c, const std::string& path) {
       break;
     }
     if (!*row) break;
-    std::string line = (*check)->ColumnText(0);
+    // SQLite's lines: "ok", or "*** in database main ***\nPage 13: ...".
+    std::string line = absl::StrReplaceAll(
+        absl::StripPrefix((*check)->ColumnText(0), "*** in database main ***"),
+        {{"\n", " "}});
+    absl::StripAsciiWhitespace(&line);
     if (line != "ok") problems.push_back(std::move(line));
   }
   (*check)->Reset();
