@@ -13,9 +13,10 @@ void DbArgs::AddTo(CLI::App* command) {
 }
 
 absl::StatusOr<std::unique_ptr<db::Database>> DbArgs::Open(
-    db::OpenOptions::Mode mode) const {
+    db::OpenOptions::Mode mode, bool check_pages) const {
   db::OpenOptions options;
   options.mode = mode;
+  options.check_pages = check_pages;
   return db::Database::Open(path, options);
 }
 

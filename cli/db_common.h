@@ -20,8 +20,10 @@ struct DbArgs {
   std::string path = kDefaultDatabase;
   bool json = false;
   void AddTo(CLI::App* command);
+  // `check_pages` off only for `lathe db check`, which checks every page
+  // itself and must open a damaged file to say what is wrong.
   absl::StatusOr<std::unique_ptr<db::Database>> Open(
-      db::OpenOptions::Mode mode) const;
+      db::OpenOptions::Mode mode, bool check_pages = true) const;
 };
 
 // "ok", "build error", ...

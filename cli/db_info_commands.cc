@@ -159,7 +159,7 @@ absl::Status RunStamp(const StampOptions& options) {
 
 absl::Status RunCheck(const DbArgs& args) {
   absl::StatusOr<std::unique_ptr<db::Database>> db =
-      args.Open(db::OpenOptions::Mode::kReadOnly);
+      args.Open(db::OpenOptions::Mode::kReadOnly, /*check_pages=*/false);
   if (!db.ok()) return db.status();
   absl::StatusOr<db::CheckReport> report = (*db)->Check();
   if (!report.ok()) return report.status();

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
 #include "runner/measure_worker.h"
+#include "runner/worker_sandbox.h"
 
 namespace lathe::cli {
 
@@ -14,7 +15,8 @@ void AddRunnerWorkerCommand(CLI::App& app) {
       "runner-worker", "serve measurement requests on stdin/stdout (internal)");
   command->group("");
   SetAction(command, [] {
-    const int code = runner::RunMeasureWorker(STDIN_FILENO, STDOUT_FILENO);
+    const int code = runner::RunMeasureWorker(STDIN_FILENO, STDOUT_FILENO,
+                                              runner::SandboxConfinement());
     if (code != 0)
       return absl::InternalError(
           absl::StrCat("runner-worker exited with ", code));

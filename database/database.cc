@@ -21,9 +21,11 @@
 
 #include <sqlite3.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
@@ -37,6 +39,10 @@
 
 namespace lathe::db {
 namespace {
+
+// The page problems SQLite's quick check reports at open before it stops
+// (the first is shown; `lathe db check` lists them all).
+constexpr int kPageProblemsShown = 10;
 
 bool PathExists(const std::string& path) {
   struct stat st;
@@ -59,6 +65,44 @@ absl::Status NotLatheError(const std::string& path, int64_t application_id,
   return absl::FailedPreconditionError(absl::StrCat(
       path, ": a SQLite file but not a Lathe database (application_id ",
       application_id, ", ", contents, "); refusing to touch it"));
+}
+
+// SQLite's quick check: every page of every b-tree read and its structure
+// verified (not the agreement of indexes with their tables, which `lathe db
+// check` verifies), so that a file with damaged pages is refused before a
+// lookup hands out what a damaged page holds or a commit writes beside it.
+absl::Status CheckPages(Connection& c, const std::string& path) {
+  absl::StatusOr<Statement*> check =
+      c.Prepare(absl::StrCat("PRAGMA quick_check(", kPageProblemsShown, ")"));
+  if (!check.ok()) return check.status();
+  std::vector<std::string> problems;
+  absl::Status failed;
+  while (true) {
+    absl::StatusOr<bool> row = (*check)->Step();
+    if (!row.ok()) {
+      failed = row.status();
+      break;
+    }
+    if (!*row) break;
+    // SQLite's lines: "ok", or "*** in database main ***\nPage 13: ...".
+    std::string line = absl::StrReplaceAll(
+        absl::StripPrefix((*check)->ColumnText(0), "*** in database main ***"),
+        {{"\n", " "}});
+    absl::StripAsciiWhitespace(&line);
+    if (line != "ok") problems.push_back(std::move(line));
+  }
+  (*check)->Reset();
+  if (!failed.ok() && failed.code() != absl::StatusCode::kDataLoss) {
+    return failed;
+  }
+  if (!failed.ok()) problems.push_back(std::string(failed.message()));
+  if (problems.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      path, ": damaged (", problems.front(),
+      problems.size() > 1 ? absl::StrCat("; and ", problems.size() - 1, " more")
+                          : "",
+      "); refusing to use it; `lathe db check --db ", path,
+      "` lists the damage"));
 }
 
 }  // namespace
@@ -167,6 +211,10 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
   if (!is_new && *version < 1) {
     return absl::DataLossError(
         absl::StrCat(path, ": Lathe database without a schema version"));
+  }
+
+  if (!is_new && options.check_pages) {
+    LATHE_RETURN_IF_ERROR(CheckPages(c, path));
   }
 
   if (writable) {

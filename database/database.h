@@ -54,6 +54,11 @@ struct OpenOptions {
   // Refuse to grow the file past this many bytes (0: no limit); a commit
   // that would is refused with ResourceExhausted, as on a full disk.
   int64_t max_size_bytes = 0;
+  // Read every page at open (SQLite's `PRAGMA quick_check`) and refuse a
+  // damaged file with DataLoss before anything reads or writes its records.
+  // Off only for a caller that checks the whole file itself (`lathe db
+  // check`, Database::Check).
+  bool check_pages = true;
 };
 
 enum class TargetMatching { kExact, kCompatible };

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -39,10 +40,31 @@ std::string WriterLockPath(const std::string& db_path) {
 absl::StatusOr<std::unique_ptr<WriterLock>> WriterLock::Acquire(
     const std::string& db_path, absl::string_view holder) {
   const std::string path = WriterLockPath(db_path);
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Never through a link, never blocking on a FIFO or a device: whoever
+  // could plant a link there would have the holder's text written over
+  // another file.
+  const int fd = open(
+      path.c_str(),
+      O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
   if (fd < 0) {
+    const int error = errno;
+    if (error == ELOOP) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path,
+          ": the database's lock is a symbolic link; refusing to follow it "
+          "(remove it)"));
+    }
     return absl::PermissionDeniedError(absl::StrCat(
-        path, ": cannot create the database's lock: ", std::strerror(errno)));
+        path, ": cannot create the database's lock: ", std::strerror(error)));
+  }
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_nlink != 1) {
+    const bool regular = S_ISREG(info.st_mode);
+    close(fd);
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": the database's lock is ",
+        regular ? "a file with other names (hard links)" : "not a regular file",
+        "; refusing to use it (remove it)"));
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
@@ -57,13 +79,12 @@ absl::StatusOr<std::unique_ptr<WriterLock>> WriterLock::Acquire(
     return absl::PermissionDeniedError(
         absl::StrCat(path, ": cannot lock: ", std::strerror(error)));
   }
-  // Who holds it, for the refusal of the next one; a failed write only
-  // makes that refusal less specific.
+  // Who holds it, for the refusal of the next one, up to its newline (the
+  // file is never truncated: what an earlier, longer holder left after it
+  // is not read); a failed write only makes that refusal less specific.
   const std::string text = absl::StrCat(holder, " (pid ", getpid(), ")\n");
-  if (ftruncate(fd, 0) == 0) {
-    [[maybe_unused]] const ssize_t written =
-        pwrite(fd, text.data(), text.size(), 0);
-  }
+  [[maybe_unused]] const ssize_t written =
+      pwrite(fd, text.data(), text.size(), 0);
   return std::unique_ptr<WriterLock>(new WriterLock(fd));
 }
 

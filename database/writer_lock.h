@@ -14,7 +14,10 @@
 // long as it runs; the file names its holder, so that a refused process can
 // say who. The lock is a file of its own, never the database: closing any
 // descriptor of the database would drop the POSIX locks SQLite holds on it.
-// Readers (builds, `lathe db`) never take it.
+// Readers (builds, `lathe db`) never take it. The lock file is opened
+// without following a symbolic link and never truncated; a lock path that is
+// a link, not a regular file, or a file with other names (hard links) is
+// refused, naming it.
 // Tests: tests/database/writer_lock_test.cc; the refusals the commands print
 // in tests/tuner/service/daemon_test.cc and tests/cli/tune_commands_test.sh.
 #pragma once

@@ -1,12 +1,16 @@
 #include "runner/measure_worker.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -101,8 +105,23 @@ class PassedChecks {
   absl::flat_hash_set<std::pair<const void*, uint64_t>> passed_;
 };
 
-// Tests only: what inject_fault asks for, after the build.
-enum class Fault { kNone, kCrash, kHang, kWrongResult, kOom };
+// Built and run once before a confined worker takes requests: small, and
+// of a form whose kernel starts the runtime's thread pool.
+constexpr char kWarmUpWorkload[] = "relu:M=64,N=64";
+
+// Tests only: what inject_fault asks for, after the build. "socket" and
+// "open_file" do what a hostile kernel would, where a kernel runs: open a
+// network socket, open a file (this process's /proc/self/status, read
+// only); a confined worker (worker_sandbox.h) must stop both.
+enum class Fault {
+  kNone,
+  kCrash,
+  kHang,
+  kWrongResult,
+  kOom,
+  kSocket,
+  kOpenFile
+};
 
 absl::StatusOr<Fault> ParseFault(const std::string& name) {
   if (name.empty()) return Fault::kNone;
@@ -110,9 +129,26 @@ absl::StatusOr<Fault> ParseFault(const std::string& name) {
   if (name == "hang") return Fault::kHang;
   if (name == "wrong_result") return Fault::kWrongResult;
   if (name == "oom") return Fault::kOom;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown inject_fault \"", name,
-                   "\" (accepted: crash, hang, wrong_result, oom)"));
+  if (name == "socket") return Fault::kSocket;
+  if (name == "open_file") return Fault::kOpenFile;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown inject_fault \"", name,
+      "\" (accepted: crash, hang, wrong_result, oom, socket, open_file)"));
+}
+
+// What the "socket" and "open_file" faults did: an error when the call was
+// refused; OK when it went through (the descriptor is closed at once).
+absl::Status TryForbiddenCall(Fault fault) {
+  const int fd = fault == Fault::kSocket
+                     ? socket(AF_INET, SOCK_STREAM, 0)
+                     : open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "inject_fault ", fault == Fault::kSocket ? "socket" : "open_file", ": ",
+        std::strerror(errno)));
+  }
+  close(fd);
+  return absl::OkStatus();
 }
 
 // Allocates (and touches) memory until the allocator refuses: std::bad_alloc
@@ -181,6 +217,14 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request,
       Hang();
     case Fault::kOom:
       if (absl::Status st = ExhaustMemory(); !st.ok()) {
+        proto::MeasureResult failed = Failed(proto::MEASURE_RUN_ERROR, "", st);
+        failed.set_structural_hash(build.structural_hash);
+        return failed;
+      }
+      break;
+    case Fault::kSocket:
+    case Fault::kOpenFile:
+      if (absl::Status st = TryForbiddenCall(*fault); !st.ok()) {
         proto::MeasureResult failed = Failed(proto::MEASURE_RUN_ERROR, "", st);
         failed.set_structural_hash(build.structural_hash);
         return failed;
@@ -336,7 +380,8 @@ void PrepareMeasurementProcess() {
   }
 }
 
-int RunMeasureWorker(int in_fd, int out_fd) {
+int RunMeasureWorker(int in_fd, int out_fd,
+                     const WorkerConfinement& confinement) {
   // A runner that went away must not kill the worker mid-write with SIGPIPE;
   // the write fails and the loop ends.
   signal(SIGPIPE, SIG_IGN);
@@ -347,8 +392,25 @@ int RunMeasureWorker(int in_fd, int out_fd) {
   // Before PrepareMeasurementProcess pins this thread to the first of them.
   const std::vector<int> cpus = AllowedCpus();
   PrepareMeasurementProcess();
+  if (confinement.before_threads) confinement.before_threads();
   WatchParent();
   BuildAhead ahead(cpus);
+  if (confinement.before_requests) {
+    // What the first build loads (LLVM's JIT session, the runtime's pool on
+    // every allowed CPU), loaded now, before the filter closes the door.
+    CandidateBuild warm_up =
+        BuildForMeasurement(kWarmUpWorkload, nullptr, "host");
+    if (warm_up.ok()) {
+      KernelBuffers buffers(*warm_up.workload);
+      [[maybe_unused]] const absl::Status ran =
+          warm_up.kernel->Run(buffers.args());
+    }
+    if (absl::Status confined = confinement.before_requests(); !confined.ok()) {
+      std::fprintf(stderr, "lathe worker: %s\n",
+                   std::string(confined.message()).c_str());
+      return 4;
+    }
+  }
   if (!WriteFrame(out_fd, kWorkerHello).ok()) return 2;
   for (;;) {
     absl::StatusOr<std::optional<std::string>> frame = ReadFrame(in_fd);

@@ -28,6 +28,11 @@
 //  A std::bad_alloc anywhere (the process's memory limit, RLIMIT_AS, set by
 //  the runner) is MEASURE_RUN_ERROR "exceeded the memory limit of N MiB".
 //  structural_hash is set whenever the trace replayed.
+//  inject_fault (tests only) makes the worker misbehave after the build:
+//  "crash", "hang", "wrong_result", "oom", or try, where the kernel would
+//  run, what a confined worker forbids: "socket" opens a network socket,
+//  "open_file" a file (MEASURE_RUN_ERROR when refused;
+//  runner/worker_sandbox.h).
 //
 // Threads: PrepareMeasurementProcess makes the runtime pin thread i of every
 // parallel loop to the i-th CPU this process may run on (the caller to the
@@ -37,6 +42,9 @@
 // processes in tests/runner/local_runner_test.cc.
 #pragma once
 
+#include <functional>
+
+#include "absl/status/status.h"
 #include "proto/measure.pb.h"
 #include "runner/build_ahead.h"
 
@@ -54,7 +62,19 @@ proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request,
 // other threads exist: it changes the environment.
 void PrepareMeasurementProcess();
 
-// The worker's main loop: PrepareMeasurementProcess, then writes the hello
+// How a worker process is confined (runner/worker_sandbox.h); each step may
+// be empty (tests that measure in their own process, platforms without it).
+struct WorkerConfinement {
+  // While the process has one thread, before the worker starts any.
+  std::function<void()> before_threads;
+  // Once the worker's threads and the JIT are ready, before the first
+  // request; an error ends the worker (exit code 4) before it measures
+  // anything.
+  std::function<absl::Status()> before_requests;
+};
+
+// The worker's main loop: PrepareMeasurementProcess, `confinement`, then
+// writes the hello
 // frame (worker_protocol.h) to `out_fd`, then reads MeasureRequests from
 // `in_fd` and writes an acknowledgement and a MeasureResult for each until
 // `in_fd` ends. When
@@ -62,7 +82,8 @@ void PrepareMeasurementProcess();
 // pointed at stderr, so that nothing else printed can corrupt the channel.
 // Exits (_exit) when the process that started it is gone, so a hung
 // candidate cannot outlive its tuner. Returns the process exit code: 0 at
-// the end of the input, 2 on a broken channel.
-int RunMeasureWorker(int in_fd, int out_fd);
+// the end of the input, 2 on a broken channel, 4 when it cannot be confined.
+int RunMeasureWorker(int in_fd, int out_fd,
+                     const WorkerConfinement& confinement = {});
 
 }  // namespace lathe::runner

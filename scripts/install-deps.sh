@@ -20,6 +20,8 @@ PACKAGES=(
   libabsl-dev
   # cost model, database, codegen
   libxgboost-dev libsqlite3-dev llvm-16-dev
+  # the measuring worker's seccomp filter (runner/worker_sandbox.h)
+  libseccomp-dev
   # LLVM 16's CMake package links its static components to
   # zstd::libzstd_shared, but llvm-16-dev does not depend on libzstd-dev.
   libzstd-dev

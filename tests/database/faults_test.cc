@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -199,6 +200,63 @@ TEST(Faults, ADatabaseCorruptInItsMiddlePagesFailsQueriesWithoutCrashing) {
       EXPECT_FALSE(FileExists(path + "-wal"));
     }
   }
+}
+
+TEST(Faults, ADatabaseWithADamagedPageNoQueryReadsIsRefusedAtOpen) {
+  // Bytes flipped in a page lookups never read (the cost models' table): a
+  // query would not notice, so Open must, in every mode, and write nothing.
+  TempFolder folder;
+  const std::string path = MakeBigDatabase(folder, "lathe.db");
+  int64_t page_size = 0;
+  int64_t root = 0;
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(
+        sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr),
+        SQLITE_OK);
+    sqlite3_stmt* query = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(
+                  raw,
+                  "SELECT (SELECT page_size FROM pragma_page_size), rootpage "
+                  "FROM sqlite_master WHERE name = 'cost_models'",
+                  -1, &query, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(query), SQLITE_ROW);
+    page_size = sqlite3_column_int64(query, 0);
+    root = sqlite3_column_int64(query, 1);
+    sqlite3_finalize(query);
+    sqlite3_close(raw);
+  }
+  ASSERT_GT(root, 1);
+  std::remove((path + "-wal").c_str());
+  std::remove((path + "-shm").c_str());
+  std::string bytes = ReadFile(path);
+  // The page's cell count (b-tree page header bytes 3 and 4).
+  bytes[(root - 1) * page_size + 3] = '\xff';
+  bytes[(root - 1) * page_size + 4] = '\xff';
+  WriteFile(path, bytes);
+
+  for (const OpenOptions& options :
+       {ReadOnlyMode(), ReadWriteMode(), CreateMode()}) {
+    absl::StatusOr<std::unique_ptr<Database>> db =
+        Database::Open(path, options);
+    ASSERT_FALSE(db.ok()) << "opened a damaged database";
+    EXPECT_EQ(db.status().code(), absl::StatusCode::kDataLoss) << db.status();
+    EXPECT_TRUE(absl::StrContains(db.status().message(),
+                                  absl::StrCat(path, ": damaged")))
+        << db.status();
+    EXPECT_TRUE(ReadFile(path) == bytes) << "a refused database was written";
+    EXPECT_LE(testing::FileSize(path + "-wal"), 0) << "frames in the log";
+  }
+  // The full check still opens it, to say what is wrong.
+  OpenOptions unchecked = ReadOnlyMode();
+  unchecked.check_pages = false;
+  absl::StatusOr<std::unique_ptr<Database>> db =
+      Database::Open(path, unchecked);
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<CheckReport> check = (*db)->Check();
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_FALSE(check->ok());
 }
 
 // A read-only file

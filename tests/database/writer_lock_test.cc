@@ -1,9 +1,12 @@
 // Tests of database/writer_lock.h: one tuning process per database.
 #include "database/writer_lock.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -30,6 +33,65 @@ TEST(WriterLock, RefusesASecondHolderNamingTheFirstAndTheDatabase) {
             absl::StrCat(db, ": another lathe tune (pid ", getpid(),
                          ") runs on this database (it holds ", db,
                          ".lock); one tuning process per database"));
+}
+
+std::string Contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(WriterLock, RefusesALockThatIsASymbolicLinkAndLeavesItsTargetAlone) {
+  TempFolder folder;
+  const std::string db = folder.File("t.db");
+  const std::string victim = folder.File("victim.txt");
+  {
+    std::ofstream out(victim);
+    out << "precious contents, longer than a holder's line\n";
+  }
+  const std::string before = Contents(victim);
+  ASSERT_EQ(symlink(victim.c_str(), WriterLockPath(db).c_str()), 0);
+  absl::StatusOr<std::unique_ptr<WriterLock>> lock =
+      WriterLock::Acquire(db, "lathe tune");
+  ASSERT_FALSE(lock.ok()) << "took a lock through a link";
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(lock.status().message(),
+            absl::StrCat(WriterLockPath(db),
+                         ": the database's lock is a symbolic link; refusing "
+                         "to follow it (remove it)"));
+  EXPECT_EQ(Contents(victim), before);
+  // A dangling link is not followed to create its target either.
+  const std::string db2 = folder.File("u.db");
+  const std::string missing = folder.File("created-through-link");
+  ASSERT_EQ(symlink(missing.c_str(), WriterLockPath(db2).c_str()), 0);
+  EXPECT_FALSE(WriterLock::Acquire(db2, "lathe tune").ok());
+  EXPECT_NE(access(missing.c_str(), F_OK), 0);
+}
+
+TEST(WriterLock, RefusesALockThatIsNotARegularFileOrHasOtherNames) {
+  TempFolder folder;
+  const std::string fifo_db = folder.File("fifo.db");
+  ASSERT_EQ(mkfifo(WriterLockPath(fifo_db).c_str(), 0600), 0);
+  absl::StatusOr<std::unique_ptr<WriterLock>> lock =
+      WriterLock::Acquire(fifo_db, "lathe tune");
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.status().message(),
+            absl::StrCat(WriterLockPath(fifo_db),
+                         ": the database's lock is not a regular file; "
+                         "refusing to use it (remove it)"));
+
+  const std::string linked_db = folder.File("linked.db");
+  const std::string victim = folder.File("victim.txt");
+  {
+    std::ofstream out(victim);
+    out << "precious contents\n";
+  }
+  ASSERT_EQ(link(victim.c_str(), WriterLockPath(linked_db).c_str()), 0);
+  lock = WriterLock::Acquire(linked_db, "lathe tune");
+  ASSERT_FALSE(lock.ok());
+  EXPECT_NE(lock.status().message().find("other names (hard links)"),
+            std::string::npos)
+      << lock.status();
+  EXPECT_EQ(Contents(victim), "precious contents\n");
 }
 
 TEST(WriterLock, IsFreeAgainOnceItsHolderIsGone) {

@@ -152,6 +152,31 @@ TEST(LocalRunner, CrashIsARunErrorAndTuningGoesOn) {
   ExpectNextCandidateSucceeds(*runner, c);
 }
 
+// The worker is confined (runner/worker_sandbox.h): a candidate that opens
+// a socket is stopped with its worker (SIGSYS), one that opens a file is
+// refused, each recorded as the candidate's run error, and the next
+// candidate is measured.
+TEST(LocalRunner, ACandidateThatOpensASocketOrAFileIsStoppedAndRecorded) {
+  auto runner = StartOrDie(Options());
+  ASSERT_NE(runner, nullptr);
+  Candidate c = DefaultCandidate();
+  proto::MeasureRequest network = c.request;
+  network.set_inject_fault("socket");
+  proto::MeasureResult r = MeasureOrDie(*runner, network);
+  EXPECT_EQ(r.status(), proto::MEASURE_RUN_ERROR);
+  EXPECT_EQ(r.error(), "killed by signal 31 (SIGSYS)");
+  EXPECT_EQ(r.times_s_size(), 0);
+  ExpectNextCandidateSucceeds(*runner, c);
+
+  proto::MeasureRequest file = c.request;
+  file.set_inject_fault("open_file");
+  r = MeasureOrDie(*runner, file);
+  EXPECT_EQ(r.status(), proto::MEASURE_RUN_ERROR);
+  EXPECT_EQ(r.error(), "inject_fault open_file: Operation not permitted");
+  EXPECT_EQ(r.times_s_size(), 0);
+  ExpectNextCandidateSucceeds(*runner, c);
+}
+
 TEST(LocalRunner, WrongResultIsRecordedAndTuningGoesOn) {
   auto runner = StartOrDie(Options());
   ASSERT_NE(runner, nullptr);

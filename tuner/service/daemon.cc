@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/workload/spec.h"
+#include "database/scratch_database.h"
 #include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task.h"
 #include "tuner/search/tuner.h"
@@ -342,11 +343,21 @@ void Daemon::RunJob(const std::string& id, Run& run) {
     finish(proto::JOB_FAILED, std::string(tasks.status().message()));
     return;
   }
-  // Each job its own connection: a db::Database is used by one thread.
+  // Each job its own connection: a db::Database is used by one thread. A
+  // simulated job's records go to a scratch database nobody else can
+  // predict the path of, removed at the job's end.
+  std::unique_ptr<db::ScratchDatabase> scratch;
+  if (spec.simulated()) {
+    absl::StatusOr<std::unique_ptr<db::ScratchDatabase>> made =
+        db::ScratchDatabase::Create(options_.scratch_dir, "lathe-simulated-");
+    if (!made.ok()) {
+      finish(proto::JOB_FAILED, std::string(made.status().message()));
+      return;
+    }
+    scratch = *std::move(made);
+  }
   const std::string path =
-      spec.simulated() ? absl::StrCat(options_.scratch_dir, "/lathe-simulated-",
-                                      id, "-", getpid(), ".db")
-                       : options_.db_path;
+      scratch != nullptr ? scratch->path() : options_.db_path;
   db::OpenOptions open;
   open.mode = spec.simulated() ? db::OpenOptions::Mode::kCreate
                                : db::OpenOptions::Mode::kReadWrite;
@@ -417,9 +428,7 @@ void Daemon::RunJob(const std::string& id, Run& run) {
   absl::StatusOr<tuner::TuneReport> report =
       tuner::Tune(*tasks, **db, measure, tune);
   db->reset();
-  if (simulated) {
-    db::RemoveDatabaseFiles(path);
-  }
+  scratch.reset();
   if (run.cancelled.load()) {
     finish(proto::JOB_CANCELLED, "");
   } else if (report.ok() && !report->interrupted) {

@@ -1,9 +1,11 @@
 #include "tuner/service/daemon.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -95,6 +97,16 @@ class DaemonTest : public ::testing::Test {
     options.max_trials_per_job = 100;
     options.max_workloads_per_job = 2;
     return options;
+  }
+
+  // What simulated jobs left in the scratch folder.
+  std::vector<std::string> ScratchEntries() const {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("lathe-simulated-", 0) == 0) names.push_back(name);
+    }
+    return names;
   }
 
   // Polls the job until it ends or 60 s pass.
@@ -430,6 +442,16 @@ TEST_F(DaemonTest, SimulatedJobsGoOnlyToSimulatedRunnersAndNeverToTheDatabase) {
     acquire.set_wait_s(0.05);
     proto::AcquireWorkResponse work = daemon->AcquireWork(acquire).value();
     if (work.lease_id().empty()) continue;
+    if (reported == 0) {
+      // The job's scratch database: in a private folder of a random name,
+      // never at a path another user could predict and plant a link at.
+      std::vector<std::string> scratch = ScratchEntries();
+      ASSERT_EQ(scratch.size(), 1u);
+      struct stat info;
+      ASSERT_EQ(lstat((dir_ + "/" + scratch[0]).c_str(), &info), 0);
+      EXPECT_TRUE(S_ISDIR(info.st_mode)) << scratch[0];
+      EXPECT_EQ(info.st_mode & 0777, 0700u) << scratch[0];
+    }
     proto::ReportResultRequest report;
     report.set_runner_id(sim);
     report.set_lease_id(work.lease_id());
@@ -439,6 +461,7 @@ TEST_F(DaemonTest, SimulatedJobsGoOnlyToSimulatedRunnersAndNeverToTheDatabase) {
   }
   EXPECT_EQ(WaitForEnd(*daemon, job.id()).state(), proto::JOB_DONE);
   EXPECT_EQ(reported, 12);
+  EXPECT_TRUE(ScratchEntries().empty()) << "the scratch database is left";
   EXPECT_EQ(real->results(), 0);
   real.reset();
   daemon.reset();
