@@ -87,11 +87,6 @@ absl::Status RunServe(const ServeOptions& options) {
       !credentials.ok()) {
     return credentials.status();
   }
-  // Served anyway (the operator may mean it), but said.
-  for (const std::string& warning : rpc::ExposureWarnings(
-           options.listen, options.token_file, options.tls_key)) {
-    std::fprintf(stderr, "lathe serve: warning: %s\n", warning.c_str());
-  }
   struct stat db_stat;
   const bool db_existed = stat(options.db_path.c_str(), &db_stat) == 0;
 
@@ -131,6 +126,11 @@ absl::Status RunServe(const ServeOptions& options) {
       std::remove(db::WriterLockPath(options.db_path).c_str());
     }
     return server.status();
+  }
+  // Served anyway (the operator may mean it), but said once it listens.
+  for (const std::string& warning : rpc::ExposureWarnings(
+           options.listen, options.token_file, options.tls_key)) {
+    std::fprintf(stderr, "lathe serve: warning: %s\n", warning.c_str());
   }
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));
   std::fprintf(stderr, "lathe serve: listening on %s:%d (%s), database %s\n",
@@ -220,8 +220,9 @@ void AddServeCommand(CLI::App& app) {
   command
       ->add_option("--max-runners", options->max_runners,
                    "refuse runner registrations beyond this many known "
-                   "runners (default 1000)")
-      ->check(WholeNumber(1, 100000));
+                   "runners (default and most 1000, so that their list fits "
+                   "a message)")
+      ->check(WholeNumber(1, 1000));
   command
       ->add_option("--max-watchers", options->max_watchers,
                    "refuse job watches (lathe watch) beyond this many at once "

@@ -8,13 +8,24 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/untrusted_text.h"
 #include "compiler/codegen/cpu_target.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/field_error.h"
 #include "tuner/service/result_validation.h"
-#include "tuner/service/untrusted_text.h"
 
 namespace lathe::service {
+namespace {
+
+// A target string with a long -mattr list, and then some; with the other
+// fields' bounds (runner_registry.h), a runner's entry in the runner list
+// stays under 2.5 KiB, so a list of RunnerRegistry::kDefaultMaxRunners fits
+// a message.
+constexpr size_t kMaxRunnerTargetBytes = 1024;
+// Of a runner's failure message, in a log line (base/untrusted_text.h).
+constexpr size_t kMaxLoggedTextBytes = 1024;
+
+}  // namespace
 
 std::vector<proto::RunnerInfo> Daemon::ListRunners() {
   return runners_.List(leases_.LeasesByRunner());
@@ -27,11 +38,15 @@ absl::StatusOr<proto::RegisterRunnerResponse> Daemon::RegisterRunner(
   // Shown by `lathe runners` and in the daemon's log: no terminal control.
   if (request.name().size() > 256)
     return FieldError("name", "longer than 256 bytes");
-  if (EscapeUntrusted(request.name(), kMaxRunnerTextBytes) != request.name()) {
+  if (EscapedPrefix(request.name(), request.name().size()) != request.name()) {
     return FieldError("name",
                       "has control characters, backslashes or invalid UTF-8");
   }
   if (request.target().empty()) return FieldError("target", "empty");
+  if (request.target().size() > kMaxRunnerTargetBytes) {
+    return FieldError("target", absl::StrCat("longer than ",
+                                             kMaxRunnerTargetBytes, " bytes"));
+  }
   absl::StatusOr<Target> target = ParseTarget(request.target());
   if (!target.ok()) return FieldError("target", target.status().message());
   request.set_target(target->ToString());
@@ -110,7 +125,7 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
     }
     Log(absl::StrCat(
         "runner ", info->id(), " could not measure: ",
-        EscapeUntrusted(request.infrastructure_error(), kMaxLoggedTextBytes),
+        EscapedPrefix(request.infrastructure_error(), kMaxLoggedTextBytes),
         "; the candidate is queued again"));
     failure = true;
   } else {
@@ -139,7 +154,7 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
         absl::StrCat(info->name(), info->simulated() ? " (simulated)" : ""));
     result.set_device(info->device());  // escaped at registration
     // Kept in the job's records and shown by db commands.
-    result.set_error(EscapeUntrusted(result.error(), kMaxReportedErrorBytes));
+    result.set_error(EscapedPrefix(result.error(), kMaxReportedErrorBytes));
     if (leases_.Report(request.runner_id(), request.lease_id(), result) ==
         ReportOutcome::kDropped) {
       Log(absl::StrCat("dropped a result of runner ", info->id(),

@@ -68,11 +68,6 @@ absl::Status ValidateReportedResult(const proto::MeasureResult& result) {
         {"check_ms", result.check_ms()}}) {
     if (absl::Status st = CheckMilliseconds(field, ms); !st.ok()) return st;
   }
-  if (result.error().size() > kMaxReportedErrorBytes) {
-    return FieldError("result.error", absl::StrCat(result.error().size(),
-                                                   " bytes; the limit is ",
-                                                   kMaxReportedErrorBytes));
-  }
   return absl::OkStatus();
 }
 

@@ -13,7 +13,9 @@
 //                   asked for) or exactly kStructuralHashHexDigits
 //                   lower-case hex digits;
 //   build_ms, run_ms, check_ms  finite, in [0, kMaxReportedTimeS * 1000];
-//   error           at most kMaxReportedErrorBytes;
+//   error           not checked: a compiler's message may be long; the
+//                   daemon escapes and cuts it to kMaxReportedErrorBytes
+//                   (base/untrusted_text.h) before it is logged or kept;
 //   runner, device  ignored (the daemon sets them from the registration).
 // Tests: tests/tuner/service/result_validation_test.cc.
 #pragma once

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "tuner/service/untrusted_text.h"
+#include "base/untrusted_text.h"
 
 namespace lathe::service {
 
@@ -53,9 +53,9 @@ absl::StatusOr<std::string> RunnerRegistry::Register(
   info.set_name(request.name());
   info.set_target(request.target());
   // Shown by `lathe runners` and in the daemon's log: escaped and bounded.
-  info.set_device(EscapeUntrusted(request.device(), kMaxRunnerTextBytes));
+  info.set_device(EscapedPrefix(request.device(), kMaxRunnerTextBytes));
   info.set_lathe_version(
-      EscapeUntrusted(request.lathe_version(), kMaxRunnerTextBytes));
+      EscapedPrefix(request.lathe_version(), kMaxRunnerTextBytes));
   info.set_simulated(request.simulated());
   info.set_memory_limit_bytes(
       std::max<int64_t>(0, request.memory_limit_bytes()));
@@ -110,7 +110,7 @@ bool RunnerRegistry::RecordResult(const std::string& id, bool failure,
   info.set_failures(info.failures() + 1);
   // At most a line of it, escaped: the message travels in a gRPC status
   // and the daemon's log.
-  if (!why.empty()) last_failure_[id] = EscapeUntrusted(why, kMaxFailureBytes);
+  if (!why.empty()) last_failure_[id] = EscapedPrefix(why, kMaxFailureBytes);
   info.set_consecutive_failures(info.consecutive_failures() + 1);
   if (info.state() != proto::RUNNER_QUARANTINED && quarantine_after_ > 0 &&
       info.consecutive_failures() >= quarantine_after_) {

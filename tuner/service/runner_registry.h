@@ -35,8 +35,8 @@ class RunnerRegistry {
   // `forget_after` must be longer than a lease, so that a forgotten runner
   // holds no live lease.
   // Known runners at most, by default: their list (`lathe runners`, every
-  // RunnerInfo bounded by untrusted_text.h's limits) stays far below the
-  // service's message size limit.
+  // RunnerInfo bounded, kMaxRunnerTextBytes and the daemon's limits) stays far
+  // below the service's message size limit.
   static constexpr int kDefaultMaxRunners = 1000;
   RunnerRegistry(
       int quarantine_after, absl::Duration lost_after,
@@ -60,9 +60,10 @@ class RunnerRegistry {
   // `why` (a failure's message, the runner's own text) is what the
   // quarantine then names as the last failure, so that the runner's
   // operator sees the cause: escaped and cut to kMaxFailureBytes
-  // (untrusted_text.h). Device and version strings are kept escaped and
-  // bounded the same way (kMaxRunnerTextBytes).
+  // (base/untrusted_text.h). Device and version strings are kept escaped
+  // and bounded the same way, at most kMaxRunnerTextBytes of each shown.
   static constexpr size_t kMaxFailureBytes = 200;
+  static constexpr size_t kMaxRunnerTextBytes = 128;
   bool RecordResult(const std::string& id, bool failure,
                     const std::string& why = "");
   // The message of a runner's last failure that had one ("" if none).

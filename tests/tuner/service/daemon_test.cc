@@ -594,6 +594,12 @@ TEST_F(DaemonTest, WatchesAndRunnersAreBounded) {
 
   proto::RegisterRunnerRequest request;
   request.set_name(std::string(256, 'n'));
+  request.set_target(std::string(1025, 't'));
+  EXPECT_NE(daemon->RegisterRunner(request, "")
+                .status()
+                .message()
+                .find("target: longer than 1024 bytes"),
+            std::string::npos);
   request.set_target(TestTarget());
   request.set_device(std::string(100000, '\x01'));
   request.set_lathe_version(std::string(100000, '\xff'));
@@ -607,8 +613,10 @@ TEST_F(DaemonTest, WatchesAndRunnersAreBounded) {
             std::string::npos)
       << refused.status();
   proto::ListRunnersResponse list;
-  for (proto::RunnerInfo& info : daemon->ListRunners())
+  for (proto::RunnerInfo& info : daemon->ListRunners()) {
+    info.set_target(std::string(1024, 't'));  // the longest accepted
     *list.add_runners() = std::move(info);
+  }
   EXPECT_EQ(list.runners_size(), 1000);
   EXPECT_LT(list.ByteSizeLong(), size_t{rpc::kMaxServiceMessageBytes});
 }

@@ -77,7 +77,7 @@ TEST(ResultValidationTest, HashIsExactlySixteenLowerCaseHexDigits) {
   }
 }
 
-TEST(ResultValidationTest, DurationsAndErrorAreBounded) {
+TEST(ResultValidationTest, DurationsAreBounded) {
   proto::MeasureResult r = Good();
   r.set_build_ms(-1);
   ExpectRefused(r, "result.build_ms");
@@ -87,9 +87,10 @@ TEST(ResultValidationTest, DurationsAndErrorAreBounded) {
   r = Good();
   r.set_check_ms(1e300);
   ExpectRefused(r, "result.check_ms");
+  // A long message (a compiler's) is no reason to refuse: it is cut later.
   r = Good();
   r.set_error(std::string(kMaxReportedErrorBytes + 1, 'x'));
-  ExpectRefused(r, "result.error");
+  EXPECT_TRUE(ValidateReportedResult(r).ok());
 }
 
 }  // namespace
