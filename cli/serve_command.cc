@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "database/database.h"
 #include "database/writer_lock.h"
 #include "rpc/channel.h"
+#include "rpc/exposure_warnings.h"
 #include "rpc/server_auth.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
@@ -36,6 +38,9 @@ struct ServeOptions {
   int64_t max_trials_per_job = 10000;
   int max_workloads_per_job = 16;
   int quarantine_after = 5;
+  int max_runners = service::RunnerRegistry::kDefaultMaxRunners;
+  int max_watchers = service::DaemonOptions::kDefaultMaxWatchers;
+  int64_t max_workload_bytes = service::DaemonOptions::kDefaultMaxWorkloadBytes;
   int parallelism = 16;
   int build_ahead = service::LeaseManager::kDefaultBuildAheadHints;
   std::string port_file;
@@ -99,6 +104,9 @@ absl::Status RunServe(const ServeOptions& options) {
   daemon_options.max_trials_per_job = options.max_trials_per_job;
   daemon_options.max_workloads_per_job = options.max_workloads_per_job;
   daemon_options.quarantine_after = options.quarantine_after;
+  daemon_options.max_runners = options.max_runners;
+  daemon_options.max_watchers = options.max_watchers;
+  daemon_options.max_workload_bytes = options.max_workload_bytes;
   daemon_options.measure_parallelism = options.parallelism;
   daemon_options.build_ahead_hints = options.build_ahead;
   daemon_options.lathe_version = LATHE_VERSION;
@@ -118,6 +126,11 @@ absl::Status RunServe(const ServeOptions& options) {
       std::remove(db::WriterLockPath(options.db_path).c_str());
     }
     return server.status();
+  }
+  // Served anyway (the operator may mean it), but said once it listens.
+  for (const std::string& warning : rpc::ExposureWarnings(
+           options.listen, options.token_file, options.tls_key)) {
+    std::fprintf(stderr, "lathe serve: warning: %s\n", warning.c_str());
   }
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));
   std::fprintf(stderr, "lathe serve: listening on %s:%d (%s), database %s\n",
@@ -149,6 +162,19 @@ absl::Status RunServe(const ServeOptions& options) {
                signal_number);
   (*daemon)->Shutdown();
   (*server)->Shutdown();
+  // A job's preparation whose client gave up may still run on its thread
+  // (job_preparation.h): never waited for, and no exit handler runs
+  // beside it.
+  if (const int preparing = (*daemon)->preparing(); preparing > 0) {
+    server->reset();
+    daemon->reset();  // the database closed
+    std::fprintf(stderr,
+                 "lathe serve: stopped; %d abandoned job preparation(s) "
+                 "dropped\n",
+                 preparing);
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
   return absl::OkStatus();
 }
 
@@ -191,6 +217,23 @@ void AddServeCommand(CLI::App& app) {
                    "work; 0: never "
                    "(default 5)")
       ->check(WholeNumber(0, 1000000));
+  command
+      ->add_option("--max-runners", options->max_runners,
+                   "refuse runner registrations beyond this many known "
+                   "runners (default and most 1000, so that their list fits "
+                   "a message)")
+      ->check(WholeNumber(1, 1000));
+  command
+      ->add_option("--max-watchers", options->max_watchers,
+                   "refuse job watches (lathe watch) beyond this many at once "
+                   "(default 64)")
+      ->check(WholeNumber(1, 4096));
+  command
+      ->add_option("--max-workload-bytes", options->max_workload_bytes,
+                   "refuse workloads whose tensors take more bytes (default "
+                   "4 GiB; also refused: more than the largest worker memory "
+                   "limit of the target's runners)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50));
   command
       ->add_option(
           "--parallelism", options->parallelism,

@@ -96,7 +96,10 @@ CandidateBuild BuildForMeasurement(const std::string& workload_spec,
   try {
     return BuildUnguarded(workload_spec, trace, target);
   } catch (const std::bad_alloc&) {
-    return Failed(proto::MEASURE_RUN_ERROR, "", MemoryLimitText());
+    CandidateBuild failed =
+        Failed(proto::MEASURE_RUN_ERROR, "", MemoryLimitText());
+    failed.failure.set_over_limit(true);
+    return failed;
   } catch (const std::exception& e) {
     return Failed(proto::MEASURE_RUN_ERROR, "exception: ", e.what());
   }

@@ -345,6 +345,7 @@ proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request,
     proto::MeasureResult result;
     result.set_status(proto::MEASURE_RUN_ERROR);
     result.set_error(MemoryLimitText());
+    result.set_over_limit(true);
     return result;
   } catch (const std::exception& e) {
     proto::MeasureResult result;

@@ -158,6 +158,15 @@ absl::Status LeaseCourier::SendReport(const proto::ReportResultRequest& report,
       if (!connection_.Backoff(delay_s)) return absl::OkStatus();
       continue;
     }
+    if (sent.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+        !report.release()) {
+      // The daemon refused this result (result_validation.h) and queued its
+      // candidate again; the next ones may be fine. Repeated refusals get
+      // this runner quarantined, which ends it.
+      connection_.Log(
+          absl::StrCat("the tuner refused a result: ", sent.error_message()));
+      return absl::OkStatus();
+    }
     if (rpc::IsTransient(sent) ||
         sent.error_code() == grpc::StatusCode::NOT_FOUND) {
       return absl::OkStatus();  // the lease is gone with the daemon that gave

@@ -40,6 +40,8 @@ absl::Status RunnerConnection::Register() {
   request.set_device(options_.device);
   request.set_lathe_version(options_.lathe_version);
   request.set_simulated(options_.simulate_ms > 0);
+  request.set_memory_limit_bytes(std::max<int64_t>(
+      0, options_.simulate_ms > 0 ? 0 : options_.local.memory_limit_bytes));
   double delay_s = 0.1;
   bool said = false;
   while (true) {

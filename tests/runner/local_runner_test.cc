@@ -246,6 +246,8 @@ TEST(LocalRunner, OutOfMemoryIsARunErrorNamingTheLimit) {
   proto::MeasureResult r = MeasureOrDie(*runner, oom);
   EXPECT_EQ(r.status(), proto::MEASURE_RUN_ERROR);
   EXPECT_EQ(r.error(), "exceeded the memory limit of 512 MiB");
+  // The candidate's failure, not the runner's (the daemon's quarantine).
+  EXPECT_TRUE(r.over_limit());
   ExpectNextCandidateSucceeds(*runner, c);
 }
 

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -26,6 +28,23 @@ constexpr int kMaxBatchSize = 1024;
 constexpr double kMaxMinTimeS = 60;
 constexpr absl::string_view kRemeasureMark = "(re-measure)";
 
+// The bytes of a workload's tensors, inputs and outputs (saturating).
+int64_t TensorBytes(const Workload& workload) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t total = 0;
+  for (const auto* tensors : {&workload.inputs(), &workload.outputs()}) {
+    for (const te::Tensor& tensor : *tensors) {
+      int64_t bytes = tensor.dtype().bytes();
+      for (int64_t extent : tensor.shape()) {
+        if (extent <= 0) continue;
+        bytes = bytes > kMax / extent ? kMax : bytes * extent;
+      }
+      total = total > kMax - bytes ? kMax : total + bytes;
+    }
+  }
+  return total;
+}
+
 std::string NewJobId() {
   std::random_device device;
   return absl::StrFormat(
@@ -48,6 +67,57 @@ absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
     tasks.push_back(*std::move(task));
   }
   return tasks;
+}
+
+// The workload's tensors fit `max_bytes` and `runner_limit` (the largest
+// worker memory limit of the target's runners; 0: none known).
+absl::Status CheckFits(const Workload& workload, int64_t max_bytes,
+                       int64_t runner_limit) {
+  const int64_t bytes = TensorBytes(workload);
+  if (bytes > max_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "its tensors take %d bytes, over the daemon's limit of %d bytes "
+        "(--max-workload-bytes)",
+        bytes, max_bytes));
+  }
+  if (runner_limit > 0 && bytes > runner_limit) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "its tensors take %d bytes, over the largest worker memory limit of "
+        "the target's runners (%d bytes): no runner could measure it",
+        bytes, runner_limit));
+  }
+  return absl::OkStatus();
+}
+
+// A validated spec's workloads parsed, put in canonical form, checked
+// against the memory limits, and their tasks (design spaces) made. Runs on
+// a JobPreparer's thread: refers to nothing of the daemon.
+absl::StatusOr<PreparedJob> PrepareJob(proto::JobSpec spec, int64_t max_bytes,
+                                       int64_t runner_limit) {
+  const int n = spec.workloads_size();
+  for (int i = 0; i < n; ++i) {
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec.workloads(i));
+    if (!workload.ok()) {
+      return FieldError(absl::StrCat("spec.workloads[", i, "]"),
+                        workload.status().message());
+    }
+    spec.set_workloads(i, workload->CanonicalForm());
+    if (absl::Status st = CheckFits(*workload, max_bytes, runner_limit);
+        !st.ok()) {
+      return FieldError(absl::StrCat("spec.workloads[", i, "]"), st.message());
+    }
+    for (int j = 0; j < i; ++j) {
+      if (spec.workloads(j) == spec.workloads(i)) {
+        return FieldError(absl::StrCat("spec.workloads[", i, "]"),
+                          absl::StrCat("the same workload as spec.workloads[",
+                                       j, "] (", spec.workloads(i),
+                                       "); give it once, with its weight"));
+      }
+    }
+  }
+  absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(spec);
+  if (!tasks.ok()) return tasks.status();
+  return PreparedJob{std::move(spec), *std::move(tasks)};
 }
 
 // A job's per-task trials, errors and best, read back from its records
@@ -87,12 +157,14 @@ void SetTasksFromRecords(const std::vector<tuner::Task>& tasks,
 
 Daemon::Daemon(const DaemonOptions& options)
     : options_(options),
+      preparer_(options.max_preparing, options.prepare_deadline),
       leases_(
           options.lease_time, [] { return absl::Now(); },
           options.build_ahead_hints),
-      runners_(options.quarantine_after, options.lease_time * 2,
-               std::max(options.forget_runners_after, options.lease_time * 4)) {
-}
+      runners_(
+          options.quarantine_after, options.lease_time * 2,
+          std::max(options.forget_runners_after, options.lease_time * 4),
+          [] { return absl::Now(); }, options.max_runners) {}
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
     const DaemonOptions& options) {
@@ -185,8 +257,7 @@ absl::Status Daemon::Resume() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<proto::JobSpec> Daemon::Validate(
-    const proto::JobSpec& given) const {
+absl::StatusOr<proto::JobSpec> Daemon::Validate(const proto::JobSpec& given) {
   proto::JobSpec spec = given;
   const int n = spec.workloads_size();
   if (n == 0)
@@ -197,31 +268,16 @@ absl::StatusOr<proto::JobSpec> Daemon::Validate(
                       absl::StrCat(n, " workloads; the limit is ",
                                    options_.max_workloads_per_job, " per job"));
   }
-  for (int i = 0; i < n; ++i) {
-    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec.workloads(i));
-    if (!workload.ok()) {
-      return FieldError(absl::StrCat("spec.workloads[", i, "]"),
-                        workload.status().message());
-    }
-    spec.set_workloads(i, workload->CanonicalForm());
-    for (int j = 0; j < i; ++j) {
-      if (spec.workloads(j) == spec.workloads(i)) {
-        return FieldError(absl::StrCat("spec.workloads[", i, "]"),
-                          absl::StrCat("the same workload as spec.workloads[",
-                                       j, "] (", spec.workloads(i),
-                                       "); give it once, with its weight"));
-      }
-    }
-  }
   if (spec.weights_size() != 0 && spec.weights_size() != n) {
     return FieldError(
         "spec.weights",
         absl::StrCat(spec.weights_size(), " weights for ", n, " workloads"));
   }
   for (int i = 0; i < spec.weights_size(); ++i) {
-    if (!(spec.weights(i) > 0)) {
-      return FieldError(absl::StrCat("spec.weights[", i, "]"),
-                        "must be positive");
+    if (!(spec.weights(i) > 0) || !std::isfinite(spec.weights(i))) {
+      return FieldError(
+          absl::StrCat("spec.weights[", i, "]"),
+          absl::StrCat(spec.weights(i), ": must be positive and finite"));
     }
   }
   if (spec.target().empty()) return FieldError("spec.target", "empty");
@@ -271,14 +327,34 @@ absl::Status Daemon::PersistJob(const std::string& id) {
   return db_->PutJob(JobRow(*job));
 }
 
-absl::StatusOr<proto::JobStatus> Daemon::Submit(const proto::JobSpec& given) {
+absl::StatusOr<proto::JobStatus> Daemon::Submit(
+    const proto::JobSpec& given, const std::function<bool()>& client_gone) {
   if (stopping_.load()) return absl::UnavailableError("the daemon is stopping");
-  absl::StatusOr<proto::JobSpec> spec = Validate(given);
-  if (!spec.ok()) return spec.status();
+  absl::StatusOr<proto::JobSpec> validated = Validate(given);
+  if (!validated.ok()) return validated.status();
   // Design spaces of every workload on the target: a workload the search
-  // cannot handle is refused now, not found failed later.
-  absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(*spec);
-  if (!tasks.ok()) return tasks.status();
+  // cannot handle is refused now, not found failed later. Off this (the
+  // RPC handler's) thread, bounded in time and number.
+  const int64_t max_bytes = options_.max_workload_bytes;
+  const int64_t runner_limit =
+      validated->simulated()
+          ? 0
+          : runners_.LargestMemoryLimit(validated->target(), false);
+  absl::StatusOr<PreparedJob> prepared = preparer_.Run(
+      [spec = *validated, max_bytes, runner_limit] {
+        return PrepareJob(spec, max_bytes, runner_limit);
+      },
+      [this, &client_gone] {
+        return stopping_.load() || (client_gone && client_gone());
+      });
+  if (!prepared.ok()) {
+    if (!absl::IsInvalidArgument(prepared.status())) {
+      Log(absl::StrCat("a submitted job was not prepared: ",
+                       prepared.status().message()));
+    }
+    return prepared.status();
+  }
+  const proto::JobSpec* spec = &prepared->spec;
   proto::JobStatus job;
   job.set_id(NewJobId());
   while (jobs_.Get(job.id()).ok()) job.set_id(NewJobId());
@@ -300,21 +376,26 @@ absl::StatusOr<proto::JobStatus> Daemon::Submit(const proto::JobSpec& given) {
                    " workload(s), ", spec->max_trials(), " trials on \"",
                    spec->target(), "\"",
                    spec->simulated() ? " (simulated)" : ""));
-  StartRun(job);
+  StartRun(job, std::move(prepared->tasks));
   return job;
 }
 
-void Daemon::StartRun(const proto::JobStatus& job) {
+void Daemon::StartRun(const proto::JobStatus& job,
+                      std::optional<std::vector<tuner::Task>> tasks) {
   std::lock_guard<std::mutex> lock(runs_mutex_);
   if (stopping_.load()) return;  // stays "running" in the database
   auto run = std::make_unique<Run>();
   Run* raw = run.get();
   const std::string id = job.id();
-  run->thread = std::thread([this, id, raw] { RunJob(id, *raw); });
+  run->thread =
+      std::thread([this, id, raw, tasks = std::move(tasks)]() mutable {
+        RunJob(id, *raw, std::move(tasks));
+      });
   runs_[id] = std::move(run);
 }
 
-void Daemon::RunJob(const std::string& id, Run& run) {
+void Daemon::RunJob(const std::string& id, Run& run,
+                    std::optional<std::vector<tuner::Task>> prepared) {
   absl::StatusOr<proto::JobStatus> job = jobs_.Get(id);
   if (!job.ok()) return;
   const proto::JobSpec spec = job->spec();
@@ -338,7 +419,9 @@ void Daemon::RunJob(const std::string& id, Run& run) {
                      error.empty() ? "" : ": ", error));
   };
 
-  absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(spec);
+  absl::StatusOr<std::vector<tuner::Task>> tasks =
+      prepared ? absl::StatusOr<std::vector<tuner::Task>>(*std::move(prepared))
+               : TasksOf(spec);
   if (!tasks.ok()) {
     finish(proto::JOB_FAILED, std::string(tasks.status().message()));
     return;
@@ -451,6 +534,17 @@ absl::StatusOr<proto::JobStatus> Daemon::GetJob(const std::string& id) {
   job->set_work_queued(queued);
   job->set_work_leased(leased);
   return job;
+}
+
+absl::StatusOr<std::unique_ptr<Daemon::WatchSlot>> Daemon::StartWatch() {
+  if (++watchers_ > options_.max_watchers) {
+    --watchers_;
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the daemon serves ", options_.max_watchers,
+        " watches of jobs at once, its limit (--max-watchers); try again "
+        "later or list jobs with lathe jobs"));
+  }
+  return std::make_unique<WatchSlot>(watchers_);
 }
 
 std::vector<proto::JobStatus> Daemon::ListJobs() {

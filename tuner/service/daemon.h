@@ -18,9 +18,11 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "database/database.h"
 #include "database/writer_lock.h"
 #include "proto/service.pb.h"
+#include "tuner/service/job_preparation.h"
 #include "tuner/service/job_table.h"
 #include "tuner/service/lease_manager.h"
 #include "tuner/service/runner_registry.h"
@@ -41,7 +44,19 @@ struct DaemonOptions {
   absl::Duration lease_time = absl::Seconds(30);
   int64_t max_trials_per_job = 10000;
   int max_workloads_per_job = 16;
+  // The bytes of a workload's tensors (inputs and outputs) a job may ask
+  // runners to hold, whatever their own memory limits; a workload whose
+  // tensors exceed this, or the largest worker memory limit the target's
+  // runners report, is refused at submit.
+  int64_t max_workload_bytes = kDefaultMaxWorkloadBytes;
+  static constexpr int64_t kDefaultMaxWorkloadBytes = int64_t{4} << 30;
   int quarantine_after = 5;  // consecutive failures; 0: never
+  // Runners known at once (registration beyond it is refused).
+  int max_runners = RunnerRegistry::kDefaultMaxRunners;
+  // WatchJob streams open at once, each holding a server thread (beyond it
+  // a watch is refused).
+  int max_watchers = kDefaultMaxWatchers;
+  static constexpr int kDefaultMaxWatchers = 64;
   // A runner silent this long is forgotten (at least 4 lease times).
   absl::Duration forget_runners_after = absl::Hours(1);
   int measure_parallelism = 16;  // candidates of one job out at once
@@ -49,6 +64,11 @@ struct DaemonOptions {
   // (lease_manager.h, "Building ahead").
   int build_ahead_hints = LeaseManager::kDefaultBuildAheadHints;
   absl::Duration max_acquire_wait = absl::Seconds(5);
+  // Submitted jobs prepared (parsed, design spaces made) at once, those
+  // whose client gave up included, and how long a submission waits for its
+  // preparation (job_preparation.h).
+  int max_preparing = JobPreparer::kDefaultMaxRunning;
+  absl::Duration prepare_deadline = JobPreparer::kDefaultDeadline;
   std::string lathe_version;
   std::string scratch_dir = "/tmp";  // simulated jobs' databases
   bool log = true;                   // one line per event on stderr
@@ -68,11 +88,32 @@ class Daemon {
 
   // The tuner service. Submit: InvalidArgument naming the field of the spec
   // at fault ("spec.workloads[1]: ..."), also for work over the limits.
-  absl::StatusOr<proto::JobStatus> Submit(const proto::JobSpec& spec);
+  // Its parsing and design-space generation run off the caller's thread
+  // (job_preparation.h): DeadlineExceeded past prepare_deadline,
+  // ResourceExhausted beyond max_preparing, Cancelled as soon as
+  // `client_gone` turns true or the daemon stops.
+  absl::StatusOr<proto::JobStatus> Submit(
+      const proto::JobSpec& spec,
+      const std::function<bool()>& client_gone = nullptr);
+  // Submitted jobs being prepared now (job_preparation.h).
+  int preparing() const { return preparer_.running(); }
   absl::StatusOr<proto::JobStatus> GetJob(const std::string& id);
   std::vector<proto::JobStatus> ListJobs();
   absl::StatusOr<proto::JobStatus> CancelJob(const std::string& id);
   JobTable& jobs() { return jobs_; }
+  // A WatchJob stream's place among max_watchers, held while the guard
+  // lives; ResourceExhausted naming the limit when all are taken.
+  class WatchSlot {
+   public:
+    explicit WatchSlot(std::atomic<int>& open) : open_(open) {}
+    ~WatchSlot() { --open_; }
+    WatchSlot(const WatchSlot&) = delete;
+    WatchSlot& operator=(const WatchSlot&) = delete;
+
+   private:
+    std::atomic<int>& open_;
+  };
+  absl::StatusOr<std::unique_ptr<WatchSlot>> StartWatch();
   std::vector<proto::RunnerInfo> ListRunners();
   bool stopping() const { return stopping_.load(); }
 
@@ -98,13 +139,17 @@ class Daemon {
 
   explicit Daemon(const DaemonOptions& options);
   absl::Status Resume();
-  absl::StatusOr<proto::JobSpec> Validate(const proto::JobSpec& spec) const;
-  void StartRun(const proto::JobStatus& job);
-  void RunJob(const std::string& id, Run& run);
+  absl::StatusOr<proto::JobSpec> Validate(const proto::JobSpec& spec);
+  // `tasks`: the job's, when already made (else made by the run).
+  void StartRun(const proto::JobStatus& job,
+                std::optional<std::vector<tuner::Task>> tasks = std::nullopt);
+  void RunJob(const std::string& id, Run& run,
+              std::optional<std::vector<tuner::Task>> tasks);
   absl::Status PersistJob(const std::string& id);
   void Log(const std::string& line) const;
 
   const DaemonOptions options_;
+  JobPreparer preparer_;
   std::unique_ptr<db::WriterLock> lock_;  // held while the daemon runs
   std::unique_ptr<db::Database> db_;      // jobs table; guarded by db_mutex_
   std::mutex db_mutex_;
@@ -114,6 +159,7 @@ class Daemon {
   std::mutex runs_mutex_;
   std::map<std::string, std::unique_ptr<Run>> runs_;
   std::atomic<bool> stopping_{false};
+  std::atomic<int> watchers_{0};
   std::thread expiry_;
 };
 

@@ -8,11 +8,24 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/untrusted_text.h"
 #include "compiler/codegen/cpu_target.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/field_error.h"
+#include "tuner/service/result_validation.h"
 
 namespace lathe::service {
+namespace {
+
+// A target string with a long -mattr list, and then some; with the other
+// fields' bounds (runner_registry.h), a runner's entry in the runner list
+// stays under 2.5 KiB, so a list of RunnerRegistry::kDefaultMaxRunners fits
+// a message.
+constexpr size_t kMaxRunnerTargetBytes = 1024;
+// Of a runner's failure message, in a log line (base/untrusted_text.h).
+constexpr size_t kMaxLoggedTextBytes = 1024;
+
+}  // namespace
 
 std::vector<proto::RunnerInfo> Daemon::ListRunners() {
   return runners_.List(leases_.LeasesByRunner());
@@ -25,15 +38,21 @@ absl::StatusOr<proto::RegisterRunnerResponse> Daemon::RegisterRunner(
   // Shown by `lathe runners` and in the daemon's log: no terminal control.
   if (request.name().size() > 256)
     return FieldError("name", "longer than 256 bytes");
-  for (unsigned char c : request.name()) {
-    if (c < 0x20 || c == 0x7f)
-      return FieldError("name", "has control characters");
+  if (EscapedPrefix(request.name(), request.name().size()) != request.name()) {
+    return FieldError("name",
+                      "has control characters, backslashes or invalid UTF-8");
   }
   if (request.target().empty()) return FieldError("target", "empty");
+  if (request.target().size() > kMaxRunnerTargetBytes) {
+    return FieldError("target", absl::StrCat("longer than ",
+                                             kMaxRunnerTargetBytes, " bytes"));
+  }
   absl::StatusOr<Target> target = ParseTarget(request.target());
   if (!target.ok()) return FieldError("target", target.status().message());
   request.set_target(target->ToString());
-  const std::string id = runners_.Register(request, peer);
+  absl::StatusOr<std::string> registered = runners_.Register(request, peer);
+  if (!registered.ok()) return registered.status();
+  const std::string id = *std::move(registered);
   Log(absl::StrCat("runner ", id, " (", request.name(), ", ", peer,
                    ") registered for \"", request.target(), "\"",
                    request.simulated() ? " (simulated)" : ""));
@@ -104,19 +123,38 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
         ReportOutcome::kDropped) {
       return response;
     }
-    Log(absl::StrCat("runner ", info->id(),
-                     " could not measure: ", request.infrastructure_error(),
-                     "; the candidate is queued again"));
+    Log(absl::StrCat(
+        "runner ", info->id(), " could not measure: ",
+        EscapedPrefix(request.infrastructure_error(), kMaxLoggedTextBytes),
+        "; the candidate is queued again"));
     failure = true;
   } else {
-    if (request.result().status() == proto::MEASURE_STATUS_UNSPECIFIED) {
-      return FieldError("result.status", "unset");
+    // Checked whole before anything reaches the job: an ill-formed result
+    // is refused (never committed), its candidate queued again for another
+    // runner, and counted against this runner.
+    if (absl::Status invalid = ValidateReportedResult(request.result());
+        !invalid.ok()) {
+      if (leases_.Return(request.runner_id(), request.lease_id()) ==
+          ReportOutcome::kAccepted) {
+        Log(absl::StrCat("refused a result of runner ", info->id(), ": ",
+                         invalid.message(), "; the candidate is queued again"));
+        if (runners_.RecordResult(request.runner_id(), /*failure=*/true,
+                                  std::string(invalid.message()))) {
+          Log(absl::StrCat("runner ", info->id(),
+                           " quarantined after repeated failures (the last: ",
+                           invalid.message(), ")"));
+          leases_.ReleaseRunner(request.runner_id());
+        }
+      }
+      return invalid;
     }
     proto::MeasureResult result = request.result();
     // Provenance is the daemon's word, not the runner's.
     result.set_runner(
         absl::StrCat(info->name(), info->simulated() ? " (simulated)" : ""));
-    result.set_device(info->device());
+    result.set_device(info->device());  // escaped at registration
+    // Kept in the job's records and shown by db commands.
+    result.set_error(EscapedPrefix(result.error(), kMaxReportedErrorBytes));
     if (leases_.Report(request.runner_id(), request.lease_id(), result) ==
         ReportOutcome::kDropped) {
       Log(absl::StrCat("dropped a result of runner ", info->id(),
@@ -124,8 +162,12 @@ absl::StatusOr<proto::ReportResultResponse> Daemon::ReportResult(
       return response;
     }
     response.set_accepted(true);
-    failure = result.status() == proto::MEASURE_BUILD_ERROR ||
-              result.status() == proto::MEASURE_RUN_ERROR;
+    // A candidate over the worker's memory limit is the job's failure, not
+    // the runner's: a client must not get runners quarantined by asking
+    // for more than they hold.
+    failure = (result.status() == proto::MEASURE_BUILD_ERROR ||
+               result.status() == proto::MEASURE_RUN_ERROR) &&
+              !result.over_limit();
   }
   const std::string why = !request.infrastructure_error().empty()
                               ? request.infrastructure_error()

@@ -1,18 +1,22 @@
 #include "tuner/service/runner_registry.h"
 
+#include <algorithm>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/untrusted_text.h"
 
 namespace lathe::service {
 
 RunnerRegistry::RunnerRegistry(int quarantine_after, absl::Duration lost_after,
-                               absl::Duration forget_after, Clock now)
+                               absl::Duration forget_after, Clock now,
+                               int max_runners)
     : quarantine_after_(quarantine_after),
       lost_after_(lost_after),
       forget_after_(forget_after),
-      now_(std::move(now)) {}
+      now_(std::move(now)),
+      max_runners_(max_runners) {}
 
 void RunnerRegistry::ForgetSilentLocked() {
   if (forget_after_ == absl::InfiniteDuration()) return;
@@ -29,10 +33,17 @@ void RunnerRegistry::ForgetSilentLocked() {
   order_.swap(kept);
 }
 
-std::string RunnerRegistry::Register(
+absl::StatusOr<std::string> RunnerRegistry::Register(
     const proto::RegisterRunnerRequest& request, const std::string& peer) {
   std::lock_guard<std::mutex> lock(mutex_);
   ForgetSilentLocked();
+  if (static_cast<int64_t>(runners_.size()) >= max_runners_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the daemon knows ", runners_.size(), " runners, its limit of ",
+        max_runners_,
+        " runners (--max-runners); a silent runner is forgotten after ",
+        absl::FormatDuration(forget_after_)));
+  }
   // A random part: an id of an earlier daemon never names a runner of this
   // one (the runner registers again instead).
   std::random_device device;
@@ -41,9 +52,13 @@ std::string RunnerRegistry::Register(
   info.set_id(id);
   info.set_name(request.name());
   info.set_target(request.target());
-  info.set_device(request.device());
-  info.set_lathe_version(request.lathe_version());
+  // Shown by `lathe runners` and in the daemon's log: escaped and bounded.
+  info.set_device(EscapedPrefix(request.device(), kMaxRunnerTextBytes));
+  info.set_lathe_version(
+      EscapedPrefix(request.lathe_version(), kMaxRunnerTextBytes));
   info.set_simulated(request.simulated());
+  info.set_memory_limit_bytes(
+      std::max<int64_t>(0, request.memory_limit_bytes()));
   info.set_state(proto::RUNNER_IDLE);
   info.set_peer(peer);
   info.set_last_seen_unix_ms(absl::ToUnixMillis(now_()));
@@ -93,11 +108,9 @@ bool RunnerRegistry::RecordResult(const std::string& id, bool failure,
     return false;
   }
   info.set_failures(info.failures() + 1);
-  // At most a line of it: the message travels in a gRPC status.
-  if (!why.empty()) {
-    last_failure_[id] =
-        why.size() <= 200 ? why : absl::StrCat(why.substr(0, 200), "...");
-  }
+  // At most a line of it, escaped: the message travels in a gRPC status
+  // and the daemon's log.
+  if (!why.empty()) last_failure_[id] = EscapedPrefix(why, kMaxFailureBytes);
   info.set_consecutive_failures(info.consecutive_failures() + 1);
   if (info.state() != proto::RUNNER_QUARANTINED && quarantine_after_ > 0 &&
       info.consecutive_failures() >= quarantine_after_) {
@@ -111,6 +124,21 @@ std::string RunnerRegistry::LastFailure(const std::string& id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = last_failure_.find(id);
   return it == last_failure_.end() ? std::string() : it->second;
+}
+
+int64_t RunnerRegistry::LargestMemoryLimit(const std::string& target,
+                                           bool simulated) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int64_t largest = 0;
+  for (const auto& [id, info] : runners_) {
+    if (info.target() != target || info.simulated() != simulated ||
+        info.state() == proto::RUNNER_QUARANTINED) {
+      continue;
+    }
+    if (info.memory_limit_bytes() <= 0) return 0;  // one without a limit
+    largest = std::max(largest, info.memory_limit_bytes());
+  }
+  return largest;
 }
 
 std::vector<proto::RunnerInfo> RunnerRegistry::List(

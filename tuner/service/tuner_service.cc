@@ -10,10 +10,12 @@ grpc::Status ToGrpc(const absl::Status& status) {
                       std::string(status.message()));
 }
 
-grpc::Status TunerServiceImpl::SubmitJob(grpc::ServerContext*,
+grpc::Status TunerServiceImpl::SubmitJob(grpc::ServerContext* context,
                                          const proto::SubmitJobRequest* request,
                                          proto::JobStatus* response) {
-  absl::StatusOr<proto::JobStatus> job = daemon_.Submit(request->spec());
+  // The preparation is abandoned when the client goes away.
+  absl::StatusOr<proto::JobStatus> job = daemon_.Submit(
+      request->spec(), [context] { return context->IsCancelled(); });
   if (!job.ok()) return ToGrpc(job.status());
   *response = *std::move(job);
   return grpc::Status::OK;
@@ -48,6 +50,9 @@ grpc::Status TunerServiceImpl::CancelJob(grpc::ServerContext*,
 grpc::Status TunerServiceImpl::WatchJob(
     grpc::ServerContext* context, const proto::WatchJobRequest* request,
     grpc::ServerWriter<proto::JobEvent>* writer) {
+  absl::StatusOr<std::unique_ptr<Daemon::WatchSlot>> slot =
+      daemon_.StartWatch();
+  if (!slot.ok()) return ToGrpc(slot.status());
   absl::StatusOr<proto::JobStatus> job = daemon_.GetJob(request->id());
   if (!job.ok()) return ToGrpc(job.status());
   int64_t version = -1;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -14,6 +15,7 @@
 #include "compiler/ir/structural_equal.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/workload/spec.h"
+#include "rpc/channel.h"
 #include "tests/support/temp_folder.h"
 
 namespace lathe::service {
@@ -153,6 +155,14 @@ TEST_F(DaemonTest, MalformedSpecsNameTheFieldAtFault) {
          s.add_weights(2);
        },
        "spec.weights"},
+      {[](proto::JobSpec& s) {
+         s.add_weights(std::numeric_limits<double>::infinity());
+       },
+       "spec.weights[0]: inf: must be positive and finite"},
+      {[](proto::JobSpec& s) {
+         s.add_weights(std::numeric_limits<double>::quiet_NaN());
+       },
+       "spec.weights[0]: nan"},
       {[](proto::JobSpec& s) { s.set_min_time_s(-1); }, "spec.min_time_s"},
       {[](proto::JobSpec& s) { s.set_measure_rounds(9); },
        "spec.measure_rounds: must be in [1, 8]"},
@@ -398,6 +408,264 @@ TEST_F(DaemonTest, ReleasedLeasesAreQueuedAgainWithoutBlame) {
   EXPECT_EQ(stats.leased, 0);
   EXPECT_EQ(stats.expired, 0);
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(daemon->leases().Wait(items[i]).ok());
+}
+
+// A candidate over the worker's memory limit is a verdict on the candidate:
+// charged to its job, never to the runner, however many a client submits.
+TEST_F(DaemonTest, OverLimitFailuresAreChargedToTheJobNotTheRunner) {
+  DaemonOptions options = Options();
+  options.quarantine_after = 2;
+  std::unique_ptr<Daemon> daemon = Daemon::Start(options).value();
+  std::vector<int64_t> items;
+  for (int i = 0; i < 5; ++i) {
+    WorkItem item;
+    item.job = "j";
+    item.request.set_target(TestTarget());
+    items.push_back(daemon->leases().Enqueue(std::move(item)));
+  }
+  proto::RegisterRunnerRequest request;
+  request.set_name("healthy");
+  request.set_target(TestTarget());
+  const std::string runner =
+      daemon->RegisterRunner(request, "").value().runner_id();
+  for (int i = 0; i < 5; ++i) {
+    proto::AcquireWorkRequest acquire;
+    acquire.set_runner_id(runner);
+    proto::AcquireWorkResponse work = daemon->AcquireWork(acquire).value();
+    ASSERT_FALSE(work.lease_id().empty());
+    proto::ReportResultRequest report;
+    report.set_runner_id(runner);
+    report.set_lease_id(work.lease_id());
+    report.mutable_result()->set_status(proto::MEASURE_RUN_ERROR);
+    report.mutable_result()->set_error("exceeded the memory limit of 512 MiB");
+    report.mutable_result()->set_over_limit(true);
+    EXPECT_TRUE(daemon->ReportResult(report).value().accepted());
+  }
+  const proto::RunnerInfo info = daemon->ListRunners().at(0);
+  EXPECT_NE(info.state(), proto::RUNNER_QUARANTINED);
+  EXPECT_EQ(info.failures(), 0);
+  for (int64_t item : items) {
+    absl::StatusOr<proto::MeasureResult> result = daemon->leases().Wait(item);
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(result->status(), proto::MEASURE_RUN_ERROR);  // the job's
+  }
+}
+
+// A workload whose tensors cannot fit the target's runners (the largest
+// worker memory limit they report) or the daemon's own limit is refused at
+// submit, naming the limit, before any runner tries it.
+TEST_F(DaemonTest, WorkloadsBeyondTheRunnersMemoryAreRefusedAtSubmit) {
+  DaemonOptions options = Options();
+  options.max_workload_bytes = int64_t{64} << 20;
+  std::unique_ptr<Daemon> daemon = Daemon::Start(options).value();
+  proto::JobSpec spec = SmallSpec(4);
+  spec.set_workloads(0, "relu:M=2,N=1073741824");
+  absl::StatusOr<proto::JobStatus> refused = daemon->Submit(spec);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("spec.workloads[0]"),
+            std::string::npos);
+  EXPECT_NE(refused.status().message().find("limit of 67108864 bytes"),
+            std::string::npos)
+      << refused.status();
+
+  proto::RegisterRunnerRequest request;
+  request.set_name("small");
+  request.set_target(TestTarget());
+  request.set_memory_limit_bytes(int64_t{1} << 20);
+  ASSERT_TRUE(daemon->RegisterRunner(request, "").ok());
+  spec.set_workloads(0, "relu:M=1024,N=1024");  // 8 MiB of tensors
+  refused = daemon->Submit(spec);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("worker memory limit"),
+            std::string::npos)
+      << refused.status();
+  EXPECT_NE(refused.status().message().find("1048576 bytes"),
+            std::string::npos);
+  // A larger runner of the target: the workload fits one of them.
+  request.set_name("large");
+  request.set_memory_limit_bytes(int64_t{1} << 30);
+  ASSERT_TRUE(daemon->RegisterRunner(request, "").ok());
+  absl::StatusOr<proto::JobStatus> job = daemon->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  daemon->CancelJob(job->id()).IgnoreError();
+}
+
+// An ill-formed report (a NaN time, a runner-chosen hash with escape codes)
+// is refused before anything is committed: its candidate is measured again
+// by another runner and the rest of the batch is kept.
+TEST_F(DaemonTest, InvalidReportsAreRefusedAndTheBatchIsKept) {
+  std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
+  proto::JobStatus job = daemon->Submit(SmallSpec(8)).value();
+  proto::RegisterRunnerRequest request;
+  request.set_name("lying");
+  request.set_target(TestTarget());
+  const std::string liar =
+      daemon->RegisterRunner(request, "").value().runner_id();
+  std::vector<proto::MeasureResult> lies(3);
+  lies[0].set_status(proto::MEASURE_OK);
+  lies[0].add_times_s(std::numeric_limits<double>::quiet_NaN());
+  lies[1].set_status(proto::MEASURE_OK);
+  lies[1].add_times_s(1e-300);
+  lies[2].set_status(proto::MEASURE_OK);
+  lies[2].add_times_s(1e-3);
+  lies[2].set_structural_hash("\x1b]0;owned\x07");
+  for (const proto::MeasureResult& lie : lies) {
+    proto::AcquireWorkRequest acquire;
+    acquire.set_runner_id(liar);
+    acquire.set_wait_s(5);
+    proto::AcquireWorkResponse work = daemon->AcquireWork(acquire).value();
+    ASSERT_FALSE(work.lease_id().empty());
+    proto::ReportResultRequest report;
+    report.set_runner_id(liar);
+    report.set_lease_id(work.lease_id());
+    *report.mutable_result() = lie;
+    EXPECT_EQ(daemon->ReportResult(report).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  {
+    FakeRunner good(*daemon, TestTarget());
+    job = WaitForEnd(*daemon, job.id());
+  }
+  EXPECT_EQ(job.state(), proto::JOB_DONE) << job.error();
+  EXPECT_EQ(job.trials_done(), 8);
+  daemon.reset();
+  std::vector<proto::Record> records = db::Database::Open(dir_ + "/t.db", {})
+                                           .value()
+                                           ->RecordsOfJob(job.id())
+                                           .value();
+  ASSERT_EQ(records.size(), 8u);
+  for (const proto::Record& r : records) {
+    EXPECT_GE(r.median_s(), 1e-6);
+    EXPECT_EQ(r.structural_hash().size(), 16u);
+  }
+}
+
+// What a runner says of itself and of its failures reaches the daemon's
+// log and `lathe runners` escaped and bounded: no forged log line, no
+// terminal escape, no megabyte line.
+TEST_F(DaemonTest, RunnerTextIsEscapedAndBoundedInTheLogAndTheRunnerList) {
+  DaemonOptions options = Options();
+  options.log = true;
+  std::unique_ptr<Daemon> daemon = Daemon::Start(options).value();
+  WorkItem item;
+  item.job = "j";
+  item.request.set_target(TestTarget());
+  daemon->leases().Enqueue(std::move(item));
+  proto::RegisterRunnerRequest request;
+  request.set_name("noisy");
+  request.set_target(TestTarget());
+  request.set_device("\x1b[31mred\nlathe serve: forged");
+  request.set_lathe_version(std::string(100000, 'v'));
+  testing::internal::CaptureStderr();
+  const std::string id =
+      daemon->RegisterRunner(request, "test").value().runner_id();
+  proto::AcquireWorkRequest acquire;
+  acquire.set_runner_id(id);
+  proto::AcquireWorkResponse work = daemon->AcquireWork(acquire).value();
+  ASSERT_FALSE(work.lease_id().empty());
+  proto::ReportResultRequest report;
+  report.set_runner_id(id);
+  report.set_lease_id(work.lease_id());
+  report.set_infrastructure_error(
+      "boom\n12:00:00 lathe serve: job x done\x1b]0;title\x07" +
+      std::string(1 << 20, 'e'));
+  ASSERT_TRUE(daemon->ReportResult(report).ok());
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log.find('\x1b'), std::string::npos);
+  EXPECT_EQ(log.find("\n12:00:00"), std::string::npos) << log.substr(0, 500);
+  EXPECT_NE(log.find("boom\\x0a12:00:00"), std::string::npos);
+  EXPECT_LT(log.size(), 8000u);
+  for (char c : log) EXPECT_TRUE(c == '\n' || c >= 0x20) << int(c);
+  const proto::RunnerInfo info = daemon->ListRunners().at(0);
+  EXPECT_EQ(info.device(), "\\x1b[31mred\\x0alathe serve: forged");
+  EXPECT_LE(info.lathe_version().size(), 300u);
+  // Names are shown as given: one that would need escaping is refused.
+  request.set_name(
+      "\xc2\x9b"
+      "2J");
+  EXPECT_EQ(daemon->RegisterRunner(request, "test").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Watches are bounded (each holds a server thread); a runner list at the
+// limit of runners, every text at its bound, stays below the message size.
+TEST_F(DaemonTest, WatchesAndRunnersAreBounded) {
+  DaemonOptions options = Options();
+  options.max_watchers = 2;
+  options.max_runners = 1000;
+  std::unique_ptr<Daemon> daemon = Daemon::Start(options).value();
+  auto first = daemon->StartWatch();
+  auto second = daemon->StartWatch();
+  ASSERT_TRUE(first.ok() && second.ok());
+  absl::StatusOr<std::unique_ptr<Daemon::WatchSlot>> third =
+      daemon->StartWatch();
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(third.status().message().find("--max-watchers"), std::string::npos);
+  first->reset();
+  EXPECT_TRUE(daemon->StartWatch().ok());
+
+  proto::RegisterRunnerRequest request;
+  request.set_name(std::string(256, 'n'));
+  request.set_target(std::string(1025, 't'));
+  EXPECT_NE(daemon->RegisterRunner(request, "")
+                .status()
+                .message()
+                .find("target: longer than 1024 bytes"),
+            std::string::npos);
+  request.set_target(TestTarget());
+  request.set_device(std::string(100000, '\x01'));
+  request.set_lathe_version(std::string(100000, '\xff'));
+  for (int i = 0; i < options.max_runners; ++i) {
+    ASSERT_TRUE(daemon->RegisterRunner(request, "ipv6:[::1]:65535").ok());
+  }
+  absl::StatusOr<proto::RegisterRunnerResponse> refused =
+      daemon->RegisterRunner(request, "ipv6:[::1]:65535");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("limit of 1000 runners"),
+            std::string::npos)
+      << refused.status();
+  proto::ListRunnersResponse list;
+  for (proto::RunnerInfo& info : daemon->ListRunners()) {
+    info.set_target(std::string(1024, 't'));  // the longest accepted
+    *list.add_runners() = std::move(info);
+  }
+  EXPECT_EQ(list.runners_size(), 1000);
+  EXPECT_LT(list.ByteSizeLong(), size_t{rpc::kMaxServiceMessageBytes});
+}
+
+// A submission's parsing and design spaces run off the caller's thread:
+// the caller is answered at the preparation deadline, or at once when its
+// client went away, and the daemon stops without waiting for either.
+TEST_F(DaemonTest, SubmitAnswersAtTheDeadlineOrWhenTheClientLeaves) {
+  DaemonOptions options = Options();
+  options.prepare_deadline = absl::ZeroDuration();
+  std::unique_ptr<Daemon> daemon = Daemon::Start(options).value();
+  absl::Status late = daemon->Submit(SmallSpec(4)).status();
+  EXPECT_EQ(late.code(), absl::StatusCode::kDeadlineExceeded) << late;
+  EXPECT_NE(late.message().find("limit of 0"), std::string::npos) << late;
+  daemon.reset();
+
+  options.prepare_deadline = absl::Seconds(600);
+  daemon = Daemon::Start(options).value();
+  absl::Status gone =
+      daemon->Submit(SmallSpec(4), [] { return true; }).status();
+  EXPECT_EQ(gone.code(), absl::StatusCode::kCancelled) << gone;
+  EXPECT_TRUE(daemon->ListJobs().empty());
+  // A caller waiting for its preparation is answered when the daemon stops.
+  std::atomic<bool> stop_now{false};
+  std::thread stopper([&] {
+    while (daemon->preparing() == 0 && !stop_now) std::this_thread::yield();
+    daemon->Shutdown();
+  });
+  const absl::Time start = absl::Now();
+  absl::StatusOr<proto::JobStatus> job = daemon->Submit(SmallSpec(4));
+  stop_now = true;
+  stopper.join();
+  EXPECT_TRUE(job.ok() || absl::IsCancelled(job.status()) ||
+              absl::IsUnavailable(job.status()))
+      << job.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  daemon.reset();
 }
 
 TEST_F(DaemonTest, CancelEndsTheJobAndKeepsWhatWasMeasured) {

@@ -16,7 +16,7 @@ proto::RegisterRunnerRequest Request(const std::string& name) {
 TEST(RunnerRegistry, QuarantinesAfterConsecutiveFailuresOnly) {
   RunnerRegistry registry(/*quarantine_after=*/3, absl::Seconds(60));
   const std::string id =
-      registry.Register(Request("flaky"), "ipv4:127.0.0.1:1");
+      registry.Register(Request("flaky"), "ipv4:127.0.0.1:1").value();
   EXPECT_TRUE(registry.CheckActive(id).ok());
   // Two failures, a success: the count starts again.
   EXPECT_FALSE(registry.RecordResult(id, true));
@@ -43,13 +43,13 @@ TEST(RunnerRegistry, QuarantinesAfterConsecutiveFailuresOnly) {
 
 TEST(RunnerRegistry, OtherRunnersAreNotAffectedAndZeroNeverQuarantines) {
   RunnerRegistry registry(/*quarantine_after=*/1, absl::Seconds(60));
-  const std::string bad = registry.Register(Request("bad"), "");
-  const std::string good = registry.Register(Request("good"), "");
+  const std::string bad = registry.Register(Request("bad"), "").value();
+  const std::string good = registry.Register(Request("good"), "").value();
   EXPECT_NE(bad, good);
   EXPECT_TRUE(registry.RecordResult(bad, true));
   EXPECT_TRUE(registry.CheckActive(good).ok());
   RunnerRegistry never(/*quarantine_after=*/0, absl::Seconds(60));
-  const std::string id = never.Register(Request("r"), "");
+  const std::string id = never.Register(Request("r"), "").value();
   for (int i = 0; i < 100; ++i) EXPECT_FALSE(never.RecordResult(id, true));
   EXPECT_TRUE(never.CheckActive(id).ok());
 }
@@ -60,7 +60,7 @@ TEST(RunnerRegistry, UnknownRunnerIsNotFoundAndSilentRunnerIsLost) {
                           [&] { return now; });
   EXPECT_EQ(registry.CheckActive("r1-from-an-earlier-daemon").code(),
             absl::StatusCode::kNotFound);
-  const std::string id = registry.Register(Request("r"), "");
+  const std::string id = registry.Register(Request("r"), "").value();
   EXPECT_EQ(registry.List({{id, 2}})[0].state(), proto::RUNNER_BUSY);
   EXPECT_EQ(registry.List({})[0].state(), proto::RUNNER_IDLE);
   now += absl::Seconds(11);
@@ -73,8 +73,8 @@ TEST(RunnerRegistry, RunnerSilentForLongIsForgottenAndMustRegisterAgain) {
   absl::Time now = absl::FromUnixSeconds(100);
   RunnerRegistry registry(3, absl::Seconds(10), absl::Seconds(60),
                           [&] { return now; });
-  const std::string gone = registry.Register(Request("gone"), "");
-  const std::string alive = registry.Register(Request("alive"), "");
+  const std::string gone = registry.Register(Request("gone"), "").value();
+  const std::string alive = registry.Register(Request("alive"), "").value();
   now += absl::Seconds(40);
   EXPECT_TRUE(registry.CheckActive(alive).ok());
   now += absl::Seconds(30);  // gone: silent 70 s; alive: 30 s
@@ -86,10 +86,29 @@ TEST(RunnerRegistry, RunnerSilentForLongIsForgottenAndMustRegisterAgain) {
   EXPECT_EQ(registry.CheckActive(gone).code(), absl::StatusCode::kNotFound);
   // Registering also sweeps.
   now += absl::Seconds(61);
-  registry.Register(Request("new"), "");
+  registry.Register(Request("new"), "").value();
   list = registry.List({});
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].name(), "new");
+}
+
+// Registrations are bounded: beyond max_runners known runners a new one is
+// refused, naming the limit, until a silent one is forgotten.
+TEST(RunnerRegistry, RefusesRegistrationsBeyondTheLimit) {
+  absl::Time now = absl::UnixEpoch();
+  RunnerRegistry registry(
+      3, absl::Seconds(10), absl::Seconds(60), [&] { return now; },
+      /*max_runners=*/4);
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(registry.Register(Request("r"), "").ok());
+  absl::StatusOr<std::string> refused = registry.Register(Request("r"), "");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("limit of 4 runners"),
+            std::string::npos)
+      << refused.status();
+  EXPECT_EQ(registry.List({}).size(), 4u);
+  now += absl::Seconds(61);  // all silent: forgotten, room again
+  EXPECT_TRUE(registry.Register(Request("r"), "").ok());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 # `lathe runner` and client processes. Usage:
 #   service_integration_test.sh LATHE_BIN CASE
 # Cases: three_runners kill_runner kill_daemon stop_daemon auth refusals target_mismatch tls
+#   oversized_workload
 # (tls exits 77, skipped, without openssl).
 # Every wait polls observable state (a file, the daemon's answer, the
 # database) against a deadline; nothing sleeps and hopes.
@@ -243,6 +244,26 @@ auth)
   grep -q "tuner at 127.0.0.1:$port is not reachable" <<<"$out" || fail "unreachable: $out"
   ;;
 
+oversized_workload)
+  # A token others may read: served, with a warning.
+  chmod 644 token
+  start_daemon serve.log 127.0.0.1:0 --max-workload-bytes 1099511627776
+  grep -q 'lathe serve: warning: --token-file token is readable by every user (mode 0644)' serve.log ||
+    fail "no warning for a world-readable token: $(cat serve.log)"
+  grep -q 'warning: --listen' serve.log && fail "a loopback address warned about"
+  start_runner a
+  wait_for 30 "the runner to register" runners_registered 1
+  # 16 GiB of tensors against the runner's 8 GiB worker: refused at submit,
+  # naming the limit, before any runner tries (and fails) it.
+  out=$(client submit relu:M=2,N=1073741824 --target "$T" --trials 4 2>&1) &&
+    fail "a workload beyond the runners' memory accepted"
+  grep -q "spec.workloads\[0\]: its tensors take 17179869184 bytes, over the largest worker memory limit of the target's runners (8589934592 bytes)" <<<"$out" ||
+    fail "oversized workload: $out"
+  client runners | grep -q quarantined && fail "a runner was quarantined: $(client runners)"
+  # What fits is measured by the same runner.
+  submit --trials 4 --wait > out.txt 2> progress.txt || fail "submit --wait: $(cat out.txt progress.txt)"
+  grep -q ' done 4/4 trials' out.txt || fail "summary: $(cat out.txt)"
+  ;;
 refusals)
   start_daemon serve.log 127.0.0.1:0 --max-message-bytes 65536 --max-trials-per-job 50
   expect_refused() {
