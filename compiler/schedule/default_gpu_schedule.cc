@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/ir/expr_functor.h"
+#include "compiler/schedule/layout.h"
 #include "compiler/schedule/primitive/compute_inline.h"
 #include "compiler/schedule/traced_schedule.h"
 
@@ -214,6 +218,55 @@ absl::Status ScheduleRegisterTile(ConcreteSchedule* sch,
   return absl::OkStatus();
 }
 
+// The indices of each distinct buffer that `block` reads, other than those
+// it writes, in the order cache_read numbers them (first appearance).
+std::vector<std::vector<Expr>> DistinctReadIndices(const BlockNode& block) {
+  std::set<const Buffer*> written, seen;
+  std::vector<std::vector<Expr>> reads;
+  VisitStmts(block.body.get(), [&](const StmtNode* s) {
+    if (const auto* store = s->as<StoreNode>())
+      written.insert(store->buffer.get());
+    return true;
+  });
+  VisitStmts(block.body.get(), [&](const StmtNode* s) {
+    VisitOwnExprs(*s, [&](const Expr& e) {
+      VisitExpr(e, [&](const Expr& x) {
+        if (x.is(ExprKind::kLoad) && !written.count(x->buffer.get()) &&
+            seen.insert(x->buffer.get()).second) {
+          reads.push_back(x->operands);
+        }
+      });
+    });
+    return true;
+  });
+  return reads;
+}
+
+// A shared tile's layout: the last two dimensions swapped when the last is
+// indexed by a reduction variable and the one before it is not (A[i, k] as
+// [k, i]), so that a thread's register tile reads neighbouring elements
+// for each k (vector loads from shared memory); else as it is.
+Layout ReductionInnermost(const BlockNode& block,
+                          const std::vector<Expr>& indices) {
+  const size_t rank = indices.size();
+  if (rank < 2) return {};
+  auto uses_reduction = [&](const Expr& index) {
+    bool found = false;
+    for (const IterVar& iv : block.iter_vars) {
+      if (iv.type == IterType::kReduce) found |= UsesVar(index, iv.var);
+    }
+    return found;
+  };
+  if (!uses_reduction(indices[rank - 1]) || uses_reduction(indices[rank - 2])) {
+    return {};
+  }
+  Layout layout;
+  for (size_t d = 0; d < rank; ++d)
+    layout.permutation.push_back(static_cast<int64_t>(d));
+  std::swap(layout.permutation[rank - 1], layout.permutation[rank - 2]);
+  return layout;
+}
+
 // The shared-memory tile (see the header): per axis, the largest register
 // tile of {8, 4, 2} such that 16 threads times it divide the extent.
 int64_t ChooseSharedTileRegisters(int64_t extent) {
@@ -343,8 +396,15 @@ absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
   // The tiles of the inputs, copied to shared memory at each K chunk by all
   // the threads.
   int64_t shared_elements = 0;
+  const std::vector<std::vector<Expr>> read_indices =
+      DistinctReadIndices(*sch->program().FindBlock(name));
   for (int64_t read = 0;; ++read) {
-    absl::StatusOr<BlockRV> cache = sch->CacheRead(block, read, "shared");
+    absl::StatusOr<BlockRV> cache =
+        sch->CacheRead(block, read, "shared",
+                       read < static_cast<int64_t>(read_indices.size())
+                           ? ReductionInnermost(*sch->program().FindBlock(name),
+                                                read_indices[read])
+                           : Layout{});
     if (absl::IsInvalidArgument(cache.status())) break;
     if (!cache.ok()) return cache.status();
     LATHE_RETURN_IF_ERROR(sch->ComputeAt(*cache, kc[0]));

@@ -654,7 +654,7 @@ class KernelEmitter {
       } else {
         shared_.insert(b.get());
         kernel_.shared_bytes += b->NumElements() * b->dtype.bytes();
-        absl::StrAppend(out, "__shared__ ", type, " ", name, "[",
+        absl::StrAppend(out, "__shared__ __align__(16) ", type, " ", name, "[",
                         b->NumElements(), "];\n");
       }
     }

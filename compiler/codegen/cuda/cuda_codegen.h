@@ -21,7 +21,8 @@
 //   of t in every access, digits that determine t, and r in [0, c)), each
 //   thread holds its share, an array of the c's shape indexed by the r's
 //   (a tile's accumulators, from the init to the write-back); otherwise the
-//   threads of a block share it: `__shared__`.
+//   threads of a block share it: `__shared__`, 16-byte aligned (so that
+//   NVRTC may read four neighbouring floats at once).
 // - Outside every threadIdx loop of a kernel that has them, all threads run
 //   the same statements; a store to device memory there is made by thread
 //   0 alone, and a barrier precedes the next statement that reads it (or,

@@ -139,12 +139,13 @@ std::string LoweredText(const std::string& spec, int64_t threads = 256) {
 
 TEST(DefaultGpuSchedule, MatmulGetsSharedTilesAndRegisterAccumulators) {
   // Blocks of 128x128 outputs, 16x16 threads of 8x8 accumulators; A's
-  // 128x16 and B's 16x128 tiles of each K chunk in shared memory, copied by
-  // the block's 256 threads (8 elements each).
+  // 128x16 tile (transposed: k outermost) and B's 16x128 tile of each K
+  // chunk in shared memory, copied by the block's 256 threads (8 elements
+  // each).
   const std::string text = LoweredText("matmul:M=256,N=128,K=64");
   for (const char* part : {
            "in range(2) thread_binding(blockIdx.x)",
-           "alloc A_shared: float32[128, 16] shared",
+           "alloc A_shared: float32[16, 128] shared",
            "alloc B_shared: float32[16, 128] shared",
            "alloc C_local: float32[128, 128] local",
            "in range(4)",  // the K chunks

@@ -247,7 +247,7 @@ TEST_F(CudaCodegen, SharedTilesAreSynchronizedBeforeTheyAreRead) {
   EXPECT_EQ(k.block.y, 16);
   EXPECT_EQ(k.shared_bytes, 16 * 32 * 4);
   const std::string& src = module->source;
-  const size_t decl = src.find("__shared__ float B_shared[512];");
+  const size_t decl = src.find("__shared__ __align__(16) float B_shared[512];");
   const size_t barrier = src.find("__syncthreads();");
   const size_t use = src.find("B_shared[", src.find("C["));
   ASSERT_NE(decl, std::string::npos) << src;
@@ -345,9 +345,9 @@ TEST(CudaEmulation, SharedKChunksUnderTheBlockLoopMatchTheReference) {
   // A 32x8 tile of A and an 8x32 tile of B per block.
   EXPECT_EQ(kernel.shared_bytes, 2 * 32 * 8 * 4);
   const std::string& src = module->source;
-  EXPECT_NE(src.find("__shared__ float A_shared[256];"), std::string::npos)
+  EXPECT_NE(src.find("__shared__ __align__(16) float A_shared[256];"), std::string::npos)
       << src;
-  EXPECT_NE(src.find("__shared__ float B_shared[256];"), std::string::npos)
+  EXPECT_NE(src.find("__shared__ __align__(16) float B_shared[256];"), std::string::npos)
       << src;
   absl::Status checked =
       CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
@@ -373,9 +373,9 @@ TEST(CudaEmulation, SharedTileAccumulatorsAreEachThreadsRegisters) {
   ASSERT_TRUE(program.ok()) << program.status();
   const std::string& src = program->module.source;
   EXPECT_NE(src.find("float C_local[64];"), std::string::npos) << src;
-  EXPECT_NE(src.find("__shared__ float A_shared[2048];"), std::string::npos)
+  EXPECT_NE(src.find("__shared__ __align__(16) float A_shared[2048];"), std::string::npos)
       << src;
-  EXPECT_NE(src.find("__shared__ float B_shared[2048];"), std::string::npos)
+  EXPECT_NE(src.find("__shared__ __align__(16) float B_shared[2048];"), std::string::npos)
       << src;
   EXPECT_EQ(program->module.kernels.at(0).shared_bytes, 2 * 2048 * 4);
   absl::Status checked =
