@@ -425,6 +425,18 @@ absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
       return absl::FailedPreconditionError("a cached tile has no loops");
     }
     shared_elements += elements;
+    // Four neighbouring elements of the innermost copy loop per thread and
+    // step where they divide it and the steps (vector loads from device
+    // memory), else one.
+    LATHE_ASSIGN_OR_RETURN(std::string last_name, sch->LoopName(inner.back()));
+    const int64_t last = sch->program().FindLoop(last_name)->extent;
+    std::optional<LoopRV> lanes;
+    if (last % 4 == 0 && (elements / 4) % (kAxis * kAxis) == 0) {
+      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> split,
+                             sch->Split(inner.back(), {Factor{}, Factor{4}}));
+      inner.back() = split[0];
+      lanes = split[1];
+    }
     LoopRV fused = inner.front();
     if (inner.size() > 1) {
       LATHE_ASSIGN_OR_RETURN(fused, sch->Fuse(inner));
@@ -434,6 +446,7 @@ absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
         sch->Split(fused, {Factor{}, Factor{kAxis * kAxis}}));
     LATHE_RETURN_IF_ERROR(sch->Bind(parts[1], "threadIdx.x"));
     LATHE_RETURN_IF_ERROR(sch->Unroll(parts[0]));
+    if (lanes.has_value()) LATHE_RETURN_IF_ERROR(sch->Vectorize(*lanes));
   }
   if (shared_elements > kMaxSharedTileElements) {
     return absl::FailedPreconditionError(

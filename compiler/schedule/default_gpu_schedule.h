@@ -29,8 +29,11 @@
 //     bound to threadIdx.x; a local cache of the output, its write-back
 //     moved after the chunks under the block loop with its own 16x16 thread
 //     loop, the init decomposed out before them; each input read through a
-//     shared cache computed at the chunk loop, its copy loops fused, split
-//     by 256 and bound to threadIdx.x (every thread copies, then a barrier,
+//     shared cache computed at the chunk loop, its innermost copy loop split
+//     by 4 (vectorized; not when 4 does not divide it or the tile is not
+//     1024-divisible), the copy loops fused, split into [steps, 256], steps
+//     unrolled, the 256 bound to threadIdx.x (every thread copies, then a
+//     barrier,
 //     then the products; at most 8192 elements of tiles); the chunk and
 //     register loops unrolled. The accumulators, touched by three thread
 //     loops, each thread its own r_i x r_j, are registers (cuda_codegen.h).
