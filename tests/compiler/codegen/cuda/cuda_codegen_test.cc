@@ -345,9 +345,11 @@ TEST(CudaEmulation, SharedKChunksUnderTheBlockLoopMatchTheReference) {
   // A 32x8 tile of A and an 8x32 tile of B per block.
   EXPECT_EQ(kernel.shared_bytes, 2 * 32 * 8 * 4);
   const std::string& src = module->source;
-  EXPECT_NE(src.find("__shared__ __align__(16) float A_shared[256];"), std::string::npos)
+  EXPECT_NE(src.find("__shared__ __align__(16) float A_shared[256];"),
+            std::string::npos)
       << src;
-  EXPECT_NE(src.find("__shared__ __align__(16) float B_shared[256];"), std::string::npos)
+  EXPECT_NE(src.find("__shared__ __align__(16) float B_shared[256];"),
+            std::string::npos)
       << src;
   absl::Status checked =
       CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
@@ -373,9 +375,11 @@ TEST(CudaEmulation, SharedTileAccumulatorsAreEachThreadsRegisters) {
   ASSERT_TRUE(program.ok()) << program.status();
   const std::string& src = program->module.source;
   EXPECT_NE(src.find("float C_local[64];"), std::string::npos) << src;
-  EXPECT_NE(src.find("__shared__ __align__(16) float A_shared[2048];"), std::string::npos)
+  EXPECT_NE(src.find("__shared__ __align__(16) float A_shared[2048];"),
+            std::string::npos)
       << src;
-  EXPECT_NE(src.find("__shared__ __align__(16) float B_shared[2048];"), std::string::npos)
+  EXPECT_NE(src.find("__shared__ __align__(16) float B_shared[2048];"),
+            std::string::npos)
       << src;
   EXPECT_EQ(program->module.kernels.at(0).shared_bytes, 2 * 2048 * 4);
   absl::Status checked =
