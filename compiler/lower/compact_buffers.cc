@@ -209,7 +209,7 @@ class Compactor {
     size_t rank = buffer->shape.size();
     std::vector<std::optional<IndexSpan>> box(rank);
     for (const Access& a : use.accesses) {
-      if (a.indices.size() != rank) return false;
+      if (a.indices.size() != rank) return MoveWhole(loop, buffer);
       VarRanges varying, all = fixed;
       for (size_t d = depth; d < a.loops.size(); ++d) {
         varying[a.loops[d]->var.get()] = Interval::Extent(a.loops[d]->extent);
@@ -220,19 +220,19 @@ class Compactor {
         // A variable that is not a loop around the access has no range.
         if (UsesAnyVar(index,
                        [&](const Expr& v) { return !all.count(v.get()); })) {
-          return false;
+          return MoveWhole(loop, buffer);
         }
         absl::StatusOr<IndexSpan> span =
             SpanOfIndex(Simplify(index, all), varying, fixed,
                         FloorDivMin::kSimplifiedInTheSum);
-        if (!span.ok()) return false;
+        if (!span.ok()) return MoveWhole(loop, buffer);
         if (!box[k].has_value()) {
           box[k] = *std::move(span);
           continue;
         }
         std::optional<IndexSpan> joined =
             JoinSpans(*box[k], *span, fixed, JoinedMin::kFirstMovedDown);
-        if (!joined.has_value()) return false;
+        if (!joined.has_value()) return MoveWhole(loop, buffer);
         box[k] = *std::move(joined);
       }
     }
@@ -251,7 +251,7 @@ class Compactor {
         shrinks = true;
       }
     }
-    if (!shrinks) return false;
+    if (!shrinks) return MoveWhole(loop, buffer);
     BufferPtr compact =
         MakeBuffer(buffer->name, buffer->dtype, shape, buffer->scope);
     Rewrite(buffer.get(), compact, mins);
@@ -259,6 +259,20 @@ class Compactor {
     stats_->compacted.push_back(buffer->name);
     if (compact->scope == BufferScope::kLocal &&
         compact->NumElements() > kLargeLocalElements) {
+      stats_->large_local.push_back(buffer->name);
+    }
+    return true;
+  }
+
+  // A buffer whose box is unknown or not smaller than it: a local or shared
+  // one still moves, whole, into the loop (each iteration its own copy, which
+  // the data-parallel analysis relies on); a global one stays at the root.
+  bool MoveWhole(ForNode* loop, const BufferPtr& buffer) {
+    if (buffer->scope == BufferScope::kGlobal) return false;
+    PlaceIn(loop, buffer);
+    stats_->compacted.push_back(buffer->name);
+    if (buffer->scope == BufferScope::kLocal &&
+        buffer->NumElements() > kLargeLocalElements) {
       stats_->large_local.push_back(buffer->name);
     }
     return true;

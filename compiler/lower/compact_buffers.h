@@ -26,9 +26,12 @@
 //  4. The buffer is re-allocated, with the box's shape, in an allocation
 //     scope directly inside L's body, and every access becomes
 //     index - min.
-// Nothing is refused: a buffer with no common loop, an access that cannot be
-// bounded (min/max/select/loads in an index, a product of loop variables) or
-// a box no smaller than the buffer keeps its root allocation and shape.
+// Nothing is refused: a buffer with no common loop keeps its root
+// allocation; one with an access that cannot be bounded (min/max/select/
+// loads in an index, a product of loop variables) or a box no smaller than
+// the buffer keeps its shape, and its root allocation when it is global, but
+// moves whole into L when it is local or shared (the data-parallel analysis
+// counts on that: loop_accesses.h, RootBuffersPrivateToIterations).
 //
 // Local-scope buffers must end up small (registers or stack). They do
 // whenever they are computed at (or reverse-computed at) a loop that tiles

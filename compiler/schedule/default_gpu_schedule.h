@@ -8,8 +8,9 @@
 //     readers, then every one left that reverse_compute_inline accepts into
 //     its producer (padding, bias, relu leave no stage of their own).
 //  2. For each block left whose loops are its own (one loop per iteration
-//     variable), in program order, a cross-thread reduction or a register
-//     tile when one fits, else the plain binding below. The cross-thread
+//     variable), in program order, a cross-thread reduction, a shared-memory
+//     tile or a register tile when one fits (tried in that order), else the
+//     plain binding below. The cross-thread
 //     reduction (at most 8192 outputs, one reduction loop of at least 64
 //     iterations, e.g. softmax's rows): the reduction loop is split by d
 //     threads (a divisor in [32, options.threads_per_block], a multiple of
@@ -17,7 +18,26 @@
 //     the outputs are fused and bound to blockIdx.x, the partials computed
 //     at that loop with their d loop bound to threadIdx.x (so they land in
 //     shared memory, a barrier before they are read), and the final
-//     reduction accumulated in a register (thread 0 stores it). The register
+//     reduction accumulated in a register (thread 0 stores it). The
+//     shared-memory tile (a reduction with at least two spatial loops, the
+//     last two divisible by 16 threads times a register tile r of {8, 4, 2},
+//     r_i * r_j >= 16, and its reduction loops, fused, by a K chunk of
+//     {16, 8, 4}; 256 threads at least): the two loops split into
+//     [outer, 16, r], the reduction into [chunks, chunk], ordered outer...
+//     chunks 16 16 chunk r r; the outer loops fused and bound to blockIdx.x
+//     (a block of 16r_i x 16r_j outputs), the 16x16 thread loops fused and
+//     bound to threadIdx.x; a local cache of the output, its write-back
+//     moved after the chunks under the block loop with its own 16x16 thread
+//     loop, the init decomposed out before them; each input read through a
+//     shared cache computed at the chunk loop, its innermost copy loop split
+//     by 4 (vectorized; not when 4 does not divide it or the tile is not
+//     1024-divisible), the copy loops fused, split into [steps, 256], steps
+//     unrolled, the 256 bound to threadIdx.x (every thread copies, then a
+//     barrier,
+//     then the products; at most 8192 elements of tiles); the chunk and
+//     register loops unrolled. The accumulators, touched by three thread
+//     loops, each thread its own r_i x r_j, are registers (cuda_codegen.h).
+//     The register
 //     tile (a reduction with at least two spatial loops): its last two spatial
 //     loops are split into [outer, threads, registers] (threads from {16, 8, 4,
 //     2} and registers from {4, 2} that divide them, at least 64 threads and 4

@@ -7,13 +7,17 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "compiler/arith/int_bounds.h"
+#include "compiler/arith/simplify.h"
+#include "compiler/ir/expr_functor.h"
 #include "compiler/lower/lowered_form.h"
+#include "compiler/schedule/analysis/index_digits.h"
 
 namespace lathe::cuda {
 namespace {
@@ -83,6 +87,56 @@ void CollectTouched(const StmtNode& stmt, Touched* out) {
       out->writes.insert(store->buffer.get());
     return true;
   });
+}
+
+// A buffer that several threadIdx loops touch, each thread only its own
+// elements: in every access, each index is coef * D(t) + rest with t the
+// access's outermost threadIdx loop, the same coef and digit D in every
+// access, and rest in [0, coef) (a dimension without t: rest is the index,
+// over the whole dimension). The digits determine t, so threads own
+// disjoint elements, and a thread's share is an array of the coefs' shape
+// indexed by the rests (see the header).
+struct ThreadPartition {
+  std::vector<int64_t> shape;
+};
+
+// The rests of `indices` for a partition of `buffer` by `thread_var` of
+// `extent` iterations; `digits` and `coefs` are the partition's (filled on
+// the first access, compared on the others). Empty when the access does not
+// fit.
+std::optional<std::vector<Expr>> PartitionRests(
+    const Buffer& buffer, const std::vector<Expr>& indices,
+    const Expr& thread_var, const VarRanges& ranges,
+    std::vector<std::optional<std::pair<int64_t, Digit>>>* parts, bool* first) {
+  if (indices.size() != buffer.shape.size()) return std::nullopt;
+  std::vector<Expr> rests;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    Expr index = Simplify(indices[d], ranges);
+    Decomposed dec = Decompose(index, thread_var);
+    std::optional<std::pair<int64_t, Digit>> part;
+    Expr rest = index;
+    int64_t width = buffer.shape[d];
+    if (dec.form == DigitForm::kDigit) {
+      if (!dec.base.same_as(thread_var) || dec.coef <= 0) return std::nullopt;
+      part = std::make_pair(dec.coef, dec.digit);
+      rest = dec.rest;
+      width = dec.coef;
+    } else if (dec.form != DigitForm::kAbsent) {
+      return std::nullopt;
+    }
+    if (*first) {
+      parts->push_back(part);
+    } else if ((*parts)[d].has_value() != part.has_value() ||
+               (part.has_value() && (part->first != (*parts)[d]->first ||
+                                     !(part->second == (*parts)[d]->second)))) {
+      return std::nullopt;
+    }
+    Interval bound = BoundOf(rest, ranges);
+    if (bound.min < 0 || bound.max >= width) return std::nullopt;
+    rests.push_back(rest);
+  }
+  *first = false;
+  return rests;
 }
 
 class KernelEmitter {
@@ -343,6 +397,7 @@ class KernelEmitter {
 
   absl::StatusOr<std::string> FlatIndex(const Buffer& buffer,
                                         const std::vector<Expr>& indices) {
+    if (partitions_.count(&buffer)) return PartitionedIndex(buffer, indices);
     if (indices.empty()) return std::string("0");
     std::vector<std::string> terms;
     int64_t stride = 1;
@@ -444,6 +499,83 @@ class KernelEmitter {
     return loops.size() <= 1 && !(outside && !loops.empty());
   }
 
+  // Whether `buffer`, allocated at `scope` outside every threadIdx loop, is
+  // partitioned among the threads (ThreadPartition).
+  std::optional<ThreadPartition> PartitionOf(const BlockNode& scope,
+                                             const Buffer* buffer) {
+    std::vector<std::optional<std::pair<int64_t, Digit>>> parts;
+    bool first = true, fits = true;
+    const ForNode* axis = nullptr;  // the first thread loop met
+    VarRanges ranges = ranges_;
+    std::function<void(const StmtNode&, const ForNode*)> walk =
+        [&](const StmtNode& s, const ForNode* thread_loop) {
+          if (!fits) return;
+          if (const auto* loop = s.as<ForNode>()) {
+            ranges[loop->var.get()] = Interval::Extent(loop->extent);
+            if (thread_loop == nullptr && IsThreadIdx(*loop)) {
+              thread_loop = loop;
+              if (axis == nullptr) axis = loop;
+              if (loop->thread_tag != axis->thread_tag ||
+                  loop->extent != axis->extent) {
+                fits = false;
+                return;
+              }
+            }
+          }
+          auto access = [&](const std::vector<Expr>& indices) {
+            if (thread_loop == nullptr ||
+                !PartitionRests(*buffer, indices, thread_loop->var, ranges,
+                                &parts, &first)
+                     .has_value()) {
+              fits = false;
+            }
+          };
+          VisitOwnExprs(s, [&](const Expr& e) {
+            VisitExpr(e, [&](const Expr& x) {
+              if (x.is(ExprKind::kLoad) && x->buffer.get() == buffer)
+                access(x->operands);
+            });
+          });
+          if (const auto* store = s.as<StoreNode>()) {
+            if (store->buffer.get() == buffer) access(store->indices);
+          }
+          for (const StmtNode* c : ChildStmts(const_cast<StmtNode*>(&s)))
+            walk(*c, thread_loop);
+        };
+    walk(*scope.body, nullptr);
+    if (!fits || first || axis == nullptr) return std::nullopt;
+    std::vector<Digit> digits;
+    ThreadPartition partition;
+    for (size_t d = 0; d < parts.size(); ++d) {
+      if (parts[d].has_value()) digits.push_back(parts[d]->second);
+      partition.shape.push_back(parts[d].has_value() ? parts[d]->first
+                                                     : buffer->shape[d]);
+    }
+    if (digits.empty() || !DigitsDetermine(digits, axis->extent)) {
+      return std::nullopt;
+    }
+    return partition;
+  }
+
+  // A thread's index into its share of a partitioned buffer.
+  absl::StatusOr<std::string> PartitionedIndex(
+      const Buffer& buffer, const std::vector<Expr>& indices) {
+    std::vector<std::optional<std::pair<int64_t, Digit>>> parts;
+    bool first = true;
+    std::optional<std::vector<Expr>> rests;
+    if (outer_thread_var_.defined()) {
+      rests = PartitionRests(buffer, indices, outer_thread_var_, ranges_,
+                             &parts, &first);
+    }
+    if (!rests.has_value()) {
+      return absl::InternalError(absl::StrCat(
+          "cuda: an access to ", buffer.name, " left its thread's share"));
+    }
+    Buffer share = buffer;
+    share.shape = partitions_.at(&buffer).shape;
+    return FlatIndex(share, *rests);
+  }
+
   absl::Status EmitStmt(const StmtNode& stmt, int depth, std::string* out) {
     if (const auto* loop = stmt.as<ForNode>())
       return EmitFor(*loop, depth, out);
@@ -497,7 +629,21 @@ class KernelEmitter {
                               PrivateToEachThread(*block, b.get());
       block_local_.insert(b.get());
       Indent(depth + 1, out);
-      if (per_thread) {
+      std::optional<ThreadPartition> partition;
+      if (!per_thread) partition = PartitionOf(*block, b.get());
+      if (partition.has_value()) {
+        int64_t elements = 1;
+        for (int64_t e : partition->shape) elements *= e;
+        if (elements > kMaxThreadArrayElements) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "cuda: buffer \"", b->name, "\" (", elements,
+              " elements of each thread's share) is an array of each thread, "
+              "larger than ",
+              kMaxThreadArrayElements, " elements"));
+        }
+        partitions_[b.get()] = *partition;
+        absl::StrAppend(out, type, " ", name, "[", elements, "];\n");
+      } else if (per_thread) {
         if (b->NumElements() > kMaxThreadArrayElements) {
           return absl::FailedPreconditionError(absl::StrCat(
               "cuda: buffer \"", b->name, "\" (", b->NumElements(),
@@ -508,7 +654,7 @@ class KernelEmitter {
       } else {
         shared_.insert(b.get());
         kernel_.shared_bytes += b->NumElements() * b->dtype.bytes();
-        absl::StrAppend(out, "__shared__ ", type, " ", name, "[",
+        absl::StrAppend(out, "__shared__ __align__(16) ", type, " ", name, "[",
                         b->NumElements(), "];\n");
       }
     }
@@ -537,10 +683,13 @@ class KernelEmitter {
         absl::StrAppend(out, "if (", var, " < ", loop.extent, ") {\n");
       }
       const bool thread = IsThreadIdx(loop);
+      const bool outermost_thread = thread && thread_depth_ == 0;
+      if (outermost_thread) outer_thread_var_ = loop.var;
       if (thread) ++thread_depth_;
       LATHE_RETURN_IF_ERROR(
           EmitStmt(*loop.body, depth + (guarded ? 2 : 1), out));
       if (thread) --thread_depth_;
+      if (outermost_thread) outer_thread_var_ = Expr();
       if (guarded) {
         Indent(depth + 1, out);
         out->append("}\n");
@@ -591,6 +740,10 @@ class KernelEmitter {
   CudaKernel kernel_;
   int thread_depth_ = 0;
   std::set<const Buffer*> shared_;
+  // Buffers that threads hold in shares of their own (ThreadPartition).
+  std::map<const Buffer*, ThreadPartition> partitions_;
+  // The variable of the outermost threadIdx loop being emitted.
+  Expr outer_thread_var_;
   // Device buffers stored by thread 0 alone since the last barrier.
   std::set<const Buffer*> guarded_writes_;
   // Buffers allocated inside the kernel (a thread's or the block's).

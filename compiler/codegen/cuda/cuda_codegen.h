@@ -15,7 +15,14 @@
 //   scope is under a threadIdx loop, when all its accesses are under one
 //   threadIdx loop (each thread then touches its own elements: bind checks
 //   that), or when none is under any (each thread computes all of it, the
-//   same values); otherwise the threads of a block share it: `__shared__`.
+//   same values); when several threadIdx loops touch it but each thread only
+//   its own elements (in every access, each index is c * D(t) + r, with t
+//   the outermost threadIdx loop around the access, the same c and digit D
+//   of t in every access, digits that determine t, and r in [0, c)), each
+//   thread holds its share, an array of the c's shape indexed by the r's
+//   (a tile's accumulators, from the init to the write-back); otherwise the
+//   threads of a block share it: `__shared__`, 16-byte aligned (so that
+//   NVRTC may read four neighbouring floats at once).
 // - Outside every threadIdx loop of a kernel that has them, all threads run
 //   the same statements; a store to device memory there is made by thread
 //   0 alone, and a barrier precedes the next statement that reads it (or,

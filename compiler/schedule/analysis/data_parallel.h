@@ -23,10 +23,14 @@
 // even with equal values).
 //
 // Buffers allocated by a block below the scope are fresh in every instance of
-// that block, hence private to one iteration, and never conflict. Buffers
-// allocated at the root (caches included) are one buffer for the whole
-// program, whatever their scope (global, local or shared): the IR semantics
-// of stmt.h, not a GPU's per-thread-block shared memory.
+// that block, hence private to one iteration, and never conflict. So are the
+// root's local and shared buffers (caches) that only the loop's subtree
+// touches and that are never updated from their own value: lowering
+// allocates them inside the loop (RootBuffersPrivateToIterations in
+// loop_accesses.h), so a shared cache computed at a loop under a blockIdx
+// loop is each block's own. Other buffers allocated at the root (global
+// intermediates, accumulators) are one buffer for the whole program: the IR
+// semantics of stmt.h.
 //
 // The accesses come from loop_accesses.h, the digits from index_digits.h;
 // this file holds the proof over them and the checks the primitives call.

@@ -1,5 +1,7 @@
 #include "compiler/schedule/analysis/loop_accesses.h"
 
+#include <functional>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -10,12 +12,24 @@
 namespace lathe {
 namespace {
 
+// Whether `e` loads `buffer`.
+bool LoadsBuffer(const Expr& e, const Buffer* buffer) {
+  bool found = false;
+  if (e.defined()) {
+    VisitExpr(e, [&](const Expr& x) {
+      found |= x.is(ExprKind::kLoad) && x->buffer.get() == buffer;
+    });
+  }
+  return found;
+}
+
 class AccessCollector {
  public:
   explicit AccessCollector(const BlockNode* outer_block)
       : outer_block_(outer_block) {}
 
-  void Run(const ForNode& scope) {
+  void Run(const Program& program, const ForNode& scope) {
+    private_ = RootBuffersPrivateToIterations(program, scope);
     // Buffers allocated below the scope are fresh per instance of their block.
     VisitStmts(static_cast<const StmtNode*>(&scope), [&](const StmtNode* s) {
       if (const auto* b = s->as<BlockNode>()) {
@@ -126,13 +140,54 @@ std::vector<const StmtNode*> AncestorsOf(const Program& program,
 LoopAccessesAndBlocks CollectLoopAccessesAndBlocks(const Program& program,
                                                    const ForNode& scope) {
   AccessCollector collector(EnclosingBlockOf(program, &scope));
-  collector.Run(scope);
+  collector.Run(program, scope);
   return {std::move(collector.accesses), std::move(collector.blocks)};
 }
 
 std::vector<LoopAccess> CollectLoopAccesses(const Program& program,
                                             const ForNode& scope) {
   return CollectLoopAccessesAndBlocks(program, scope).accesses;
+}
+
+std::set<const Buffer*> RootBuffersPrivateToIterations(const Program& program,
+                                                       const ForNode& scope) {
+  struct Use {
+    bool outside = false;  // an access outside the scope
+    bool update = false;   // a store whose value reads the buffer
+    bool inside = false;
+  };
+  std::map<const Buffer*, Use> uses;
+  for (const BufferPtr& b : program.root->alloc_buffers) {
+    if (b->scope != BufferScope::kGlobal) uses[b.get()];
+  }
+  if (uses.empty()) return {};
+  std::function<void(const StmtNode&, bool)> walk = [&](const StmtNode& s,
+                                                        bool inside) {
+    inside |= &s == static_cast<const StmtNode*>(&scope);
+    VisitOwnExprs(s, [&](const Expr& e) {
+      VisitExpr(e, [&](const Expr& x) {
+        if (!x.is(ExprKind::kLoad)) return;
+        auto it = uses.find(x->buffer.get());
+        if (it == uses.end()) return;
+        (inside ? it->second.inside : it->second.outside) = true;
+      });
+    });
+    if (const auto* store = s.as<StoreNode>()) {
+      auto it = uses.find(store->buffer.get());
+      if (it != uses.end()) {
+        (inside ? it->second.inside : it->second.outside) = true;
+        it->second.update |= LoadsBuffer(store->value, store->buffer.get());
+      }
+    }
+    for (const StmtNode* c : ChildStmts(const_cast<StmtNode*>(&s)))
+      walk(*c, inside);
+  };
+  walk(*program.root, false);
+  std::set<const Buffer*> result;
+  for (const auto& [buffer, use] : uses) {
+    if (use.inside && !use.outside && !use.update) result.insert(buffer);
+  }
+  return result;
 }
 
 std::vector<Expr> LoopVarsIn(const ForNode& scope) {

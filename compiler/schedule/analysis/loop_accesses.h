@@ -3,11 +3,15 @@
 //
 // Each block iteration variable is replaced by its binding, through nested
 // blocks, so that every index is an expression of loop variables. Buffers
-// allocated by a block below the scope are fresh in every instance of that
-// block, hence private to one iteration, and are left out.
+// private to one iteration of the scope are left out: those allocated by a
+// block below the scope (fresh in every instance of that block), and the
+// root's local and shared buffers (caches) that only the scope's subtree
+// touches and that no store updates from its own value
+// (RootBuffersPrivateToIterations).
 // Tests: tests/compiler/schedule/analysis/loop_accesses_test.cc.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +50,20 @@ LoopAccessesAndBlocks CollectLoopAccessesAndBlocks(const Program& program,
 // Its accesses only.
 std::vector<LoopAccess> CollectLoopAccesses(const Program& program,
                                             const ForNode& scope);
+
+// The buffers of the root's allocations, of local or shared scope, whose
+// every load and store lies in `scope`'s subtree and that no store updates
+// from its own value (no accumulation, e.g. a cache_read computed at a loop
+// of the scope). Lowering allocates each of them in the body of the
+// innermost loop around all its accesses (compact_buffers.h), which is
+// `scope` or a loop below it, so every iteration of `scope` has its own
+// copy; and no value flows between iterations through it, as a producer
+// moved under a consumer's loop writes in each iteration everything the
+// consumer reads in it (compute_at.h). A loop bound to blockIdx therefore
+// gives each block its own copy (shared memory), a loop bound to threadIdx
+// each thread its own (registers).
+std::set<const Buffer*> RootBuffersPrivateToIterations(const Program& program,
+                                                       const ForNode& scope);
 
 // The statements enclosing `stmt`, from the root down (empty when it is not
 // in the program), in one walk of the tree where Program::ParentOf walks it

@@ -42,6 +42,12 @@ std::vector<std::string> OddSpecs() {
   specs.push_back("batch_matmul:B=2,M=32,N=64,K=5");
   specs.push_back("dense:M=32,N=64,K=7,bias=1,relu=1");
   specs.push_back("conv2d_nhwc:N=1,C=3,H=6,W=32,K=64,R=3,S=3,pad=1");
+  // Shapes that get a shared-memory tile (with 256 threads): 4x8 and 4x4
+  // accumulators per thread, K chunks of 16 and 4, fused reduction loops.
+  specs.push_back("matmul:M=64,N=128,K=16");
+  specs.push_back("batch_matmul:B=2,M=64,N=64,K=8");
+  specs.push_back("dense:M=64,N=64,K=12,bias=1,relu=1");
+  specs.push_back("conv2d_nhwc:N=1,C=2,H=3,W=33,K=128,R=2,S=2");
   // Shapes that get a cross-thread reduction (a GEMV among them).
   specs.push_back("softmax:M=5,N=96");
   specs.push_back("softmax:M=3,N=1000");
@@ -131,10 +137,38 @@ std::string LoweredText(const std::string& spec, int64_t threads = 256) {
   return PrintProgram(*lowered);
 }
 
+TEST(DefaultGpuSchedule, MatmulGetsSharedTilesAndRegisterAccumulators) {
+  // Blocks of 128x128 outputs, 16x16 threads of 8x8 accumulators; A's
+  // 128x16 tile (transposed: k outermost) and B's 16x128 tile of each K
+  // chunk in shared memory, copied by the block's 256 threads (8 elements
+  // each).
+  const std::string text = LoweredText("matmul:M=256,N=128,K=64");
+  for (const char* part : {
+           "in range(2) thread_binding(blockIdx.x)",
+           "alloc A_shared: float32[16, 128] shared",
+           "alloc B_shared: float32[16, 128] shared",
+           "alloc C_local: float32[128, 128] local",
+           "in range(4)",  // the K chunks
+       }) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+  }
+  // The init, two copies, the products and the write-back.
+  size_t thread_loops = 0;
+  for (size_t at = text.find("in range(256) thread_binding(threadIdx.x)");
+       at != std::string::npos;
+       at = text.find("in range(256) thread_binding(threadIdx.x)", at + 1)) {
+    ++thread_loops;
+  }
+  EXPECT_EQ(thread_loops, 5u) << text;
+  // A K that no chunk divides keeps the register tile.
+  EXPECT_EQ(LoweredText("matmul:M=128,N=128,K=9").find("shared"),
+            std::string::npos);
+}
+
 TEST(DefaultGpuSchedule, MatmulGetsARegisterTilePerThread) {
   // 16x16 threads, each accumulating 4x4 outputs in registers; the tile's
-  // loops and the init's and write-back's unrolled.
-  const std::string text = LoweredText("matmul:M=128,N=128,K=32");
+  // loops and the init's and write-back's unrolled. (K = 9: no K chunk.)
+  const std::string text = LoweredText("matmul:M=128,N=128,K=9");
   EXPECT_NE(text.find("in range(4) thread_binding(blockIdx.x)"),
             std::string::npos)
       << text;
@@ -145,7 +179,7 @@ TEST(DefaultGpuSchedule, MatmulGetsARegisterTilePerThread) {
       << text;
   EXPECT_NE(text.find("in range(4) unrolled"), std::string::npos) << text;
   // With at most 64 threads, an 8x8 thread tile.
-  EXPECT_NE(LoweredText("matmul:M=128,N=128,K=32", 64)
+  EXPECT_NE(LoweredText("matmul:M=128,N=128,K=9", 64)
                 .find("in range(64) thread_binding(threadIdx.x)"),
             std::string::npos);
 }

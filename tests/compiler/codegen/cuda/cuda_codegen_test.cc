@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "compiler/codegen/cuda/cuda_host_source.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/codegen/cuda/cuda_target.h"
@@ -53,6 +54,11 @@ std::vector<std::string> Specs() {
   specs.push_back("matmul:M=128,N=64,K=9");
   specs.push_back("dense:M=32,N=64,K=7,bias=1,relu=1");
   specs.push_back("conv2d_nhwc:N=1,C=3,H=6,W=32,K=64,R=3,S=3,pad=1");
+  // Shared-memory tiles: 8x8, 4x4 (with an epilogue) and 4x4 accumulators
+  // per thread, batched.
+  specs.push_back("matmul:M=128,N=128,K=32");
+  specs.push_back("dense:M=64,N=64,K=12,bias=1,relu=1");
+  specs.push_back("batch_matmul:B=2,M=64,N=64,K=8");
   // Cross-thread reductions.
   specs.push_back("softmax:M=5,N=96");
   specs.push_back("softmax:M=3,N=1000");
@@ -241,7 +247,7 @@ TEST_F(CudaCodegen, SharedTilesAreSynchronizedBeforeTheyAreRead) {
   EXPECT_EQ(k.block.y, 16);
   EXPECT_EQ(k.shared_bytes, 16 * 32 * 4);
   const std::string& src = module->source;
-  const size_t decl = src.find("__shared__ float B_shared[512];");
+  const size_t decl = src.find("__shared__ __align__(16) float B_shared[512];");
   const size_t barrier = src.find("__syncthreads();");
   const size_t use = src.find("B_shared[", src.find("C["));
   ASSERT_NE(decl, std::string::npos) << src;
@@ -287,6 +293,100 @@ TEST(CudaEmulation, SharedTilesMatchTheReferenceWithTheBlocksThreadsAtOnce) {
         return testing::RunEmulated(*module, args);
       });
   EXPECT_TRUE(checked.ok()) << checked << "\n" << module->source;
+}
+
+// Blocks of 32x32 outputs (the 2x2 tiles fused onto blockIdx.x), 16x16
+// threads of 2x2 outputs each, K in chunks of 8: the chunk's tiles of A and
+// B copied to shared memory by all the block's threads (each copy's loops
+// fused onto threadIdx.x), then the products. The caches sit at the K
+// chunk, under the blockIdx loop.
+absl::StatusOr<Program> SharedKChunkProgram() {
+  LATHE_ASSIGN_OR_RETURN(Workload workload,
+                         ParseWorkloadSpec("matmul:M=64,N=64,K=32"));
+  LATHE_ASSIGN_OR_RETURN(Program initial, workload.InitialProgram());
+  TracedSchedule sch(initial);
+  LATHE_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(c));
+  const std::vector<Factor> tile = {Factor{}, Factor{int64_t{16}},
+                                    Factor{int64_t{2}}};
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> i, sch.Split(loops[0], tile));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> j, sch.Split(loops[1], tile));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> k,
+                         sch.Split(loops[2], {Factor{}, Factor{int64_t{8}}}));
+  LATHE_RETURN_IF_ERROR(
+      sch.Reorder({i[0], j[0], k[0], i[1], j[1], k[1], i[2], j[2]}));
+  LATHE_ASSIGN_OR_RETURN(LoopRV block_loop, sch.Fuse({i[0], j[0]}));
+  LATHE_ASSIGN_OR_RETURN(LoopRV thread_loop, sch.Fuse({i[1], j[1]}));
+  LATHE_RETURN_IF_ERROR(sch.Bind(block_loop, "blockIdx.x"));
+  LATHE_RETURN_IF_ERROR(sch.Bind(thread_loop, "threadIdx.x"));
+  for (int64_t input : {0, 1}) {
+    LATHE_ASSIGN_OR_RETURN(BlockRV cache, sch.CacheRead(c, input, "shared"));
+    LATHE_RETURN_IF_ERROR(sch.ComputeAt(cache, k[0]));
+    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> copy, sch.GetLoops(cache));
+    LATHE_ASSIGN_OR_RETURN(LoopRV fused,
+                           sch.Fuse({copy[copy.size() - 2], copy.back()}));
+    LATHE_RETURN_IF_ERROR(sch.Bind(fused, "threadIdx.x"));
+  }
+  return LowerProgram(sch.program());
+}
+
+TEST(CudaEmulation, SharedKChunksUnderTheBlockLoopMatchTheReference) {
+  absl::StatusOr<Workload> workload =
+      ParseWorkloadSpec("matmul:M=64,N=64,K=32");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> lowered = SharedKChunkProgram();
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ(module->kernels.size(), 1u);
+  const CudaKernel& kernel = module->kernels[0];
+  EXPECT_EQ(kernel.grid.x, 4);
+  EXPECT_EQ(kernel.block.x, 256);
+  // A 32x8 tile of A and an 8x32 tile of B per block.
+  EXPECT_EQ(kernel.shared_bytes, 2 * 32 * 8 * 4);
+  const std::string& src = module->source;
+  EXPECT_NE(src.find("__shared__ __align__(16) float A_shared[256];"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("__shared__ __align__(16) float B_shared[256];"),
+            std::string::npos)
+      << src;
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(*module, args);
+      });
+  EXPECT_TRUE(checked.ok()) << checked << "\n" << src;
+  absl::StatusOr<CompiledCuda> compiled = CompileCuda(src, "sm_80", false);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  if (access(kPtxas, X_OK) == 0) {
+    EXPECT_EQ(Assemble(compiled->ptx, "sm_80"), "");
+  }
+}
+
+TEST(CudaEmulation, SharedTileAccumulatorsAreEachThreadsRegisters) {
+  // The default schedule of a 128x128 matmul: the accumulators (touched by
+  // the init's, the products' and the write-back's thread loops) are each
+  // thread's 8x8, the K chunk's tiles of A and B shared.
+  absl::StatusOr<Workload> workload =
+      ParseWorkloadSpec("matmul:M=128,N=128,K=32");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<CudaProgram> program =
+      MakeCudaProgram(*workload, nullptr, Arch("sm_90"));
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string& src = program->module.source;
+  EXPECT_NE(src.find("float C_local[64];"), std::string::npos) << src;
+  EXPECT_NE(src.find("__shared__ __align__(16) float A_shared[2048];"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("__shared__ __align__(16) float B_shared[2048];"),
+            std::string::npos)
+      << src;
+  EXPECT_EQ(program->module.kernels.at(0).shared_bytes, 2 * 2048 * 4);
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(program->module, args);
+      });
+  EXPECT_TRUE(checked.ok()) << checked << "\n" << src;
 }
 
 TEST_F(CudaCodegen, RefusesMoreSharedMemoryThanTheTargetHas) {

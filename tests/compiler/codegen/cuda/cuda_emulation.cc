@@ -31,6 +31,7 @@ using std::max;
 #define __device__
 #define __forceinline__ inline
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(n)
 #define __restrict__ __restrict
 )";

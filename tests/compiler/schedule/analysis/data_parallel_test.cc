@@ -187,6 +187,61 @@ TEST(DataParallel, PrivateScratchIsPerIteration) {
   EXPECT_TRUE(CheckDataParallel(own, *own.FindLoop("i"), "parallel").ok());
 }
 
+// for i in range(n):
+//   block C(vc = i): T[0] = A[vc] + 1 (or T[0] + A[vc] when `update`);
+//                    C[vc] = T[0] * 2
+// with T allocated at the root in `scope`; when `read_after`, a block D
+// after the loop reads T[0] too.
+Program RootScratchProgram(int64_t n, BufferScope scope, bool update,
+                           bool read_after) {
+  BufferPtr a = MakeBuffer("A", DType::Float32(), {n});
+  BufferPtr t = MakeBuffer("T", DType::Float32(), {1}, scope);
+  BufferPtr c = MakeBuffer("C", DType::Float32(), {n});
+  BufferPtr d = MakeBuffer("D", DType::Float32(), {1});
+  Expr i = Var("i"), vc = Var("vc");
+  std::vector<StmtPtr> stores;
+  Expr value =
+      update ? Load(t, {Expr(0)}) + Load(a, {vc}) : Load(a, {vc}) + Expr(1.0);
+  stores.push_back(MakeStore(t, {Expr(0)}, value));
+  stores.push_back(MakeStore(c, {vc}, Load(t, {Expr(0)}) * Expr(2.0)));
+  std::vector<StmtPtr> body;
+  body.push_back(
+      MakeFor(i, n,
+              testing::MakeTestBlock("C", {{vc, n, IterType::kSpatial, i}},
+                                     MakeSeq(std::move(stores)))));
+  std::vector<BufferPtr> outputs = {c};
+  if (read_after) {
+    body.push_back(testing::MakeTestBlock(
+        "D", {}, MakeStore(d, {Expr(0)}, Load(t, {Expr(0)}))));
+    outputs.push_back(d);
+  }
+  return testing::MakeTestProgram("root_scratch", {a}, outputs, {t},
+                                  MakeSeq(std::move(body)));
+}
+
+TEST(DataParallel, RootCachesOfOneLoopArePerIteration) {
+  auto check = [](const Program& p) {
+    return CheckDataParallel(p, *p.FindLoop("i"), "bind");
+  };
+  // Lowering allocates a local or shared T inside the loop.
+  for (BufferScope scope : {BufferScope::kLocal, BufferScope::kShared}) {
+    Program p = RootScratchProgram(5, scope, false, false);
+    EXPECT_TRUE(check(p).ok()) << check(p);
+    EXPECT_EQ(RootBuffersPrivateToIterations(p, *p.FindLoop("i")).size(), 1u);
+  }
+  // A global T is one buffer that every iteration overwrites.
+  absl::Status global =
+      check(RootScratchProgram(5, BufferScope::kGlobal, false, false));
+  ASSERT_FALSE(global.ok());
+  EXPECT_NE(global.message().find("T[0]"), std::string::npos) << global;
+  // An accumulation carries T from one iteration to the next.
+  EXPECT_FALSE(
+      check(RootScratchProgram(5, BufferScope::kShared, true, false)).ok());
+  // Read after the loop: the last iteration's value is live outside it.
+  EXPECT_FALSE(
+      check(RootScratchProgram(5, BufferScope::kShared, false, true)).ok());
+}
+
 TEST(DataParallel, ReorderKeepsDependences) {
   Program p = testing::MatmulProgram(4, 5, 6);
   const ForNode* i = p.FindLoop("i");

@@ -4,6 +4,7 @@
 
 #include <tuple>
 
+#include "base/status_macros.h"
 #include "compiler/ir/printer.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/schedule/traced_schedule.h"
@@ -32,6 +33,58 @@ std::vector<std::string> LoopNames(TracedSchedule& sch,
 std::vector<LoopRV> SplitStencil(TracedSchedule& sch) {
   std::vector<LoopRV> loops = sch.GetLoops(sch.GetBlock("B").value()).value();
   return sch.Split(loops[0], {Factor(), Factor(int64_t{4})}).value();
+}
+
+// A matmul tiled for a GPU: blocks of 32x32 outputs (blockIdx.x over the
+// 2x2 tiles, fused), 16x16 threads of 2x2 outputs, K in chunks of 8; the
+// tiles of A and B cached in `scope` at the K chunk, under the bound loops.
+absl::Status CacheKChunkUnderBoundLoops(TracedSchedule& sch,
+                                        const std::string& scope) {
+  BlockRV c = sch.GetBlock("C").value();
+  std::vector<LoopRV> loops = sch.GetLoops(c).value();
+  std::vector<LoopRV> i =
+      sch.Split(loops[0], {Factor(), Factor(int64_t{16}), Factor(int64_t{2})})
+          .value();
+  std::vector<LoopRV> j =
+      sch.Split(loops[1], {Factor(), Factor(int64_t{16}), Factor(int64_t{2})})
+          .value();
+  std::vector<LoopRV> k =
+      sch.Split(loops[2], {Factor(), Factor(int64_t{8})}).value();
+  LATHE_RETURN_IF_ERROR(
+      sch.Reorder({i[0], j[0], k[0], i[1], j[1], k[1], i[2], j[2]}));
+  LATHE_ASSIGN_OR_RETURN(LoopRV block_loop, sch.Fuse({i[0], j[0]}));
+  LATHE_ASSIGN_OR_RETURN(LoopRV thread_loop, sch.Fuse({i[1], j[1]}));
+  LATHE_RETURN_IF_ERROR(sch.Bind(block_loop, "blockIdx.x"));
+  LATHE_RETURN_IF_ERROR(sch.Bind(thread_loop, "threadIdx.x"));
+  for (int64_t input : {0, 1}) {
+    LATHE_ASSIGN_OR_RETURN(BlockRV cache, sch.CacheRead(c, input, scope));
+    LATHE_RETURN_IF_ERROR(sch.ComputeAt(cache, k[0]));
+  }
+  return absl::OkStatus();
+}
+
+TEST(ComputeAt, SharedCacheUnderABlockLoopIsEachBlocksOwn) {
+  // Blocks in one row of tiles read the same rows of A: a root buffer of
+  // global scope would be one buffer they all overwrite; a shared one is
+  // allocated inside the K chunk, so each block has its own.
+  Program initial = testing::MatmulProgram(64, 64, 32);
+  TracedSchedule sch(initial);
+  absl::Status s = CacheKChunkUnderBoundLoops(sch, "shared");
+  ASSERT_TRUE(s.ok()) << s;
+  const Program& p = sch.program();
+  EXPECT_EQ(LoopNames(sch, "A_shared"),
+            (std::vector<std::string>{"i_0_j_0_fused", "k_0", "ax0", "ax1"}));
+  EXPECT_EQ(p.FindLoop("ax0")->extent, 32);
+  absl::Status same = testing::CheckSameResult(initial, p);
+  EXPECT_TRUE(same.ok()) << same << "\n" << PrintProgram(p);
+  absl::Status trip = testing::CheckTraceRoundTrip(sch, initial);
+  EXPECT_TRUE(trip.ok()) << trip;
+
+  TracedSchedule global(initial);
+  absl::Status refused = CacheKChunkUnderBoundLoops(global, "global");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(Contains(refused.message(), "would stop being data-parallel"))
+      << refused;
 }
 
 TEST(ComputeAt, PaddingAtSplitStencilLoopCoversFactorPlusTwo) {
