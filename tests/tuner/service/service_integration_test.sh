@@ -280,7 +280,9 @@ refusals)
   expect_refused 'spec.workloads\[1\]: the same workload as spec.workloads\[0\]' "$W" "$W,dtype=float32" --target "$T" --trials 10
   expect_refused 'spec.max_trials: 51 exceeds the limit of 50' "$W" --target "$T" --trials 51
   expect_refused 'spec.max_trials: must be at least 1' "$W" --target "$T" --trials 0
-  expect_refused 'spec.min_time_s' "$W" --target "$T" --trials 10 --min-time -1
+  # A negative --min-time is refused by the client itself (the daemon's
+  # own check of spec.min_time_s: daemon_test's MalformedSpecsNameTheFieldAtFault).
+  expect_refused '--min-time: must be a finite number of seconds' "$W" --target "$T" --trials 10 --min-time -1
   # An oversized request (a 100 kB spec over a 64 kB limit).
   expect_refused 'RESOURCE_EXHAUSTED\|larger than\|max' "matmul:M=64,N=64,K=64,x=$(head -c 100000 /dev/zero | tr '\0' 7)" --target "$T" --trials 10
   # Runners: a malformed registration names its field; the daemon goes on.
