@@ -13,21 +13,6 @@
 namespace lathe::graph {
 namespace {
 
-absl::StatusOr<DType> OnnxDType(const Node& node, int64_t code) {
-  switch (code) {
-    case 1:
-      return DType::Float32();
-    case 6:
-      return DType::Int32();
-    case 7:
-      return DType::Int64();
-    case 9:
-      return DType::Bool();
-    default:
-      return UnsupportedAttr(node, "to", absl::StrCat(code));
-  }
-}
-
 absl::StatusOr<TensorData> ConstantValue(const Node& node) {
   if (node.Has("value_float")) {
     TensorData t(DType::Float32(), {});
@@ -122,7 +107,7 @@ absl::StatusOr<std::vector<TensorType>> InferConstant(const Graph& graph,
   if (shape == nullptr) {
     return NodeError(node, "shape (input 0) must be a constant");
   }
-  LATHE_ASSIGN_OR_RETURN(DType dtype, OnnxDType(node, IntAttr(node, "to", 1)));
+  LATHE_ASSIGN_OR_RETURN(DType dtype, DataTypeAttr(node, "to", 1));
   std::vector<int64_t> dims = ConstantInts(*shape);
   for (int64_t d : dims) {
     if (d < 0) return NodeError(node, absl::StrCat("shape has dim ", d));
@@ -161,7 +146,7 @@ absl::StatusOr<std::vector<TensorData>> EvalConstant(
     t.values[0] = static_cast<double>(NumElements(x.shape));
     return std::vector<TensorData>{std::move(t)};
   }
-  LATHE_ASSIGN_OR_RETURN(DType dtype, OnnxDType(node, IntAttr(node, "to", 1)));
+  LATHE_ASSIGN_OR_RETURN(DType dtype, DataTypeAttr(node, "to", 1));
   std::vector<int64_t> dims = ConstantInts(x);
   for (int64_t d : dims) {
     if (d < 0) return NodeError(node, absl::StrCat("shape has dim ", d));

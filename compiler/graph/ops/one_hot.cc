@@ -59,21 +59,7 @@ absl::StatusOr<std::vector<TensorData>> EvalOneHot(
 
 absl::StatusOr<DType> EyeDType(const Node& node, DType input) {
   if (!node.Has("dtype")) return input;
-  switch (IntAttr(node, "dtype", 1)) {
-    case 1:
-      return DType::Float32();
-    case 6:
-      return DType::Int32();
-    case 7:
-      return DType::Int64();
-    case 9:
-      return DType::Bool();
-    case 11:
-      return DType(DType::Code::kFloat, 64);
-    default:
-      return UnsupportedAttr(node, "dtype",
-                             absl::StrCat(IntAttr(node, "dtype", 1)));
-  }
+  return DataTypeAttr(node, "dtype", 1);
 }
 
 absl::StatusOr<std::vector<TensorType>> InferEyeLike(const Graph& graph,

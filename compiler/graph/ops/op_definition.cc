@@ -17,6 +17,31 @@ absl::Status UnsupportedAttr(const Node& node, const std::string& key,
                    value, " is not supported"));
 }
 
+absl::StatusOr<DType> DataTypeAttr(const Node& node, const std::string& key,
+                                   int64_t default_code) {
+  const int64_t code = IntAttr(node, key, default_code);
+  switch (code) {
+    case 1:
+      return DType::Float32();
+    case 2:
+      return DType(DType::Code::kUInt, 8);
+    case 3:
+      return DType::Int8();
+    case 6:
+      return DType::Int32();
+    case 7:
+      return DType::Int64();
+    case 9:
+      return DType::Bool();
+    case 10:
+      return DType::Float16();
+    case 11:
+      return DType(DType::Code::kFloat, 64);
+    default:
+      return UnsupportedAttr(node, key, absl::StrCat(code));
+  }
+}
+
 absl::Status NoKernel(const Node& node, const std::string& why) {
   return absl::FailedPreconditionError(absl::StrCat(
       "node ", node.name, " (", node.op, ") has no kernel form: ", why));

@@ -74,6 +74,11 @@ absl::Status NodeError(const Node& node, const std::string& message);
 // Unimplemented "node NAME (OP): attribute KEY=VALUE is not supported".
 absl::Status UnsupportedAttr(const Node& node, const std::string& key,
                              const std::string& value);
+// The dtype named by attribute `key`, an ONNX TensorProto data type code
+// (`default_code` when absent): float32, uint8, int8, int32, int64, bool,
+// float16, float64; UnsupportedAttr for any other code.
+absl::StatusOr<DType> DataTypeAttr(const Node& node, const std::string& key,
+                                   int64_t default_code);
 // FailedPrecondition for an emitter: no kernel form for this node.
 absl::Status NoKernel(const Node& node, const std::string& why);
 
