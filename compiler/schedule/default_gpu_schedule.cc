@@ -594,39 +594,27 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
       continue;
     }
     const bool reduction = node->IsReduction();
-    if (reduction) {
+    // Reductions: the first of these strategies that applies, each tried on
+    // a scratch copy first so that one that fails leaves nothing in the
+    // trace.
+    using Strategy =
+        absl::Status (*)(ConcreteSchedule*, const std::string&, int64_t);
+    static constexpr std::pair<Strategy, const char*> kReductionStrategies[] = {
+        {&ScheduleCrossThread, "cross-thread reduction"},
+        {&ScheduleSharedTile, "shared-memory tile"},
+        {&ScheduleRegisterTile, "register tile"}};
+    bool scheduled = false;
+    for (const auto& [strategy, what] : kReductionStrategies) {
+      if (scheduled || !reduction) break;
       ConcreteSchedule scratch(sch.program());
-      absl::Status dry =
-          ScheduleCrossThread(&scratch, name, options.threads_per_block);
+      absl::Status dry = strategy(&scratch, name, options.threads_per_block);
       if (dry.ok()) {
-        note(ScheduleCrossThread(&sch, name, options.threads_per_block),
-             absl::StrCat("cross-thread reduction of block ", name));
-        continue;
+        dry = strategy(&sch, name, options.threads_per_block);
+        scheduled = true;
       }
-      note(dry, absl::StrCat("cross-thread reduction of block ", name));
+      note(dry, absl::StrCat(what, " of block ", name));
     }
-    if (reduction) {
-      ConcreteSchedule scratch(sch.program());
-      absl::Status dry =
-          ScheduleSharedTile(&scratch, name, options.threads_per_block);
-      if (dry.ok()) {
-        note(ScheduleSharedTile(&sch, name, options.threads_per_block),
-             absl::StrCat("shared-memory tile of block ", name));
-        continue;
-      }
-      note(dry, absl::StrCat("shared-memory tile of block ", name));
-    }
-    if (reduction) {
-      ConcreteSchedule scratch(sch.program());
-      absl::Status dry =
-          ScheduleRegisterTile(&scratch, name, options.threads_per_block);
-      if (dry.ok()) {
-        note(ScheduleRegisterTile(&sch, name, options.threads_per_block),
-             absl::StrCat("register tile of block ", name));
-        continue;
-      }
-      note(dry, absl::StrCat("register tile of block ", name));
-    }
+    if (scheduled) continue;
     for (bool accumulate : {true, false}) {
       if (accumulate && !reduction) continue;
       ConcreteSchedule scratch(sch.program());
