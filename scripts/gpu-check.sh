@@ -44,8 +44,8 @@ echo "gpu-check: LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 echo "gpu-check: step 1/3: every operator's default GPU schedule, checked and timed"
 timeout 240 "$binary" --gemm 0
 ops_status=$?
-echo "gpu-check: step 2/3: fp32 GEMM 4096^3, Lathe's default GPU schedule against cublasSgemm"
-timeout 120 "$binary" --ops 'matmul:M=64,N=64,K=64' --gemm 4096
+echo "gpu-check: step 2/3: fp32 GEMM 4096^3, Lathe's default GPU schedule and its shared-tile variants against cublasSgemm"
+timeout 180 "$binary" --ops 'matmul:M=64,N=64,K=64' --gemm 4096 --gemm-variants
 gemm_status=$?
 echo "gpu-check: step 3/3: a kernel for builds (emitted, compiled with g++ -lcuda, run)"
 work=$(mktemp -d)

@@ -4,14 +4,16 @@
 // (scripts/gpu-check.sh carries it there).
 //
 //   lathe-gpu-check [--target "cuda ..."] [--ops SPEC;SPEC...] [--gemm N]
-//                   [--no-device-exit CODE]
+//                   [--gemm-variants] [--no-device-exit CODE]
 //     For each workload (every registry operator at a medium shape and a
 //     custom matmul, unless --ops): the default GPU schedule, CUDA C, NVRTC
 //     to a cubin, a run on the GPU checked against the CPU reference, and
 //     its time (CUDA events, median of repeats after a warm-up): one PASS
 //     or FAIL line each. Then an fp32 GEMM N^3 (default 4096) against
 //     cublasSgemm (tensor cores off) on the same device buffers: both
-//     outputs compared, both timed, the ratio printed.
+//     outputs compared, both timed, the ratio printed; with
+//     --gemm-variants, also the shared-memory tile's K chunk and register
+//     tile varied (DefaultGpuScheduleOptions), one comparison each.
 //     Exit 0 when everything passed, 1 when something failed, and
 //     --no-device-exit's code (default 2) when there is no CUDA driver or
 //     device, after one line saying so.
@@ -50,6 +52,7 @@
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/interp/random_fill.h"
 #include "compiler/measure/reference_check.h"
+#include "compiler/schedule/default_gpu_schedule.h"
 #include "compiler/schedule/trace_text.h"
 #include "compiler/workload/flop_count.h"
 #include "compiler/workload/registry.h"
@@ -255,8 +258,11 @@ bool CheckOne(cuda::CudaDevice* device, const Target& target,
   return true;
 }
 
-// The default GPU schedule's GEMM against cublasSgemm on the same inputs.
-bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n) {
+// A GEMM schedule (the default GPU schedule's with `options`) against
+// cublasSgemm on the same inputs.
+bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n,
+                       const DefaultGpuScheduleOptions& options,
+                       const std::string& label) {
   const std::string spec = absl::StrCat("matmul:M=", n, ",N=", n, ",K=", n);
   auto fail = [&](const absl::Status& status) {
     std::printf("FAIL cublas comparison %s: %s\n", spec.c_str(),
@@ -268,8 +274,12 @@ bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n) {
   if (!cublas.ok()) return fail(cublas.status());
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
   if (!workload.ok()) return fail(workload.status());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  if (!initial.ok()) return fail(initial.status());
+  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, options);
+  if (!trace.ok()) return fail(trace.status());
   absl::StatusOr<cuda::CudaProgram> program =
-      cuda::MakeCudaProgram(*workload, nullptr, target);
+      cuda::MakeCudaProgram(*workload, &*trace, target);
   if (!program.ok()) return fail(program.status());
   absl::StatusOr<cuda::CompiledCuda> compiled =
       cuda::CompileCuda(program->module.source, target.cpu, true);
@@ -318,12 +328,12 @@ bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n) {
   if (!cublas_ms.ok()) return fail(cublas_ms.status());
   const double flop = 2.0 * n * n * n;
   std::printf(
-      "%s cublas comparison %s: lathe default %.3f ms (%.0f GFLOP/s), "
+      "%s cublas comparison %s: lathe %s %.3f ms (%.0f GFLOP/s), "
       "cublasSgemm %.3f ms (%.0f GFLOP/s), ratio lathe/cublas throughput "
       "%.3f, max |difference| %.2e (tolerance %.2e)\n",
-      max_error <= tolerance ? "PASS" : "FAIL", spec.c_str(), *lathe_ms,
-      flop / (*lathe_ms * 1e6), *cublas_ms, flop / (*cublas_ms * 1e6),
-      *cublas_ms / *lathe_ms, max_error, tolerance);
+      max_error <= tolerance ? "PASS" : "FAIL", spec.c_str(), label.c_str(),
+      *lathe_ms, flop / (*lathe_ms * 1e6), *cublas_ms,
+      flop / (*cublas_ms * 1e6), *cublas_ms / *lathe_ms, max_error, tolerance);
   std::fflush(stdout);
   return max_error <= tolerance;
 }
@@ -333,6 +343,7 @@ int Main(int argc, char** argv) {
   std::string source_spec, ptx_spec, trace_file, ops, emit_dir;
   std::string emit_name = "lathe_kernel";
   int gemm = 4096;
+  bool gemm_variants = false;
   int no_device_exit = 2;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -360,11 +371,14 @@ int Main(int argc, char** argv) {
       ops = value();
     else if (arg == "--gemm")
       gemm = std::atoi(value().c_str());
+    else if (arg == "--gemm-variants")
+      gemm_variants = true;
     else if (arg == "--no-device-exit")
       no_device_exit = std::atoi(value().c_str());
     else if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: lathe-gpu-check [--target T] [--ops 'SPEC;SPEC'] [--gemm N]\n"
+          "                       [--gemm-variants]\n"
           "                       [--no-device-exit CODE]\n"
           "       lathe-gpu-check --source SPEC [--target T] [--trace FILE]\n"
           "       lathe-gpu-check --ptx SPEC [--target T]\n"
@@ -428,7 +442,27 @@ int Main(int argc, char** argv) {
     (CheckOne(device->get(), *target, spec) ? passed : failed)++;
   }
   if (gemm > 0) {
-    (CompareWithCublas(device->get(), *target, gemm) ? passed : failed)++;
+    DefaultGpuScheduleOptions options;
+    options.threads_per_block = std::min<int64_t>(
+        options.threads_per_block, target->gpu.max_threads_per_block);
+    (CompareWithCublas(device->get(), *target, gemm, options, "default")
+         ? passed
+         : failed)++;
+    // The shared-memory tile's parameters the default fixes, each tried:
+    // what a GPU design space would sample.
+    for (int64_t chunk : gemm_variants ? std::vector<int64_t>{8, 16, 32}
+                                       : std::vector<int64_t>{}) {
+      for (int64_t registers : {8, 4}) {
+        DefaultGpuScheduleOptions variant = options;
+        variant.shared_tile_k_chunk = chunk;
+        variant.shared_tile_max_registers = registers;
+        (CompareWithCublas(
+             device->get(), *target, gemm, variant,
+             absl::StrCat("k-chunk ", chunk, " registers<=", registers))
+             ? passed
+             : failed)++;
+      }
+    }
   }
   std::printf("lathe-gpu-check: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

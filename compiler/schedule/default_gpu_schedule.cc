@@ -138,7 +138,9 @@ AxisTile ChooseAxisTile(int64_t extent, int64_t max_threads) {
 // primitive, or when the tile would have fewer than 64 threads or fewer
 // than 4 accumulators.
 absl::Status ScheduleRegisterTile(ConcreteSchedule* sch,
-                                  const std::string& name, int64_t threads) {
+                                  const std::string& name,
+                                  const DefaultGpuScheduleOptions& options) {
+  const int64_t threads = options.threads_per_block;
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
   const BlockNode* node = sch->program().FindBlock(name);
@@ -268,16 +270,20 @@ Layout ReductionInnermost(const BlockNode& block,
 }
 
 // The shared-memory tile (see the header): per axis, the largest register
-// tile of {8, 4, 2} such that 16 threads times it divide the extent.
-int64_t ChooseSharedTileRegisters(int64_t extent) {
+// tile of {8, 4, 2}, at most `max_registers`, such that 16 threads times it
+// divide the extent.
+int64_t ChooseSharedTileRegisters(int64_t extent, int64_t max_registers) {
   for (int64_t r : {8, 4, 2}) {
-    if (extent % (kSharedTileThreadsPerAxis * r) == 0) return r;
+    if (r <= max_registers && extent % (kSharedTileThreadsPerAxis * r) == 0)
+      return r;
   }
   return 0;
 }
 
-// The K chunk: the largest of {16, 8, 4} that divides the reduction.
-int64_t ChooseKChunk(int64_t reduction) {
+// The K chunk: `requested` when it is set and divides the reduction, else
+// the largest of {16, 8, 4} that divides it.
+int64_t ChooseKChunk(int64_t reduction, int64_t requested) {
+  if (requested > 0 && reduction % requested == 0) return requested;
   for (int64_t c : {16, 8, 4}) {
     if (reduction % c == 0) return c;
   }
@@ -288,7 +294,8 @@ int64_t ChooseKChunk(int64_t reduction) {
 // and a register tile each (see the header). Fails at the first refused
 // primitive, or when the tile does not fit.
 absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
-                                int64_t threads) {
+                                const DefaultGpuScheduleOptions& options) {
+  const int64_t threads = options.threads_per_block;
   constexpr int64_t kAxis = kSharedTileThreadsPerAxis;
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
@@ -313,9 +320,11 @@ absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
         "a shared-memory tile needs two spatial loops, a reduction and ",
         kAxis * kAxis, " threads"));
   }
-  const int64_t ri = ChooseSharedTileRegisters(spatial_extents[n - 2]);
-  const int64_t rj = ChooseSharedTileRegisters(spatial_extents[n - 1]);
-  const int64_t chunk = ChooseKChunk(reduction);
+  const int64_t ri = ChooseSharedTileRegisters(
+      spatial_extents[n - 2], options.shared_tile_max_registers);
+  const int64_t rj = ChooseSharedTileRegisters(
+      spatial_extents[n - 1], options.shared_tile_max_registers);
+  const int64_t chunk = ChooseKChunk(reduction, options.shared_tile_k_chunk);
   if (ri == 0 || rj == 0 || ri * rj < 16 || chunk == 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "a shared-memory tile needs spatial extents ", spatial_extents[n - 2],
@@ -477,7 +486,8 @@ int64_t ChooseReductionThreads(int64_t extent, int64_t max_threads) {
 // Step 2 for a reduction with few outputs and a long reduction (see the
 // header): the threads of a block share one output's reduction.
 absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
-                                 int64_t threads) {
+                                 const DefaultGpuScheduleOptions& options) {
+  const int64_t threads = options.threads_per_block;
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
   const BlockNode* node = sch->program().FindBlock(name);
@@ -554,6 +564,18 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
         absl::StrCat("default gpu schedule: threads per block ",
                      options.threads_per_block, " is not positive"));
   }
+  if (options.shared_tile_k_chunk < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("default gpu schedule: K chunk ",
+                     options.shared_tile_k_chunk, " is negative"));
+  }
+  if (options.shared_tile_max_registers != 2 &&
+      options.shared_tile_max_registers != 4 &&
+      options.shared_tile_max_registers != 8) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "default gpu schedule: max registers ",
+        options.shared_tile_max_registers, " is not one of 2, 4, 8"));
+  }
   TracedSchedule sch(initial);
   auto note = [&](const absl::Status& status, const std::string& what) {
     if (!status.ok() && skipped != nullptr)
@@ -597,8 +619,8 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
     // Reductions: the first of these strategies that applies, each tried on
     // a scratch copy first so that one that fails leaves nothing in the
     // trace.
-    using Strategy =
-        absl::Status (*)(ConcreteSchedule*, const std::string&, int64_t);
+    using Strategy = absl::Status (*)(ConcreteSchedule*, const std::string&,
+                                      const DefaultGpuScheduleOptions&);
     static constexpr std::pair<Strategy, const char*> kReductionStrategies[] = {
         {&ScheduleCrossThread, "cross-thread reduction"},
         {&ScheduleSharedTile, "shared-memory tile"},
@@ -607,9 +629,9 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
     for (const auto& [strategy, what] : kReductionStrategies) {
       if (scheduled || !reduction) break;
       ConcreteSchedule scratch(sch.program());
-      absl::Status dry = strategy(&scratch, name, options.threads_per_block);
+      absl::Status dry = strategy(&scratch, name, options);
       if (dry.ok()) {
-        dry = strategy(&sch, name, options.threads_per_block);
+        dry = strategy(&sch, name, options);
         scheduled = true;
       }
       note(dry, absl::StrCat(what, " of block ", name));

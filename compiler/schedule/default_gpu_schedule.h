@@ -79,11 +79,19 @@ struct DefaultGpuScheduleOptions {
   // Threads of a block for the fused spatial loops: at most the target's
   // max-threads-per-block.
   int64_t threads_per_block = 256;
+  // The shared-memory tile's K chunk: 0 for the largest of {16, 8, 4} that
+  // divides the reduction; else this value, when it divides the reduction
+  // and the tiles fit.
+  int64_t shared_tile_k_chunk = 0;
+  // The largest register tile per axis the shared-memory tile tries, of
+  // {8, 4, 2}.
+  int64_t shared_tile_max_registers = 8;
 };
 
 // The default GPU schedule of `initial`, as a trace (`trace.workload` left
 // empty). `skipped`, when not null, gets one line per refused step.
-// Errors: InvalidArgument for threads_per_block < 1.
+// Errors: InvalidArgument for threads_per_block < 1, a negative K chunk or
+// max registers not one of 2, 4, 8.
 absl::StatusOr<Trace> DefaultGpuSchedule(
     const Program& initial, const DefaultGpuScheduleOptions& options,
     std::vector<std::string>* skipped = nullptr);

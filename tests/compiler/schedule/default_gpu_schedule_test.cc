@@ -123,18 +123,25 @@ TEST(DefaultGpuSchedule, BindsEveryOperatorAndMatchesTheReference) {
 }
 
 // The lowered program of `spec`'s default GPU schedule, printed.
-std::string LoweredText(const std::string& spec, int64_t threads = 256) {
+std::string LoweredText(const std::string& spec,
+                        const DefaultGpuScheduleOptions& options) {
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
   EXPECT_TRUE(workload.ok());
   absl::StatusOr<Program> initial = workload->InitialProgram();
   EXPECT_TRUE(initial.ok());
-  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, {threads});
+  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, options);
   EXPECT_TRUE(trace.ok());
   auto scheduled = ReplayTrace(*trace, *initial);
   EXPECT_TRUE(scheduled.ok());
   absl::StatusOr<Program> lowered = LowerProgram((*scheduled)->program());
   EXPECT_TRUE(lowered.ok());
   return PrintProgram(*lowered);
+}
+
+std::string LoweredText(const std::string& spec, int64_t threads = 256) {
+  DefaultGpuScheduleOptions options;
+  options.threads_per_block = threads;
+  return LoweredText(spec, options);
 }
 
 TEST(DefaultGpuSchedule, MatmulGetsSharedTilesAndRegisterAccumulators) {
@@ -162,6 +169,28 @@ TEST(DefaultGpuSchedule, MatmulGetsSharedTilesAndRegisterAccumulators) {
   EXPECT_EQ(thread_loops, 5u) << text;
   // A K that no chunk divides keeps the register tile.
   EXPECT_EQ(LoweredText("matmul:M=128,N=128,K=9").find("shared"),
+            std::string::npos);
+}
+
+TEST(DefaultGpuSchedule, SharedTileTakesItsKChunkAndRegisterTileFromOptions) {
+  DefaultGpuScheduleOptions options;
+  options.shared_tile_k_chunk = 32;
+  options.shared_tile_max_registers = 4;
+  // Blocks of 64x64 outputs (16x16 threads of 4x4), K chunks of 32.
+  const std::string text = LoweredText("matmul:M=256,N=128,K=64", options);
+  for (const char* part : {
+           "in range(8) thread_binding(blockIdx.x)",
+           "alloc A_shared: float32[32, 64] shared",
+           "alloc B_shared: float32[32, 64] shared",
+           "alloc C_local: float32[64, 64] local",
+           "in range(2)",  // the K chunks
+       }) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+  }
+  // A chunk that does not divide K falls back to the largest of {16, 8, 4}.
+  options.shared_tile_k_chunk = 24;
+  EXPECT_NE(LoweredText("matmul:M=256,N=128,K=64", options)
+                .find("alloc A_shared: float32[16, 64] shared"),
             std::string::npos);
 }
 
@@ -201,6 +230,23 @@ TEST(DefaultGpuSchedule, RejectsANonPositiveThreadCount) {
   ASSERT_TRUE(initial.ok());
   absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, {0});
   EXPECT_EQ(trace.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DefaultGpuSchedule, RejectsBadSharedTileOptions) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("relu:M=4,N=4");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  ASSERT_TRUE(initial.ok());
+  DefaultGpuScheduleOptions negative_chunk;
+  negative_chunk.shared_tile_k_chunk = -1;
+  EXPECT_EQ(DefaultGpuSchedule(*initial, negative_chunk).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  DefaultGpuScheduleOptions odd_registers;
+  odd_registers.shared_tile_max_registers = 3;
+  absl::Status status = DefaultGpuSchedule(*initial, odd_registers).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("max registers 3"), std::string::npos)
+      << status.message();
 }
 
 }  // namespace
