@@ -79,6 +79,13 @@ bool CanVectorizeExpr(const Expr& e, const VectorCheck& vc) {
     case ExprKind::kMax:
       return CanVectorizeExpr(e.operand(0), vc) &&
              CanVectorizeExpr(e.operand(1), vc);
+    case ExprKind::kCall:
+      // The float32 functions the CPU back end emits as plain IR
+      // (llvm/fast_math.h) or as one vector instruction.
+      return e.num_operands() == 1 &&
+             (e->name == "exp" || e->name == "erf" || e->name == "tanh" ||
+              e->name == "abs" || e->name == "sqrt") &&
+             CanVectorizeExpr(e.operand(0), vc);
     case ExprKind::kSelect:
       return !UsesVar(e.operand(0), var) &&
              IsSafeToSpeculate(e.operand(1), *vc.ranges) &&

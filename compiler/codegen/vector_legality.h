@@ -5,7 +5,8 @@
 // Explicit vectors: a vectorized loop whose body is a sequence of float32
 // stores, each at a unit-stride address in the loop variable (last index
 // `var + c`, the others invariant), with values built from such loads,
-// invariant subexpressions and float arithmetic, can run in chunks of
+// invariant subexpressions, float arithmetic and the unary functions exp,
+// erf, tanh, abs and sqrt, can run in chunks of
 // `lanes` iterations, each statement once per chunk on <lanes x float>
 // values, invariant subexpressions evaluated once and broadcast. Lane-wise
 // execution equals the scalar order when every load of a buffer stored in

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/codegen/llvm/fast_math.h"
 #include "compiler/codegen/llvm/kernel_emitter.h"
 #include "compiler/codegen/vector_legality.h"
 #include "llvm/IR/Intrinsics.h"
@@ -317,6 +318,12 @@ absl::StatusOr<llvm::Value*> KernelEmitter::EmitCall(const Expr& e) {
     return Fail(
         absl::StrCat("call ", e.ToString(), " of a non-float argument"));
   }
+  if (a->getType()->isFloatTy()) {
+    // float32: inline IR that vectorizes (fast_math.h), not libm calls.
+    if (fn == "exp") return EmitFastExpF32(b_, a);
+    if (fn == "erf") return EmitFastErfF32(b_, a);
+    if (fn == "tanh") return EmitFastTanhF32(b_, a);
+  }
   if (fn == "exp") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, a);
   if (fn == "log") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, a);
   if (fn == "sqrt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a);
@@ -330,12 +337,11 @@ absl::StatusOr<llvm::Value*> KernelEmitter::EmitCall(const Expr& e) {
     return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, y);
   }
   if (fn == "tanh" || fn == "erf") {
-    // No LLVM intrinsic: libm's tanhf / tanh, erff / erf.
-    bool f32 = a->getType()->isFloatTy();
-    if (!f32 && !a->getType()->isDoubleTy())
+    // No LLVM intrinsic: libm's tanh / erf for float64.
+    if (!a->getType()->isDoubleTy())
       return Fail(absl::StrCat(fn, " of a half value"));
-    llvm::FunctionCallee callee = module_->getOrInsertFunction(
-        f32 ? fn + "f" : fn, a->getType(), a->getType());
+    llvm::FunctionCallee callee =
+        module_->getOrInsertFunction(fn, a->getType(), a->getType());
     llvm::CallInst* call = b_.CreateCall(callee, {a});
     call->setDoesNotAccessMemory();
     call->setDoesNotThrow();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/llvm/codegen_llvm.h"
+#include "compiler/codegen/llvm/fast_math.h"
 #include "compiler/codegen/vector_legality.h"
 #include "compiler/ir/expr_functor.h"
 
@@ -508,6 +509,19 @@ absl::StatusOr<llvm::Value*> KernelEmitter::EmitVectorExpr(const Expr& e,
       LATHE_ASSIGN_OR_RETURN(llvm::Value * ev,
                              EmitVectorExpr(e.operand(2), var, lanes));
       return b_.CreateSelect(ToBool(c), tv, ev);
+    }
+    case ExprKind::kCall: {
+      // The unary float32 functions vector_legality.h admits.
+      LATHE_ASSIGN_OR_RETURN(llvm::Value * a,
+                             EmitVectorExpr(e.operand(0), var, lanes));
+      const std::string& fn = e->name;
+      if (fn == "exp") return EmitFastExpF32(b_, a);
+      if (fn == "erf") return EmitFastErfF32(b_, a);
+      if (fn == "tanh") return EmitFastTanhF32(b_, a);
+      if (fn == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
+      if (fn == "sqrt")
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a);
+      return Fail(absl::StrCat("cannot vectorize ", e.ToString()));
     }
     default:
       break;
