@@ -232,6 +232,10 @@ errors)
     "$lathe" submit m.onnx matmul:M=4,N=4,K=4 "${SHAPE[@]}" --tuner 127.0.0.1:1 --token-file /dev/null
   expect_error '^lathe: error: nope.onnx: cannot open' \
     "$lathe" submit nope.onnx --tuner 127.0.0.1:1 --token-file /dev/null
+  expect_error '^lathe: error: --weights: the tasks of m.onnx are weighted by how often' \
+    "$lathe" submit m.onnx "${SHAPE[@]}" --weights 2 --tuner 127.0.0.1:1 --token-file /dev/null
+  expect_error '^lathe: error: --shape x=1: --shape is for a model' \
+    "$lathe" submit matmul:M=4,N=4,K=4 --shape x=1 --tuner 127.0.0.1:1 --token-file /dev/null
   [ ! -e lathe.db ] || fail "a refused run created lathe.db"
   ;;
 submit_model)
