@@ -22,6 +22,10 @@ absl::Status BadShape(const std::string& text, const std::string& why) {
 
 void ModelArgs::AddTo(CLI::App* command) {
   command->add_option("model", path, "the model (an ONNX file)")->required();
+  AddShapeOption(command);
+}
+
+void ModelArgs::AddShapeOption(CLI::App* command) {
   command->add_option("--shape", shapes,
                       "NAME=D0,D1,...: the shape of an input whose "
                       "dimensions the model leaves symbolic (repeatable)");

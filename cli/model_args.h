@@ -1,6 +1,6 @@
 // How commands name a model: the ONNX file and the values of its inputs'
 // symbolic dimensions (`--shape input=1,3,224,224`, repeatable). Shared by
-// `lathe run`, `lathe graph` and `lathe tasks`.
+// `lathe run`, `lathe graph`, `lathe tasks`, `lathe tune` and `lathe submit`.
 // Tests: tests/cli/model_commands_test.sh.
 #pragma once
 
@@ -22,6 +22,9 @@ struct ModelArgs {
 
   // Adds the positional MODEL and --shape to a command.
   void AddTo(CLI::App* command);
+  // Adds only --shape (a command whose positional arguments are a model or
+  // workload specs sets `path` itself).
+  void AddShapeOption(CLI::App* command);
   // --shape as a map from input name to its dims. Errors (InvalidArgument,
   // quoting the option): no '=', an empty name, a dim that is not a whole
   // number in [1, 2^31), a name given twice.

@@ -36,7 +36,7 @@ struct ServeOptions {
   std::string tls_cert, tls_key, tls_client_ca;
   double lease_s = 30;
   int64_t max_trials_per_job = 10000;
-  int max_workloads_per_job = 16;
+  int max_workloads_per_job = 256;
   int quarantine_after = 5;
   int max_runners = service::RunnerRegistry::kDefaultMaxRunners;
   int max_watchers = service::DaemonOptions::kDefaultMaxWatchers;
@@ -210,7 +210,8 @@ void AddServeCommand(CLI::App& app) {
   command->add_option("--max-trials-per-job", options->max_trials_per_job,
                       "refuse jobs asking for more trials (default 10000)");
   command->add_option("--max-workloads-per-job", options->max_workloads_per_job,
-                      "refuse jobs with more workloads (default 16)");
+                      "refuse jobs with more workloads (default 256; a model's "
+                      "tasks are one job)");
   command
       ->add_option("--quarantine-after", options->quarantine_after,
                    "consecutive failures after which a runner gets no more "

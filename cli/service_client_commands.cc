@@ -15,6 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/model_args.h"
+#include "cli/model_tasks.h"
 #include "cli/shown_text.h"
 #include "cli/time_text.h"
 #include "compiler/codegen/cpu_target.h"
@@ -190,7 +192,8 @@ absl::Status FinalStatus(const proto::JobStatus& job) {
 
 struct SubmitOptions {
   ClientOptions client;
-  std::vector<std::string> specs;
+  std::vector<std::string> specs;  // or one model (MODEL.onnx)
+  ModelArgs model;                 // its path set from specs; --shape
   std::string target = "host";
   int64_t trials = 200;
   int batch = 0;
@@ -203,10 +206,35 @@ struct SubmitOptions {
   bool wait = false;
 };
 
-absl::Status RunSubmit(const SubmitOptions& options) {
+absl::Status RunSubmit(SubmitOptions options) {
   proto::SubmitJobRequest request;
   proto::JobSpec& spec = *request.mutable_spec();
-  for (const std::string& s : options.specs) spec.add_workloads(s);
+  absl::StatusOr<bool> is_model = ModelArgument(options.specs, options.model);
+  if (!is_model.ok()) return is_model.status();
+  if (*is_model) {
+    // The model stays here: the daemon gets its tasks' specs, each weighted
+    // by how often the model calls it.
+    if (!options.weights.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--weights: the tasks of ", options.model.path,
+          " are weighted by how often the model calls them; give no "
+          "--weights with a model"));
+    }
+    absl::StatusOr<std::vector<ModelTaskWorkload>> tasks =
+        LoadModelTasks(options.model);
+    if (!tasks.ok()) return tasks.status();
+    if (tasks->empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(options.model.path,
+                       ": the model calls no kernel (lathe tasks lists none)"));
+    }
+    for (const ModelTaskWorkload& t : *tasks) {
+      spec.add_workloads(t.workload.CanonicalForm());
+      spec.add_weights(t.task.count);
+    }
+  } else {
+    for (const std::string& s : options.specs) spec.add_workloads(s);
+  }
   // "host" is this machine: the target goes out resolved, as runners
   // announce theirs.
   absl::StatusOr<Target> target = ParseTarget(options.target);
@@ -219,7 +247,7 @@ absl::Status RunSubmit(const SubmitOptions& options) {
   spec.set_simulated(options.simulated);
   spec.set_remeasure_top(options.remeasure_top);
   spec.set_measure_rounds(options.measure_rounds);
-  if (!options.weights.empty()) {
+  if (!*is_model && !options.weights.empty()) {
     for (absl::string_view w : absl::StrSplit(options.weights, ',')) {
       double value = 0;
       if (!absl::SimpleAtod(w, &value) || !std::isfinite(value) || value <= 0) {
@@ -310,8 +338,11 @@ void AddServiceClientCommands(CLI::App& app) {
                            "id (or follows it: --wait)");
     command
         ->add_option("specs", options->specs,
-                     "workload specs, e.g. matmul:M=512,N=512,K=512")
+                     "workload specs, e.g. matmul:M=512,N=512,K=512, or one "
+                     "model (MODEL.onnx): its tasks as specs, each weighted "
+                     "by how often the model calls it")
         ->required();
+    options->model.AddShapeOption(command);
     AddClientOptions(command, options->client);
     command->add_option(
         "--target", options->target,

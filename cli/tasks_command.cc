@@ -12,10 +12,8 @@
 #include "cli/command.h"
 #include "cli/json_text.h"
 #include "cli/model_args.h"
-#include "compiler/graph/kernel_partition.h"
-#include "compiler/graph/pipeline.h"
+#include "cli/model_tasks.h"
 #include "compiler/graph/tasks.h"
-#include "compiler/workload/spec.h"
 
 namespace lathe::cli {
 namespace {
@@ -26,27 +24,18 @@ struct TasksOptions {
 };
 
 absl::Status RunTasks(const TasksOptions& options) {
-  absl::StatusOr<graph::Graph> graph = options.model.Import();
-  if (!graph.ok()) return graph.status();
-  if (absl::Status st = graph::RunGraphPasses(*graph); !st.ok()) return st;
-  absl::StatusOr<graph::KernelPartition> partition =
-      graph::PartitionGraph(*graph);
-  if (!partition.ok()) return partition.status();
-  std::vector<graph::ModelTask> tasks = graph::DistinctTasks(*partition);
-
+  absl::StatusOr<std::vector<ModelTaskWorkload>> model_tasks =
+      LoadModelTasks(options.model);
+  if (!model_tasks.ok()) return model_tasks.status();
+  std::vector<graph::ModelTask> tasks;
   double total_flops = 0;
   int calls = 0;
   std::vector<std::string> keys;
-  for (const graph::ModelTask& task : tasks) {
-    absl::StatusOr<Workload> workload = ParseWorkloadSpec(task.workload);
-    if (!workload.ok()) {
-      return absl::InternalError(
-          absl::StrCat("task ", task.workload,
-                       " is not a valid spec: ", workload.status().message()));
-    }
-    keys.push_back(workload->Key());
-    total_flops += task.flops * task.count;
-    calls += task.count;
+  for (const ModelTaskWorkload& t : *model_tasks) {
+    tasks.push_back(t.task);
+    keys.push_back(t.workload.Key());
+    total_flops += t.task.flops * t.task.count;
+    calls += t.task.count;
   }
   if (options.json) {
     std::vector<std::string> rows;

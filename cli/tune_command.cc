@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -29,8 +30,11 @@
 #include "cli/command.h"
 #include "cli/db_common.h"
 #include "cli/json_text.h"
+#include "cli/model_args.h"
+#include "cli/model_tasks.h"
 #include "cli/time_text.h"
 #include "cli/tune_progress.h"
+#include "cli/tuned_tasks.h"
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/target/target_info.h"
@@ -54,7 +58,9 @@ namespace lathe::cli {
 namespace {
 
 struct TuneCommandOptions {
-  std::vector<std::string> specs;
+  std::vector<std::string> specs;  // or one model (MODEL.onnx)
+  ModelArgs model;                 // its path set from specs; --shape
+  bool retune = false;
   std::string workloads_file;
   std::string target = "host";
   int threads = 0;
@@ -189,7 +195,65 @@ absl::StatusOr<std::vector<std::string>> ReadWorkloadsFile(
   return specs;
 }
 
-absl::Status RunTune(TuneCommandOptions options) {
+// One workload to tune, as the command line named it.
+struct Requested {
+  std::string spec;
+  double weight = 1;
+  int count = 0;  // calls per run of the model; 0: not a model's task
+  // A model's task or a --workloads-file's: left out when the database
+  // has it tuned (cli/tuned_tasks.h), unless --retune.
+  bool skip_if_tuned = false;
+};
+
+// "nothing to tune" with --workloads-file listing no workload.
+void PrintEmptyWorkloadsFile(const TuneCommandOptions& options) {
+  if (options.json) {
+    std::printf(
+        "{\"db\": %s, \"trials\": 0, \"nothing_to_tune\": %s, \"tasks\": "
+        "[]}\n",
+        JsonString(options.db_path).c_str(),
+        JsonString(absl::StrCat(options.workloads_file, " lists no workload"))
+            .c_str());
+  } else {
+    std::printf("nothing to tune: %s lists no workload\n",
+                options.workloads_file.c_str());
+  }
+}
+
+// The workloads the options name: a model's tasks weighted by their
+// counts, or the specs and the --workloads-file's with --weights. An empty
+// result with OK: nothing to tune, already said.
+absl::StatusOr<std::vector<Requested>> RequestedWorkloads(
+    TuneCommandOptions& options, bool is_model) {
+  std::vector<Requested> requested;
+  if (is_model) {
+    const std::string& path = options.model.path;
+    if (!options.workloads_file.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": a model goes alone; --workloads-file ",
+                       options.workloads_file, " is for workload specs"));
+    }
+    if (!options.weights.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--weights: the tasks of ", path,
+          " are weighted by how often the model calls them; give no "
+          "--weights with a model"));
+    }
+    absl::StatusOr<std::vector<ModelTaskWorkload>> tasks =
+        LoadModelTasks(options.model);
+    if (!tasks.ok()) return tasks.status();
+    for (const ModelTaskWorkload& t : *tasks) {
+      requested.push_back({t.workload.CanonicalForm(),
+                           static_cast<double>(t.task.count), t.task.count,
+                           /*skip_if_tuned=*/true});
+    }
+    if (requested.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": the model calls no kernel (lathe tasks lists none)"));
+    }
+    return requested;
+  }
+  for (const std::string& spec : options.specs) requested.push_back({spec});
   if (!options.workloads_file.empty()) {
     absl::StatusOr<std::vector<std::string>> specs =
         ReadWorkloadsFile(options.workloads_file);
@@ -197,26 +261,49 @@ absl::Status RunTune(TuneCommandOptions options) {
     if (specs->empty() && options.specs.empty()) {
       // Nothing untuned: a CI step that tunes the misses of a build has
       // nothing to do, which is success.
-      if (options.json) {
-        std::printf(
-            "{\"db\": %s, \"trials\": 0, \"nothing_to_tune\": %s, \"tasks\": "
-            "[]}\n",
-            JsonString(options.db_path).c_str(),
-            JsonString(
-                absl::StrCat(options.workloads_file, " lists no workload"))
-                .c_str());
-      } else {
-        std::printf("nothing to tune: %s lists no workload\n",
-                    options.workloads_file.c_str());
-      }
-      return absl::OkStatus();
+      PrintEmptyWorkloadsFile(options);
+      return requested;
     }
-    options.specs.insert(options.specs.end(), specs->begin(), specs->end());
+    for (const std::string& spec : *specs) {
+      requested.push_back({spec, 1, 0, /*skip_if_tuned=*/true});
+    }
   }
-  if (options.specs.empty()) {
+  if (requested.empty()) {
     return absl::InvalidArgumentError(
-        "no workload: give one or more specs, e.g. matmul:M=512,N=512,K=512");
+        "no workload: give one or more specs, e.g. matmul:M=512,N=512,K=512, "
+        "or a model (MODEL.onnx)");
   }
+  if (!options.weights.empty()) {
+    std::vector<std::string> parts = absl::StrSplit(options.weights, ',');
+    if (parts.size() != requested.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--weights has ", parts.size(), " values for ",
+                       requested.size(), " workloads"));
+    }
+    for (size_t i = 0; i < parts.size(); ++i) {
+      double& weight = requested[i].weight;
+      if (!absl::SimpleAtod(parts[i], &weight) || !std::isfinite(weight) ||
+          weight <= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--weights: \"", parts[i], "\" is not a positive number"));
+      }
+    }
+  }
+  return requested;
+}
+
+// The model's estimated latency as JSON: seconds or null.
+std::string JsonSeconds(const std::optional<double>& s) {
+  return s ? absl::StrFormat("%.9g", *s) : "null";
+}
+
+absl::Status RunTune(TuneCommandOptions options) {
+  absl::StatusOr<bool> is_model = ModelArgument(options.specs, options.model);
+  if (!is_model.ok()) return is_model.status();
+  absl::StatusOr<std::vector<Requested>> requested =
+      RequestedWorkloads(options, *is_model);
+  if (!requested.ok()) return requested.status();
+  if (requested->empty()) return absl::OkStatus();
   if (options.trials < 1)
     return absl::InvalidArgumentError("--trials must be at least 1");
   absl::StatusOr<Target> target = ParseTarget(options.target);
@@ -225,42 +312,28 @@ absl::Status RunTune(TuneCommandOptions options) {
   if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok())
     return st;
 
-  std::vector<double> weights(options.specs.size(), 1.0);
-  if (!options.weights.empty()) {
-    std::vector<std::string> parts = absl::StrSplit(options.weights, ',');
-    if (parts.size() != options.specs.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--weights has ", parts.size(), " values for ",
-                       options.specs.size(), " workloads"));
-    }
-    for (size_t i = 0; i < parts.size(); ++i) {
-      if (!absl::SimpleAtod(parts[i], &weights[i]) ||
-          !std::isfinite(weights[i]) || weights[i] <= 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--weights: \"", parts[i], "\" is not a positive number"));
-      }
-    }
-  }
-  std::vector<tuner::Task> tasks;
-  for (size_t i = 0; i < options.specs.size(); ++i) {
-    absl::StatusOr<Workload> workload = ParseWorkloadSpec(options.specs[i]);
+  // Every task named, tuned in this run or not.
+  std::vector<tuner::Task> all_tasks;
+  for (size_t i = 0; i < requested->size(); ++i) {
+    const Requested& r = (*requested)[i];
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(r.spec);
     if (!workload.ok()) return workload.status();
     absl::StatusOr<tuner::Task> task =
-        tuner::MakeTask(*workload, *target, weights[i]);
+        tuner::MakeTask(*workload, *target, r.weight);
     if (!task.ok()) {
       return absl::Status(task.status().code(),
                           absl::StrCat(workload->CanonicalForm(), ": ",
                                        task.status().message()));
     }
-    for (size_t j = 0; j < tasks.size(); ++j) {
-      if (tasks[j].key == task->key) {
+    for (size_t j = 0; j < all_tasks.size(); ++j) {
+      if (all_tasks[j].key == task->key) {
         return absl::InvalidArgumentError(absl::StrCat(
-            options.specs[i], ": the same workload as ", options.specs[j], " (",
+            r.spec, ": the same workload as ", (*requested)[j].spec, " (",
             workload->CanonicalForm(),
             "); give it once, and --weights for how often it runs"));
       }
     }
-    tasks.push_back(*std::move(task));
+    all_tasks.push_back(*std::move(task));
   }
 
   db::OpenOptions open;
@@ -273,6 +346,85 @@ absl::Status RunTune(TuneCommandOptions options) {
   absl::StatusOr<std::unique_ptr<db::WriterLock>> lock =
       db::WriterLock::Acquire(options.db_path, "lathe tune");
   if (!lock.ok()) return lock.status();
+
+  // Which of them this run tunes: the rest are tuned in the database.
+  std::vector<size_t> tuning, skipped;
+  for (size_t i = 0; i < all_tasks.size(); ++i) {
+    bool tuned = false;
+    if ((*requested)[i].skip_if_tuned && !options.retune) {
+      absl::StatusOr<bool> is_tuned =
+          IsTunedInDatabase(all_tasks[i].workload, *target, **db);
+      if (!is_tuned.ok()) return is_tuned.status();
+      tuned = *is_tuned;
+    }
+    (tuned ? skipped : tuning).push_back(i);
+  }
+  const std::string what =
+      *is_model ? options.model.path : options.workloads_file;
+  std::vector<std::optional<double>> skipped_best(all_tasks.size());
+  for (size_t i : skipped) {
+    absl::StatusOr<std::optional<double>> best =
+        BestMedianInDatabase(all_tasks[i].workload, *target, **db);
+    if (!best.ok()) return best.status();
+    skipped_best[i] = *best;
+  }
+  auto skipped_json = [&] {
+    std::vector<std::string> rows;
+    for (size_t i : skipped) {
+      rows.push_back(absl::StrCat(
+          "{\"workload\": ", JsonString(all_tasks[i].workload.CanonicalForm()),
+          *is_model ? absl::StrCat(", \"count\": ", (*requested)[i].count) : "",
+          ", \"best_median_s\": ", JsonSeconds(skipped_best[i]), "}"));
+    }
+    if (rows.empty()) return std::string("[]");
+    return absl::StrCat("[\n  ", absl::StrJoin(rows, ",\n  "), "\n]");
+  };
+  if (!skipped.empty() && !options.json) {
+    std::printf(
+        "skipped %zu of %zu %s, tuned in %s for %s already "
+        "(--retune tunes them again):\n",
+        skipped.size(), all_tasks.size(), *is_model ? "tasks" : "workloads",
+        options.db_path.c_str(), target->ToString().c_str());
+    for (size_t i : skipped) {
+      std::printf("  %s%s\n", all_tasks[i].workload.CanonicalForm().c_str(),
+                  *is_model
+                      ? absl::StrCat(" (x", (*requested)[i].count, ")").c_str()
+                      : "");
+    }
+  }
+  if (tuning.empty()) {
+    // Like a --workloads-file that lists nothing: success.
+    const std::string why = absl::StrCat(
+        "every ", *is_model ? "task of " : "workload of ", what,
+        " is tuned in ", options.db_path, " for ", target->ToString());
+    if (options.json) {
+      // A model's estimate: every task by its best in the database.
+      std::string model_fields;
+      if (*is_model) {
+        std::vector<TaskLatency> latency;
+        for (size_t i : skipped) {
+          latency.push_back({static_cast<double>((*requested)[i].count),
+                             skipped_best[i], std::nullopt});
+        }
+        model_fields =
+            absl::StrCat(" \"model\": ", JsonString(options.model.path),
+                         ", \"model_latency_s\": ",
+                         JsonSeconds(EstimatedModelLatency(latency)), ",");
+      }
+      std::printf(
+          "{\"db\": %s,%s \"trials\": 0, \"nothing_to_tune\": %s, "
+          "\"skipped\": %s, \"tasks\": []}\n",
+          JsonString(options.db_path).c_str(), model_fields.c_str(),
+          JsonString(why).c_str(), skipped_json().c_str());
+    } else {
+      std::printf("nothing to tune: %s (--retune tunes them again)\n",
+                  why.c_str());
+    }
+    return absl::OkStatus();
+  }
+  std::vector<tuner::Task> tasks;
+  for (size_t i : tuning) tasks.push_back(all_tasks[i]);
+
   const std::string job =
       options.job.empty()
           ? absl::StrCat("tune-",
@@ -282,9 +434,14 @@ absl::Status RunTune(TuneCommandOptions options) {
           : options.job;
   proto::Job job_record;
   job_record.set_id(job);
-  job_record.set_description(absl::StrCat("lathe tune ",
-                                          absl::StrJoin(options.specs, " "),
-                                          " on ", target->ToString()));
+  std::vector<std::string> tuned_specs;
+  for (size_t i : tuning) tuned_specs.push_back((*requested)[i].spec);
+  job_record.set_description(absl::StrCat(
+      "lathe tune ",
+      *is_model ? absl::StrCat(options.model.path, " (", tasks.size(), " of ",
+                               all_tasks.size(), " tasks)")
+                : absl::StrJoin(tuned_specs, " "),
+      " on ", target->ToString()));
   job_record.set_state(db::JobStateName(db::JobState::kRunning));
   StopSignals stop_signals;
   if (absl::Status st = (*db)->PutJob(job_record); !st.ok()) return st;
@@ -298,18 +455,24 @@ absl::Status RunTune(TuneCommandOptions options) {
       runner::LocalRunner::Start(runner_options);
   if (!runner.ok()) return runner.status();
 
-  std::vector<std::optional<double>> default_medians;
+  // The default schedules' medians, by index into all_tasks: of the tasks
+  // tuned, and of a model's skipped tasks too (its estimate before
+  // tuning).
+  std::vector<std::optional<double>> default_medians(all_tasks.size());
   if (!options.no_default) {
-    for (const tuner::Task& task : tasks) {
+    std::vector<size_t> measured = tuning;
+    if (*is_model)
+      measured.insert(measured.end(), skipped.begin(), skipped.end());
+    for (size_t i : measured) {
       absl::StatusOr<std::optional<double>> median = DefaultScheduleMedian(
-          task.workload, *target, **db, **runner, options, job);
+          all_tasks[i].workload, *target, **db, **runner, options, job);
       if (g_stop.load()) break;
       if (!median.ok()) {
         job_record.set_state(db::JobStateName(db::JobState::kStopped));
         (*db)->PutJob(job_record).IgnoreError();
         return median.status();
       }
-      default_medians.push_back(*median);
+      default_medians[i] = *median;
     }
   }
   if (g_stop.load()) {
@@ -322,10 +485,24 @@ absl::Status RunTune(TuneCommandOptions options) {
         job.c_str(), options.db_path.c_str());
     return absl::OkStatus();
   }
+  // A model's tasks in its latency estimate: those tuned here (in the
+  // tuner's order), then the skipped ones.
+  std::vector<TaskLatency> model_latency;
+  if (*is_model) {
+    for (size_t i : tuning) {
+      model_latency.push_back({static_cast<double>((*requested)[i].count),
+                               std::nullopt, default_medians[i]});
+    }
+    for (size_t i : skipped) {
+      model_latency.push_back({static_cast<double>((*requested)[i].count),
+                               skipped_best[i], default_medians[i]});
+    }
+  }
 
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   ProgressPrinter printer;
+  if (*is_model) printer.ShowModelLatency(model_latency);
   tuner::TuneOptions tune;
   tune.max_trials = options.trials;
   tune.time_budget_s = options.time_budget_s;
@@ -359,18 +536,30 @@ absl::Status RunTune(TuneCommandOptions options) {
   (*db)->PutJob(job_record).IgnoreError();
   if (!report.ok()) return report.status();
 
+  // The model's estimates after the run: with the default schedules, and
+  // with each task's best.
+  std::optional<double> model_default_s, model_tuned_s;
+  if (*is_model) {
+    for (size_t k = 0; k < tasks.size(); ++k)
+      model_latency[k].best_s = report->tasks[k].best_s;
+    model_default_s = EstimatedModelLatency(model_latency, false);
+    model_tuned_s = EstimatedModelLatency(model_latency);
+  }
+
   if (options.json) {
     std::vector<std::string> rows;
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      const tuner::TaskProgress& t = report->tasks[i];
+    for (size_t k = 0; k < tasks.size(); ++k) {
+      const size_t i = tuning[k];
+      const tuner::TaskProgress& t = report->tasks[k];
       const double default_gflops =
-          !default_medians.empty() && default_medians[i]
-              ? static_cast<double>(tasks[i].flops) / *default_medians[i] * 1e-9
+          default_medians[i]
+              ? static_cast<double>(tasks[k].flops) / *default_medians[i] * 1e-9
               : 0;
       rows.push_back(absl::StrCat(
-          "{\"workload\": ", JsonString(t.workload), ", \"trials\": ", t.trials,
-          ", \"errors\": ", t.errors, ", \"best_median_s\": ",
-          t.best_s ? absl::StrFormat("%.9g", *t.best_s) : "null",
+          "{\"workload\": ", JsonString(t.workload),
+          *is_model ? absl::StrCat(", \"count\": ", (*requested)[i].count) : "",
+          ", \"trials\": ", t.trials, ", \"errors\": ", t.errors,
+          ", \"best_median_s\": ", JsonSeconds(t.best_s),
           ", \"best_gflops\": ", absl::StrFormat("%.3f", t.best_gflops),
           ", \"default_gflops\": ", absl::StrFormat("%.3f", default_gflops),
           "}"));
@@ -378,17 +567,25 @@ absl::Status RunTune(TuneCommandOptions options) {
     std::vector<std::string> accuracy;
     for (double a : report->batch_accuracy)
       accuracy.push_back(absl::StrFormat("%.4f", a));
+    std::string model_fields;
+    if (*is_model) {
+      model_fields = absl::StrCat(
+          "\"model\": ", JsonString(options.model.path),
+          ", \"model_latency_s\": ", JsonSeconds(model_tuned_s),
+          ", \"model_default_latency_s\": ", JsonSeconds(model_default_s),
+          ",\n ");
+    }
     std::printf(
         "{\"db\": %s, \"job\": %s, \"target\": %s, \"trials\": %lld, "
         "\"wall_s\": %.3f, "
         "\"measure_s\": %.3f, \"interrupted\": %s, \"batch_accuracy\": [%s],\n "
-        "\"tasks\": [\n  %s\n]}\n",
+        "%s\"skipped\": %s,\n \"tasks\": [\n  %s\n]}\n",
         JsonString(options.db_path).c_str(), JsonString(job).c_str(),
         JsonString(target->ToString()).c_str(),
         static_cast<long long>(report->trials), report->wall_s,
         report->measure_s, report->interrupted ? "true" : "false",
-        absl::StrJoin(accuracy, ", ").c_str(),
-        absl::StrJoin(rows, ",\n  ").c_str());
+        absl::StrJoin(accuracy, ", ").c_str(), model_fields.c_str(),
+        skipped_json().c_str(), absl::StrJoin(rows, ",\n  ").c_str());
     return absl::OkStatus();
   }
   std::printf("%s %lld trials in %s (job %s, %s)%s\n",
@@ -397,9 +594,11 @@ absl::Status RunTune(TuneCommandOptions options) {
               FormatDuration(report->wall_s).c_str(), job.c_str(),
               options.db_path.c_str(),
               report->interrupted ? "; run again to continue" : "");
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const tuner::TaskProgress& t = report->tasks[i];
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    const size_t i = tuning[k];
+    const tuner::TaskProgress& t = report->tasks[k];
     std::printf("%s\n", t.workload.c_str());
+    if (*is_model) std::printf("  count    %d\n", (*requested)[i].count);
     if (t.best_s) {
       std::printf("  best     %-11s %8.2f GFLOP/s\n",
                   TimeText(*t.best_s).c_str(), t.best_gflops);
@@ -409,9 +608,9 @@ absl::Status RunTune(TuneCommandOptions options) {
       std::printf(
           "  best     none (every candidate failed; see lathe db top)\n");
     }
-    if (!default_medians.empty() && default_medians[i]) {
+    if (default_medians[i]) {
       const double gflops =
-          static_cast<double>(tasks[i].flops) / *default_medians[i] * 1e-9;
+          static_cast<double>(tasks[k].flops) / *default_medians[i] * 1e-9;
       std::printf("  default  %-11s %8.2f GFLOP/s",
                   TimeText(*default_medians[i]).c_str(), gflops);
       if (t.best_s)
@@ -423,6 +622,22 @@ absl::Status RunTune(TuneCommandOptions options) {
                   static_cast<long long>(t.errors),
                   static_cast<long long>(t.trials));
     }
+  }
+  if (*is_model) {
+    std::string line =
+        absl::StrCat("model ", options.model.path, ", estimated latency: ");
+    if (!model_tuned_s) {
+      absl::StrAppend(&line, "unknown (a task has no measurement)");
+    } else if (!model_default_s) {
+      absl::StrAppend(&line, TimeText(*model_tuned_s),
+                      " tuned (the default schedules were not measured)");
+    } else {
+      absl::StrAppend(
+          &line, TimeText(*model_default_s), " with the default schedules -> ",
+          TimeText(*model_tuned_s), " tuned",
+          absl::StrFormat(" (%.2fx)", *model_default_s / *model_tuned_s));
+    }
+    std::printf("%s\n", line.c_str());
   }
   return absl::OkStatus();
 }
@@ -436,7 +651,14 @@ void AddTuneCommand(CLI::App& app) {
                          "search for the fastest schedules of workloads; "
                          "results go to the database");
   command->add_option("specs", options->specs,
-                      "workload specs, e.g. matmul:M=512,N=512,K=512");
+                      "workload specs, e.g. matmul:M=512,N=512,K=512, or one "
+                      "model (an ONNX file, MODEL.onnx): its tasks, each "
+                      "weighted by how often the model calls it");
+  options->model.AddShapeOption(command);
+  command->add_flag(
+      "--retune", options->retune,
+      "tune a model's tasks (or a --workloads-file's workloads) that the "
+      "database has tuned already too");
   command->add_option(
       "--workloads-file", options->workloads_file,
       "more specs from a file, one per line, '#' comments (e.g. what lathe "

@@ -43,4 +43,16 @@ std::vector<std::string> ShortNames(const std::vector<std::string>& workloads) {
   return names;
 }
 
+std::optional<double> EstimatedModelLatency(
+    const std::vector<TaskLatency>& tasks, bool use_best) {
+  double total = 0;
+  for (const TaskLatency& t : tasks) {
+    const std::optional<double>& latency =
+        use_best && t.best_s ? t.best_s : t.default_s;
+    if (!latency) return std::nullopt;
+    total += t.count * *latency;
+  }
+  return total;
+}
+
 }  // namespace lathe::cli

@@ -43,7 +43,9 @@ struct DaemonOptions {
   std::string db_path;
   absl::Duration lease_time = absl::Seconds(30);
   int64_t max_trials_per_job = 10000;
-  int max_workloads_per_job = 16;
+  // A model's tasks go as one job (`lathe submit MODEL.onnx`): a network has
+  // tens of distinct kernel workloads.
+  int max_workloads_per_job = 256;
   // The bytes of a workload's tensors (inputs and outputs) a job may ask
   // runners to hold, whatever their own memory limits; a workload whose
   // tensors exceed this, or the largest worker memory limit the target's
