@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end model latency, batch 1, Lathe beside ONNX Runtime in the same
-# run (bench/README.md, "Models").
+# End-to-end model latency, batch 1, Lathe beside ONNX Runtime and PyTorch
+# in the same run (bench/README.md, "Models").
 #
 #   bash bench/models/run.sh [--db tuned.db] [--runs N] [--models "resnet18 mobilenet_v2 encoder"]
 #
@@ -8,8 +8,10 @@
 # random weights), installs npm's onnxruntime-node 1.30.0 into
 # build/ort/ once (ONNXRUNTIME_NODE_INSTALL=skip: its install script would
 # fetch GPU providers), then for 1 and 2 threads alternates Lathe
-# (bench_model_latency) and ONNX Runtime (ort_latency.js) three times each
-# and prints a table of medians and the ratio.
+# (bench_model_latency), ONNX Runtime (ort_latency.js) and PyTorch
+# (torch_latency.py, Debian's python3-torch) three times each and prints a
+# table of medians and the ratios (a peer's time over Lathe's: above 1,
+# Lathe is faster).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -45,8 +47,8 @@ trap 'rm -rf "$work"' EXIT
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
-printf '| model | threads | Lathe (ms) | ONNX Runtime (ms) | ORT time / Lathe time |\n'
-printf '|---|---|---|---|---|\n'
+printf '| model | threads | Lathe (ms) | ONNX Runtime (ms) | PyTorch (ms) | ORT time / Lathe time | PyTorch time / Lathe time |\n'
+printf '|---|---|---|---|---|---|---|\n'
 for model in $models; do
   dir="$work/${model}_opset13"
   # NAME=d0,d1,... for each graph input, as ort_latency.js takes them.
@@ -59,17 +61,22 @@ for i in graph.input:
         dims = ",".join(str(d.dim_value) for d in i.type.tensor_type.shape.dim)
         print(f"{i.name}={dims}")' "$dir/model.onnx")
   for threads in 1 2; do
-    lathe_times=() ort_times=()
+    lathe_times=() ort_times=() torch_times=()
     for round in 1 2 3; do
       lathe_args=("$dir/model.onnx" --threads "$threads" --runs "$runs")
       [[ -n "$db" ]] && lathe_args+=(--db "$db")
       lathe_times+=("$("$bench_bin" "${lathe_args[@]}" | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p')")
       ort_times+=("$(NODE_PATH="$ort_dir/node_modules" node bench/models/ort_latency.js \
         "$dir/model.onnx" "$threads" "$runs" $shape_args | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p')")
+      torch_times+=("$(/usr/bin/python3 bench/models/torch_latency.py "$model" "$threads" "$runs" \
+        | sed -n 's/.*"median_ms": *\([0-9.e+-]*\).*/\1/p')")
     done
     lathe_ms=$(printf '%s\n' "${lathe_times[@]}" | median)
     ort_ms=$(printf '%s\n' "${ort_times[@]}" | median)
+    torch_ms=$(printf '%s\n' "${torch_times[@]}" | median)
     ratio=$(awk -v a="$ort_ms" -v b="$lathe_ms" 'BEGIN {printf "%.2f", a / b}')
-    printf '| %s | %d | %.2f | %.2f | %s |\n' "$model" "$threads" "$lathe_ms" "$ort_ms" "$ratio"
+    torch_ratio=$(awk -v a="$torch_ms" -v b="$lathe_ms" 'BEGIN {printf "%.2f", a / b}')
+    printf '| %s | %d | %.2f | %.2f | %.2f | %s | %s |\n' "$model" "$threads" "$lathe_ms" \
+      "$ort_ms" "$torch_ms" "$ratio" "$torch_ratio"
   done
 done
