@@ -13,8 +13,9 @@
 // `lathe tasks`) its count, its time per run (the sum over its calls of each
 // call's median), its share of the steps' total and whether it is tuned;
 // host steps and views together as one row. The shares sum to 100% of the
-// steps' total; the gap between the median run and that total is the time
-// spent between steps.
+// steps' total. The time between steps (argument checks, the workspace,
+// output copies) is the median over the profiled runs of each run's wall
+// time less its steps' times.
 // Errors: those of the model's import and load (naming the file, node or
 // input), a bad --shape (quoting it), a target that cannot run here, a
 // kernel that fails.

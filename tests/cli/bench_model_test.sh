@@ -30,11 +30,11 @@ b = json.load(open("bench.json"))
 t = json.load(open("tasks.json"))
 for key in ("model", "target", "threads", "runs", "warmup_runs", "median_ms",
             "min_ms", "p90_ms", "max_ms", "mean_ms", "stddev_ms", "steps_ms",
-            "kernels", "host_steps", "alias_steps", "tasks", "host"):
+            "between_steps_ms", "kernels", "host_steps", "alias_steps", "tasks", "host"):
     assert key in b, key
 assert b["runs"] == 5, b["runs"]
 assert 0 < b["min_ms"] <= b["median_ms"] <= b["max_ms"], b
-assert b["steps_ms"] > 0, b
+assert b["steps_ms"] > 0 and b["between_steps_ms"] >= 0, b
 # The same tasks, in the same order, with the same counts as `lathe tasks`.
 assert [(x["spec"], x["count"]) for x in b["tasks"]] == \
     [(x["spec"], x["count"]) for x in t["tasks"]], (b["tasks"], t["tasks"])
