@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <set>
@@ -35,95 +37,10 @@ struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
 
-// The state of one Run: where each value's data is.
-class RunState {
- public:
-  RunState(const graph::Graph& graph, const graph::MemoryPlan& plan,
-           const std::vector<std::vector<float>>& constant_floats)
-      : graph_(graph),
-        plan_(plan),
-        pointer_(graph.values().size(), nullptr),
-        host_(graph.values().size()) {
-    if (plan.peak_bytes > 0) {
-      arena_.reset(static_cast<char*>(
-          std::aligned_alloc(graph::kArenaAlignment, plan.peak_bytes)));
-    }
-    for (size_t v = 0; v < constant_floats.size(); ++v) {
-      if (graph.IsConstant(static_cast<int>(v)) &&
-          !constant_floats[v].empty()) {
-        pointer_[v] = const_cast<float*>(constant_floats[v].data());
-      }
-    }
-  }
-
-  bool arena_ok() const { return plan_.peak_bytes == 0 || arena_ != nullptr; }
-
-  void SetInput(int v, const TensorData& data) {
-    if (data.dtype == DType::Float32()) {
-      std::vector<float>& owned = owned_.emplace_back(data.values.size());
-      std::copy(data.values.begin(), data.values.end(), owned.begin());
-      pointer_[v] = owned.data();
-    } else {
-      host_[v] = data;
-    }
-  }
-
-  // The float storage of value v, allocated where the plan leaves it to
-  // the run (graph outputs and what aliases them).
-  float* FloatStorage(int v) {
-    if (pointer_[v] != nullptr) return pointer_[v];
-    int root = plan_.storage_of[v];
-    if (root != v) {
-      pointer_[v] = FloatStorage(root);
-      return pointer_[v];
-    }
-    if (plan_.offsets[v] != graph::kNotPlanned) {
-      pointer_[v] = reinterpret_cast<float*>(arena_.get() + plan_.offsets[v]);
-    } else {
-      int64_t elements = graph_.value(v).type.NumElements();
-      std::vector<float>& owned =
-          owned_.emplace_back(std::max<int64_t>(elements, 1));
-      pointer_[v] = owned.data();
-    }
-    return pointer_[v];
-  }
-
-  // Value v as host data (converted from its float storage when it has one).
-  const TensorData* HostData(int v) {
-    if (v == kNoValue) return nullptr;
-    const graph::Value& value = graph_.value(v);
-    if (value.constant.has_value()) return &*value.constant;
-    if (!host_[v].has_value()) {
-      TensorData data(value.type.dtype, value.type.shape);
-      const float* floats = pointer_[v];
-      for (int64_t i = 0; i < data.size(); ++i) data.values[i] = floats[i];
-      host_[v] = std::move(data);
-    }
-    return &*host_[v];
-  }
-
-  void SetHostData(int v, TensorData data) {
-    if (data.dtype == DType::Float32()) {
-      float* floats = FloatStorage(v);
-      for (int64_t i = 0; i < data.size(); ++i) {
-        floats[i] = static_cast<float>(data.values[i]);
-      }
-    }
-    host_[v] = std::move(data);
-  }
-
-  bool HasHostData(int v) const { return host_[v].has_value(); }
-  float* pointer(int v) const { return pointer_[v]; }
-  void Alias(int to, int from) { pointer_[to] = pointer_[from]; }
-
- private:
-  const graph::Graph& graph_;
-  const graph::MemoryPlan& plan_;
-  std::unique_ptr<char, FreeDeleter> arena_;
-  std::vector<float*> pointer_;
-  std::vector<std::optional<TensorData>> host_;
-  std::vector<std::vector<float>> owned_;
-};
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 // `graph` with the inputs named in `values` turned into constants holding
 // them. Errors (InvalidArgument): a value for no input, or of another dtype
@@ -167,6 +84,155 @@ absl::StatusOr<graph::Graph> BindInputValues(
 }
 
 }  // namespace
+
+// Where each value's data is during a run. Made once per concurrent caller
+// and reused: the arena, the buffers of storages outside it and the tables
+// stay from call to call; Begin forgets what the previous call left.
+class Model::Workspace {
+ public:
+  Workspace(const graph::Graph& graph, const graph::MemoryPlan& plan,
+            const std::vector<std::vector<float>>& constant_floats)
+      : graph_(graph),
+        plan_(plan),
+        base_(graph.values().size(), nullptr),
+        pointer_(graph.values().size(), nullptr),
+        host_(graph.values().size()),
+        owned_(graph.values().size()) {
+    if (plan.peak_bytes > 0) {
+      arena_.reset(static_cast<char*>(
+          std::aligned_alloc(graph::kArenaAlignment, plan.peak_bytes)));
+    }
+    for (size_t v = 0; v < base_.size(); ++v) {
+      if (v < constant_floats.size() && graph.IsConstant(static_cast<int>(v)) &&
+          !constant_floats[v].empty()) {
+        base_[v] = const_cast<float*>(constant_floats[v].data());
+      } else if (arena_ != nullptr && plan.offsets[v] != graph::kNotPlanned) {
+        base_[v] = reinterpret_cast<float*>(arena_.get() + plan.offsets[v]);
+      }
+    }
+  }
+
+  bool arena_ok() const { return plan_.peak_bytes == 0 || arena_ != nullptr; }
+
+  // Forgets the previous call's inputs, outputs and host values.
+  void Begin() {
+    std::copy(base_.begin(), base_.end(), pointer_.begin());
+    for (int v : host_set_) host_[v].reset();
+    host_set_.clear();
+  }
+
+  // Value v reads the caller's floats (never written: inputs are read-only
+  // to every step).
+  void SetFloats(int v, const float* data) {
+    pointer_[v] = const_cast<float*>(data);
+  }
+
+  void SetInput(int v, const TensorData& data) {
+    if (data.dtype == DType::Float32()) {
+      std::vector<float>& floats = owned_[v];
+      floats.resize(std::max<size_t>(data.values.size(), 1));
+      std::copy(data.values.begin(), data.values.end(), floats.begin());
+      pointer_[v] = floats.data();
+    } else {
+      SetHost(v, data);
+    }
+  }
+
+  // The float storage of value v; a storage outside the arena that the
+  // call did not provide (a graph output's, for Run) is the workspace's own.
+  float* FloatStorage(int v) {
+    if (pointer_[v] != nullptr) return pointer_[v];
+    int root = plan_.storage_of[v];
+    if (root != v) {
+      pointer_[v] = FloatStorage(root);
+      return pointer_[v];
+    }
+    std::vector<float>& floats = owned_[v];
+    if (floats.empty()) {
+      floats.resize(std::max<int64_t>(graph_.value(v).type.NumElements(), 1));
+    }
+    pointer_[v] = floats.data();
+    return pointer_[v];
+  }
+
+  // Value v as host data (converted from its float storage when it has one).
+  const TensorData* HostData(int v) {
+    if (v == kNoValue) return nullptr;
+    const graph::Value& value = graph_.value(v);
+    if (value.constant.has_value()) return &*value.constant;
+    if (!host_[v].has_value()) {
+      TensorData data(value.type.dtype, value.type.shape);
+      const float* floats = FloatStorage(v);
+      for (int64_t i = 0; i < data.size(); ++i) data.values[i] = floats[i];
+      SetHost(v, std::move(data));
+    }
+    return &*host_[v];
+  }
+
+  void SetHostData(int v, TensorData data) {
+    if (data.dtype == DType::Float32()) {
+      float* floats = FloatStorage(v);
+      for (int64_t i = 0; i < data.size(); ++i) {
+        floats[i] = static_cast<float>(data.values[i]);
+      }
+    }
+    SetHost(v, std::move(data));
+  }
+
+  void Alias(int to, int from) { pointer_[to] = FloatStorage(from); }
+
+  // Room for a kernel step's argument pointers.
+  std::vector<float*>& kernel_args() { return kernel_args_; }
+
+ private:
+  void SetHost(int v, TensorData data) {
+    if (!host_[v].has_value()) host_set_.push_back(v);
+    host_[v] = std::move(data);
+  }
+
+  const graph::Graph& graph_;
+  const graph::MemoryPlan& plan_;
+  std::unique_ptr<char, FreeDeleter> arena_;
+  // Per value: constants' floats and the arena's slots, fixed; and where
+  // the current call finds each value (base_ plus what the call set).
+  std::vector<float*> base_;
+  std::vector<float*> pointer_;
+  std::vector<std::optional<TensorData>> host_;
+  std::vector<int> host_set_;  // the values host_ holds for this call
+  std::vector<std::vector<float>> owned_;
+  std::vector<float*> kernel_args_;
+};
+
+class Model::WorkspaceLease {
+ public:
+  explicit WorkspaceLease(const Model& model) : model_(model) {
+    {
+      std::lock_guard<std::mutex> lock(model.workspaces_mutex_);
+      if (!model.idle_workspaces_.empty()) {
+        workspace_ = std::move(model.idle_workspaces_.back());
+        model.idle_workspaces_.pop_back();
+      } else {
+        ++model.workspaces_made_;
+      }
+    }
+    if (workspace_ == nullptr) {
+      workspace_ = std::make_unique<Workspace>(model.graph_, model.memory_plan_,
+                                               model.constant_floats_);
+    }
+  }
+  ~WorkspaceLease() {
+    std::lock_guard<std::mutex> lock(model_.workspaces_mutex_);
+    model_.idle_workspaces_.push_back(std::move(workspace_));
+  }
+  WorkspaceLease(const WorkspaceLease&) = delete;
+  WorkspaceLease& operator=(const WorkspaceLease&) = delete;
+
+  Workspace& operator*() const { return *workspace_; }
+
+ private:
+  const Model& model_;
+  std::unique_ptr<Workspace> workspace_;
+};
 
 Model::~Model() = default;
 
@@ -290,7 +356,9 @@ absl::Status Model::Prepare(const ModelOptions& options) {
     (kernel.origin().tuned() ? stats_.kernels_tuned : stats_.kernels_default)++;
     kernels_.emplace(workloads[i], std::move(kernel));
   }
-  for (const GraphStep& step : partition_.steps) {
+  step_kernels_.assign(partition_.steps.size(), nullptr);
+  for (size_t s = 0; s < partition_.steps.size(); ++s) {
+    const GraphStep& step = partition_.steps[s];
     if (step.kind != GraphStep::Kind::kKernel) continue;
     const Kernel& kernel = kernels_.at(step.workload);
     if (kernel.num_args() != static_cast<int>(step.args.size())) {
@@ -298,6 +366,23 @@ absl::Status Model::Prepare(const ModelOptions& options) {
           absl::StrCat("kernel ", step.workload, " takes ", kernel.num_args(),
                        " arguments, the step gives ", step.args.size()));
     }
+    step_kernels_[s] = &kernel;
+  }
+
+  // 4. Which outputs RunFloat's steps write in place: those whose storage
+  //    starts at a step's result and is no other output's.
+  std::map<int, int> outputs_of_root;
+  for (int v : graph_.outputs()) ++outputs_of_root[memory_plan_.storage_of[v]];
+  std::set<int> inputs(graph_.inputs().begin(), graph_.inputs().end());
+  for (int v : graph_.outputs()) {
+    int root = memory_plan_.storage_of[v];
+    const graph::TensorType& type = graph_.value(v).type;
+    bool in_place = type.dtype == DType::Float32() &&
+                    !graph_.IsConstant(root) && inputs.count(root) == 0 &&
+                    outputs_of_root[root] == 1 &&
+                    memory_plan_.offsets[root] == graph::kNotPlanned &&
+                    graph_.value(root).type.NumElements() == type.NumElements();
+    output_roots_.push_back(in_place ? root : kNoValue);
   }
   stats_.distinct_kernels = static_cast<int>(kernels_.size());
   stats_.peak_intermediate_bytes = memory_plan_.peak_bytes;
@@ -306,7 +391,8 @@ absl::Status Model::Prepare(const ModelOptions& options) {
 }
 
 absl::StatusOr<std::vector<TensorData>> Model::Run(
-    const std::vector<TensorData>& inputs) const {
+    const std::vector<TensorData>& inputs,
+    std::vector<double>* step_seconds) const {
   // 1. The inputs: count, dtype and shape.
   if (inputs.size() != inputs_.size()) {
     std::string message = absl::StrCat("the model takes ", inputs_.size(),
@@ -334,33 +420,138 @@ absl::StatusOr<std::vector<TensorData>> Model::Run(
     }
   }
 
-  RunState state(graph_, memory_plan_, constant_floats_);
-  if (!state.arena_ok()) {
+  // 2. The steps, on a workspace holding the inputs.
+  WorkspaceLease lease(*this);
+  Workspace& workspace = *lease;
+  workspace.Begin();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    workspace.SetInput(graph_.inputs()[i], inputs[i]);
+  }
+  if (absl::Status st = RunSteps(workspace, step_seconds); !st.ok()) return st;
+
+  // 3. The outputs.
+  std::vector<TensorData> outputs;
+  for (size_t i = 0; i < graph_.outputs().size(); ++i) {
+    int v = graph_.outputs()[i];
+    const graph::Value& value = graph_.value(v);
+    if (value.type.dtype == DType::Float32() && !value.constant.has_value()) {
+      TensorData data(value.type.dtype, value.type.shape);
+      const float* floats = workspace.FloatStorage(v);
+      for (int64_t e = 0; e < data.size(); ++e) data.values[e] = floats[e];
+      outputs.push_back(std::move(data));
+    } else {
+      outputs.push_back(*workspace.HostData(v));
+    }
+  }
+  return outputs;
+}
+
+absl::Status Model::RunFloat(absl::Span<const absl::Span<const float>> inputs,
+                             absl::Span<const absl::Span<float>> outputs,
+                             std::vector<double>* step_seconds) const {
+  // 1. The buffers: count, dtype and size.
+  auto check = [](const char* kind, const std::vector<ModelTensor>& expected,
+                  size_t given_count, auto size_of) -> absl::Status {
+    if (given_count != expected.size()) {
+      std::string message = absl::StrCat("the model takes ", expected.size(),
+                                         " ", kind, "(s), got ", given_count);
+      if (given_count < expected.size()) {
+        absl::StrAppend(&message, ": missing \"", expected[given_count].name,
+                        "\" (", TensorTypeText(expected[given_count].type),
+                        ")");
+      }
+      return absl::InvalidArgumentError(message);
+    }
+    for (size_t i = 0; i < expected.size(); ++i) {
+      const graph::TensorType& type = expected[i].type;
+      if (type.dtype != DType::Float32()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(kind, " ", i, " \"", expected[i].name, "\" is ",
+                         TensorTypeText(type),
+                         ": RunFloat takes float32 tensors only (use "
+                         "Run)"));
+      }
+      if (static_cast<int64_t>(size_of(i)) != type.NumElements()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(kind, " ", i, " \"", expected[i].name,
+                         "\": ", size_of(i), " floats given for ",
+                         TensorTypeText(type), " (", type.NumElements(), ")"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status st = check("input", inputs_, inputs.size(),
+                              [&](size_t i) { return inputs[i].size(); });
+      !st.ok()) {
+    return st;
+  }
+  if (absl::Status st = check("output", outputs_, outputs.size(),
+                              [&](size_t i) { return outputs[i].size(); });
+      !st.ok()) {
+    return st;
+  }
+
+  // 2. The steps, reading the caller's inputs and writing straight into its
+  //    outputs where the output's storage is its own.
+  WorkspaceLease lease(*this);
+  Workspace& workspace = *lease;
+  workspace.Begin();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    workspace.SetFloats(graph_.inputs()[i], inputs[i].data());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (output_roots_[i] != kNoValue && !outputs[i].empty()) {
+      workspace.SetFloats(output_roots_[i], outputs[i].data());
+    }
+  }
+  if (absl::Status st = RunSteps(workspace, step_seconds); !st.ok()) return st;
+
+  // 3. The outputs the steps did not write in place.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].empty()) continue;
+    const float* floats = workspace.FloatStorage(graph_.outputs()[i]);
+    if (floats != outputs[i].data()) {
+      std::memcpy(outputs[i].data(), floats, outputs[i].size() * sizeof(float));
+    }
+  }
+  return absl::OkStatus();
+}
+
+int Model::workspaces() const {
+  std::lock_guard<std::mutex> lock(workspaces_mutex_);
+  return workspaces_made_;
+}
+
+absl::Status Model::RunSteps(Workspace& workspace,
+                             std::vector<double>* step_seconds) const {
+  if (!workspace.arena_ok()) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate ", memory_plan_.peak_bytes,
                      " bytes for the intermediates"));
   }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    state.SetInput(graph_.inputs()[i], inputs[i]);
+  if (step_seconds != nullptr) {
+    step_seconds->assign(partition_.steps.size(), 0.0);
   }
-
-  // 2. The steps, in order.
   static float empty_tensor = 0;
-  std::vector<float*> args;
+  std::vector<float*>& args = workspace.kernel_args();
   std::vector<const TensorData*> host_inputs;
-  for (const GraphStep& step : partition_.steps) {
+  for (size_t s = 0; s < partition_.steps.size(); ++s) {
+    const GraphStep& step = partition_.steps[s];
+    std::chrono::steady_clock::time_point start;
+    if (step_seconds != nullptr) start = std::chrono::steady_clock::now();
     switch (step.kind) {
       case GraphStep::Kind::kKernel: {
         int output = step.args.back();
-        float* out = state.FloatStorage(output);
+        float* out = workspace.FloatStorage(output);
         if (graph_.value(output).type.NumElements() == 0) break;
-        args.clear();
-        for (size_t a = 0; a + 1 < step.args.size(); ++a) {
-          float* p = state.FloatStorage(step.args[a]);
-          args.push_back(p != nullptr ? p : &empty_tensor);
+        const size_t n = step.args.size();
+        args.resize(n);
+        for (size_t a = 0; a + 1 < n; ++a) {
+          float* p = workspace.FloatStorage(step.args[a]);
+          args[a] = p != nullptr ? p : &empty_tensor;
         }
-        args.push_back(out);
-        int rc = kernels_.at(step.workload)(args.data());
+        args[n - 1] = out;
+        int rc = (*step_kernels_[s])(args.data());
         if (rc != 0) {
           return absl::InternalError(absl::StrCat(
               "kernel ", step.workload, " of node \"",
@@ -372,7 +563,8 @@ absl::StatusOr<std::vector<TensorData>> Model::Run(
         for (int n : step.nodes) {
           const graph::Node& node = graph_.nodes()[n];
           host_inputs.clear();
-          for (int v : node.inputs) host_inputs.push_back(state.HostData(v));
+          for (int v : node.inputs)
+            host_inputs.push_back(workspace.HostData(v));
           absl::StatusOr<std::vector<TensorData>> results =
               graph::EvaluateNode(node, host_inputs);
           if (!results.ok()) {
@@ -391,7 +583,7 @@ absl::StatusOr<std::vector<TensorData>> Model::Run(
                   "node \"", node.name, "\" (", node.op, "): output ", o,
                   " is not the inferred ", TensorTypeText(type)));
             }
-            state.SetHostData(v, std::move((*results)[o]));
+            workspace.SetHostData(v, std::move((*results)[o]));
           }
         }
         break;
@@ -407,36 +599,21 @@ absl::StatusOr<std::vector<TensorData>> Model::Run(
               // Dropout's mask in inference: all kept.
               TensorData mask(type.dtype, type.shape);
               std::fill(mask.values.begin(), mask.values.end(), 1.0);
-              state.SetHostData(to, std::move(mask));
+              workspace.SetHostData(to, std::move(mask));
             } else if (type.dtype == DType::Float32()) {
-              state.FloatStorage(from);
-              state.Alias(to, from);
+              workspace.Alias(to, from);
             } else {
-              TensorData view = *state.HostData(from);
+              TensorData view = *workspace.HostData(from);
               view.shape = type.shape;
-              state.SetHostData(to, std::move(view));
+              workspace.SetHostData(to, std::move(view));
             }
           }
         }
         break;
     }
+    if (step_seconds != nullptr) (*step_seconds)[s] = SecondsSince(start);
   }
-
-  // 3. The outputs.
-  std::vector<TensorData> outputs;
-  for (size_t i = 0; i < graph_.outputs().size(); ++i) {
-    int v = graph_.outputs()[i];
-    const graph::Value& value = graph_.value(v);
-    if (value.type.dtype == DType::Float32() && !value.constant.has_value()) {
-      TensorData data(value.type.dtype, value.type.shape);
-      const float* floats = state.FloatStorage(v);
-      for (int64_t e = 0; e < data.size(); ++e) data.values[e] = floats[e];
-      outputs.push_back(std::move(data));
-    } else {
-      outputs.push_back(*state.HostData(v));
-    }
-  }
-  return outputs;
+  return absl::OkStatus();
 }
 
 }  // namespace lathe::api

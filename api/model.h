@@ -9,6 +9,10 @@
 //       lathe::api::Model::Load("resnet18.onnx", options);
 //   absl::StatusOr<std::vector<lathe::TensorData>> outputs =
 //       (*model)->Run({image});
+//   // Or, on float buffers (no conversion, the arena reused):
+//   std::vector<float> pixels(3 * 224 * 224), logits(1000);
+//   absl::Status status = (*model)->RunFloat({absl::MakeConstSpan(pixels)},
+//                                            {absl::MakeSpan(logits)});
 //
 // - Each distinct fused workload is compiled once, from the tuning database
 //   when it has a record for the target (exact match, or compatible when
@@ -20,8 +24,20 @@
 //   and index arithmetic left after folding) runs on the host through the
 //   operators' host evaluators.
 // - Run checks the inputs (count, dtype, shape) and names the one at fault.
-//   Run may be called from several threads at once: each call has its own
-//   arena.
+// - RunFloat is the path for float32 inputs and outputs: the caller's
+//   buffers are read in place (no conversion); an output the steps make
+//   (not an input, a constant or a view shared with another output) is
+//   written by its step straight into the caller's buffer, the others are
+//   copied there; the arena is reused from call to call. Run takes the
+//   same steps on the same arenas and converts tensors at its edges only.
+//   Outputs must not overlap inputs.
+// - Run and RunFloat may be called from several threads at once: each call
+//   takes an arena (a workspace) no other call is using, and gives it back
+//   when done; the model keeps as many as calls ran at once
+//   (workspaces()), so a single caller allocates one, on its first call.
+// - Per-step times: pass step_seconds to Run or RunFloat and it is filled
+//   with the wall time of each step of partition().steps, in order (kernels,
+//   host steps, views); when it is null nothing is timed.
 // Errors of Load: an input value of the wrong dtype or shape or for no
 // input (naming it), those of the importer, the passes and the partition
 // (naming the node, the op or the input), a database that does not open,
@@ -33,11 +49,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "api/lathe.h"
 #include "compiler/graph/graph.h"
 #include "compiler/graph/kernel_partition.h"
@@ -90,10 +108,24 @@ class Model {
   Model& operator=(const Model&) = delete;
 
   // The outputs in graph-output order, for inputs in graph-input order.
+  // step_seconds: as in the header comment (null: no timing).
   // Errors (InvalidArgument): a wrong number of inputs, an input of the
   // wrong dtype or shape (naming it); (Internal) a kernel that fails.
   absl::StatusOr<std::vector<TensorData>> Run(
-      const std::vector<TensorData>& inputs) const;
+      const std::vector<TensorData>& inputs,
+      std::vector<double>* step_seconds = nullptr) const;
+  // The same for a model whose inputs and outputs are all float32, on the
+  // caller's buffers: inputs[i] holds input i's elements (row-major),
+  // outputs[i] receives output i's. Errors (InvalidArgument): a wrong
+  // number of inputs or outputs, a buffer whose size is not its tensor's
+  // element count, an input or output that is not float32 (use Run), each
+  // naming the tensor; (Internal) a kernel that fails.
+  absl::Status RunFloat(absl::Span<const absl::Span<const float>> inputs,
+                        absl::Span<const absl::Span<float>> outputs,
+                        std::vector<double>* step_seconds = nullptr) const;
+  // How many workspaces (arenas) the model has made so far: the most calls
+  // that ran at once.
+  int workspaces() const;
 
   const std::vector<ModelTensor>& inputs() const { return inputs_; }
   const std::vector<ModelTensor>& outputs() const { return outputs_; }
@@ -105,18 +137,36 @@ class Model {
   const std::map<std::string, Kernel>& kernels() const { return kernels_; }
 
  private:
+  class Workspace;
+  // Takes an idle workspace or makes one; gives it back on destruction.
+  class WorkspaceLease;
+
   Model() = default;
   absl::Status Prepare(const ModelOptions& options);
+  // The steps, in order, on a workspace whose inputs are set.
+  absl::Status RunSteps(Workspace& workspace,
+                        std::vector<double>* step_seconds) const;
 
   graph::Graph graph_;
   graph::KernelPartition partition_;
   graph::MemoryPlan memory_plan_;
   std::map<std::string, Kernel> kernels_;
+  // Per step of partition_: its kernel (null for host and alias steps).
+  std::vector<const Kernel*> step_kernels_;
   // Per value id: the float32 constant's data as floats (empty otherwise).
   std::vector<std::vector<float>> constant_floats_;
   std::vector<ModelTensor> inputs_;
   std::vector<ModelTensor> outputs_;
+  // Per graph output: the value whose storage RunFloat points at the
+  // caller's buffer (the root of the output's storage), or kNoValue when
+  // the output is copied there after the steps (it is an input, a constant,
+  // or shares its storage with another output).
+  std::vector<int> output_roots_;
   ModelStats stats_;
+
+  mutable std::mutex workspaces_mutex_;
+  mutable std::vector<std::unique_ptr<Workspace>> idle_workspaces_;
+  mutable int workspaces_made_ = 0;
 };
 
 }  // namespace lathe::api

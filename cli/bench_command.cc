@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +14,7 @@
 #include "base/status_macros.h"
 #include "cli/command.h"
 #include "cli/json_text.h"
+#include "cli/model_bench.h"
 #include "cli/time_text.h"
 #include "cli/trace_file.h"
 #include "cli/workload_args.h"
@@ -42,7 +45,47 @@ struct BenchOptions {
   int repeats = 10;
   std::string db_path;  // empty: do not record
   std::string job;
+  // For a model (the positional argument names an .onnx file).
+  std::vector<std::string> shapes;
+  int runs = 20;
+  bool compatible = false;
+  // The options given on the command line, by name, to refuse those of the
+  // other kind of bench.
+  std::vector<std::string> given;
 };
+
+bool NamesAModel(const std::string& spec) {
+  return spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".onnx") == 0;
+}
+
+bool Given(const BenchOptions& options, const std::string& name) {
+  return std::find(options.given.begin(), options.given.end(), name) !=
+         options.given.end();
+}
+
+// `lathe bench MODEL.onnx`: the options of a model bench, after refusing
+// those that only a kernel bench takes.
+absl::Status RunBenchOfModel(const BenchOptions& options) {
+  for (const char* name :
+       {"--trace", "--job", "--expr", "--dims", "--min-time", "--repeats"}) {
+    if (Given(options, name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name,
+                       " is for one kernel's bench; a model takes --runs, --db "
+                       "(kernels from it), --shape, --threads, --target"));
+    }
+  }
+  ModelBenchOptions model;
+  model.model.path = options.workload.spec;
+  model.model.shapes = options.shapes;
+  model.db_path = options.db_path;
+  model.target = options.target;
+  model.threads = options.threads;
+  model.runs = options.runs;
+  model.compatible = options.compatible;
+  model.json = options.json;
+  return RunModelBench(model);
+}
 
 // Stores the measurement as a record of `db_path` (created when absent).
 absl::Status RecordMeasurement(const BenchOptions& options,
@@ -70,6 +113,13 @@ absl::Status RecordMeasurement(const BenchOptions& options,
 }
 
 absl::Status RunBench(const BenchOptions& options) {
+  if (NamesAModel(options.workload.spec)) return RunBenchOfModel(options);
+  for (const char* name : {"--shape", "--runs", "--compatible"}) {
+    if (Given(options, name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, " is for a model's bench (MODEL.onnx)"));
+    }
+  }
   if (!options.job.empty() && options.db_path.empty()) {
     return absl::InvalidArgumentError(
         "--job names the record of --db: give --db too");
@@ -204,7 +254,8 @@ void AddBenchCommand(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("bench",
                          "compile one kernel in-process, check it against the "
-                         "reference and time it");
+                         "reference and time it; or time a model (MODEL.onnx) "
+                         "and the share of each of its tasks");
   options->workload.AddTo(command, /*spec_required=*/true);
   command->add_option(
       "--trace", options->trace_path,
@@ -230,10 +281,26 @@ void AddBenchCommand(CLI::App& app) {
       ->check(WholeNumber(1, 1000000));
   command->add_option(
       "--db", options->db_path,
-      "record the measurement in this database (created when absent)");
+      "record the measurement in this database (created when absent); for a "
+      "model: take its kernels from this database");
   command->add_option("--job", options->job,
                       "with --db: the job the record belongs to");
-  SetAction(command, [options] { return RunBench(*options); });
+  command->add_option("--shape", options->shapes,
+                      "model: NAME=D0,D1,...: the shape of an input whose "
+                      "dimensions the model leaves symbolic (repeatable)");
+  command
+      ->add_option("--runs", options->runs,
+                   "model: timed runs after the warm-up (default 20)")
+      ->check(WholeNumber(1, 1000000));
+  command->add_flag("--compatible", options->compatible,
+                    "model: use records of compatible targets too (as "
+                    "compile's --compatible)");
+  SetAction(command, [options, command] {
+    for (const CLI::Option* option : command->get_options()) {
+      if (option->count() > 0) options->given.push_back(option->get_name());
+    }
+    return RunBench(*options);
+  });
 }
 
 }  // namespace lathe::cli

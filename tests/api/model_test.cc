@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace lathe::api {
@@ -161,6 +163,11 @@ TEST(Model, RunsNonFloatWorkOnTheHost) {
   ASSERT_TRUE(outputs.ok()) << outputs.status();
   EXPECT_EQ((*outputs)[0].dtype, DType::Int64());
   EXPECT_EQ((*outputs)[0].values, (std::vector<double>{0, 2, 3, 0}));
+  // The next call on the same workspace computes its host values afresh.
+  outputs = (*model)->Run({Tensor({4}, {5.5, -2, 1, 4})});
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  EXPECT_EQ((*outputs)[0].values, (std::vector<double>{5, 0, 1, 4}));
+  EXPECT_EQ((*model)->workspaces(), 1);
 }
 
 // x reshaped to the shape an int64 input gives.
@@ -216,6 +223,230 @@ TEST(Model, RefusesADatabaseThatDoesNotOpen) {
   ASSERT_FALSE(model.ok());
   EXPECT_NE(model.status().message().find("tuned.db"), std::string::npos)
       << model.status();
+}
+
+// The values of a Run output as floats.
+std::vector<float> Floats(const TensorData& data) {
+  return std::vector<float>(data.values.begin(), data.values.end());
+}
+
+// x (1x3x8x8) -> Conv(4 filters, 3x3, pad 1) -> Relu -> Flatten: a kernel
+// whose output reaches a graph output through a view, and the same Relu'd
+// activation read again by a second output's kernel.
+Graph ConvFlattenGraph() {
+  Graph graph;
+  int x = graph.AddValue("x", F32({1, 3, 8, 8}));
+  graph.AddInput(x);
+  TensorData w(DType::Float32(), {4, 3, 3, 3});
+  for (int64_t i = 0; i < w.size(); ++i) w.values[i] = (i % 5 - 2) * 0.25;
+  int weight = graph.AddConstant("w", std::move(w));
+  int conv = graph.AddValue("conv", F32({1, 4, 8, 8}));
+  int relu = graph.AddValue("relu", F32({1, 4, 8, 8}));
+  int flat = graph.AddValue("flat", F32({1, 256}));
+  int half = graph.AddConstant("half", Tensor({}, {0.5}));
+  int scaled = graph.AddValue("scaled", F32({1, 4, 8, 8}));
+  AddNode(graph, "Conv", {x, weight}, {conv},
+          {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  AddNode(graph, "Relu", {conv}, {relu});
+  AddNode(graph, "Flatten", {relu}, {flat}, {{"axis", int64_t{1}}});
+  AddNode(graph, "Mul", {relu, half}, {scaled});
+  graph.AddOutput(flat);
+  graph.AddOutput(scaled);
+  return graph;
+}
+
+TensorData RandomLike(const ModelTensor& tensor, int seed) {
+  TensorData data(tensor.type.dtype, tensor.type.shape);
+  for (int64_t i = 0; i < data.size(); ++i) {
+    data.values[i] = ((i * 7 + seed * 13) % 17 - 8) / 4.0;
+  }
+  return data;
+}
+
+// Runs `model` through RunFloat on `inputs` (converted to floats) and
+// returns its outputs, failing the test on an error.
+std::vector<std::vector<float>> RunFloatOn(
+    const Model& model, const std::vector<TensorData>& inputs,
+    std::vector<double>* step_seconds = nullptr) {
+  std::vector<std::vector<float>> in;
+  for (const TensorData& data : inputs) in.push_back(Floats(data));
+  std::vector<std::vector<float>> out;
+  for (const ModelTensor& tensor : model.outputs()) {
+    out.emplace_back(tensor.type.NumElements(), -1234.5f);
+  }
+  std::vector<absl::Span<const float>> in_spans(in.begin(), in.end());
+  std::vector<absl::Span<float>> out_spans;
+  for (std::vector<float>& o : out) out_spans.push_back(absl::MakeSpan(o));
+  absl::Status status = model.RunFloat(in_spans, out_spans, step_seconds);
+  EXPECT_TRUE(status.ok()) << status;
+  return out;
+}
+
+TEST(Model, RunFloatGivesRunsOutputs) {
+  for (Graph (*make)() : {&AddReluGraph, &ConvFlattenGraph}) {
+    absl::StatusOr<std::unique_ptr<Model>> model = Model::FromGraph(make());
+    ASSERT_TRUE(model.ok()) << model.status();
+    std::vector<TensorData> inputs;
+    for (size_t i = 0; i < (*model)->inputs().size(); ++i) {
+      inputs.push_back(RandomLike((*model)->inputs()[i], i + 1));
+    }
+    absl::StatusOr<std::vector<TensorData>> expected = (*model)->Run(inputs);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    std::vector<std::vector<float>> outputs = RunFloatOn(**model, inputs);
+    ASSERT_EQ(outputs.size(), expected->size());
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      EXPECT_EQ(outputs[o], Floats((*expected)[o])) << "output " << o;
+    }
+  }
+}
+
+TEST(Model, RunFloatOutputThatIsAnInputOrAConstantIsCopied) {
+  // Outputs: the input itself, a constant, and a view of the input.
+  Graph graph;
+  int x = graph.AddValue("x", F32({2, 2}));
+  graph.AddInput(x);
+  int c = graph.AddConstant("c", Tensor({2}, {3, 4}));
+  int shape = graph.AddConstant("shape", Tensor({1}, {4}, DType::Int64()));
+  int flat = graph.AddValue("flat", F32({4}));
+  AddNode(graph, "Reshape", {x, shape}, {flat}, {{"allowzero", int64_t{0}}});
+  graph.AddOutput(x);
+  graph.AddOutput(c);
+  graph.AddOutput(flat);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(std::move(graph));
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<std::vector<float>> outputs =
+      RunFloatOn(**model, {Tensor({2, 2}, {1, 2, 5, 6})});
+  ASSERT_EQ(outputs.size(), 3u);
+  EXPECT_EQ(outputs[0], (std::vector<float>{1, 2, 5, 6}));
+  EXPECT_EQ(outputs[1], (std::vector<float>{3, 4}));
+  EXPECT_EQ(outputs[2], (std::vector<float>{1, 2, 5, 6}));
+}
+
+TEST(Model, RunFloatRefusesWrongCountsAndSizesNamingTheTensor) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(AddReluGraph());
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<float> six(6, 1.0f), five(5, 1.0f), y(6), z(6);
+  auto message = [&](std::vector<absl::Span<const float>> in,
+                     std::vector<absl::Span<float>> out) {
+    absl::Status status = (*model)->RunFloat(in, out);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    return std::string(status.message());
+  };
+  EXPECT_NE(message({six}, {absl::MakeSpan(y), absl::MakeSpan(z)})
+                .find("2 input(s), got 1: missing \"b\""),
+            std::string::npos);
+  EXPECT_NE(message({six, six}, {absl::MakeSpan(y)})
+                .find("2 output(s), got 1: missing \"z\""),
+            std::string::npos);
+  EXPECT_NE(message({six, five}, {absl::MakeSpan(y), absl::MakeSpan(z)})
+                .find("input 1 \"b\": 5 floats given for f32[2,3] (6)"),
+            std::string::npos);
+  EXPECT_NE(message({six, six}, {absl::MakeSpan(y), absl::MakeSpan(five)})
+                .find("output 1 \"z\": 5 floats given for f32[3,2] (6)"),
+            std::string::npos);
+}
+
+TEST(Model, RunFloatRefusesTensorsThatAreNotFloat32) {
+  // c = Cast(relu(x), int64): an int64 output.
+  Graph graph;
+  int x = graph.AddValue("x", F32({4}));
+  graph.AddInput(x);
+  int relu = graph.AddValue("relu", F32({4}));
+  int c = graph.AddValue("c", TensorType{DType::Int64(), {4}});
+  AddNode(graph, "Relu", {x}, {relu});
+  AddNode(graph, "Cast", {relu}, {c}, {{"to", int64_t{7}}});
+  graph.AddOutput(c);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(std::move(graph));
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<float> in(4), out(4);
+  absl::Status status =
+      (*model)->RunFloat({absl::MakeConstSpan(in)}, {absl::MakeSpan(out)});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("output 0 \"c\" is i64[4]"),
+            std::string::npos)
+      << status;
+}
+
+TEST(Model, RepeatedCallsReuseOneWorkspaceAndAgree) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(ConvFlattenGraph());
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->workspaces(), 0);
+  TensorData a = RandomLike((*model)->inputs()[0], 1);
+  TensorData b = RandomLike((*model)->inputs()[0], 2);
+  std::vector<std::vector<float>> first = RunFloatOn(**model, {a});
+  std::vector<std::vector<float>> other = RunFloatOn(**model, {b});
+  EXPECT_NE(first, other);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(RunFloatOn(**model, {a}), first) << "call " << i;
+    absl::StatusOr<std::vector<TensorData>> run = (*model)->Run({b});
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_EQ(Floats((*run)[0]), other[0]);
+  }
+  EXPECT_EQ((*model)->workspaces(), 1);
+}
+
+TEST(Model, TwoThreadsRunAtOnceEachWithItsOwnResults) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(ConvFlattenGraph());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const Model& m = **model;
+  std::vector<TensorData> inputs = {RandomLike(m.inputs()[0], 1),
+                                    RandomLike(m.inputs()[0], 2)};
+  std::vector<std::vector<std::vector<float>>> expected;
+  for (const TensorData& input : inputs) {
+    expected.push_back(RunFloatOn(m, {input}));
+  }
+  std::vector<int> mismatches(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        if (RunFloatOn(m, {inputs[t]}) != expected[t]) ++mismatches[t];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mismatches, (std::vector<int>{0, 0}));
+  EXPECT_GE(m.workspaces(), 1);
+  EXPECT_LE(m.workspaces(), 2);
+}
+
+TEST(Model, StepTimesOnePerStepWhenAsked) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(ConvFlattenGraph());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const Model& m = **model;
+  const size_t steps = m.partition().steps.size();
+  int kernel_steps = 0;
+  for (const graph::GraphStep& step : m.partition().steps) {
+    kernel_steps += step.kind == graph::GraphStep::Kind::kKernel;
+  }
+  EXPECT_EQ(kernel_steps, m.stats().kernel_steps);
+  EXPECT_GE(kernel_steps, 2);
+  EXPECT_GE(m.stats().alias_steps, 1);
+
+  std::vector<double> seconds = {-1.0};
+  TensorData input = RandomLike(m.inputs()[0], 1);
+  std::vector<std::vector<float>> timed = RunFloatOn(m, {input}, &seconds);
+  ASSERT_EQ(seconds.size(), steps);
+  for (size_t s = 0; s < steps; ++s) {
+    EXPECT_GE(seconds[s], 0.0) << "step " << s;
+    // A kernel's call takes time the clock sees.
+    if (m.partition().steps[s].kind == graph::GraphStep::Kind::kKernel) {
+      EXPECT_GT(seconds[s], 0.0) << "step " << s;
+    }
+  }
+  EXPECT_EQ(timed, RunFloatOn(m, {input}));
+
+  seconds.clear();
+  absl::StatusOr<std::vector<TensorData>> run = m.Run({input}, &seconds);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(seconds.size(), steps);
+  for (double s : seconds) EXPECT_GE(s, 0.0);
 }
 
 }  // namespace
