@@ -200,16 +200,18 @@ def reshape_by_input():
 
 
 def conv_relu_gemm():
-    """Conv + Relu (also an output) -> Flatten -> Gemm: two tasks, a view
-    of an output read by a kernel, a small classifier."""
+    """Conv + Relu (also an output) -> MaxPool -> Flatten -> Gemm: three
+    tasks, an output read by a kernel, an intermediate and its view."""
     x = rand(1, 3, 8, 8)
     w, b = rand(4, 3, 3, 3), rand(4)
-    fc_w, fc_b = rand(10, 256), rand(10)
+    fc_w, fc_b = rand(10, 64), rand(10)
     nodes = [
         helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv",
                          pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c"], ["features"], name="relu"),
-        helper.make_node("Flatten", ["features"], ["flat"], name="flatten"),
+        helper.make_node("MaxPool", ["features"], ["pooled"], name="pool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["pooled"], ["flat"], name="flatten"),
         helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], name="fc",
                          transB=1),
     ]
@@ -219,7 +221,8 @@ def conv_relu_gemm():
                   init("fc_b", fc_b)
               ])
     features = np.maximum(conv2d(x, w, b, 1), 0)
-    y = (features.reshape(1, 256).astype(np.float64) @ fc_w.T + fc_b)
+    pooled = features.reshape(1, 4, 4, 2, 4, 2).max(axis=(3, 5))
+    y = pooled.reshape(1, 64).astype(np.float64) @ fc_w.T + fc_b
     return m, [x], [y.astype(np.float32), features]
 
 
