@@ -3,7 +3,8 @@
 // single-kernel command; with --db, every workload's schedule comes from the
 // tuning database through api/kernel_plan.h (the path the C++ API and the
 // CMake function share), and all kernels go into one library and one
-// header.
+// header. One model (MODEL.onnx) becomes one library whose C function runs
+// it (api/model_library.h).
 #include "cli/compile_command.h"
 
 #include <cctype>
@@ -304,6 +305,12 @@ absl::Status RunCompileModel(const CompileOptions& options) {
 
 absl::Status RunCompile(const CompileOptions& options) {
   if (NamesModel(options)) return RunCompileModel(options);
+  for (const std::string& spec : options.specs) {
+    if (absl::EndsWith(spec, ".onnx")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          spec, ": a model is compiled alone, without workload specs"));
+    }
+  }
   if (!options.shapes.empty()) {
     return absl::InvalidArgumentError(
         "--shape goes with a model (MODEL.onnx), not with workload specs");
@@ -514,8 +521,9 @@ void AddCompileCommand(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("compile",
                          "compile workloads' kernels (from the tuning database "
-                         "with --db) to one object, static or "
-                         "shared library and a C header");
+                         "with --db), or a model (MODEL.onnx) into one C "
+                         "function, to one object, static or shared library "
+                         "and a C header");
   command->add_option(
       "specs", options->specs,
       "workload specs, e.g. matmul:M=512,N=512,K=512 (see `lathe workloads`), "

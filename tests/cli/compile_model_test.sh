@@ -267,6 +267,8 @@ PY
   expect_error 'a model takes no --expr, --dims, --trace or --prefix' \
     "$lathe" compile m/model.onnx -o m.a --prefix p_
   expect_error 'need --db' "$lathe" compile m/model.onnx -o m.a --require-tuned
+  expect_error '^lathe: error: m/model.onnx: a model is compiled alone' \
+    "$lathe" compile matmul:M=4,N=4,K=4 m/model.onnx -o m.a
   expect_error '^lathe: error: --shape goes with a model' \
     "$lathe" compile matmul:M=4,N=4,K=4 -o k.a --shape x=1,2
   expect_error '^lathe: error: --shape "x=1,a"' \
