@@ -271,6 +271,13 @@ PY
     "$lathe" compile matmul:M=4,N=4,K=4 m/model.onnx -o m.a
   expect_error '^lathe: error: --shape goes with a model' \
     "$lathe" compile matmul:M=4,N=4,K=4 -o k.a --shape x=1,2
+  # A symbolic dimension needs --shape; with it, the header shows the shape.
+  "$python" "$tiny_models" symbolic_batch sb > /dev/null || fail "tiny_models.py"
+  expect_error '^lathe: error: sb/model.onnx: input "x": dimension 0 ("batch"' \
+    "$lathe" compile sb/model.onnx -o sb.a
+  "$lathe" compile sb/model.onnx -o sb.o --header sb.h --shape x=2,3 || fail "--shape"
+  grep -qF '/* input 0 "x": float32[2, 3] */' sb.h || fail "--shape header: $(cat sb.h)"
+  rm sb.o
   expect_error '^lathe: error: --shape "x=1,a"' \
     "$lathe" compile m/model.onnx -o m.a --shape x=1,a
   expect_error 'refusing to overwrite' "$lathe" compile m/model.onnx -o m/model.onnx.a \
