@@ -3,9 +3,11 @@
 // single-kernel command; with --db, every workload's schedule comes from the
 // tuning database through api/kernel_plan.h (the path the C++ API and the
 // CMake function share), and all kernels go into one library and one
-// header.
+// header. One model (MODEL.onnx) becomes one library whose C function runs
+// it (api/model_library.h).
 #include "cli/compile_command.h"
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -15,13 +17,16 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "api/kernel_plan.h"
+#include "api/model_library.h"
 #include "cli/command.h"
 #include "cli/json_text.h"
+#include "cli/model_args.h"
 #include "cli/output_paths.h"
 #include "cli/staged_outputs.h"
 #include "cli/trace_file.h"
@@ -30,6 +35,7 @@
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_library.h"
 #include "compiler/codegen/kernel_program.h"
+#include "compiler/codegen/model_library.h"
 #include "compiler/schedule/trace.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
@@ -50,6 +56,7 @@ struct CompileOptions {
   std::string prefix;
   std::string misses;
   std::string manifest;
+  std::vector<std::string> shapes;  // a model's --shape NAME=D0,D1,...
   bool require_tuned = false;
   bool compatible = false;
 };
@@ -150,7 +157,164 @@ absl::Status WriteMisses(const CompileOptions& options, const Target& target,
   return WriteFileBytes(options.misses, text);
 }
 
+// True when the command names a model: one positional argument ending in
+// .onnx.
+bool NamesModel(const CompileOptions& options) {
+  return options.specs.size() == 1 &&
+         absl::EndsWith(options.specs.front(), ".onnx");
+}
+
+// The default entry name of a model: its file's stem with every character
+// that cannot be in a C identifier made '_' ("resnet-18.onnx": resnet_18).
+std::string DefaultModelFunction(const std::string& path) {
+  std::string name = std::filesystem::path(path).stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    name = "model_" + name;
+  return name;
+}
+
+// `lathe compile MODEL.onnx`: one library whose entry runs the model
+// (api/model_library.h).
+absl::Status RunCompileModel(const CompileOptions& options) {
+  const std::string& model_path = options.specs.front();
+  absl::StatusOr<LibraryKind> kind = LibraryKindForPath(options.output);
+  if (!kind.ok()) return kind.status();
+  if (!options.expr.empty() || !options.dims.empty() ||
+      !options.trace_path.empty() || !options.prefix.empty()) {
+    return absl::InvalidArgumentError(
+        "a model takes no --expr, --dims, --trace or --prefix (its kernels "
+        "come from --db or the default schedules)");
+  }
+  if (options.db_path.empty() &&
+      (options.require_tuned || !options.misses.empty() ||
+       options.compatible)) {
+    return absl::InvalidArgumentError(
+        "--require-tuned, --misses and --compatible need --db (the tuning "
+        "database)");
+  }
+  if (absl::Status st =
+          CheckOutputPaths({{"--db", options.db_path}, {"model", model_path}},
+                           {{"-o", options.output},
+                            {"--header", options.header},
+                            {"--manifest", options.manifest},
+                            {"--misses", options.misses}});
+      !st.ok()) {
+    return st;
+  }
+  api::ModelLibraryOptions model_options;
+  absl::StatusOr<std::map<std::string, std::vector<int64_t>>> shapes =
+      ModelArgs{model_path, options.shapes}.InputShapes();
+  if (!shapes.ok()) return shapes.status();
+  model_options.input_shapes = *std::move(shapes);
+  model_options.function_name = options.function.empty()
+                                    ? DefaultModelFunction(model_path)
+                                    : options.function;
+  if (!IsCIdentifier(model_options.function_name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        options.function.empty() ? "the model's file name gives function "
+                                 : "--function ",
+        model_options.function_name,
+        ": not a C identifier free to name the entry (keywords, main, _X..., "
+        "__... and lathe, lathe_... are taken)",
+        options.function.empty() ? "; name it with --function" : ""));
+  }
+  model_options.matching = options.compatible ? db::TargetMatching::kCompatible
+                                              : db::TargetMatching::kExact;
+  absl::StatusOr<Target> target = ParseTarget(options.target);
+  if (!target.ok()) return target.status();
+  if (absl::Status runnable = CheckRunnableHere(*target); !runnable.ok()) {
+    std::fprintf(stderr,
+                 "lathe: warning: %s (compiling anyway: the output is for "
+                 "another machine)\n",
+                 std::string(runnable.message()).c_str());
+  }
+  std::unique_ptr<db::Database> db;
+  if (!options.db_path.empty()) {
+    db::OpenOptions open;
+    open.mode = db::OpenOptions::Mode::kReadOnly;
+    absl::StatusOr<std::unique_ptr<db::Database>> opened =
+        db::Database::Open(options.db_path, open);
+    if (!opened.ok()) return opened.status();
+    db = *std::move(opened);
+  }
+  absl::StatusOr<std::unique_ptr<api::ModelLibraryPlan>> plan =
+      api::ModelLibraryPlan::Make(model_path, db.get(), *target, model_options);
+  if (!plan.ok()) return plan.status();
+  const ModelLibrary& library = (*plan)->library();
+
+  // The tasks as the kernel command's entries (misses, manifest).
+  std::vector<Entry> entries;
+  std::vector<const Entry*> untuned;
+  for (size_t k = 0; k < (*plan)->tasks().size(); ++k) {
+    const api::ModelLibraryTask& task = (*plan)->tasks()[k];
+    entries.push_back(
+        {task.workload, library.kernels[k].function_name, task.plan, false});
+  }
+  for (const Entry& e : entries) {
+    if (db != nullptr && !e.plan->origin.tuned()) untuned.push_back(&e);
+  }
+  if (!options.misses.empty()) {
+    if (absl::Status st = WriteMisses(options, *target, untuned); !st.ok())
+      return st;
+  }
+  if (options.require_tuned && !untuned.empty()) {
+    std::vector<std::string> names;
+    for (const Entry* e : untuned) names.push_back(e->spec);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--require-tuned: ", untuned.size(), " of ", entries.size(),
+        " tasks of ", model_path, " have no usable record for ",
+        target->ToString(), " in ", options.db_path, ": ",
+        absl::StrJoin(names, ", "),
+        options.misses.empty()
+            ? " (--misses FILE lists them for lathe tune --workloads-file)"
+            : absl::StrCat(" (listed in ", options.misses, ")")));
+  }
+  if (!untuned.empty()) {
+    std::fprintf(stderr,
+                 "lathe: warning: %zu of %zu tasks not tuned, using the "
+                 "default schedule (--misses FILE lists them)\n",
+                 untuned.size(), entries.size());
+  }
+
+  StagedOutputs staged;
+  if (absl::Status st =
+          WriteModelLibrary(library, *target, staged.Add(options.output));
+      !st.ok()) {
+    return staged.Named(st);
+  }
+  if (!options.header.empty()) {
+    const std::string stem =
+        std::filesystem::path(options.header).stem().string();
+    absl::Status st =
+        WriteFileBytes(staged.Add(options.header),
+                       ModelLibraryHeader(library, *target, *kind, stem));
+    if (!st.ok()) return staged.Named(st);
+  }
+  if (!options.manifest.empty()) {
+    if (absl::Status st = WriteManifest(options, *target, entries,
+                                        staged.Add(options.manifest));
+        !st.ok()) {
+      return staged.Named(st);
+    }
+  }
+  return staged.Commit();
+}
+
 absl::Status RunCompile(const CompileOptions& options) {
+  if (NamesModel(options)) return RunCompileModel(options);
+  for (const std::string& spec : options.specs) {
+    if (absl::EndsWith(spec, ".onnx")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          spec, ": a model is compiled alone, without workload specs"));
+    }
+  }
+  if (!options.shapes.empty()) {
+    return absl::InvalidArgumentError(
+        "--shape goes with a model (MODEL.onnx), not with workload specs");
+  }
   // Cheap checks of the command line first, before any compilation.
   absl::StatusOr<LibraryKind> kind = LibraryKindForPath(options.output);
   if (!kind.ok()) return kind.status();
@@ -357,11 +521,16 @@ void AddCompileCommand(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("compile",
                          "compile workloads' kernels (from the tuning database "
-                         "with --db) to one object, static or "
-                         "shared library and a C header");
+                         "with --db), or a model (MODEL.onnx) into one C "
+                         "function, to one object, static or shared library "
+                         "and a C header");
   command->add_option(
       "specs", options->specs,
-      "workload specs, e.g. matmul:M=512,N=512,K=512 (see `lathe workloads`)");
+      "workload specs, e.g. matmul:M=512,N=512,K=512 (see `lathe workloads`), "
+      "or one model, MODEL.onnx: one library whose C function runs it");
+  command->add_option("--shape", options->shapes,
+                      "a model's input shape NAME=D0,D1,... for its symbolic "
+                      "dimensions (repeatable)");
   command->add_option(
       "--expr", options->expr,
       "custom workload expression, e.g. \"C[i,j] += A[i,k] * B[k,j]\"");
@@ -388,7 +557,7 @@ void AddCompileCommand(CLI::App& app) {
   command->add_option(
       "--function", options->function,
       "the kernel's C symbol, one workload only (default: from the workload, "
-      "e.g. matmul_64x64x64)");
+      "e.g. matmul_64x64x64); a model's entry (default: the file's stem)");
   command->add_option("--prefix", options->prefix,
                       "prefix of every default function name, e.g. tuned_");
   command->add_flag(

@@ -1,4 +1,5 @@
-# lathe_add_kernels: kernels tuned by Lathe, built into a CMake target.
+# lathe_add_kernels: kernels tuned by Lathe, built into a CMake target
+# (lathe_add_model, below: a whole ONNX model as one library).
 #
 #   lathe_add_kernels(<target>
 #     [DB <tuned.db>]          the tuning database (none: default schedules)
@@ -103,6 +104,108 @@ function(lathe_add_kernels target)
   endif()
   add_dependencies(${target} ${ARG_NAME}_generate)
   # A full path: the link step depends on the archive and relinks when it changes.
+  target_link_libraries(${target} PRIVATE ${lib} Threads::Threads m)
+  target_include_directories(${target} PRIVATE ${dir})
+  if(ARG_OUTPUT_VARIABLE)
+    set(${ARG_OUTPUT_VARIABLE} ${dir} PARENT_SCOPE)
+  endif()
+endfunction()
+
+# lathe_add_model: an ONNX model built by Lathe into one library with one C
+# function that runs it (`lathe compile MODEL.onnx`), linked into a target.
+#
+#   lathe_add_model(<target>
+#     MODEL <model.onnx>       the model (relative paths: to the current source dir)
+#     [DB <tuned.db>]          the tuning database (none: default schedules)
+#     [DEVICE <target>]        Lathe target string (default: host)
+#     [SHAPES <name=d0,d1,...>...]  values of the inputs' symbolic dimensions
+#     [NAME <name>]            library and header name (default: <target>_model)
+#     [FUNCTION <function>]    the C function (default: <name>)
+#     [REQUIRE_TUNED]          fail the build when a task has no usable record
+#     [COMPATIBLE]             let records of a compatible target answer
+#     [OUTPUT_VARIABLE <var>]  set to the folder of <name>.a, <name>.h, <name>.json)
+#
+# As lathe_add_kernels: <name>.a (the model's kernels, its weights, the entry
+# and the runtime), <name>.h and <name>.json under
+# ${CMAKE_CURRENT_BINARY_DIR}/lathe/<name>/, generated again when the model
+# file, the database's records or the lathe command change.
+function(lathe_add_model target)
+  if(NOT TARGET Threads::Threads)
+    find_package(Threads REQUIRED)
+  endif()
+  cmake_parse_arguments(ARG "REQUIRE_TUNED;COMPATIBLE"
+                        "MODEL;DB;DEVICE;NAME;FUNCTION;OUTPUT_VARIABLE" "SHAPES" ${ARGN})
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "lathe_add_model(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_MODEL)
+    message(FATAL_ERROR "lathe_add_model(${target}): MODEL is required")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "lathe_add_model(${target}): no such target")
+  endif()
+  if(NOT ARG_DEVICE)
+    set(ARG_DEVICE host)
+  endif()
+  if(NOT ARG_NAME)
+    set(ARG_NAME ${target}_model)
+  endif()
+  if(NOT ARG_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "lathe_add_model(${target}): NAME ${ARG_NAME} is not an identifier")
+  endif()
+  if(NOT ARG_FUNCTION)
+    set(ARG_FUNCTION ${ARG_NAME})
+  endif()
+  if(TARGET ${ARG_NAME}_generate)
+    message(FATAL_ERROR "lathe_add_model(${target}): NAME ${ARG_NAME} is taken (each call "
+                        "needs its own NAME)")
+  endif()
+  get_filename_component(model ${ARG_MODEL} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/lathe/${ARG_NAME})
+  set(lib ${dir}/${ARG_NAME}.a)
+  set(header ${dir}/${ARG_NAME}.h)
+  set(manifest ${dir}/${ARG_NAME}.json)
+  set(args compile ${model} --function ${ARG_FUNCTION} --target ${ARG_DEVICE} -o ${lib}
+           --header ${header} --manifest ${manifest})
+  foreach(shape IN LISTS ARG_SHAPES)
+    list(APPEND args --shape ${shape})
+  endforeach()
+  set(depends Lathe::lathe ${model})
+  set(stamp "")
+  if(ARG_DB)
+    get_filename_component(db ${ARG_DB} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    list(APPEND args --db ${db})
+    set(stamp ${dir}/${ARG_NAME}.db-stamp)
+    list(APPEND depends ${stamp})
+  elseif(ARG_REQUIRE_TUNED OR ARG_COMPATIBLE)
+    message(FATAL_ERROR "lathe_add_model(${target}): REQUIRE_TUNED and COMPATIBLE need DB")
+  endif()
+  if(ARG_REQUIRE_TUNED)
+    list(APPEND args --require-tuned)
+  endif()
+  if(ARG_COMPATIBLE)
+    list(APPEND args --compatible)
+  endif()
+
+  file(MAKE_DIRECTORY ${dir})
+  if(stamp)
+    add_custom_target(${ARG_NAME}_db_stamp
+      COMMAND Lathe::lathe db stamp --db ${db} --output ${stamp}
+      BYPRODUCTS ${stamp}
+      VERBATIM)
+  endif()
+  add_custom_command(
+    OUTPUT ${lib} ${header} ${manifest}
+    COMMAND Lathe::lathe ${args}
+    DEPENDS ${depends}
+    COMMENT "Lathe: model ${ARG_NAME} (${ARG_DEVICE})"
+    VERBATIM)
+  add_custom_target(${ARG_NAME}_generate DEPENDS ${lib} ${header} ${manifest})
+  if(stamp)
+    add_dependencies(${ARG_NAME}_generate ${ARG_NAME}_db_stamp)
+  endif()
+  add_dependencies(${target} ${ARG_NAME}_generate)
   target_link_libraries(${target} PRIVATE ${lib} Threads::Threads m)
   target_include_directories(${target} PRIVATE ${dir})
   if(ARG_OUTPUT_VARIABLE)

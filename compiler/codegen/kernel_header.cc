@@ -185,6 +185,20 @@ std::string SharedReleaseScratchName(const std::string& function_name) {
   return function_name + "_release_scratch";
 }
 
+std::string ThreadControlDeclarations(const std::string& function_name,
+                                      LibraryKind kind) {
+  if (kind != LibraryKind::kShared) return kRuntimeDeclarations;
+  return absl::StrCat(
+      "/* Threads of this library's parallel loops (the runtime "
+      "inside a shared\n"
+      " * library is private to it). n <= 0 restores the "
+      "default: LATHE_NUM_THREADS,\n"
+      " * else the CPUs this process may run on. */\n",
+      "void ", SharedSetNumThreadsName(function_name), "(int n);\n\n",
+      kSharedReleaseComment, "void ", SharedReleaseScratchName(function_name),
+      "(void);\n\n");
+}
+
 std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
                          const Target& target, const std::string& function_name,
                          LibraryKind kind) {
@@ -224,19 +238,7 @@ std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
   for (const te::Tensor& t : workload.outputs()) add_param(t, "");
   absl::StrAppend(&out, "int ", function_name, "(\n",
                   absl::StrJoin(params, ",\n"), ");\n\n");
-  if (kind == LibraryKind::kShared) {
-    absl::StrAppend(&out,
-                    "/* Threads of this library's parallel loops (the runtime "
-                    "inside a shared\n"
-                    " * library is private to it). n <= 0 restores the "
-                    "default: LATHE_NUM_THREADS,\n"
-                    " * else the CPUs this process may run on. */\n",
-                    "void ", SharedSetNumThreadsName(function_name),
-                    "(int n);\n\n", kSharedReleaseComment, "void ",
-                    SharedReleaseScratchName(function_name), "(void);\n\n");
-  } else {
-    absl::StrAppend(&out, kRuntimeDeclarations);
-  }
+  absl::StrAppend(&out, ThreadControlDeclarations(function_name, kind));
   absl::StrAppend(
       &out, "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif  /* ",
       guard, " */\n");

@@ -59,6 +59,12 @@ std::string SharedSetNumThreadsName(const std::string& function_name);
 // unloaded), private for the same reason as the setter.
 std::string SharedReleaseScratchName(const std::string& function_name);
 
+// The thread control a header declares beside `function_name`: for a .so
+// its NAME_set_num_threads and NAME_release_scratch, else the runtime's
+// lathe_set_num_threads and lathe_release_scratch.
+std::string ThreadControlDeclarations(const std::string& function_name,
+                                      LibraryKind kind);
+
 // The header text for the kernel `function_name`.
 std::string KernelHeader(const Workload& workload, const KernelProgram& kernel,
                          const Target& target, const std::string& function_name,

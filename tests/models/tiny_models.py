@@ -199,6 +199,33 @@ def reshape_by_input():
     return m, [x, shape], [np.maximum(x.reshape(3, 2, 2), 0)]
 
 
+def conv_relu_gemm():
+    """Conv + Relu (also an output) -> MaxPool -> Flatten -> Gemm: three
+    tasks, an output read by a kernel, an intermediate and its view."""
+    x = rand(1, 3, 8, 8)
+    w, b = rand(4, 3, 3, 3), rand(4)
+    fc_w, fc_b = rand(10, 64), rand(10)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["features"], name="relu"),
+        helper.make_node("MaxPool", ["features"], ["pooled"], name="pool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["pooled"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], name="fc",
+                         transB=1),
+    ]
+    m = model(nodes, [vi("x", [1, 3, 8, 8])],
+              [vi("y", [1, 10]), vi("features", [1, 4, 8, 8])], [
+                  init("w", w), init("b", b), init("fc_w", fc_w),
+                  init("fc_b", fc_b)
+              ])
+    features = np.maximum(conv2d(x, w, b, 1), 0)
+    pooled = features.reshape(1, 4, 4, 2, 4, 2).max(axis=(3, 5))
+    y = pooled.reshape(1, 64).astype(np.float64) @ fc_w.T + fc_b
+    return m, [x], [y.astype(np.float32), features]
+
+
 MODELS = {
     "conv_bias_add_relu": conv_bias_add_relu,
     "batchnorm": batchnorm,
@@ -209,6 +236,7 @@ MODELS = {
     "unsupported_op": unsupported_op,
     "unsupported_attribute": unsupported_attribute,
     "reshape_by_input": reshape_by_input,
+    "conv_relu_gemm": conv_relu_gemm,
 }
 
 
