@@ -260,10 +260,8 @@ absl::StatusOr<std::unique_ptr<Model>> Model::FromGraph(
 
 absl::Status Model::Prepare(const ModelOptions& options) {
   // 1. Passes, partition, memory plan.
-  absl::Status passes = graph::RunGraphPasses(graph_);
-  if (!passes.ok()) return passes;
   absl::StatusOr<graph::KernelPartition> partition =
-      graph::PartitionGraph(graph_);
+      graph::RunPassesAndPartition(graph_);
   if (!partition.ok()) return partition.status();
   partition_ = *std::move(partition);
   absl::StatusOr<graph::MemoryPlan> plan =

@@ -111,8 +111,8 @@ absl::StatusOr<std::unique_ptr<ModelLibraryPlan>> ModelLibraryPlan::Make(
       ImportOnnxModel(onnx_path, import_options);
   if (!imported.ok()) return imported.status();
   graph::Graph g = *std::move(imported);
-  if (absl::Status st = graph::RunGraphPasses(g); !st.ok()) return st;
-  absl::StatusOr<graph::KernelPartition> partition = graph::PartitionGraph(g);
+  absl::StatusOr<graph::KernelPartition> partition =
+      graph::RunPassesAndPartition(g);
   if (!partition.ok()) return partition.status();
   absl::StatusOr<graph::MemoryPlan> memory = graph::PlanMemory(g, *partition);
   if (!memory.ok()) return memory.status();

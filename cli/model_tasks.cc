@@ -40,9 +40,8 @@ absl::StatusOr<std::vector<ModelTaskWorkload>> LoadModelTasks(
     const ModelArgs& model) {
   absl::StatusOr<graph::Graph> graph = model.Import();
   if (!graph.ok()) return graph.status();
-  if (absl::Status st = graph::RunGraphPasses(*graph); !st.ok()) return st;
   absl::StatusOr<graph::KernelPartition> partition =
-      graph::PartitionGraph(*graph);
+      graph::RunPassesAndPartition(*graph);
   if (!partition.ok()) return partition.status();
   std::vector<ModelTaskWorkload> tasks;
   for (graph::ModelTask& task : graph::DistinctTasks(*partition)) {

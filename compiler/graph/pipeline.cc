@@ -28,4 +28,10 @@ absl::Status RunGraphPasses(Graph& graph, const PassObserver& observer) {
   return graph.Verify();
 }
 
+absl::StatusOr<KernelPartition> RunPassesAndPartition(Graph& graph) {
+  absl::Status status = RunGraphPasses(graph);
+  if (!status.ok()) return status;
+  return PartitionGraph(graph);
+}
+
 }  // namespace lathe::graph

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "compiler/graph/graph.h"
+#include "compiler/graph/kernel_partition.h"
 
 namespace lathe::graph {
 
@@ -21,5 +22,11 @@ using PassObserver = std::function<void(const std::string& pass, const Graph&)>;
 // passes (infer_types.h).
 absl::Status RunGraphPasses(Graph& graph,
                             const PassObserver& observer = nullptr);
+
+// The passes, then the partition into steps (kernel_partition.h): what
+// every user of a model's kernels starts from (api/model.h, the model
+// library, `lathe tasks` and `lathe tune MODEL`), so that they agree on the
+// tasks. Errors: those of both.
+absl::StatusOr<KernelPartition> RunPassesAndPartition(Graph& graph);
 
 }  // namespace lathe::graph
