@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
+#include "compiler/arith/linear_terms.h"
 #include "compiler/ir/expr_functor.h"
 #include "tuner/space/block_nest.h"
 #include "tuner/space/cache_write_output.h"
@@ -98,6 +99,26 @@ bool PackableOrBroadcast(const BlockNode& block, int iter) {
   return true;
 }
 
+// Whether some operand reads `iter` with a step other than one (a strided
+// convolution's input, `2 * q + s`): vectorized over that variable, its
+// loads would be gathers.
+bool ReadsStrided(const BlockNode& block, int iter) {
+  const Expr& var = block.iter_vars[iter].var;
+  for (const BufferAccess& read : Operands(block)) {
+    for (const Expr& index : read.indices) {
+      if (!UsesVar(index, var)) continue;
+      LinearTerms terms;
+      CollectLinearTerms(index, 1, &terms);
+      for (const auto& [atom, coefficient] : terms.terms) {
+        if (atom.same_as(var) && coefficient != 1 && coefficient != 0)
+          return true;
+        if (!atom.same_as(var) && UsesVar(atom, var)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 int VectorRegisters(const Target& target) {
   return target.HasFeature("avx512f") ? 32 : 16;
 }
@@ -162,7 +183,8 @@ std::vector<TilePlan> MultiLevelTiling::PlanTilings(
   const int contiguous = (*out)[contiguous_dim];
   vector_choices.push_back({contiguous, false});
   if (options_.transposed_vector_branch &&
-      extent(contiguous) % base.lanes != 0) {
+      (extent(contiguous) % base.lanes != 0 ||
+       ReadsStrided(block, contiguous))) {
     for (int d = contiguous_dim - 1; d >= 0; --d) {
       const int iter = (*out)[d];
       if (extent(iter) >= base.lanes && extent(iter) % base.lanes == 0 &&

@@ -14,10 +14,13 @@
 // Plans (the rule branches; see PlanTilings):
 //  - the vector variable: the one indexing the output's last dimension of
 //    extent >= 2 (unit-stride stores); when its extent is not a multiple of
-//    the lanes, also (a second branch) the innermost output variable whose
-//    extent is, provided every operand either does not use it or uses it as
-//    a plain index of one dimension (so packing can make it unit-stride):
-//    conv2d_nchw at Q = 28 vectorized over output channels, as oneDNN does;
+//    the lanes, or an operand reads it with a stride (a strided
+//    convolution's input: its vector loads would be gathers), also (a
+//    second branch) the innermost output variable whose extent is, provided
+//    every operand either does not use it or uses it as a plain index of
+//    one dimension (so packing can make it unit-stride): conv2d_nchw at
+//    Q = 28, or at stride 2, vectorized over output channels, as oneDNN
+//    does;
 //  - the row variable: the innermost other output variable of extent >= 2;
 //  - the outer variable: every spatial variable of extent >= 2 in turn. Its
 //    loop comes first in the outer level and runs in parallel, so that e.g.

@@ -150,6 +150,21 @@ TEST(MultiLevelTiling, ConvBranchesOnTheVectorVariableWhenQFillsNoVector) {
   Applied b = ApplyTo(g, "Y");
   EXPECT_EQ(b.plans.size(), 3u);
   for (const TilePlan& plan : b.plans) EXPECT_FALSE(plan.transposed_output);
+
+  // At stride 2, Q = 32 still fills whole vectors, but the input is read
+  // at every other column: the transposed branch is offered too.
+  RuleFixture h("conv2d_nchw:N=1,C=16,H=64,W=64,K=32,R=3,S=3,stride=2,pad=1",
+                Znver4());
+  Applied c = ApplyTo(h, "Y");
+  int strided_transposed = 0;
+  for (const TilePlan& plan : c.plans) {
+    if (plan.transposed_output) {
+      ++strided_transposed;
+      EXPECT_EQ(plan.vector_iter, Iter(h.initial, "Y", "vk"));
+    }
+  }
+  EXPECT_EQ(strided_transposed, 3);
+  EXPECT_EQ(c.plans.size(), 6u);
 }
 
 TEST(MultiLevelTiling, LeavesBlocksWithoutReuseAlone) {
