@@ -2,9 +2,11 @@
 // bench/models/run.sh (its peer: bench/models/ort_latency.js).
 //
 //   bench_model_latency MODEL.onnx [--threads N] [--runs R] [--db tuned.db]
+//                       [--compatible]
 //
 // Loads the model for "host -num-threads=N" (kernels from the database when
-// tuned, the default schedules otherwise), feeds every input deterministic
+// tuned for that target, or with --compatible for any thread count of this
+// CPU, the default schedules otherwise), feeds every input deterministic
 // random data, runs it 5 times to warm up and R timed times (RunFloat on
 // float buffers when every input and output is float32, else Run), and
 // prints one
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   int threads = 1;
   int runs = 40;
   std::string db;
+  bool compatible = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -39,12 +42,14 @@ int main(int argc, char** argv) {
       ++i;
     } else if (arg == "--db" && has_value) {
       db = argv[++i];
+    } else if (arg == "--compatible") {
+      compatible = true;
     } else if (path.empty() && !arg.empty() && arg[0] != '-') {
       path = arg;
     } else {
       std::fprintf(stderr,
                    "usage: bench_model_latency MODEL.onnx [--threads N] "
-                   "[--runs R] [--db FILE]\n");
+                   "[--runs R] [--db FILE] [--compatible]\n");
       return 2;
     }
   }
@@ -54,6 +59,7 @@ int main(int argc, char** argv) {
   }
   lathe::api::ModelOptions options;
   options.db_path = db;
+  options.compatible = compatible;
   options.target = absl::StrCat("host -num-threads=", threads);
   absl::StatusOr<std::unique_ptr<lathe::api::Model>> model =
       lathe::api::Model::Load(path, options);

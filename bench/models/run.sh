@@ -2,7 +2,10 @@
 # End-to-end model latency, batch 1, Lathe beside ONNX Runtime and PyTorch
 # in the same run (bench/README.md, "Models").
 #
-#   bash bench/models/run.sh [--db tuned.db] [--runs N] [--models "resnet18 mobilenet_v2 encoder"]
+#   bash bench/models/run.sh [--db tuned.db] [--compatible] [--runs N] [--models "resnet18 mobilenet_v2 encoder"]
+#
+# --compatible: Lathe's kernels may come from records of another thread count
+# (a database tuned at one thread serves the two-thread row).
 #
 # Exports the models with PyTorch (tests/models/export_models.py, opset 13,
 # random weights), installs npm's onnxruntime-node 1.30.0 into
@@ -18,11 +21,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 build_dir="${LATHE_BUILD_DIR:-build/release}"
 db=""
+compatible=0
 runs=40
 models="resnet18 mobilenet_v2 encoder"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --db) db="$2"; shift 2 ;;
+    --compatible) compatible=1; shift ;;
     --runs) runs="$2"; shift 2 ;;
     --models) models="$2"; shift 2 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -65,6 +70,7 @@ for i in graph.input:
     for round in 1 2 3; do
       lathe_args=("$dir/model.onnx" --threads "$threads" --runs "$runs")
       [[ -n "$db" ]] && lathe_args+=(--db "$db")
+      [[ $compatible -eq 1 ]] && lathe_args+=(--compatible)
       lathe_times+=("$("$bench_bin" "${lathe_args[@]}" | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p')")
       ort_times+=("$(NODE_PATH="$ort_dir/node_modules" node bench/models/ort_latency.js \
         "$dir/model.onnx" "$threads" "$runs" $shape_args | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p')")
