@@ -13,6 +13,15 @@ namespace lathe::api {
 absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record,
                                            const Workload& workload,
                                            const Target& target) {
+  // Keys tell apart tasks that the trace alone would not: the same
+  // computation with constant (layout-free, packed ahead) weights and with
+  // weights given at run time.
+  if (!record.workload_key().empty() &&
+      record.workload_key() != workload.Key()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "it is a record of another workload (key ", record.workload_key(), ", ",
+        record.workload(), "), not of key ", workload.Key()));
+  }
   absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
   if (!trace.ok()) {
     return absl::FailedPreconditionError(

@@ -60,7 +60,9 @@ struct KernelPlan {
 
 // The record's program when this build replays its trace to the hash the
 // record was measured as. FailedPrecondition saying why not otherwise (the
-// trace does not load, no longer replays, or gives another program); `lathe
+// record is of another workload key, e.g. of the same computation with
+// run-time instead of constant weights; the trace does not load, no longer
+// replays, or gives another program); `lathe
 // db best|top` report the same check (cli/record_lookup.h).
 absl::StatusOr<KernelProgram> ReplayRecord(const proto::Record& record,
                                            const Workload& workload,

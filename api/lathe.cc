@@ -1,5 +1,6 @@
 #include "api/lathe.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,7 @@
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_library.h"
 #include "compiler/codegen/llvm/jit.h"
+#include "compiler/codegen/prepack_split.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 
@@ -29,6 +31,11 @@ int Kernel::operator()(float* const* args) const {
 
 int Kernel::num_args() const {
   return compiled_ == nullptr ? 0 : compiled_->num_args();
+}
+
+int Kernel::Prepack(size_t k, const float* constant, float* packed) const {
+  if (k >= prepacks_.size()) return -1;
+  return prepacks_[k]->Call({const_cast<float*>(constant), packed});
 }
 
 Database::Database(std::string path, std::unique_ptr<db::Database> db,
@@ -67,11 +74,30 @@ absl::StatusOr<Kernel> Database::GetKernel(const std::string& spec,
                                            const std::string& target) {
   absl::StatusOr<KernelPlan> plan = Plan(spec, target);
   if (!plan.ok()) return plan.status();
-  absl::StatusOr<CompiledKernel> compiled =
-      Compile(plan->program.lowered, plan->target);
+  Kernel kernel;
+  const Program* lowered = &plan->program.lowered;
+  std::optional<PrepackSplit> split;
+  if (options_.pack_constants_ahead &&
+      !plan->program.scheduled.layout_free_inputs.empty()) {
+    absl::StatusOr<PrepackSplit> made = SplitPrepack(plan->program.scheduled);
+    if (!made.ok())
+      return Prefixed(made.status(), plan->workload.CanonicalForm());
+    split = *std::move(made);
+    lowered = &split->main;
+    for (const PackedInput& p : split->packed) {
+      absl::StatusOr<CompiledKernel> prepack = Compile(p.prepack, plan->target);
+      if (!prepack.ok())
+        return Prefixed(prepack.status(), plan->workload.CanonicalForm());
+      kernel.prepacks_.push_back(
+          std::make_shared<const CompiledKernel>(*std::move(prepack)));
+      kernel.packed_inputs_.push_back({static_cast<int>(p.input),
+                                       p.original->shape, p.packed->shape,
+                                       p.packed->NumElements()});
+    }
+  }
+  absl::StatusOr<CompiledKernel> compiled = Compile(*lowered, plan->target);
   if (!compiled.ok())
     return Prefixed(compiled.status(), plan->workload.CanonicalForm());
-  Kernel kernel;
   kernel.compiled_ =
       std::make_shared<const CompiledKernel>(*std::move(compiled));
   kernel.workload_ = plan->workload.CanonicalForm();

@@ -43,6 +43,22 @@ struct Options {
   // Let a record measured on a compatible target answer (same kind, the
   // asked-for target has all its features, any thread count).
   bool compatible = false;
+  // Split the pre-packs of constant (layout-free) inputs out of the kernels
+  // that have them (compiler/codegen/prepack_split.h): such a kernel then
+  // takes those inputs packed (Kernel::packed_inputs, Kernel::Prepack).
+  // Off: every kernel takes its inputs as the workload declares them and
+  // packs inside each call.
+  bool pack_constants_ahead = false;
+};
+
+// A constant input that a kernel takes packed: its position among the
+// kernel's arguments, its shape as declared, and the shape of the packed
+// buffer the kernel reads in its place (row-major, packed_elements floats).
+struct PackedInputInfo {
+  int input = 0;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> packed_shape;
+  int64_t packed_elements = 0;
 };
 
 // A JIT-compiled kernel with the C ABI of docs/architecture.md: one pointer per
@@ -67,6 +83,21 @@ class Kernel {
   }
 
   int num_args() const;
+
+  // The constant inputs this kernel takes packed, in argument order; empty
+  // unless Options::pack_constants_ahead split a pre-pack off. For each,
+  // call Prepack once on the constant's values, then pass the packed
+  // buffer at args[input] on every call: the kernel reads only the packed
+  // form there, so values that were not packed by Prepack give wrong
+  // results.
+  const std::vector<PackedInputInfo>& packed_inputs() const {
+    return packed_inputs_;
+  }
+  // Packs `constant` (packed_inputs()[k]'s shape) into `packed`
+  // (packed_elements floats, which the caller owns). Returns 0 on success,
+  // -1 for a k out of range, else the prepack's status.
+  int Prepack(size_t k, const float* constant, float* packed) const;
+
   // The workload's canonical form and the target the kernel was built for.
   const std::string& workload() const { return workload_; }
   const std::string& target() const { return target_; }
@@ -75,6 +106,8 @@ class Kernel {
  private:
   friend class Database;
   std::shared_ptr<const CompiledKernel> compiled_;
+  std::vector<std::shared_ptr<const CompiledKernel>> prepacks_;
+  std::vector<PackedInputInfo> packed_inputs_;
   std::string workload_;
   std::string target_;
   KernelOrigin origin_;

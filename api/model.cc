@@ -331,6 +331,7 @@ absl::Status Model::Prepare(const ModelOptions& options) {
   // 3. One kernel per distinct workload, compiled side by side.
   Options db_options;
   db_options.compatible = options.compatible;
+  db_options.pack_constants_ahead = true;
   absl::StatusOr<std::unique_ptr<Database>> db =
       Database::Open(options.db_path, db_options);
   if (!db.ok()) return db.status();
@@ -381,6 +382,29 @@ absl::Status Model::Prepare(const ModelOptions& options) {
                     memory_plan_.offsets[root] == graph::kNotPlanned &&
                     graph_.value(root).type.NumElements() == type.NumElements();
     output_roots_.push_back(in_place ? root : kNoValue);
+  }
+  // 4. The constant inputs that kernels take packed: packed once, here, and
+  //    passed packed on every Run.
+  for (size_t s = 0; s < partition_.steps.size(); ++s) {
+    const GraphStep& step = partition_.steps[s];
+    if (step.kind != GraphStep::Kind::kKernel) continue;
+    const Kernel& kernel = kernels_.at(step.workload);
+    for (size_t k = 0; k < kernel.packed_inputs().size(); ++k) {
+      const PackedInputInfo& info = kernel.packed_inputs()[k];
+      const std::vector<float>& values =
+          constant_floats_[step.args[info.input]];
+      if (values.empty()) {
+        return absl::InternalError(
+            absl::StrCat("kernel ", step.workload, " takes argument ",
+                         info.input, " packed, but it is not a constant"));
+      }
+      std::vector<float> packed(info.packed_elements);
+      if (int rc = kernel.Prepack(k, values.data(), packed.data()); rc != 0) {
+        return absl::InternalError(absl::StrCat(
+            "prepack ", k, " of kernel ", step.workload, " returned ", rc));
+      }
+      packed_constants_[{s, info.input}] = std::move(packed);
+    }
   }
   stats_.distinct_kernels = static_cast<int>(kernels_.size());
   stats_.peak_intermediate_bytes = memory_plan_.peak_bytes;
@@ -545,6 +569,11 @@ absl::Status Model::RunSteps(Workspace& workspace,
         const size_t n = step.args.size();
         args.resize(n);
         for (size_t a = 0; a + 1 < n; ++a) {
+          auto packed = packed_constants_.find({s, static_cast<int>(a)});
+          if (packed != packed_constants_.end()) {
+            args[a] = const_cast<float*>(packed->second.data());
+            continue;
+          }
           float* p = workspace.FloatStorage(step.args[a]);
           args[a] = p != nullptr ? p : &empty_tensor;
         }

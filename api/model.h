@@ -18,7 +18,10 @@
 //   when it has a record for the target (exact match, or compatible when
 //   asked), from the default schedule otherwise (api/lathe.h); stats() says
 //   how many of each.
-// - Float32 constants are converted once, at load. Intermediate float32
+// - Float32 constants are converted once, at load; a kernel whose tuned
+//   schedule packs a constant weight (a layout-free input, Kernel::
+//   packed_inputs) gets it packed once, at load, and packed on every Run.
+//   Intermediate float32
 //   tensors live in one arena laid out by compiler/graph/memory_plan.h;
 //   views (alias steps) share their input's bytes; non-float32 work (shape
 //   and index arithmetic left after folding) runs on the host through the
@@ -51,6 +54,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -153,6 +157,9 @@ class Model {
   std::map<std::string, Kernel> kernels_;
   // Per step of partition_: its kernel (null for host and alias steps).
   std::vector<const Kernel*> step_kernels_;
+  // Per (step index, argument position): a constant input packed at load
+  // for a kernel that takes it packed (Kernel::packed_inputs).
+  std::map<std::pair<size_t, int>, std::vector<float>> packed_constants_;
   // Per value id: the float32 constant's data as floats (empty otherwise).
   std::vector<std::vector<float>> constant_floats_;
   std::vector<ModelTensor> inputs_;

@@ -1,6 +1,9 @@
 // Building a candidate for measurement: parse the workload and the target
 // (which must run here), replay the trace (none: the target's default
 // schedule), lower, and compile with the JIT (compiler/codegen/llvm/jit.h).
+// A program that packs a layout-free input at the root is split first
+// (compiler/codegen/prepack_split.h): the pre-packs are compiled beside the
+// kernel, to run once before it is checked and timed.
 // What a worker does first for every request (measure_worker.h), and what
 // BuildAhead (build_ahead.h) does before a request arrives.
 //
@@ -10,8 +13,11 @@
 // Tests: tests/runner/candidate_build_test.cc.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/workload/workload.h"
@@ -19,6 +25,15 @@
 #include "proto/trace.pb.h"
 
 namespace lathe::runner {
+
+// A layout-free input that the kernel takes packed (prepack_split.h), with
+// the compiled copy that packs it.
+struct CandidatePrepack {
+  size_t input = 0;             // its position among the workload's inputs
+  int64_t input_elements = 0;   // floats of the input
+  int64_t packed_elements = 0;  // floats of the packed buffer
+  CompiledKernel kernel;        // (original, packed)
+};
 
 struct CandidateBuild {
   // When the build failed, the result to report: MEASURE_BUILD_ERROR with
@@ -28,6 +43,12 @@ struct CandidateBuild {
   proto::MeasureResult failure;
   std::optional<Workload> workload;
   std::optional<CompiledKernel> kernel;  // set exactly when the build succeeded
+  // When the scheduled program packs layout-free inputs at the root, the
+  // kernel is the main kernel of its split (compiler/codegen/prepack_split.h)
+  // and takes those inputs packed: run each prepack once on the input, then
+  // the kernel with the packed buffers in the inputs' places. Empty for
+  // every other kernel (it takes the workload's parameters as they are).
+  std::vector<CandidatePrepack> prepacks;
   std::string structural_hash;  // of the scheduled program, once replayed
   double build_ms = 0;
   // Built before its request arrived (BuildAhead), on another thread or

@@ -81,6 +81,53 @@ class KernelBuffers {
   std::vector<float*> args_;
 };
 
+// The arguments of a kernel that takes layout-free inputs packed
+// (CandidateBuild::prepacks): a packed buffer per prepack, 64-byte aligned,
+// which Pack fills from the inputs of the workload's arguments by running
+// the prepacks, as a caller does once when the constants are known.
+class PackedArguments {
+ public:
+  explicit PackedArguments(const std::vector<CandidatePrepack>& prepacks)
+      : prepacks_(prepacks) {
+    for (const CandidatePrepack& p : prepacks) {
+      auto* buffer = static_cast<float*>(lathe_alloc(
+          static_cast<uint64_t>(p.packed_elements) * sizeof(float), 64));
+      if (buffer == nullptr) throw std::bad_alloc();
+      std::fill(buffer, buffer + p.packed_elements, 0.0f);
+      storage_.emplace_back(buffer);
+    }
+  }
+
+  // `args` (the workload's C ABI) with the packed buffers in the places of
+  // the inputs they pack, after running the prepacks on those inputs.
+  // With `unpacked` (the fault "unpacked_weights"), the inputs are copied
+  // as they are instead: the kernel is handed weights it was not built for.
+  absl::StatusOr<std::vector<float*>> Pack(const std::vector<float*>& args,
+                                           bool unpacked) {
+    std::vector<float*> packed_args = args;
+    for (size_t i = 0; i < prepacks_.size(); ++i) {
+      const CandidatePrepack& p = prepacks_[i];
+      float* buffer = storage_[i].get();
+      if (unpacked) {
+        // A packing has at least as many elements as the original.
+        std::copy(args[p.input], args[p.input] + p.input_elements, buffer);
+      } else if (absl::Status st = p.kernel.Run({args[p.input], buffer});
+                 !st.ok()) {
+        return st;
+      }
+      packed_args[p.input] = buffer;
+    }
+    return packed_args;
+  }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { lathe_free(p); }
+  };
+  const std::vector<CandidatePrepack>& prepacks_;
+  std::vector<std::unique_ptr<float, Free>> storage_;
+};
+
 // Warm-up before the samples of one request: at least one call, then calls
 // until this much time has passed. Why so short: a tuning run spends it in
 // every round of every candidate, and for kernels timed right after another
@@ -120,7 +167,8 @@ enum class Fault {
   kWrongResult,
   kOom,
   kSocket,
-  kOpenFile
+  kOpenFile,
+  kUnpackedWeights
 };
 
 absl::StatusOr<Fault> ParseFault(const std::string& name) {
@@ -131,9 +179,11 @@ absl::StatusOr<Fault> ParseFault(const std::string& name) {
   if (name == "oom") return Fault::kOom;
   if (name == "socket") return Fault::kSocket;
   if (name == "open_file") return Fault::kOpenFile;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown inject_fault \"", name,
-      "\" (accepted: crash, hang, wrong_result, oom, socket, open_file)"));
+  if (name == "unpacked_weights") return Fault::kUnpackedWeights;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown inject_fault \"", name,
+                   "\" (accepted: crash, hang, wrong_result, oom, socket, "
+                   "open_file, unpacked_weights)"));
 }
 
 // What the "socket" and "open_file" faults did: an error when the call was
@@ -232,6 +282,7 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request,
       break;
     case Fault::kNone:
     case Fault::kWrongResult:
+    case Fault::kUnpackedWeights:
       break;
   }
 
@@ -246,8 +297,12 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request,
       *fault == Fault::kNone &&
       passed_checks->Contains(kernel.function(), request.check_seed());
   absl::Status kernel_status;
+  PackedArguments packed(build.prepacks);
   KernelCall call = [&](const std::vector<float*>& args) {
-    kernel_status = kernel.Run(args);
+    absl::StatusOr<std::vector<float*>> kernel_args =
+        packed.Pack(args, *fault == Fault::kUnpackedWeights);
+    kernel_status =
+        kernel_args.ok() ? kernel.Run(*kernel_args) : kernel_args.status();
     if (kernel_status.ok() && *fault == Fault::kWrongResult) {
       float* out = args.back();
       out[0] = out[0] * 2 + 1000;
@@ -290,7 +345,16 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request,
       std::max(timing.min_samples,
                request.max_repeats() > 0 ? request.max_repeats() : 100000);
   KernelBuffers buffers(workload);
-  auto run = [&] { return kernel.Run(buffers.args()); };
+  // The prepacks run once, before the samples: only the kernel is timed.
+  absl::StatusOr<std::vector<float*>> timed_args =
+      packed.Pack(buffers.args(), /*unpacked=*/false);
+  if (!timed_args.ok()) {
+    result.set_status(proto::MEASURE_RUN_ERROR);
+    result.set_error(absl::StrCat("prepack: ", timed_args.status().message()));
+    result.set_run_ms(MsSince(run_start));
+    return result;
+  }
+  auto run = [&] { return kernel.Run(*timed_args); };
   absl::StatusOr<TimingStats> stats;
   if (request.flush_cache()) {
     // Made per request: 2x the cache is tens of MiB the worker need not keep.

@@ -11,12 +11,15 @@
 //     kernel leaves free, or, with none free, beside its next build on the
 //     spot (build_ahead.h), and takes a build done ahead.
 //  2. Check the kernel's output against the reference on random inputs from
-//     check_seed: a mismatch is MEASURE_WRONG_RESULT; the kernel's own error
-//     is MEASURE_RUN_ERROR. A kernel that passed on the same check_seed
-//     earlier in this process (the JIT returns the same code for the same
-//     program) is not checked again: check_reused. A request with a fault
-//     to inject is always checked.
-//  3. Time it: TimeRepeatedly (compiler/measure/timing.h), or one call per
+//     check_seed (a kernel that takes layout-free inputs packed,
+//     CandidateBuild::prepacks, gets them packed by its prepacks first): a
+//     mismatch is MEASURE_WRONG_RESULT; the kernel's own error is
+//     MEASURE_RUN_ERROR. A kernel that passed on the same check_seed earlier in
+//     this process (the JIT returns the same code for the same program) is not
+//     checked again: check_reused. A request with a fault to inject is always
+//     checked.
+//  3. Time it (its prepacks, if any, run once before: only the kernel is
+//     timed): TimeRepeatedly (compiler/measure/timing.h), or one call per
 //     sample after a cache flush when flush_cache (cache_flush.h), after a
 //     warm-up of at least one call and 10 ms. Timing
 //     options come from the request: min_time_s (< 0 counts as 0),
@@ -29,9 +32,10 @@
 //  the runner) is MEASURE_RUN_ERROR "exceeded the memory limit of N MiB".
 //  structural_hash is set whenever the trace replayed.
 //  inject_fault (tests only) makes the worker misbehave after the build:
-//  "crash", "hang", "wrong_result", "oom", or try, where the kernel would
-//  run, what a confined worker forbids: "socket" opens a network socket,
-//  "open_file" a file (MEASURE_RUN_ERROR when refused;
+//  "crash", "hang", "wrong_result", "oom", "unpacked_weights" (a kernel
+//  that takes packed inputs is handed them unpacked in the check), or try,
+//  where the kernel would run, what a confined worker forbids: "socket" opens a
+//  network socket, "open_file" a file (MEASURE_RUN_ERROR when refused;
 //  runner/worker_sandbox.h).
 //
 // Threads: PrepareMeasurementProcess makes the runtime pin thread i of every

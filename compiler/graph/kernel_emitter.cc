@@ -53,6 +53,7 @@ std::string KernelEmitter::DeclaredName(const KernelOperand& operand) {
   std::vector<int64_t> shape = operand.type.shape;
   if (shape.empty()) shape.push_back(1);
   declared_shapes_.push_back(shape);
+  declared_constants_.push_back(operand.constant != nullptr);
   return name;
 }
 
@@ -150,6 +151,7 @@ std::string KernelEmitter::Text() const {
       std::snprintf(buffer, sizeof(buffer), "%.17g", pad->second);
       absl::StrAppend(&text, " pad ", buffer);
     }
+    if (declared_constants_[i]) text += " const";
     text += "; ";
   }
   text += absl::StrJoin(statements_, "; ");

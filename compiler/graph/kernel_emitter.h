@@ -5,7 +5,7 @@
 // The text is a multi-statement custom expression (docs/workloads.md) with
 // input declarations, e.g.
 //
-//   input in0[1,64,56,56]; input in1[64,64,3,3];
+//   input in0[1,64,56,56]; input in1[64,64,3,3] const;
 //   t0[v0,v1,v2,v3] += in0?[v0,v4,v2+v5-1,v3+v6-1] * in1[v1,v4,v5,v6];
 //   out[v7,v8,v9,v10] = max(t0[v7,v8,v9,v10], 0)
 //
@@ -14,6 +14,9 @@
 // those read become kernel arguments); intermediates t0, t1, ...; the
 // group's output `out`; index variables v0, v1, ... in order of creation,
 // each used by one statement. A scalar is a tensor of shape [1] read at [0].
+// A group input that is a graph constant (an initializer or a folded
+// constant, read by name rather than inlined as a literal) is declared
+// `const`: layout-free (custom_ast.h), so its kernel may pack it once.
 // Tests: tests/compiler/graph/kernel_emitter_test.cc.
 #pragma once
 
@@ -106,6 +109,7 @@ class KernelEmitter {
   std::string output_name_;
   std::vector<int> declared_values_;
   std::vector<std::vector<int64_t>> declared_shapes_;
+  std::vector<bool> declared_constants_;       // graph constants: `const`
   std::map<int, std::string> declared_names_;  // value -> name
   std::map<int, double> pad_values_;           // value -> pad
   std::vector<std::string> statements_;

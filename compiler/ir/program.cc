@@ -11,6 +11,7 @@ Program::Program(const Program& other)
     : name(other.name),
       inputs(other.inputs),
       outputs(other.outputs),
+      layout_free_inputs(other.layout_free_inputs),
       root(other.root ? CloneBlock(*other.root) : nullptr) {}
 
 Program& Program::operator=(const Program& other) {
@@ -33,6 +34,13 @@ bool Program::IsInput(const Buffer* buffer) const {
 
 bool Program::IsOutput(const Buffer* buffer) const {
   for (const BufferPtr& b : outputs) {
+    if (b.get() == buffer) return true;
+  }
+  return false;
+}
+
+bool Program::IsLayoutFreeInput(const Buffer* buffer) const {
+  for (const BufferPtr& b : layout_free_inputs) {
     if (b.get() == buffer) return true;
   }
   return false;

@@ -33,6 +33,12 @@ struct BlockAccesses {
   std::vector<BufferAccess> writes;
 };
 
+// The annotation (value 1) of a block that copies a layout-free input whole
+// into another layout at the root, once per call: the pre-pack that
+// compiler/codegen/prepack_split.h moves out of the kernel, to run once
+// when the constant is known (set by tuner/space/pack_operand.h).
+inline constexpr char kLayoutFreePackAnnotation[] = "lathe.layout_free_pack";
+
 class Program {
  public:
   Program() = default;
@@ -44,12 +50,17 @@ class Program {
   std::string name;
   std::vector<BufferPtr> inputs;
   std::vector<BufferPtr> outputs;
+  // The inputs whose values are constants of the kernel (a model's weights,
+  // Workload::IsLayoutFreeInput): a schedule may pack them once, ahead of
+  // the calls (compiler/codegen/prepack_split.h). A subset of `inputs`.
+  std::vector<BufferPtr> layout_free_inputs;
   std::unique_ptr<BlockNode> root;
 
   // Parameters in C ABI order: inputs, then outputs.
   std::vector<BufferPtr> Params() const;
   bool IsInput(const Buffer* buffer) const;
   bool IsOutput(const Buffer* buffer) const;
+  bool IsLayoutFreeInput(const Buffer* buffer) const;
 
   // Lookup by unique name; nullptr when absent.
   BlockNode* FindBlock(const std::string& name) const;

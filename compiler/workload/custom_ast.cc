@@ -42,7 +42,8 @@ bool ParsedExpr::operator==(const ParsedExpr& other) const {
 
 bool InputDeclaration::operator==(const InputDeclaration& other) const {
   return name == other.name && shape == other.shape &&
-         std::memcmp(&pad_value, &other.pad_value, sizeof(double)) == 0;
+         std::memcmp(&pad_value, &other.pad_value, sizeof(double)) == 0 &&
+         constant == other.constant;
 }
 
 bool ParsedStatement::operator==(const ParsedStatement& other) const {
@@ -159,6 +160,7 @@ std::string PrintInputDeclaration(const InputDeclaration& d) {
   if (std::memcmp(&d.pad_value, &zero, sizeof(double)) != 0) {
     absl::StrAppend(&out, " pad ", LiteralText(d.pad_value));
   }
+  if (d.constant) out += " const";
   return out;
 }
 

@@ -5,8 +5,9 @@
 //   input X[1,4,6,6]; input W[8,4,3,3];
 //   Y[n,k,p,q] += X?[n,c,p+r-1,q+s-1] * W[k,c,r,s]
 //
-// A definition is a list of input declarations (a tensor's shape and the
-// value its zero-padded reads X?[...] give outside it, 0 unless `pad V`),
+// A definition is a list of input declarations (a tensor's shape, the
+// value its zero-padded reads X?[...] give outside it, 0 unless `pad V`, and
+// whether it is a constant: `const`, see InputDeclaration),
 // then a list of statements; each statement defines one tensor
 // OUT[v,...] from an expression of tensor accesses with affine indices,
 // literals, + - * /, unary minus and the functions of kCustomFunctions.
@@ -15,7 +16,8 @@
 //
 // The canonical text (PrintParsedDefinition) is fixed by the tree alone, so
 // that equal trees print equal: the declarations in their order
-// (`input X[1,64,56,56]`, then ` pad V` unless V is +0.0), then the
+// (`input X[1,64,56,56]`, then ` pad V` unless V is +0.0, then ` const`
+// for a constant), then the
 // statements, all joined by "; ", binary operators spaced (" + "), minimal
 // parentheses (left-associative; a right operand of equal precedence keeps
 // its parentheses), padded reads as X?[...], indices without spaces in the
@@ -92,11 +94,19 @@ inline constexpr size_t kMaxCustomExprBytes = size_t{64} << 10;
 inline constexpr int kMaxCustomStatements = 128;
 
 // `input NAME[e0,e1,...]` with its pad value: the shape of an input tensor
-// and what its padded reads give outside that shape.
+// and what its padded reads give outside that shape. `const` declares the
+// input layout-free: its values are fixed when the kernel is built or
+// loaded (a model's weights), not given anew at every call, so a schedule
+// may copy it into another layout once, ahead of the calls
+// (tuner/space/pack_operand.h, compiler/codegen/prepack_split.h). It is
+// part of the canonical text, so a task whose weights are constants has
+// another key (and other records) than the same computation whose weights
+// arrive at run time.
 struct InputDeclaration {
   std::string name;
   std::vector<int64_t> shape;
   double pad_value = 0;
+  bool constant = false;
   int column = 0;
 
   bool operator==(const InputDeclaration& other) const;  // ignores columns

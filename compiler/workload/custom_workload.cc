@@ -202,6 +202,7 @@ class Checker {
       if (auto d = declared_.find(name); d != declared_.end()) {
         t.declared = true;
         t.pad_value = d->second->pad_value;
+        t.constant = d->second->constant;
         const Padding& padding = padding_[name];
         t.pad_before = padding.before;
         t.pad_after = padding.after;

@@ -49,6 +49,7 @@ struct CustomTensor {
   // reads reach before index 0 and past the last index (0 when they stay
   // inside).
   bool declared = false;
+  bool constant = false;  // declared `const`: layout-free (custom_ast.h)
   double pad_value = 0;
   std::vector<int64_t> pad_before, pad_after;
 

@@ -235,6 +235,10 @@ class Parser {
       }
       d.pad_value = v;
     }
+    if (Peek().kind == TokenKind::kName && Peek().text == "const") {
+      Next();
+      d.constant = true;
+    }
     return d;
   }
 

@@ -4,6 +4,7 @@
 //
 //   definition := (declaration ';')* statement (';' statement)* [';']
 //   declaration:= 'input' NAME '[' INT (',' INT)* ']' ['pad' ['-'] NUMBER]
+//                 ['const']
 //   statement  := NAME '[' VAR (',' VAR)* ']' assign expr
 //   assign     := '=' | '+=' | 'max=' | 'min='
 //   expr       := term (('+' | '-') term)*
@@ -21,7 +22,8 @@
 // declaration (a tensor may still be named input). A declaration's extents
 // are positive integers up to kMaxParamValue, at most kMaxDeclaredRank of
 // them; at most kMaxInputDeclarations declarations; a pad value is finite in
-// float32. This is syntax only; what the statements mean (which tensors are
+// float32; `const` marks a constant (layout-free) input (custom_ast.h).
+// This is syntax only; what the statements mean (which tensors are
 // inputs, reductions, shapes) is custom_workload.h's business.
 // Tests: tests/compiler/workload/expr_parser_test.cc.
 #pragma once

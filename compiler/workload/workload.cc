@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "compiler/ir/structural_equal.h"
+#include "compiler/workload/custom_workload.h"
 
 namespace lathe {
 
@@ -17,8 +18,20 @@ Workload::Workload(std::string op, std::map<std::string, std::string> params,
       canonical_form_(std::move(canonical_form)),
       custom_(std::move(custom)) {}
 
+bool Workload::IsLayoutFreeInput(size_t i) const {
+  if (custom_ == nullptr || i >= inputs_.size()) return false;
+  const CustomTensor* t = custom_->FindTensor(inputs_[i].name());
+  return t != nullptr && t->constant;
+}
+
 absl::StatusOr<Program> Workload::InitialProgram() const {
-  return te::CreateProgram(op_, inputs_, outputs_);
+  absl::StatusOr<Program> program = te::CreateProgram(op_, inputs_, outputs_);
+  if (!program.ok()) return program.status();
+  for (size_t i = 0; i < inputs_.size() && i < program->inputs.size(); ++i) {
+    if (IsLayoutFreeInput(i))
+      program->layout_free_inputs.push_back(program->inputs[i]);
+  }
+  return program;
 }
 
 std::string Workload::Key() const { return WorkloadKey(canonical_form_); }

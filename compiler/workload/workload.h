@@ -61,7 +61,13 @@ class Workload {
   // The parsed and checked definition of a custom workload; null otherwise.
   const CustomDefinition* custom() const { return custom_.get(); }
 
-  // The initial program (one loop nest per stage), named after op(). Each
+  // Whether input i (in C ABI order) is a constant, layout-free input: a
+  // custom workload's input declared `const` (custom_ast.h). Never for
+  // registry operators.
+  bool IsLayoutFreeInput(size_t i) const;
+
+  // The initial program (one loop nest per stage), named after op(), with
+  // the layout-free inputs listed in Program::layout_free_inputs. Each
   // call builds a fresh program; the buffers are shared between them.
   absl::StatusOr<Program> InitialProgram() const;
   const std::string& CanonicalForm() const { return canonical_form_; }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/codegen/cpu_target.h"
+#include "compiler/codegen/prepack_split.h"
 #include "gtest/gtest.h"
 #include "tests/api/test_database.h"
 
@@ -14,6 +15,55 @@ namespace {
 constexpr char kSpec[] = "matmul:M=16,N=24,K=8";
 
 Workload Spec(const std::string& spec) { return *ParseWorkloadSpec(spec); }
+
+// The same matmul with B a constant (layout-free) and with B given at run
+// time: two tasks, two keys.
+constexpr char kLayoutFree[] =
+    "custom:input A[16,8]; input B[8,48] const; "
+    "C[i,j] += A[i,k] * B[k,j]|i=16,j=48,k=8";
+constexpr char kRunTime[] =
+    "custom:input A[16,8]; input B[8,48]; "
+    "C[i,j] += A[i,k] * B[k,j]|i=16,j=48,k=8";
+
+// A packed-weight kernel is never handed run-time weights it was not packed
+// for: the record of the layout-free task answers only that task (its plan
+// splits off the pre-pack), and the record of the run-time task only that
+// one (its plan packs inside the call).
+TEST(PlanKernel, LayoutFreeAndRunTimeWeightRecordsNeverMix) {
+  TempFolder dir;
+  const Target target = HostTarget(1);
+  for (const bool layout_free_recorded : {true, false}) {
+    SCOPED_TRACE(layout_free_recorded ? "layout-free record"
+                                      : "run-time record");
+    const std::string path =
+        dir.path() + (layout_free_recorded ? "/free.db" : "/runtime.db");
+    CreateDatabase(
+        path,
+        {PackingRecord(layout_free_recorded ? kLayoutFree : kRunTime, target)});
+    std::unique_ptr<db::Database> db = OpenReadOnly(path);
+    ASSERT_NE(db, nullptr);
+    absl::StatusOr<KernelPlan> free =
+        PlanKernel(db.get(), Spec(kLayoutFree), target);
+    absl::StatusOr<KernelPlan> runtime =
+        PlanKernel(db.get(), Spec(kRunTime), target);
+    ASSERT_TRUE(free.ok() && runtime.ok());
+    EXPECT_EQ(free->origin.tuned(), layout_free_recorded);
+    EXPECT_EQ(runtime->origin.tuned(), !layout_free_recorded);
+    const KernelPlan& tuned = layout_free_recorded ? *free : *runtime;
+    absl::StatusOr<PrepackSplit> split = SplitPrepack(tuned.program.scheduled);
+    ASSERT_TRUE(split.ok()) << split.status();
+    EXPECT_EQ(split->packed.size(), layout_free_recorded ? 1u : 0u);
+    // Even handed the other task's record directly, the replay refuses it.
+    const proto::Record recorded =
+        PackingRecord(layout_free_recorded ? kLayoutFree : kRunTime, target);
+    absl::StatusOr<KernelProgram> mixed = ReplayRecord(
+        recorded, Spec(layout_free_recorded ? kRunTime : kLayoutFree), target);
+    EXPECT_EQ(mixed.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(mixed.status().message().find("another workload"),
+              std::string::npos)
+        << mixed.status();
+  }
+}
 
 TEST(PlanKernel, UsesTheFastestRecordThatReplays) {
   TempFolder dir;

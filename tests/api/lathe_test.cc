@@ -41,6 +41,63 @@ TEST(Api, KernelFromTheDatabaseMatchesTheReference) {
   EXPECT_TRUE(check.ok()) << check;
 }
 
+// With pack_constants_ahead, a kernel whose record packs a constant input
+// at the root takes it packed: Prepack once, then calls with the packed
+// buffer compute the reference; without, the same kernel takes the
+// constant as it is.
+TEST(Api, ConstantInputsPackedOnceAhead) {
+  constexpr char kSpec[] =
+      "custom:input A[16,8]; input B[8,48] const; "
+      "C[i,j] += A[i,k] * B[k,j]|i=16,j=48,k=8";
+  TempFolder dir;
+  const std::string path = dir.path() + "/t.db";
+  CreateDatabase(path, {PackingRecord(kSpec, HostTarget(1))});
+  const Workload workload = ParseWorkloadSpec(kSpec).value();
+  for (const bool ahead : {true, false}) {
+    SCOPED_TRACE(ahead ? "packed ahead" : "packed in the call");
+    Options options;
+    options.pack_constants_ahead = ahead;
+    absl::StatusOr<std::unique_ptr<Database>> db =
+        Database::Open(path, options);
+    ASSERT_TRUE(db.ok()) << db.status();
+    absl::StatusOr<Kernel> kernel =
+        (*db)->GetKernel(kSpec, "host -num-threads=1");
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    EXPECT_TRUE(kernel->origin().tuned());
+    ASSERT_EQ(kernel->packed_inputs().size(), ahead ? 1u : 0u);
+    if (ahead) {
+      const PackedInputInfo& info = kernel->packed_inputs()[0];
+      EXPECT_EQ(info.input, 1);
+      EXPECT_EQ(info.shape, (std::vector<int64_t>{8, 48}));
+      EXPECT_EQ(info.packed_shape, (std::vector<int64_t>{3, 8, 16}));
+      EXPECT_EQ(info.packed_elements, 3 * 8 * 16);
+    }
+    EXPECT_EQ(kernel->Prepack(ahead ? 1 : 0, nullptr, nullptr), -1);
+    for (const bool prepacked : {true, false}) {
+      if (!ahead && !prepacked) continue;
+      std::vector<float> packed(3 * 8 * 16);
+      absl::Status check =
+          CheckAgainstReference(workload, [&](const std::vector<float*>& args) {
+            std::vector<float*> call = args;
+            if (ahead) {
+              if (prepacked) {
+                if (kernel->Prepack(0, args[1], packed.data()) != 0)
+                  return absl::InternalError("prepack failed");
+              } else {
+                std::copy(args[1], args[1] + 8 * 48, packed.begin());
+              }
+              call[1] = packed.data();
+            }
+            if ((*kernel)(call.data()) != 0)
+              return absl::InternalError("kernel failed");
+            return absl::OkStatus();
+          });
+      // Handed the constant unpacked, the packed kernel computes garbage.
+      EXPECT_EQ(check.ok(), prepacked) << check;
+    }
+  }
+}
+
 // One Database shared by several threads: every lookup finds the record.
 // (Unguarded, the threads shared one SQLite connection: some lookups missed
 // the record or failed mid-transaction, and GetKernel crashed.)

@@ -7,6 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/codegen/cpu_target.h"
+#include "tests/api/test_database.h"
+
 namespace lathe::api {
 namespace {
 
@@ -116,6 +119,61 @@ TEST(Model, IntermediatesShareTheArenaAndStayCorrect) {
   ASSERT_TRUE(outputs.ok()) << outputs.status();
   for (int64_t i = 0; i < n * n; ++i) {
     ASSERT_EQ((*outputs)[0].values[i], 24 * input.values[i]) << "at " << i;
+  }
+}
+
+// y = x @ w with w a constant: the kernel's workload declares w `const`;
+// with a record whose schedule packs w, the model packs it once at load,
+// and every Run computes x @ w from the packed form.
+TEST(Model, ConstantWeightsArePackedOnceAtLoad) {
+  Graph graph;
+  int x = graph.AddValue("x", F32({16, 8}));
+  graph.AddInput(x);
+  TensorData w(DType::Float32(), {8, 48});
+  for (int64_t i = 0; i < w.size(); ++i) w.values[i] = (i * 7 % 11) - 5;
+  const TensorData weights = w;
+  int weight = graph.AddConstant("w", std::move(w));
+  int y = graph.AddValue("y", F32({16, 48}));
+  AddNode(graph, "MatMul", {x, weight}, {y});
+  graph.AddOutput(y);
+
+  absl::StatusOr<std::unique_ptr<Model>> untuned = Model::FromGraph(graph);
+  ASSERT_TRUE(untuned.ok()) << untuned.status();
+  ASSERT_EQ((*untuned)->kernels().size(), 1u);
+  const std::string workload = (*untuned)->kernels().begin()->first;
+  EXPECT_NE(workload.find("input in1[8,48] const;"), std::string::npos)
+      << workload;
+  EXPECT_TRUE((*untuned)->kernels().begin()->second.packed_inputs().empty());
+
+  TempFolder dir;
+  ModelOptions options;
+  options.db_path = dir.path() + "/t.db";
+  options.target = "host -num-threads=1";
+  CreateDatabase(options.db_path,
+                 {PackingRecord(workload, HostTarget(1), "out")});
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(graph, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->stats().kernels_tuned, 1);
+  const Kernel& kernel = (*model)->kernels().begin()->second;
+  ASSERT_EQ(kernel.packed_inputs().size(), 1u);
+  EXPECT_EQ(kernel.packed_inputs()[0].packed_shape,
+            (std::vector<int64_t>{3, 8, 16}));
+  for (int run = 0; run < 2; ++run) {
+    TensorData input(DType::Float32(), {16, 8});
+    for (int64_t i = 0; i < input.size(); ++i)
+      input.values[i] = (i * (run + 3) % 9) - 4;
+    absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run({input});
+    ASSERT_TRUE(outputs.ok()) << outputs.status();
+    for (int64_t i = 0; i < 16; ++i) {
+      for (int64_t j = 0; j < 48; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < 8; ++k)
+          sum += input.values[i * 8 + k] * weights.values[k * 48 + j];
+        ASSERT_EQ((*outputs)[0].values[i * 48 + j], sum)
+            << "run " << run << " at " << i << "," << j;
+      }
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/codegen/kernel_program.h"
+#include "compiler/schedule/traced_schedule.h"
 #include "compiler/target/target.h"
 #include "compiler/target/target_info.h"
 #include "compiler/workload/spec.h"
@@ -41,6 +42,33 @@ inline proto::Record RecordOf(const std::string& spec, const Target& target,
       *workload, TargetInfoOf(target), program->trace,
       hash.empty() ? program->structural_hash : hash, result,
       {"test", "test", "job-a"});
+}
+
+// A record of `spec`, a matmul C[i,j] += A[i,k] * B[k,j] (block `block`)
+// with N a multiple of 16, whose trace packs B at the root into
+// [N/16][K][16], marked as the layout-free pre-pack when B is a constant.
+inline proto::Record PackingRecord(const std::string& spec,
+                                   const Target& target,
+                                   const std::string& block_name = "C") {
+  Workload workload = ParseWorkloadSpec(spec).value();
+  TracedSchedule sch(workload.InitialProgram().value());
+  BlockRV block = sch.GetBlock(block_name).value();
+  BlockRV pack =
+      sch.CacheRead(block, 1, "global", Layout{{1, 16}, {1, 0, 2}}).value();
+  if (workload.IsLayoutFreeInput(1)) {
+    EXPECT_TRUE(
+        sch.AnnotateBlock(pack, kLayoutFreePackAnnotation, int64_t{1}).ok());
+  }
+  Trace trace = sch.trace();
+  trace.workload = workload.CanonicalForm();
+  const std::string hash =
+      MakeKernelProgram(workload, &trace, target).value().structural_hash;
+  proto::MeasureResult result;
+  result.set_status(proto::MEASURE_OK);
+  for (int i = 0; i < 3; ++i) result.add_times_s(1e-3);
+  result.set_structural_hash(hash);
+  return tuner::MeasurementRecord(workload, TargetInfoOf(target), trace, hash,
+                                  result, {"test", "test", "job-a"});
 }
 
 // Creates `path` with the records.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `lathe tune` end to end: a tuning run through the real
 # local worker, continued by a second run, and stopped by SIGINT with
-# everything measured committed; the refusals; small kernel times.
+# everything measured committed; the refusals; small kernel times; a
+# workload with a constant (layout-free) weight.
 # Usage: tune_commands_test.sh LATHE_BIN CASE
 set -euo pipefail
 lathe=$1
@@ -157,6 +158,28 @@ prints_small_times)
   grep -Eq '^time +median [0-9.]+ (ns|us)  min [0-9.]+ (ns|us)' bench.txt || fail "bench: $(cat bench.txt)"
   "$lathe" db top "$M4" --target "$T4" --db t.db > top.txt
   grep -Eq 'median (ns|us) ' top.txt || fail "db top: $(cat top.txt)"
+  ;;
+# A workload whose weight is a constant (`const`): tuned through the worker
+# with the pre-pack split off (the check would fail on a wrong packing), its
+# records kept apart from those of the same matmul with run-time weights,
+# and its best record benched and replayed.
+layout_free_weights)
+  WC="custom:input A[16,32]; input B[32,64] const; C[i,j] += A[i,k] * B[k,j]|i=16,j=64,k=32"
+  WR="custom:input A[16,32]; input B[32,64]; C[i,j] += A[i,k] * B[k,j]|i=16,j=64,k=32"
+  T1="host -num-threads=1"
+  "$lathe" tune "$WC" --threads 1 --trials 8 --min-time 0.005 --batch 4 --seed 3 \
+    --population 16 --generations 1 --db t.db > tune.txt 2>/dev/null
+  grep -q 'tuned: 8 trials' tune.txt || fail "tune: $(cat tune.txt)"
+  "$lathe" db export --db t.db -o records.jsonl
+  grep -q 'lathe.layout_free_pack' records.jsonl || fail "no record packs B ahead"
+  grep -q '"status":"MEASURE_WRONG_RESULT"' records.jsonl && fail "wrong results: $(cat records.jsonl)"
+  "$lathe" db best "$WC" --target "$T1" --db t.db --trace-out best.json > best.txt
+  grep -q '^replay    ok' best.txt || fail "best: $(cat best.txt)"
+  "$lathe" bench "$WC" --trace best.json --threads 1 --min-time 0.01 > bench.txt
+  grep -q '^check     matches the reference' bench.txt || fail "bench: $(cat bench.txt)"
+  # The run-time-weights task has no record: another key.
+  "$lathe" db best "$WR" --target "$T1" --db t.db > other.txt 2>&1 && fail "run-time task answered: $(cat other.txt)"
+  grep -q 'no measured record of custom:input A\[16,32\]; input B\[32,64\];' other.txt || fail "run-time task: $(cat other.txt)"
   ;;
 *)
   fail "unknown case $case_name"

@@ -9,9 +9,11 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/schedule/traced_schedule.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/trace.pb.h"
+#include "runner/candidate_build.h"
 #include "tests/runner/schedule_requests.h"
 
 namespace lathe::runner {
@@ -190,6 +192,60 @@ TEST(MeasureCandidate, AnInjectedFaultIsCheckedEvenAfterTheKernelPassed) {
   proto::MeasureResult r = MeasureCandidate(c.request);
   EXPECT_EQ(r.status(), proto::MEASURE_WRONG_RESULT);
   EXPECT_FALSE(r.check_reused());
+  EXPECT_EQ(r.times_s_size(), 0);
+}
+
+// A matmul whose B is a constant (layout-free), its trace packing B whole
+// at the root into [N/16][K][16] panels, marked as the layout-free
+// pre-pack: the worker builds the prepack beside the kernel.
+Candidate LayoutFreeCandidate() {
+  const std::string spec =
+      "custom:input A[16,24]; input B[24,48] const; "
+      "C[i,j] += A[i,k] * B[k,j]|i=16,j=48,k=24";
+  Candidate c;
+  Workload workload = ParseWorkloadSpec(spec).value();
+  TracedSchedule sch(workload.InitialProgram().value());
+  BlockRV block = sch.GetBlock("C").value();
+  BlockRV pack =
+      sch.CacheRead(block, 1, "global", Layout{{1, 16}, {1, 0, 2}}).value();
+  EXPECT_TRUE(
+      sch.AnnotateBlock(pack, kLayoutFreePackAnnotation, int64_t{1}).ok());
+  Trace trace = sch.trace();
+  trace.workload = workload.CanonicalForm();
+  const Target target = HostTarget(1);
+  c.structural_hash =
+      MakeKernelProgram(workload, &trace, target).value().structural_hash;
+  c.request.set_workload(workload.CanonicalForm());
+  trace.ToProto(c.request.mutable_trace());
+  c.request.set_target(target.ToString());
+  c.request.set_min_time_s(0.01);
+  c.request.set_min_repeats(3);
+  c.request.set_check_seed(9);
+  return c;
+}
+
+TEST(MeasureCandidate, MeasuresAKernelWithLayoutFreeWeightsPackedAhead) {
+  Candidate c = LayoutFreeCandidate();
+  CandidateBuild build = BuildForMeasurement(c.request);
+  ASSERT_TRUE(build.ok()) << build.failure.error();
+  ASSERT_EQ(build.prepacks.size(), 1u);
+  EXPECT_EQ(build.prepacks[0].input, 1u);
+  EXPECT_EQ(build.prepacks[0].input_elements, 24 * 48);
+  EXPECT_EQ(build.prepacks[0].packed_elements, 3 * 24 * 16);
+  proto::MeasureResult r = MeasureCandidate(c.request);
+  ASSERT_EQ(r.status(), proto::MEASURE_OK) << r.error();
+  EXPECT_EQ(r.structural_hash(), c.structural_hash);
+  EXPECT_GE(r.times_s_size(), 3);
+}
+
+// The check compares what the kernel computes from the packed weights: the
+// kernel handed the weights unpacked (as a mix-up of records would) fails.
+TEST(MeasureCandidate, AKernelHandedUnpackedWeightsFailsTheCheck) {
+  Candidate c = LayoutFreeCandidate();
+  c.request.set_inject_fault("unpacked_weights");
+  proto::MeasureResult r = MeasureCandidate(c.request);
+  EXPECT_EQ(r.status(), proto::MEASURE_WRONG_RESULT) << r.error();
+  EXPECT_THAT(r.error(), HasSubstr("output C"));
   EXPECT_EQ(r.times_s_size(), 0);
 }
 

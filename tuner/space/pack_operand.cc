@@ -44,7 +44,8 @@ struct PackCandidate {
   const Buffer* buffer = nullptr;
   std::string name;
   Layout layout;
-  bool at_outer_loop = false;  // indexed by the plan's outer variable
+  bool at_outer_loop = false;  // packed under the parallel outer loop
+  bool layout_free = false;    // a layout-free input: packed whole at the root
   bool last_dim_last =
       false;            // the copy's inner loop is unit-stride on both sides
   int rank = 0;         // of the operand
@@ -171,9 +172,12 @@ absl::Status PackOperands(TracedSchedule* schedule, const TiledNest& nest) {
     c.name = buffer->name;
     c.layout = *layout;
     const Expr& outer_var = node->iter_vars[nest.plan.outer_iter].var;
-    c.at_outer_loop = std::any_of(
-        read.indices.begin(), read.indices.end(),
-        [&](const Expr& index) { return UsesVar(index, outer_var); });
+    c.layout_free = schedule->program().IsLayoutFreeInput(buffer);
+    c.at_outer_loop =
+        !c.layout_free && std::any_of(read.indices.begin(), read.indices.end(),
+                                      [&](const Expr& index) {
+                                        return UsesVar(index, outer_var);
+                                      });
     c.last_dim_last =
         layout->permutation.back() == static_cast<int64_t>(read.indices.size());
     c.rank = static_cast<int>(read.indices.size());
@@ -205,6 +209,10 @@ absl::Status PackOperands(TracedSchedule* schedule, const TiledNest& nest) {
     // Placed on purpose (block_nest.h): RandomComputeLocation leaves it.
     LATHE_RETURN_IF_ERROR(
         schedule->AnnotateBlock(pack, kPlacedAnnotation, int64_t{1}));
+    if (c.layout_free) {
+      LATHE_RETURN_IF_ERROR(
+          schedule->AnnotateBlock(pack, kLayoutFreePackAnnotation, int64_t{1}));
+    }
     if (c.last_dim_last) {
       LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops,
                              schedule->GetLoops(pack));

@@ -22,11 +22,16 @@
 // B[K,N] -> [N/32][K][32], W[K,C,R,S] -> [K/32][C][R][S][32], dense's
 // W[N,K] -> [N/32][K][32].
 // Where: cache_read(global) then, when the operand is indexed by the outer
-// variable, compute_at the parallel outer loop (preserve_unit_loops), so each
-// outer iteration packs the panel it reads and the inner levels reuse it
-// (the hand-written matmul: B's panel per j block); otherwise at the root,
-// once per call (the iterations of the parallel loop share it: compute_at
-// under it would not be data-parallel). A location fixed per branch rather
+// variable and is not a layout-free input, compute_at the parallel outer loop
+// (preserve_unit_loops), so each outer iteration packs the panel it reads and
+// the inner levels reuse it (the hand-written matmul: B's panel per j block);
+// otherwise at the root, once per call (the iterations of the parallel loop
+// share it: compute_at under it would not be data-parallel). A layout-free
+// input (Program::layout_free_inputs: a constant such as a model's weight) is
+// always packed whole at the root, and its copy is marked
+// kLayoutFreePackAnnotation (program.h): the pre-pack that
+// compiler/codegen/prepack_split.h moves out of the call, to run once when
+// the constant is known. A location fixed per branch rather
 // than sample_compute_location: the number of loops of the copy, which
 // get_loops records, depends on the location. The copy's inner loop is
 // vectorized when the layout keeps the operand's last dimension last;

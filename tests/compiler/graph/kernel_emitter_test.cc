@@ -83,6 +83,20 @@ TEST(KernelEmitter, PadValuesAreDeclaredAndMustAgree) {
   EXPECT_EQ(e.Text(), "input in0[4] pad -1.5; out[v0] = in0?[v0+1]");
 }
 
+TEST(KernelEmitter, ConstantInputsAreDeclaredConst) {
+  KernelEmitter e;
+  TensorData weights(DType::Float32(), {3});
+  KernelOperand w = GroupInput(2, F32({3}));
+  w.constant = &weights;
+  e.BeginNode({GroupInput(1, F32({3})), w}, F32({3}), "out");
+  std::vector<std::string> v = e.NewVars({3});
+  const std::string x = *e.Read(0, v);  // declared first: in0
+  const std::string weight = *e.Read(1, v);
+  e.Add("out", v, "=", x + " * " + weight);
+  EXPECT_EQ(e.Text(),
+            "input in0[3]; input in1[3] const; out[v0] = in0[v0] * in1[v0]");
+}
+
 TEST(KernelEmitter, NonFloatTensorsAreNotRead) {
   KernelEmitter e;
   e.BeginNode({GroupInput(1, TensorType{DType::Int64(), {4}})}, F32({4}),

@@ -62,11 +62,45 @@ TEST(KernelPartition, ConvBiasResidualReluIsOneKernel) {
   ASSERT_TRUE(w2.ok()) << w2.status();
   EXPECT_EQ(w2->CanonicalForm(), step.workload);
   EXPECT_EQ(
-      step.workload.rfind("custom:input in0[1,4,6,6]; input in1[4,4,3,3]; "
-                          "input in2[4]; input in3[1,4,6,6];",
+      step.workload.rfind("custom:input in0[1,4,6,6]; input in1[4,4,3,3] "
+                          "const; input in2[4] const; input in3[1,4,6,6];",
                           0),
       0u)
       << step.workload;
+}
+
+// A graph constant (initializer) is declared `const` in the kernel's text:
+// the task of a conv whose weight is a constant is not the task of the same
+// conv whose weight arrives at run time.
+TEST(KernelPartition, GraphConstantsAreDeclaredConst) {
+  auto conv_task = [](bool weight_is_constant) {
+    GraphBuilder b;
+    int x = b.Input("x", F32({1, 4, 6, 6}));
+    int w = weight_is_constant
+                ? b.Const("w", TensorData(DType::Float32(), {4, 4, 3, 3}))
+                : b.Input("w", F32({4, 4, 3, 3}));
+    b.Output(b.Add1("Conv", {x, w}, {{"pads", Ints64{1, 1, 1, 1}}}));
+    KernelPartition p = Partition(b);
+    EXPECT_EQ(p.steps.size(), 1u);
+    return p.steps.empty() ? std::string() : p.steps[0].workload;
+  };
+  const std::string constant = conv_task(true);
+  const std::string runtime = conv_task(false);
+  EXPECT_EQ(constant.rfind("custom:input in0[1,4,6,6]; "
+                           "input in1[4,4,3,3] const; ",
+                           0),
+            0u)
+      << constant;
+  EXPECT_EQ(runtime.rfind("custom:input in0[1,4,6,6]; input in1[4,4,3,3]; ", 0),
+            0u)
+      << runtime;
+  absl::StatusOr<Workload> a = ParseWorkloadSpec(constant);
+  absl::StatusOr<Workload> r = ParseWorkloadSpec(runtime);
+  ASSERT_TRUE(a.ok() && r.ok());
+  EXPECT_NE(a->Key(), r->Key());
+  EXPECT_FALSE(a->IsLayoutFreeInput(0));
+  EXPECT_TRUE(a->IsLayoutFreeInput(1));
+  EXPECT_FALSE(r->IsLayoutFreeInput(1));
 }
 
 TEST(KernelPartition, BatchNormFoldedConvReluIsOneKernel) {

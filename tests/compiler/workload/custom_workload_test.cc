@@ -229,6 +229,33 @@ TEST(CustomWorkload, DeclarationsKeepTheirCanonicalFormAsASpec) {
             "r=3,s=3");
 }
 
+// A `const` input is layout-free: the workload says so per input and in its
+// initial program, and its canonical form and key differ from those of the
+// same computation whose weights arrive at run time.
+TEST(CustomWorkload, ConstInputsAreLayoutFreeAndChangeTheKey) {
+  const std::string dims = "i=8,j=16,k=4";
+  Workload marked = *ParseCustomWorkload(
+      "input A[8,4]; input B[4,16] const; C[i,j] += A[i,k] * B[k,j]", dims);
+  Workload unmarked = *ParseCustomWorkload(
+      "input A[8,4]; input B[4,16]; C[i,j] += A[i,k] * B[k,j]", dims);
+  EXPECT_EQ(marked.CanonicalForm(),
+            "custom:input A[8,4]; input B[4,16] const; "
+            "C[i,j] += A[i,k] * B[k,j]|i=8,j=16,k=4");
+  EXPECT_NE(marked.Key(), unmarked.Key());
+  absl::StatusOr<Workload> again = ParseWorkloadSpec(marked.CanonicalForm());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->Key(), marked.Key());
+  EXPECT_FALSE(marked.IsLayoutFreeInput(0));
+  EXPECT_TRUE(marked.IsLayoutFreeInput(1));
+  EXPECT_FALSE(marked.IsLayoutFreeInput(2));  // the output
+  EXPECT_FALSE(unmarked.IsLayoutFreeInput(1));
+  Program program = *marked.InitialProgram();
+  ASSERT_EQ(program.layout_free_inputs.size(), 1u);
+  EXPECT_EQ(program.layout_free_inputs[0]->name, "B");
+  EXPECT_TRUE(program.IsLayoutFreeInput(program.inputs[1].get()));
+  EXPECT_TRUE(unmarked.InitialProgram()->layout_free_inputs.empty());
+}
+
 TEST(CustomWorkload, FunctionsLowerToCallsAndSelects) {
   const std::string text = PrintProgram(
       *ParseCustomWorkload(

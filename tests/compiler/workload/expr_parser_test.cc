@@ -223,6 +223,31 @@ TEST(ExprParser, DeclarationsPrintFirstInTheirOrder) {
             "input input[3]; Y[i] = input?[i-1]");
 }
 
+// `const` marks a layout-free input; it prints after the pad value, round
+// trips, and makes another tree than the unmarked declaration.
+TEST(ExprParser, ConstDeclarations) {
+  EXPECT_EQ(Canonical("input X[4];input W[4,3]  const ; Y[i] += X[i]*W[i,k]"),
+            "input X[4]; input W[4,3] const; Y[i] += X[i] * W[i,k]");
+  EXPECT_EQ(Canonical("input X[4] pad -1 const; Y[i] = X?[i+1]"),
+            "input X[4] pad -1.0 const; Y[i] = X?[i+1]");
+  absl::StatusOr<ParsedDefinition> marked =
+      ParseCustomExpr("input W[4] const; Y[i] = W[i]");
+  absl::StatusOr<ParsedDefinition> unmarked =
+      ParseCustomExpr("input W[4]; Y[i] = W[i]");
+  ASSERT_TRUE(marked.ok() && unmarked.ok());
+  EXPECT_TRUE(marked->inputs[0].constant);
+  EXPECT_FALSE(unmarked->inputs[0].constant);
+  EXPECT_FALSE(*marked == *unmarked);
+  EXPECT_EQ(*ParseCustomExpr(PrintParsedDefinition(*marked)), *marked);
+  // `const` belongs after the shape (and pad value) only.
+  EXPECT_EQ(ErrorOf("input W const[4]; Y[i] = W[i]"),
+            "custom expression, column 9: expected '[' after input W, got "
+            "'const'");
+  EXPECT_EQ(ErrorOf("input W[4] const pad 1; Y[i] = W?[i]"),
+            "custom expression, column 18: expected ';' after the declaration "
+            "of W, got 'pad'");
+}
+
 TEST(ExprParser, NewFunctions) {
   EXPECT_EQ(Canonical("Y[i] = erf(X[i] * 0.7071067811865476)"),
             "Y[i] = erf(X[i] * 0.7071067811865476)");

@@ -138,6 +138,38 @@ TEST(PackOperands, PanelAtTheOuterLoopWhenIndexedByIt) {
   }
 }
 
+// A layout-free (const) operand is packed whole at the root even when the
+// outer loop indexes it, and its copy is marked as the layout-free
+// pre-pack; the same computation with run-time weights packs per outer
+// iteration, unmarked.
+TEST(PackOperands, LayoutFreeOperandPackedOnceAtTheRootAndMarked) {
+  for (const bool constant : {true, false}) {
+    SCOPED_TRACE(constant ? "const" : "run time");
+    RuleFixture f(absl::StrCat("custom:input A[64,32]; input B[32,128]",
+                               constant ? " const" : "",
+                               "; C[i,j] += A[i,k] * B[k,j]|i=64,j=128,k=32"),
+                  Znver4());
+    TilePlan plan = PlanWith(f, "C", "vj", "vj");
+    std::unique_ptr<TracedSchedule> sch = f.Fresh();
+    absl::StatusOr<TiledNest> nest = TileBlock(sch.get(), "C", plan);
+    ASSERT_TRUE(nest.ok()) << nest.status();
+    ASSERT_TRUE(CacheWriteOutput(sch.get(), *nest).ok());
+    absl::Status packed = PackOperands(sch.get(), *nest);
+    ASSERT_TRUE(packed.ok()) << packed;
+    const Program& p = sch->program();
+    const BlockNode* pack = p.FindBlock("B_global");
+    ASSERT_NE(pack, nullptr) << PrintProgram(p);
+    EXPECT_EQ(pack->annotations.count(kLayoutFreePackAnnotation),
+              constant ? 1u : 0u);
+    std::vector<ForNode*> loops = p.LoopsAbove(pack);
+    // The root: one loop per dimension of B; else under j's outer loop too.
+    EXPECT_EQ(loops.size(), constant ? 2u : 3u) << PrintProgram(p);
+    ASSERT_TRUE(sch->Parallel(nest->parallel_loop).ok());
+    absl::Status checked = testing::CheckProgram(f.workload, p, HostTarget(2));
+    EXPECT_TRUE(checked.ok()) << checked;
+  }
+}
+
 // The steps of MultiLevelTiling up to packing (tile, cache the output,
 // pack the operands) on `block` with `plan`.
 absl::StatusOr<TiledNest> TileAndPack(TracedSchedule* sch,
