@@ -48,7 +48,7 @@ constexpr size_t kMaxWarmRows = 4000;
 // Records of the target's other workloads (those not tuned in this run)
 // turned into training rows, in all: the newest, shared fairly among the
 // workloads (Database::RecordsOfTarget).
-constexpr int64_t kMaxOtherWorkloadRows = 2000;
+constexpr int64_t kMaxOtherWorkloadRows = 1000;
 
 // Everything the loop knows of one task.
 struct TaskState {
