@@ -2,11 +2,12 @@
 // "bench_transfer"). Two parts:
 //  1. Trials to a latency, cold against warm: tunes --second from an empty
 //     database, then again into a database where --first was tuned before
-//     (its records, and the cost model that run saved), each run --trials
+//     (its records, and the cost model that run saved), and into one with
+//     the first's records alone (no saved model), each run --trials
 //     trials with the same seed, measured for real by a LocalRunner whose
 //     worker is --worker (lathe-runner-worker). For latencies within 50%,
-//     25%, 10% and 5% of the best either run found, it prints the trials
-//     each run took to reach them.
+//     25%, 10% and 5% of the best any run found, it prints the trials each
+//     run took to reach them.
 //  2. The warm start's cost: fills a database with --records records spread
 //     over --workloads matmul workloads of the target (sampled points of
 //     their design spaces with made-up times: nothing is measured), then
@@ -200,6 +201,16 @@ absl::Status Transfer(const Options& o, const Target& target) {
   LATHE_ASSIGN_OR_RETURN(tuner::TuneReport first,
                          tuner::Tune(tasks, *warm_db, measure, options));
   std::printf("first task: %.1f s\n", first.wall_s);
+  // The first task's records alone, without its model (a database merged
+  // from elsewhere): what the model learns from other workloads' records.
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<db::Database> records_db,
+                         FreshDb(o, "records_only.db"));
+  std::vector<proto::Record> records;
+  LATHE_RETURN_IF_ERROR(warm_db->ForEachRecord([&](const proto::Record& r) {
+    records.push_back(r);
+    return absl::OkStatus();
+  }));
+  LATHE_RETURN_IF_ERROR(records_db->Commit(records).status());
   tasks = {second};
   LATHE_ASSIGN_OR_RETURN(tuner::TuneReport warm,
                          tuner::Tune(tasks, *warm_db, measure, options));
@@ -212,22 +223,36 @@ absl::Status Transfer(const Options& o, const Target& target) {
       warm.warm_workloads_other == 1 ? "" : "s",
       warm.loaded_model ? "loaded" : "none");
 
-  if (!cold.tasks[0].best_s || !warm.tasks[0].best_s)
+  tasks = {second};
+  LATHE_ASSIGN_OR_RETURN(tuner::TuneReport records_only,
+                         tuner::Tune(tasks, *records_db, measure, options));
+  std::printf(
+      "records only: second task with the first's records, no saved model: "
+      "%.1f s (warm start %.2f s)\n",
+      records_only.wall_s, records_only.warm_start_s);
+
+  if (!cold.tasks[0].best_s || !warm.tasks[0].best_s ||
+      !records_only.tasks[0].best_s)
     return absl::InternalError("a run measured nothing OK");
-  const double best = std::min(*cold.tasks[0].best_s, *warm.tasks[0].best_s);
+  const double best = std::min({*cold.tasks[0].best_s, *warm.tasks[0].best_s,
+                                *records_only.tasks[0].best_s});
   const double flops = static_cast<double>(second.flops);
-  std::printf("best cold %.1f GFLOP/s, warm %.1f GFLOP/s\n",
-              cold.tasks[0].best_gflops, warm.tasks[0].best_gflops);
-  std::printf("%-24s %8s %8s\n", "trials to reach", "cold", "warm");
+  std::printf(
+      "best cold %.1f GFLOP/s, warm %.1f GFLOP/s, records only %.1f GFLOP/s\n",
+      cold.tasks[0].best_gflops, warm.tasks[0].best_gflops,
+      records_only.tasks[0].best_gflops);
+  std::printf("%-24s %8s %8s %13s\n", "trials to reach", "cold", "warm",
+              "records only");
   for (double within : {0.5, 0.25, 0.1, 0.05}) {
     const double target_s = best * (1 + within);
     std::printf(
-        "%-24s %8s %8s\n",
+        "%-24s %8s %8s %13s\n",
         absl::StrCat("within ", within * 100, "% (",
                      static_cast<int>(flops / target_s * 1e-9), " GFLOP/s)")
             .c_str(),
         Count(TrialsToReach(cold, target_s)).c_str(),
-        Count(TrialsToReach(warm, target_s)).c_str());
+        Count(TrialsToReach(warm, target_s)).c_str(),
+        Count(TrialsToReach(records_only, target_s)).c_str());
   }
   // The saved model ranked the warm run's first batch; its pairwise accuracy
   // there (on programs it had not seen). The cold run's first batch is
