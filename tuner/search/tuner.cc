@@ -259,19 +259,18 @@ absl::Status Loop::LearnFromOtherWorkloads() {
   if (!records.ok()) return records.status();
   // Each workload is parsed once and is its own group (its throughputs
   // compare only with each other), numbered after the tasks in the order
-  // the records name them.
+  // of the workloads' first rows.
   struct OtherWorkload {
     absl::StatusOr<Task> task;
-    int group = 0;
-    bool has_rows = false;
+    int group = -1;  // none while it has no rows
   };
   absl::flat_hash_map<std::string, std::unique_ptr<OtherWorkload>> workloads;
   int next_group = static_cast<int>(tasks_.size());
   for (const proto::Record& record : *records) {
     std::unique_ptr<OtherWorkload>& workload = workloads[record.workload_key()];
     if (workload == nullptr) {
-      workload = std::make_unique<OtherWorkload>(OtherWorkload{
-          TaskOfRecord(record, tasks_.front().target), next_group++});
+      workload = std::make_unique<OtherWorkload>(
+          OtherWorkload{TaskOfRecord(record, tasks_.front().target)});
     }
     if (!workload->task.ok()) continue;
     absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
@@ -283,13 +282,15 @@ absl::Status Loop::LearnFromOtherWorkloads() {
     if (!candidate.ok() ||
         candidate->structural_hash != record.structural_hash())
       continue;
+    if (workload->group < 0) {
+      workload->group = next_group++;
+      ++report_.warm_workloads_other;
+    }
     training_.features.push_back(std::move(candidate->features));
     training_.throughputs.push_back(
         TrainingThroughput(workload->task->flops, record));
     training_.groups.push_back(workload->group);
     ++report_.warm_rows_other;
-    if (!workload->has_rows) ++report_.warm_workloads_other;
-    workload->has_rows = true;
   }
   return absl::OkStatus();
 }

@@ -1,8 +1,9 @@
 // Tests of tuner/search/tuner.h (Tune) and its cost model across tasks: the
-// warm start learns from the records of the target's other workloads (and
-// of no other target), keeps them in every retraining, loads the model an
-// earlier run saved and ranks the first batch with it, and a task tunes in
-// fewer trials after a similar task was tuned into the same database.
+// warm start learns from the records of the target's other workloads (of no
+// other target, and not those that no longer replay), keeps them in every
+// retraining, loads the model an earlier run saved and ranks the first batch
+// with it, and a task tunes in fewer trials after a similar task was tuned
+// into the same database.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -104,6 +105,17 @@ TEST_F(TunerTest, WarmStartLearnsFromOtherWorkloadsOfTheTargetOnly) {
   const int64_t other_records = static_cast<int64_t>(
       db->RecordsOfTask(other_key, here.ToString()).value().size());
   ASSERT_EQ(other_records, 24);
+  // Records that cannot become rows: one whose trace replays to another
+  // program than the one measured, one of a workload that no longer parses.
+  {
+    proto::Record moved =
+        db->RecordsOfTask(other_key, here.ToString()).value().front();
+    moved.set_structural_hash("0123456789abcdef0123456789abcdef");
+    proto::Record unknown = moved;
+    unknown.set_workload_key("00000000feedbeef");
+    unknown.set_workload("nosuchop:X=1");
+    ASSERT_TRUE(db->Commit({moved, unknown}).ok());
+  }
 
   auto log = std::make_shared<ModelLog>();
   std::vector<Task> tasks = {SmallTask()};
@@ -112,8 +124,8 @@ TEST_F(TunerTest, WarmStartLearnsFromOtherWorkloadsOfTheTargetOnly) {
   options.make_model = Recording(log);
   absl::StatusOr<TuneReport> report = Tune(tasks, *db, FakeMeasure, options);
   ASSERT_TRUE(report.ok()) << report.status();
-  // Every record of the other workload on this target replays to the
-  // program measured, so each is a row; the other target's are not.
+  // Every record of the other workload on this target that replays to the
+  // program measured is a row; the other target's are not.
   EXPECT_EQ(report->warm_rows, 0);
   EXPECT_EQ(report->warm_rows_other, other_records);
   EXPECT_EQ(report->warm_workloads_other, 1);
