@@ -160,6 +160,16 @@ class Database {
       const std::string& workload_key, const std::string& target);
   absl::StatusOr<std::vector<proto::Record>> RecordsOfJob(
       const std::string& job);
+  // Records of every workload measured on `target` (any status), but those
+  // of the workloads in `except` (keys), at most `limit` in all, newest
+  // first and shared fairly among the workloads: each workload's newest
+  // record, then each one's second newest, and so on, so that one workload
+  // with many records does not crowd out the others (what the cost model
+  // learns from other tasks of the target). Within a turn, newer records
+  // come first. limit <= 0: none.
+  absl::StatusOr<std::vector<proto::Record>> RecordsOfTarget(
+      const std::string& target, int64_t limit,
+      const std::vector<std::string>& except = {});
   // Whether a program with this structural hash was measured for the task,
   // with any status (the search never measures a program twice).
   absl::StatusOr<bool> IsMeasured(const std::string& workload_key,

@@ -161,6 +161,33 @@ absl::StatusOr<std::vector<proto::Record>> Database::RecordsOfJob(
   return CollectRecords(**select, path_);
 }
 
+absl::StatusOr<std::vector<proto::Record>> Database::RecordsOfTarget(
+    const std::string& target, int64_t limit,
+    const std::vector<std::string>& except) {
+  if (limit <= 0) return std::vector<proto::Record>{};
+  // A record's turn is its rank among its workload's records, newest
+  // first: the first turn holds every workload's newest record.
+  std::string excluded;
+  for (size_t i = 0; i < except.size(); ++i) {
+    absl::StrAppend(&excluded, i == 0 ? "AND w.key NOT IN (" : ", ", "?",
+                    i + 3);
+  }
+  if (!except.empty()) excluded += ") ";
+  absl::StatusOr<Statement*> select = connection_->Prepare(absl::StrCat(
+      "SELECT ", LATHE_DB_RECORD_COLUMNS,
+      ", ROW_NUMBER() OVER (PARTITION BY r.workload_id ORDER BY r.id DESC) "
+      "AS turn ",
+      LATHE_DB_RECORD_FROM, "WHERE t.canonical = ?1 ", excluded,
+      "ORDER BY turn, r.id DESC LIMIT ?2"));
+  if (!select.ok()) return select.status();
+  (*select)->BindText(1, target);
+  (*select)->BindInt(2, limit);
+  for (size_t i = 0; i < except.size(); ++i) {
+    (*select)->BindText(static_cast<int>(i + 3), except[i]);
+  }
+  return CollectRecords(**select, path_);
+}
+
 absl::StatusOr<bool> Database::IsMeasured(const std::string& workload_key,
                                           const std::string& target,
                                           const std::string& structural_hash) {

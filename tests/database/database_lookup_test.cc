@@ -235,6 +235,54 @@ TEST_F(DatabaseTest, RecordsOfTaskAndOfJobListEveryStatusInCommitOrder) {
   EXPECT_TRUE(Task("nothing", DefaultTarget()).empty());
 }
 
+TEST_F(DatabaseTest, RecordsOfTargetShareTheLimitFairlyNewestFirst) {
+  // "big" has five records, "small" two, "tiny" one, committed interleaved;
+  // records of another target and of the excluded workload never answer.
+  const proto::TargetInfo elsewhere = MakeTarget("znver4", {"avx2"}, 1);
+  MustCommit({OkRecord("big", DefaultTarget(), "b1", 1e-3),
+              OkRecord("small", DefaultTarget(), "s1", 1e-3),
+              OkRecord("big", DefaultTarget(), "b2", 1e-3),
+              OkRecord("tiny", DefaultTarget(), "t1", 1e-3),
+              OkRecord("big", elsewhere, "x1", 1e-3),
+              OkRecord("mine", DefaultTarget(), "m1", 1e-3)});
+  MustCommit(
+      {MakeRecord("big", DefaultTarget(), "b3", {}, proto::MEASURE_BUILD_ERROR),
+       OkRecord("small", DefaultTarget(), "s2", 1e-3),
+       OkRecord("big", DefaultTarget(), "b4", 1e-3),
+       OkRecord("big", DefaultTarget(), "b5", 1e-3),
+       OkRecord("mine", DefaultTarget(), "m2", 1e-3)});
+  const std::string target = DefaultTarget().canonical();
+  auto hashes = [&](int64_t limit, const std::vector<std::string>& except) {
+    absl::StatusOr<std::vector<proto::Record>> records =
+        db_->RecordsOfTarget(target, limit, except);
+    EXPECT_TRUE(records.ok()) << records.status();
+    std::vector<std::string> out;
+    if (!records.ok()) return out;
+    for (const proto::Record& r : *records) {
+      EXPECT_EQ(r.target().canonical(), target);
+      out.push_back(r.structural_hash());
+    }
+    return out;
+  };
+  // Turn by turn: every workload's newest (newest first), then every
+  // workload's second newest, ...; any status.
+  EXPECT_EQ(hashes(100, {"mine"}),
+            (std::vector<std::string>{"b5", "s2", "t1", "b4", "s1", "b3", "b2",
+                                      "b1"}));
+  // The limit cuts the turns, so the big workload does not crowd out the
+  // small ones.
+  EXPECT_EQ(hashes(4, {"mine"}),
+            (std::vector<std::string>{"b5", "s2", "t1", "b4"}));
+  EXPECT_EQ(hashes(3, {"mine", "tiny"}),
+            (std::vector<std::string>{"b5", "s2", "b4"}));
+  EXPECT_EQ(hashes(3, {}), (std::vector<std::string>{"m2", "b5", "s2"}));
+  EXPECT_TRUE(hashes(0, {}).empty());
+  absl::StatusOr<std::vector<proto::Record>> none =
+      db_->RecordsOfTarget("llvm -mcpu=nothing", 10);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+}
+
 TEST_F(DatabaseTest, IsMeasuredAndMeasuredHashesCoverEveryStatusOfTheTask) {
   MustCommit(
       {OkRecord("w", DefaultTarget(), "ok", 1e-3),

@@ -22,6 +22,8 @@
 #include "base/status_macros.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/target/target_info.h"
+#include "compiler/workload/flop_count.h"
+#include "compiler/workload/spec.h"
 #include "database/record_codec.h"
 #include "tuner/cost_model/xgb_cost_model.h"
 #include "tuner/features/program_features.h"
@@ -43,6 +45,10 @@ double Seconds(Clock::time_point since) {
 constexpr size_t kMaxElites = 64;
 // Records of the database turned into training rows, per task.
 constexpr size_t kMaxWarmRows = 4000;
+// Records of the target's other workloads (those not tuned in this run)
+// turned into training rows, in all: the newest, shared fairly among the
+// workloads (Database::RecordsOfTarget).
+constexpr int64_t kMaxOtherWorkloadRows = 1000;
 
 // Everything the loop knows of one task.
 struct TaskState {
@@ -73,6 +79,26 @@ struct Batch {
   int64_t first_trial = 0;
   absl::Status error;  // measuring became impossible
 };
+
+// The task of a record's workload, as far as replaying its traces needs
+// (no design spaces); an error when the stored workload no longer parses
+// or parses to another key (its definition changed since).
+absl::StatusOr<Task> TaskOfRecord(const proto::Record& record,
+                                  const Target& target) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(record.workload());
+  if (!workload.ok()) return workload.status();
+  if (workload->Key() != record.workload_key()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(record.workload(), ": parses to key ", workload->Key(),
+                     ", the record says ", record.workload_key()));
+  }
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  if (!initial.ok()) return initial.status();
+  absl::StatusOr<int64_t> flops = FlopCount(*workload);
+  if (!flops.ok()) return flops.status();
+  return Task{*workload, target, *std::move(initial),  {},
+              *flops,    1,      record.workload_key()};
+}
 
 double Throughput(const Task& task, double median_s) {
   return median_s > 0 ? static_cast<double>(task.flops) / median_s * 1e-9 : 0;
@@ -105,6 +131,8 @@ class Loop {
 
  private:
   absl::Status WarmStart();
+  // The training rows of the target's other workloads (WarmStart).
+  absl::Status LearnFromOtherWorkloads();
   absl::StatusOr<std::optional<Batch>> SearchNext(int64_t batch_index);
   // What MeasureInRounds measured: results[i] for candidates[i] (empty when
   // stopped before its first round), done_at[i] when its last round ended,
@@ -163,6 +191,7 @@ class Loop {
 };
 
 absl::Status Loop::WarmStart() {
+  const Clock::time_point warm_start = Clock::now();
   model_ = options_.make_model ? options_.make_model()
                                : std::make_unique<XgbCostModel>();
   target_info_ = TargetInfoOf(tasks_.front().target, options_.device);
@@ -204,15 +233,65 @@ absl::Status Loop::WarmStart() {
       training_.groups.push_back(static_cast<int>(i));
       ++rows;
     }
+    report_.warm_rows += static_cast<int64_t>(rows);
   }
+  LATHE_RETURN_IF_ERROR(LearnFromOtherWorkloads());
+  // A model saved by an earlier run (of these tasks or others) ranks the
+  // first batch; every retraining then learns from the rows above too, so
+  // what it knew of the other workloads is not lost.
   absl::StatusOr<std::optional<std::string>> saved =
       db_.GetCostModel(target_info_.canonical(), CostModelName());
   if (!saved.ok()) return saved.status();
-  if (*saved && model_->Load(**saved).ok()) return absl::OkStatus();
+  report_.loaded_model = *saved && model_->Load(**saved).ok();
   // No saved model (or one of another feature set or format): train on the
   // records.
-  if (!training_.features.empty())
+  if (!report_.loaded_model && !training_.features.empty())
     LATHE_RETURN_IF_ERROR(model_->Train(training_));
+  report_.warm_start_s = Seconds(warm_start);
+  return absl::OkStatus();
+}
+
+absl::Status Loop::LearnFromOtherWorkloads() {
+  std::vector<std::string> tuned;
+  for (const Task& task : tasks_) tuned.push_back(task.key);
+  absl::StatusOr<std::vector<proto::Record>> records = db_.RecordsOfTarget(
+      tasks_.front().target.ToString(), kMaxOtherWorkloadRows, tuned);
+  if (!records.ok()) return records.status();
+  // Each workload is parsed once and is its own group (its throughputs
+  // compare only with each other), numbered after the tasks in the order
+  // of the workloads' first rows.
+  struct OtherWorkload {
+    absl::StatusOr<Task> task;
+    int group = -1;  // none while it has no rows
+  };
+  absl::flat_hash_map<std::string, std::unique_ptr<OtherWorkload>> workloads;
+  int next_group = static_cast<int>(tasks_.size());
+  for (const proto::Record& record : *records) {
+    std::unique_ptr<OtherWorkload>& workload = workloads[record.workload_key()];
+    if (workload == nullptr) {
+      workload = std::make_unique<OtherWorkload>(
+          OtherWorkload{TaskOfRecord(record, tasks_.front().target)});
+    }
+    if (!workload->task.ok()) continue;
+    absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
+    if (!trace.ok()) continue;
+    absl::StatusOr<Candidate> candidate =
+        BuildCandidate(*workload->task, -1, *trace, trace->decisions, 0);
+    // A trace this build no longer replays, or replays to another program
+    // than the one measured: its features would describe something else.
+    if (!candidate.ok() ||
+        candidate->structural_hash != record.structural_hash())
+      continue;
+    if (workload->group < 0) {
+      workload->group = next_group++;
+      ++report_.warm_workloads_other;
+    }
+    training_.features.push_back(std::move(candidate->features));
+    training_.throughputs.push_back(
+        TrainingThroughput(workload->task->flops, record));
+    training_.groups.push_back(workload->group);
+    ++report_.warm_rows_other;
+  }
   return absl::OkStatus();
 }
 

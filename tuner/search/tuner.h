@@ -16,7 +16,13 @@
 //
 // Starting from a database that holds records of the tasks continues the
 // work: those programs are never measured again, the best of them seed the
-// search, and the cost model saved for the target is loaded. Stopping (the
+// search, and the cost model saved for the target is loaded and ranks the
+// first batch. The model learns from every record of the target, not only
+// the tasks': the newest records of its other workloads (a bounded number,
+// shared fairly among them, each replayed against its own workload; those
+// that no longer replay are left out) join the training rows at the start,
+// each workload its own group, and stay in every retraining, so what an
+// earlier job learned of other workloads is not lost. Stopping (the
 // `stop` flag, e.g. from SIGINT, or a budget) ends after the candidate being
 // measured, with every measured candidate committed.
 //
@@ -145,6 +151,15 @@ struct TuneReport {
   };
   std::vector<JudgedBatch> judged_batches;
   bool interrupted = false;
+  // The warm start from the database: its seconds; the training rows it
+  // made of the records of the tasks tuned, and of other workloads of the
+  // target (how many workloads gave rows); whether the model saved for the
+  // target was loaded (it then ranked the first batch).
+  double warm_start_s = 0;
+  int64_t warm_rows = 0;
+  int64_t warm_rows_other = 0;
+  int64_t warm_workloads_other = 0;
+  bool loaded_model = false;
   // Each measured candidate in order: task, structural hash, status,
   // median (0 when not OK), the seconds since the start when it finished.
   struct Trial {
