@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/codegen/cpu_target.h"
+#include "compiler/codegen/llvm/jit.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/graph/graph.h"
 #include "compiler/graph/kernel_partition.h"
@@ -64,6 +67,38 @@ class Storages {
                      "input, a constant or an output"));
   }
 
+  // The constant value v packed by `prepack` (packed_elements floats), an
+  // embedded constant of its own, added on first use for each prepack.
+  absl::StatusOr<EntryBuffer> Packed(int v, const CompiledKernel& prepack,
+                                     int64_t packed_elements) {
+    const graph::Value& value = graph_.value(v);
+    const int root = plan_.storage_of[v];
+    if (value.type.NumElements() == 0 || !graph_.IsConstant(root)) {
+      return absl::InternalError(
+          absl::StrCat("value \"", value.name, "\" is taken packed by ",
+                       prepack.name(), ", but it is not a constant"));
+    }
+    auto [it, fresh] = packed_index_.emplace(
+        std::make_pair(root, prepack.name()), entry_->constants.size());
+    if (fresh) {
+      const TensorData& data = *graph_.value(root).constant;
+      std::vector<float> original(data.values.begin(), data.values.end());
+      // Elements no element of the original maps to (a split layout's
+      // padding) are never read; zeros keep the bytes the same.
+      std::vector<float>& packed =
+          constants_->emplace_back(std::max<int64_t>(packed_elements, 1), 0.0f);
+      if (absl::Status st = prepack.Run({original.data(), packed.data()});
+          !st.ok()) {
+        return st;
+      }
+      entry_->constants.push_back(
+          {absl::StrCat(graph_.value(root).name, " packed by ", prepack.name()),
+           nullptr, static_cast<int64_t>(packed.size())});
+    }
+    return EntryBuffer{EntryBuffer::Kind::kConstant,
+                       static_cast<int64_t>(it->second)};
+  }
+
  private:
   // The embedded constant of value v (kNoValue: one zero float, for an
   // empty tensor), added on first use.
@@ -91,6 +126,7 @@ class Storages {
   std::vector<std::vector<float>>* constants_;
   ModelEntry* entry_;
   std::map<int, size_t> index_;
+  std::map<std::pair<int, std::string>, size_t> packed_index_;
 };
 
 }  // namespace
@@ -172,13 +208,50 @@ absl::StatusOr<std::unique_ptr<ModelLibraryPlan>> ModelLibraryPlan::Make(
     absl::StatusOr<KernelPlan> kernel =
         PlanKernel(db, *workload, target, options.matching);
     if (!kernel.ok()) return kernel.status();
-    plan->tasks_.push_back({step.workload, 1, *std::move(kernel)});
+    ModelLibraryTask task{step.workload, 1, *std::move(kernel), {}, {}};
+    task.emitted = task.plan.program;
+    if (!task.plan.program.scheduled.layout_free_inputs.empty()) {
+      absl::StatusOr<PrepackSplit> split =
+          SplitPrepack(task.plan.program.scheduled);
+      if (!split.ok()) {
+        return absl::Status(
+            split.status().code(),
+            absl::StrCat("workload ", step.workload,
+                         ": prepack split: ", split.status().message()));
+      }
+      task.emitted.lowered = std::move(split->main);
+      task.packed = std::move(split->packed);
+    }
+    plan->tasks_.push_back(std::move(task));
+  }
+  // The prepacks, compiled for this machine to pack the constants now.
+  std::vector<std::vector<CompiledKernel>> prepacks(plan->tasks_.size());
+  for (size_t k = 0; k < plan->tasks_.size(); ++k) {
+    const ModelLibraryTask& task = plan->tasks_[k];
+    if (task.packed.empty()) continue;
+    absl::StatusOr<Target> host = ParseTarget("host");
+    if (!host.ok()) return host.status();
+    host->num_threads = 1;
+    for (size_t i = 0; i < task.packed.size(); ++i) {
+      CodegenOptions codegen;
+      codegen.function_name =
+          absl::StrCat(options.function_name, "_kernel_", k, "_prepack", i);
+      absl::StatusOr<CompiledKernel> prepack =
+          Compile(task.packed[i].prepack, *host, codegen);
+      if (!prepack.ok()) {
+        return absl::Status(prepack.status().code(),
+                            absl::StrCat("workload ", task.workload,
+                                         ": code generation of a prepack: ",
+                                         prepack.status().message()));
+      }
+      prepacks[k].push_back(*std::move(prepack));
+    }
   }
   for (size_t k = 0; k < plan->tasks_.size(); ++k) {
     const ModelLibraryTask& task = plan->tasks_[k];
     LibraryKernel kernel;
     kernel.workload = &task.plan.workload;
-    kernel.kernel = &task.plan.program;
+    kernel.kernel = &task.emitted;
     kernel.function_name = absl::StrCat(options.function_name, "_kernel_", k);
     kernel.origin =
         task.plan.origin.tuned()
@@ -186,6 +259,10 @@ absl::StatusOr<std::unique_ptr<ModelLibraryPlan>> ModelLibraryPlan::Make(
             : "default";
     library.kernels.push_back(std::move(kernel));
     library.kernel_calls.push_back(task.calls);
+    std::vector<ModelPackedInput>& packed =
+        library.kernel_packed_inputs.emplace_back();
+    for (const PackedInput& p : task.packed)
+      packed.push_back({p.input, p.original->shape, p.packed->shape});
   }
 
   // 4. The entry: the kernel steps' calls, then the outputs' copies.
@@ -201,12 +278,20 @@ absl::StatusOr<std::unique_ptr<ModelLibraryPlan>> ModelLibraryPlan::Make(
     if (g.value(step.args.back()).type.NumElements() == 0) continue;
     EntryCall call;
     call.kernel = task_of.at(step.workload);
-    for (int v : step.args) {
+    const std::vector<PackedInput>& packed = plan->tasks_[call.kernel].packed;
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      const int v = step.args[a];
       if (v == kNoValue || g.value(v).type.dtype != DType::Float32()) {
         return absl::InternalError(absl::StrCat(
             "kernel ", step.workload, " has an argument that is not float32"));
       }
-      absl::StatusOr<EntryBuffer> buffer = storages.Of(v);
+      // A constant the kernel takes packed: passed in the packed layout.
+      size_t p = 0;
+      while (p < packed.size() && packed[p].input != a) ++p;
+      absl::StatusOr<EntryBuffer> buffer =
+          p < packed.size() ? storages.Packed(v, prepacks[call.kernel][p],
+                                              packed[p].packed->NumElements())
+                            : storages.Of(v);
       if (!buffer.ok()) return buffer.status();
       call.args.push_back(*buffer);
     }

@@ -10,6 +10,12 @@
 //   embedded constant or an arena offset of the memory plan; an output
 //   whose storage is an input, a constant or another output is copied at
 //   the end.
+// - A kernel whose tuned schedule packs a layout-free input at the root is
+//   split (compiler/codegen/prepack_split.h): the library holds its main
+//   kernel, and each constant passed as that input is packed at build time
+//   (the prepack run with the JIT on this machine: a copy, the same bytes
+//   on every build) and embedded in the packed layout. A packed input that
+//   is not a constant is an Internal error.
 // - Host steps (non-float32 work left after constant folding) need the
 //   interpreter, which a library does not have: such a model is refused,
 //   naming the step's nodes. So are inputs and outputs that are not
@@ -27,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "api/kernel_plan.h"
 #include "compiler/codegen/model_library.h"
+#include "compiler/codegen/prepack_split.h"
 #include "compiler/target/target.h"
 #include "database/database.h"
 
@@ -46,6 +53,10 @@ struct ModelLibraryTask {
   std::string workload;  // the canonical form (what `lathe tasks` lists)
   int calls = 0;         // kernel steps running it
   KernelPlan plan;
+  // What the library emits: plan.program, with the main kernel of its
+  // split as the lowered program when it takes inputs packed.
+  KernelProgram emitted;
+  std::vector<PackedInput> packed;  // the split's; empty: none
 };
 
 class ModelLibraryPlan {

@@ -13,7 +13,7 @@
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_program.h"
-#include "compiler/codegen/prepack_split.h"
+#include "compiler/codegen/prepacked_kernel.h"
 #include "compiler/schedule/trace.h"
 #include "compiler/workload/spec.h"
 
@@ -64,41 +64,15 @@ CandidateBuild BuildUnguarded(const std::string& workload_spec,
   CodegenOptions codegen;
   codegen.function_name = DefaultFunctionName(*workload);
   CandidateBuild build;
-  const Program* lowered = &program->lowered;
-  std::optional<PrepackSplit> split;
-  if (!program->scheduled.layout_free_inputs.empty()) {
-    absl::StatusOr<PrepackSplit> made = SplitPrepack(program->scheduled);
-    if (!made.ok()) {
-      return Failed(proto::MEASURE_BUILD_ERROR,
-                    "prepack split: ", made.status().message(),
-                    program->structural_hash);
-    }
-    split = *std::move(made);
-    lowered = &split->main;
-    for (size_t i = 0; i < split->packed.size(); ++i) {
-      const PackedInput& p = split->packed[i];
-      CodegenOptions prepack_codegen;
-      prepack_codegen.function_name =
-          absl::StrCat(codegen.function_name, "_prepack", i);
-      absl::StatusOr<CompiledKernel> prepack =
-          Compile(p.prepack, *target, prepack_codegen);
-      if (!prepack.ok()) {
-        return Failed(proto::MEASURE_BUILD_ERROR,
-                      "code generation of a prepack: ",
-                      prepack.status().message(), program->structural_hash);
-      }
-      build.prepacks.push_back({p.input, p.original->NumElements(),
-                                p.packed->NumElements(), *std::move(prepack)});
-    }
-  }
-  absl::StatusOr<CompiledKernel> kernel = Compile(*lowered, *target, codegen);
+  absl::StatusOr<PrepackedKernel> kernel =
+      CompilePrepacked(*program, *target, codegen);
   if (!kernel.ok()) {
-    return Failed(proto::MEASURE_BUILD_ERROR,
-                  "code generation: ", kernel.status().message(),
+    return Failed(proto::MEASURE_BUILD_ERROR, "", kernel.status().message(),
                   program->structural_hash);
   }
+  build.prepacks = std::move(kernel->prepacks);
   build.workload = *std::move(workload);
-  build.kernel = *std::move(kernel);
+  build.kernel = std::move(kernel->main);
   build.structural_hash = program->structural_hash;
   build.build_ms = std::chrono::duration<double, std::milli>(
                        std::chrono::steady_clock::now() - start)

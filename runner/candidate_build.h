@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compiler/codegen/llvm/jit.h"
+#include "compiler/codegen/prepacked_kernel.h"
 #include "compiler/workload/workload.h"
 #include "proto/measure.pb.h"
 #include "proto/trace.pb.h"
@@ -28,12 +29,7 @@ namespace lathe::runner {
 
 // A layout-free input that the kernel takes packed (prepack_split.h), with
 // the compiled copy that packs it.
-struct CandidatePrepack {
-  size_t input = 0;             // its position among the workload's inputs
-  int64_t input_elements = 0;   // floats of the input
-  int64_t packed_elements = 0;  // floats of the packed buffer
-  CompiledKernel kernel;        // (original, packed)
-};
+using CandidatePrepack = CompiledPrepack;
 
 struct CandidateBuild {
   // When the build failed, the result to report: MEASURE_BUILD_ERROR with

@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "compiler/codegen/llvm/jit.h"
+#include "compiler/codegen/prepacked_kernel.h"
 #include "compiler/measure/reference_check.h"
 #include "compiler/measure/timing.h"
 #include "compiler/runtime/lathe_runtime.h"
@@ -79,53 +80,6 @@ class KernelBuffers {
   };
   std::vector<std::unique_ptr<float, Free>> storage_;
   std::vector<float*> args_;
-};
-
-// The arguments of a kernel that takes layout-free inputs packed
-// (CandidateBuild::prepacks): a packed buffer per prepack, 64-byte aligned,
-// which Pack fills from the inputs of the workload's arguments by running
-// the prepacks, as a caller does once when the constants are known.
-class PackedArguments {
- public:
-  explicit PackedArguments(const std::vector<CandidatePrepack>& prepacks)
-      : prepacks_(prepacks) {
-    for (const CandidatePrepack& p : prepacks) {
-      auto* buffer = static_cast<float*>(lathe_alloc(
-          static_cast<uint64_t>(p.packed_elements) * sizeof(float), 64));
-      if (buffer == nullptr) throw std::bad_alloc();
-      std::fill(buffer, buffer + p.packed_elements, 0.0f);
-      storage_.emplace_back(buffer);
-    }
-  }
-
-  // `args` (the workload's C ABI) with the packed buffers in the places of
-  // the inputs they pack, after running the prepacks on those inputs.
-  // With `unpacked` (the fault "unpacked_weights"), the inputs are copied
-  // as they are instead: the kernel is handed weights it was not built for.
-  absl::StatusOr<std::vector<float*>> Pack(const std::vector<float*>& args,
-                                           bool unpacked) {
-    std::vector<float*> packed_args = args;
-    for (size_t i = 0; i < prepacks_.size(); ++i) {
-      const CandidatePrepack& p = prepacks_[i];
-      float* buffer = storage_[i].get();
-      if (unpacked) {
-        // A packing has at least as many elements as the original.
-        std::copy(args[p.input], args[p.input] + p.input_elements, buffer);
-      } else if (absl::Status st = p.kernel.Run({args[p.input], buffer});
-                 !st.ok()) {
-        return st;
-      }
-      packed_args[p.input] = buffer;
-    }
-    return packed_args;
-  }
-
- private:
-  struct Free {
-    void operator()(float* p) const { lathe_free(p); }
-  };
-  const std::vector<CandidatePrepack>& prepacks_;
-  std::vector<std::unique_ptr<float, Free>> storage_;
 };
 
 // Warm-up before the samples of one request: at least one call, then calls

@@ -112,6 +112,13 @@ std::string ModelLibraryHeader(const ModelLibrary& library,
         k < library.kernel_calls.size() ? library.kernel_calls[k] : 0,
         " call(s), schedule: ", CommentSafe(origin), ", structural hash ",
         kernel.kernel->structural_hash, "\n");
+    if (k < library.kernel_packed_inputs.size()) {
+      for (const ModelPackedInput& p : library.kernel_packed_inputs[k]) {
+        absl::StrAppend(&out, " *     input ", p.input, " ", Shape(p.shape),
+                        ": weights embedded packed as ", Shape(p.packed_shape),
+                        " (packed at build time)\n");
+      }
+    }
   }
   absl::StrAppend(&out, " */\n#ifndef ", guard, "\n#define ", guard, "\n\n",
                   "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");

@@ -5,13 +5,15 @@
 // inside, a .so linked by the C compiler driver and exporting the entry,
 // NAME_set_num_threads and NAME_release_scratch). Its header declares the
 // entry with each input's and output's name, shape and dtype, the contract
-// (model_entry.h) and the kernels it runs. Same inputs, same bytes (the .so
+// (model_entry.h) and the kernels it runs, with the weights each takes
+// embedded packed. Same inputs, same bytes (the .so
 // as far as the system linker is reproducible, as for kernels).
 // api/model_library.h fills a ModelLibrary from an ONNX model.
 // Tests: tests/compiler/codegen/model_entry_emitter_test.cc,
 // tests/cli/compile_model_test.sh.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +32,15 @@ struct ModelLibraryTensor {
   std::vector<int64_t> shape;
 };
 
+// An input that a kernel takes packed (prepack_split.h): every constant the
+// entry passes there is embedded in the packed layout, packed when the
+// library is built, and the kernel is the split's main kernel.
+struct ModelPackedInput {
+  size_t input = 0;  // its position among the kernel's inputs
+  std::vector<int64_t> shape;
+  std::vector<int64_t> packed_shape;
+};
+
 struct ModelLibrary {
   std::string model_name;  // e.g. the ONNX file's name, for the header
   // The kernels, in entry.calls' numbering; their function names are the
@@ -37,6 +48,9 @@ struct ModelLibrary {
   std::vector<LibraryKernel> kernels;
   // Per kernel: how many calls of the entry run it.
   std::vector<int> kernel_calls;
+  // Per kernel: the inputs it takes packed, in input order (the vector may
+  // be shorter than kernels: none).
+  std::vector<std::vector<ModelPackedInput>> kernel_packed_inputs;
   std::vector<ModelLibraryTensor> inputs;
   std::vector<ModelLibraryTensor> outputs;
   ModelEntry entry;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `lathe bench` run as built: JIT, reference check, timing, one JSON object;
 # a foreign target refused before anything runs; a schedule LLVM's loop
-# vectorizer once miscompiled.
+# vectorizer once miscompiled; a tuned trace that packs a constant weight
+# ahead, benched as its tuning run measured it.
 # Usage: bench_commands_test.sh LATHE_BIN CASE
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,6 +35,24 @@ bench_refuses_foreign_target)
 bench_max_pool_rfactor_regression)
   "$lathe" bench max_pool2d:N=1,C=3,H=8,W=8,R=2,S=2,stride=2 \
     --trace "$here/../compiler/codegen/data/max_pool_rfactor_trace.json" --min-time 0.01
+  ;;
+# A `const` weight packed at the root by the tuned trace: bench splits the
+# prepack off, runs it once before the check and the timing, and says so;
+# the default schedule packs nothing ahead. M=1 leaves one vector variable
+# (j), whose tilings all pack B.
+bench_packs_constant_weights_ahead)
+  W="custom:input A[1,32]; input B[32,64] const; C[i,j] += A[i,k] * B[k,j]|i=1,j=64,k=32"
+  "$lathe" tune "$W" --threads 1 --trials 4 --min-time 0.005 --batch 4 --seed 3 \
+    --population 8 --generations 1 --db t.db > tune.txt 2>/dev/null
+  "$lathe" db best "$W" --target "host -num-threads=1" --db t.db --trace-out best.json > best.txt
+  grep -q 'lathe.layout_free_pack' best.json || fail "the best trace packs nothing ahead: $(cat best.json)"
+  "$lathe" bench "$W" --trace best.json --threads 1 --min-time 0.01 --json > packed.json
+  grep -q '"reference_check": "pass"' packed.json || fail "check: $(cat packed.json)"
+  grep -q '"prepacked_inputs": 1,' packed.json || fail "not packed ahead: $(cat packed.json)"
+  "$lathe" bench "$W" --trace best.json --threads 1 --min-time 0.01 > packed.txt
+  grep -q '^prepack   1 layout-free input(s) packed once' packed.txt || fail "text: $(cat packed.txt)"
+  "$lathe" bench "$W" --threads 1 --min-time 0.01 --json > default.json
+  grep -q '"prepacked_inputs": 0,' default.json || fail "default schedule: $(cat default.json)"
   ;;
 *)
   fail "unknown case $case_name"

@@ -7,7 +7,7 @@
 # names exactly the untuned tasks and --misses feeds `lathe tune
 # --workloads-file`; bad command lines and models that need the host are
 # refused with one line; the CMake function lathe_add_model builds it into
-# a program.
+# a program; a tuned task's constant weight is embedded packed.
 # Usage: compile_model_test.sh LATHE PYTHON TINY_MODELS COMPARE_TENSORS
 #          CMAKE GENERATOR PACKAGE_DIR CASE
 # (exit 77, a skip, when PYTHON has no onnx module or, for the cases that
@@ -173,6 +173,88 @@ library_matches_run)
     cp h.c h.cc; c++ -std=c++17 -Wall -Wextra -Werror -pedantic -fsyntax-only h.cc \
       || fail "header as C++"
   fi
+  ;;
+# A tuned task whose record packs its constant weight at the root
+# (MatMul's W, declared const): the library embeds W packed at build time,
+# not as the model has it, and calls the split's main kernel with it; its
+# outputs still match `lathe run --db`'s and numpy's, and two builds are
+# byte-identical.
+tuned_weight_embedded_packed)
+  need_cc
+  "$python" - <<'PY'
+import numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+rng = np.random.default_rng(7)
+w = rng.standard_normal((32, 64)).astype(np.float32)
+x = rng.standard_normal((16, 32)).astype(np.float32)
+nodes = [helper.make_node("MatMul", ["x", "w"], ["c"], name="mm"),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")]
+g = helper.make_graph(nodes, "mm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 32])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64])],
+                      [numpy_helper.from_array(w, "w")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+m.ir_version = 8
+onnx.save(m, "mm.onnx")
+open("x.pb", "wb").write(numpy_helper.from_array(x, "x").SerializeToString())
+x.tofile("x.raw")
+y = np.maximum(x.astype(np.float64) @ w.astype(np.float64), 0).astype(np.float32)
+open("expected.pb", "wb").write(numpy_helper.from_array(y, "y").SerializeToString())
+w.tofile("w.raw")
+PY
+  "$lathe" tasks mm.onnx --json > tasks.json || fail "tasks"
+  mm=$("$python" -c 'import json; print("".join(t["spec"] for t in json.load(open("tasks.json"))["tasks"] if t["anchor"] == "MatMul"))')
+  [[ "$mm" == *"const;"* ]] || fail "the weight is not const: $mm"
+  "$lathe" tune "$mm" --target "$T" --trials 4 --batch 4 --population 4 --generations 1 \
+    --min-time 0.005 --measure-rounds 1 --seed 1 --db tuned.db > tune.txt 2>&1 \
+    || fail "tune: $(cat tune.txt)"
+  "$lathe" db best "$mm" --target "$T" --db tuned.db --trace-out best.json > best.txt \
+    || fail "best: $(cat best.txt)"
+  grep -q 'lathe.layout_free_pack' best.json || fail "the best record packs nothing ahead"
+  "$lathe" run mm.onnx --db tuned.db --input x.pb --output-dir run --target "$T" 2> /dev/null \
+    || fail "lathe run"
+  for i in 1 2; do
+    mkdir "out$i"
+    "$lathe" compile mm.onnx --db tuned.db --target "$T" -o "out$i/mm.a" --header "out$i/mm.h" \
+      --function mm 2> err.txt || fail "compile: $(cat err.txt)"
+  done
+  cmp out1/mm.a out2/mm.a || fail "mm.a differs between two builds"
+  cmp out1/mm.h out2/mm.h || fail "mm.h differs between two builds"
+  cp out1/mm.a mm1.a
+  cp out1/mm.h mm1.h
+  grep -qF 'input 1 float32[32, 64]: weights embedded packed as float32[' mm1.h \
+    || fail "header: $(cat mm1.h)"
+  # W is in the library in its packed layout only.
+  "$python" - <<'PY' || fail "the weight is embedded as the model has it"
+w = open("w.raw", "rb").read()
+assert w[:256] not in open("mm1.a", "rb").read()
+PY
+  cat > mm_check.c <<'C'
+#include <stdio.h>
+#include <string.h>
+#include "mm1.h"
+static float x[16 * 32], y[16 * 64];
+int main(void) {
+  FILE* f = fopen("x.raw", "rb");
+  if (f == NULL || fread(x, 4, 16 * 32, f) != 16 * 32) return 10;
+  fclose(f);
+  memset(y, 0xff, sizeof y);
+  if (mm(x, y) != 0) return 11;
+  f = fopen("y.raw", "wb");
+  if (f == NULL || fwrite(y, 4, 16 * 64, f) != 16 * 64) return 12;
+  return fclose(f) != 0;
+}
+C
+  cc -std=c99 -O1 -Wall -Werror -pthread -o mm_check mm_check.c mm1.a -lpthread -lm \
+    || fail "cannot link mm1.a"
+  ./mm_check || fail "mm_check exited $?"
+  "$python" - <<'PY' || fail "cannot convert y.raw"
+import numpy as np
+from onnx import numpy_helper
+y = np.fromfile("y.raw", np.float32).reshape(16, 64)
+open("c_output.pb", "wb").write(numpy_helper.from_array(y, "y").SerializeToString())
+PY
+  "$compare" c_output.pb run/output_0.pb || fail "differs from lathe run's"
+  "$compare" c_output.pb expected.pb || fail "differs from numpy's"
   ;;
 reproducible)
   for i in 1 2; do
