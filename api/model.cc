@@ -406,6 +406,11 @@ absl::Status Model::Prepare(const ModelOptions& options) {
       packed_constants_[{s, info.input}] = std::move(packed);
     }
   }
+  step_packed_args_.assign(partition_.steps.size(), {});
+  for (auto& [key, packed] : packed_constants_) {
+    step_packed_args_[key.first].push_back(
+        {static_cast<size_t>(key.second), packed.data()});
+  }
   stats_.distinct_kernels = static_cast<int>(kernels_.size());
   stats_.peak_intermediate_bytes = memory_plan_.peak_bytes;
   stats_.unshared_intermediate_bytes = memory_plan_.unshared_bytes;
@@ -569,14 +574,10 @@ absl::Status Model::RunSteps(Workspace& workspace,
         const size_t n = step.args.size();
         args.resize(n);
         for (size_t a = 0; a + 1 < n; ++a) {
-          auto packed = packed_constants_.find({s, static_cast<int>(a)});
-          if (packed != packed_constants_.end()) {
-            args[a] = const_cast<float*>(packed->second.data());
-            continue;
-          }
           float* p = workspace.FloatStorage(step.args[a]);
           args[a] = p != nullptr ? p : &empty_tensor;
         }
+        for (const auto& [a, packed] : step_packed_args_[s]) args[a] = packed;
         args[n - 1] = out;
         int rc = (*step_kernels_[s])(args.data());
         if (rc != 0) {

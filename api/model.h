@@ -160,6 +160,9 @@ class Model {
   // Per (step index, argument position): a constant input packed at load
   // for a kernel that takes it packed (Kernel::packed_inputs).
   std::map<std::pair<size_t, int>, std::vector<float>> packed_constants_;
+  // Per step of partition_: (argument position, packed buffer) for the
+  // constants its kernel takes packed, so a run looks nothing up.
+  std::vector<std::vector<std::pair<size_t, float*>>> step_packed_args_;
   // Per value id: the float32 constant's data as floats (empty otherwise).
   std::vector<std::vector<float>> constant_floats_;
   std::vector<ModelTensor> inputs_;
