@@ -8,7 +8,7 @@
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_library.h"
 #include "compiler/codegen/llvm/jit.h"
-#include "compiler/codegen/prepack_split.h"
+#include "compiler/codegen/prepacked_kernel.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 
@@ -75,27 +75,24 @@ absl::StatusOr<Kernel> Database::GetKernel(const std::string& spec,
   absl::StatusOr<KernelPlan> plan = Plan(spec, target);
   if (!plan.ok()) return plan.status();
   Kernel kernel;
-  const Program* lowered = &plan->program.lowered;
-  std::optional<PrepackSplit> split;
-  if (options_.pack_constants_ahead &&
-      !plan->program.scheduled.layout_free_inputs.empty()) {
-    absl::StatusOr<PrepackSplit> made = SplitPrepack(plan->program.scheduled);
-    if (!made.ok())
-      return Prefixed(made.status(), plan->workload.CanonicalForm());
-    split = *std::move(made);
-    lowered = &split->main;
-    for (const PackedInput& p : split->packed) {
-      absl::StatusOr<CompiledKernel> prepack = Compile(p.prepack, plan->target);
-      if (!prepack.ok())
-        return Prefixed(prepack.status(), plan->workload.CanonicalForm());
+  absl::StatusOr<CompiledKernel> compiled =
+      absl::InternalError("no kernel compiled");
+  if (options_.pack_constants_ahead) {
+    // Split and compiled as lathe tune's workers measure it.
+    absl::StatusOr<PrepackedKernel> prepacked =
+        CompilePrepacked(plan->program, plan->target, {});
+    if (!prepacked.ok())
+      return Prefixed(prepacked.status(), plan->workload.CanonicalForm());
+    for (CompiledPrepack& p : prepacked->prepacks) {
+      kernel.packed_inputs_.push_back({static_cast<int>(p.input), p.input_shape,
+                                       p.packed_shape, p.packed_elements});
       kernel.prepacks_.push_back(
-          std::make_shared<const CompiledKernel>(*std::move(prepack)));
-      kernel.packed_inputs_.push_back({static_cast<int>(p.input),
-                                       p.original->shape, p.packed->shape,
-                                       p.packed->NumElements()});
+          std::make_shared<const CompiledKernel>(std::move(p.kernel)));
     }
+    compiled = std::move(prepacked->main);
+  } else {
+    compiled = Compile(plan->program.lowered, plan->target);
   }
-  absl::StatusOr<CompiledKernel> compiled = Compile(*lowered, plan->target);
   if (!compiled.ok())
     return Prefixed(compiled.status(), plan->workload.CanonicalForm());
   kernel.compiled_ =

@@ -42,7 +42,8 @@ absl::StatusOr<PrepackedKernel> CompilePrepacked(
       if (!prepack.ok())
         return Prefixed(prepack.status(), "code generation of a prepack: ");
       prepacks.push_back({p.input, p.original->NumElements(),
-                          p.packed->NumElements(), *std::move(prepack)});
+                          p.packed->NumElements(), *std::move(prepack),
+                          p.original->shape, p.packed->shape});
     }
   }
   absl::StatusOr<CompiledKernel> main = Compile(*lowered, target, options);

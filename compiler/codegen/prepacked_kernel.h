@@ -32,6 +32,8 @@ struct CompiledPrepack {
   int64_t input_elements = 0;   // floats of the input
   int64_t packed_elements = 0;  // floats of the packed buffer
   CompiledKernel kernel;        // (original, packed)
+  std::vector<int64_t> input_shape;
+  std::vector<int64_t> packed_shape;
 };
 
 struct PrepackedKernel {
