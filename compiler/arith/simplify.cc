@@ -6,6 +6,7 @@
 
 #include "compiler/arith/int_math.h"
 #include "compiler/arith/linear_terms.h"
+#include "compiler/ir/expr_equal.h"
 #include "compiler/ir/expr_functor.h"
 
 namespace lathe {
@@ -35,6 +36,57 @@ Expr Rebuild(const LinearTerms& form, DType dtype) {
   return result;
 }
 
+// A positive constant divisor of `e` (a floordiv or floormod by it), else 0.
+int64_t ConstantDivisor(const Expr& e) {
+  if (!e.is(ExprKind::kFloorDiv) && !e.is(ExprKind::kFloorMod)) return 0;
+  if (!e.operand(1).is_int_imm() || e.operand(1).int_value() <= 0) return 0;
+  return e.operand(1).int_value();
+}
+
+// (x // C) * (k * C / b) + ((x % C) // b) * k == (x // b) * k for positive
+// constants b dividing C (b = 1: (x // C) * C * k + (x % C) * k == x * k):
+// the pairs of terms of `form` that a split and a fuse of its parts leave
+// (the index of a loop split into [outer, a, b] whose a and b parts were
+// fused again) are merged back. Bounded: each merge removes two terms.
+void RecombineDivMod(LinearTerms* form) {
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t m = 0; m < form->terms.size() && !merged; ++m) {
+      const Expr low = form->terms[m].first;
+      const int64_t k = form->terms[m].second;
+      if (k == 0) continue;
+      // low is x % C (b = 1) or (x % C) // b.
+      Expr mod = low;
+      int64_t b = 1;
+      if (low.is(ExprKind::kFloorDiv)) {
+        b = ConstantDivisor(low);
+        mod = low.operand(0);
+      }
+      if (b == 0 || !mod.is(ExprKind::kFloorMod)) continue;
+      const int64_t c = ConstantDivisor(mod);
+      if (c == 0 || c % b != 0) continue;
+      const Expr x = mod.operand(0);
+      for (size_t d = 0; d < form->terms.size(); ++d) {
+        const Expr& high = form->terms[d].first;
+        if (form->terms[d].second != k * (c / b) ||
+            !high.is(ExprKind::kFloorDiv) || ConstantDivisor(high) != c ||
+            !ExprEqual(high.operand(0), x)) {
+          continue;
+        }
+        form->terms[m].second = 0;
+        form->terms[d].second = 0;
+        if (b == 1) {
+          CollectLinearTerms(x, k, form, EqualAtoms::kMerge);
+        } else {
+          form->AddTerm(FloorDiv(x, IntImm(b, x.dtype())), k);
+        }
+        merged = true;
+        break;
+      }
+    }
+  }
+}
+
 class Simplifier {
  public:
   explicit Simplifier(const VarRanges& ranges) : ranges_(ranges) {}
@@ -58,6 +110,7 @@ class Simplifier {
         if (t.is_int()) {
           LinearTerms form;
           CollectLinearTerms(e, 1, &form, EqualAtoms::kMerge);
+          RecombineDivMod(&form);
           return Rebuild(form, t);
         }
         return e;
@@ -119,6 +172,12 @@ class Simplifier {
           FloorDiv(e.operand(0).operand(0),
                    IntImm(e.operand(0).operand(1).int_value() * c, t)),
           true);
+    }
+    // (x % C) % c == x % c when c divides C.
+    if (!is_div && ConstantDivisor(e.operand(0)) > 0 &&
+        e.operand(0).is(ExprKind::kFloorMod) &&
+        ConstantDivisor(e.operand(0)) % c == 0) {
+      return RewriteDivMod(FloorMod(e.operand(0).operand(0), divisor), false);
     }
     LinearTerms form;
     CollectLinearTerms(e.operand(0), 1, &form, EqualAtoms::kMerge);

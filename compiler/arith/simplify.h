@@ -1,8 +1,11 @@
 // Algebraic simplification of index expressions.
 //
 // Integer sums are rewritten in a canonical linear form (terms in order of
-// first appearance, constants last), floordiv/floormod by constants cancel
-// the multiples of the divisor and vanish when bounds allow, and comparisons,
+// first appearance, constants last; the terms a split and a fuse leave,
+// (x // C) * (C / b) + (x % C) // b, merged back into x // b),
+// floordiv/floormod by constants cancel the multiples of the divisor
+// ((x % C) % c is x % c where c divides C) and vanish when bounds allow, and
+// comparisons,
 // min, max and select fold when the variable ranges decide them. The result is
 // always equal to the input for every value in the ranges. Float arithmetic is
 // left alone (reassociation would change results).

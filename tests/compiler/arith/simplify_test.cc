@@ -23,6 +23,29 @@ TEST(Simplify, CancelsSplitOfFuse) {
   EXPECT_EQ(Simplify(FloorDiv(fused, 8)).ToString(), "i + j // 8");
 }
 
+TEST(Simplify, RecombinesTheDigitsOfAFuseOfSplitParts) {
+  // A loop split into [outer, a, b] whose a and b parts were fused again
+  // into f leaves (f // b) * b + f % b, which is f; the sum of the digits
+  // under a coarser divisor, (f // 64) * 4 + (f % 64) // 16, is f // 16.
+  Expr f = Var("f"), s = Var("s");
+  EXPECT_EQ(
+      Simplify(s * 128 + FloorDiv(f, 64) * 64 + FloorMod(f, 64)).ToString(),
+      "s * 128 + f");
+  EXPECT_EQ(
+      Simplify(FloorDiv(f, 64) * 4 + FloorDiv(FloorMod(f, 64), 16)).ToString(),
+      "f // 16");
+  // Scaled pairs merge; mismatched coefficients or divisors do not.
+  EXPECT_EQ(Simplify(FloorDiv(f, 8) * 24 + FloorMod(f, 8) * 3).ToString(),
+            "f * 3");
+  EXPECT_EQ(Simplify(FloorDiv(f, 8) * 4 + FloorMod(f, 8)).ToString(),
+            "f // 8 * 4 + f % 8");
+  EXPECT_EQ(Simplify(FloorDiv(f, 8) * 8 + FloorMod(s, 8)).ToString(),
+            "f // 8 * 8 + s % 8");
+  // A digit of a digit: (f % 64) % 16 is f % 16; (f % 24) % 16 stays.
+  EXPECT_EQ(Simplify(FloorMod(FloorMod(f, 64), 16)).ToString(), "f % 16");
+  EXPECT_EQ(Simplify(FloorMod(FloorMod(f, 24), 16)).ToString(), "f % 24 % 16");
+}
+
 TEST(Simplify, NestedFloorDiv) {
   Expr i = Var("i");
   EXPECT_EQ(Simplify(FloorDiv(FloorDiv(i, 4), 2)).ToString(), "i // 8");
