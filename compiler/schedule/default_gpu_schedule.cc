@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
-#include "compiler/schedule/layout.h"
+#include "compiler/schedule/gpu_shared_tile.h"
 #include "compiler/schedule/primitive/compute_inline.h"
 #include "compiler/schedule/traced_schedule.h"
 
@@ -23,9 +23,6 @@ constexpr int64_t kMaxCrossThreadOutputs = 8192;
 
 // The shared-memory tile's threads along each of its two axes.
 constexpr int64_t kSharedTileThreadsPerAxis = 16;
-// The elements of the shared tiles of one K chunk: 32 KiB of float32,
-// under the 48 KiB of static shared memory every target allows.
-constexpr int64_t kMaxSharedTileElements = 8192;
 
 // Whether each loop above the block is bound to exactly one of its
 // iteration variables, one loop per variable (an initial program's stage).
@@ -74,16 +71,7 @@ absl::Status ScheduleBlock(ConcreteSchedule* sch, const std::string& name,
   // b.
   std::optional<BlockRV> write_back;
   if (accumulate) {
-    LATHE_ASSIGN_OR_RETURN(BlockRV wb, sch->CacheWrite(block, 0, "local"));
-    LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> consumers,
-                           sch->GetConsumers(wb));
-    for (BlockRV consumer : consumers) {
-      const BlockNode* c =
-          sch->program().FindBlock(sch->BlockName(consumer).value());
-      if (c != nullptr && !c->IsReduction())
-        sch->ReverseComputeInline(consumer).IgnoreError();
-    }
-    write_back = wb;
+    LATHE_ASSIGN_OR_RETURN(write_back, CacheOutputLocally(sch, block));
   }
   // c.
   LoopRV fused = spatial.front();
@@ -187,16 +175,7 @@ absl::Status ScheduleRegisterTile(ConcreteSchedule* sch,
   order.push_back(i[2]);
   order.push_back(j[2]);
   LATHE_RETURN_IF_ERROR(sch->Reorder(order));
-  LATHE_ASSIGN_OR_RETURN(BlockRV write_back,
-                         sch->CacheWrite(block, 0, "local"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> consumers,
-                         sch->GetConsumers(write_back));
-  for (BlockRV consumer : consumers) {
-    const BlockNode* c =
-        sch->program().FindBlock(sch->BlockName(consumer).value());
-    if (c != nullptr && !c->IsReduction())
-      sch->ReverseComputeInline(consumer).IgnoreError();
-  }
+  LATHE_ASSIGN_OR_RETURN(BlockRV write_back, CacheOutputLocally(sch, block));
   LATHE_ASSIGN_OR_RETURN(LoopRV block_loop, sch->Fuse(outer));
   LATHE_ASSIGN_OR_RETURN(LoopRV thread_loop, sch->Fuse({i[1], j[1]}));
   LATHE_RETURN_IF_ERROR(sch->Bind(block_loop, "blockIdx.x"));
@@ -218,55 +197,6 @@ absl::Status ScheduleRegisterTile(ConcreteSchedule* sch,
     }
   }
   return absl::OkStatus();
-}
-
-// The indices of each distinct buffer that `block` reads, other than those
-// it writes, in the order cache_read numbers them (first appearance).
-std::vector<std::vector<Expr>> DistinctReadIndices(const BlockNode& block) {
-  std::set<const Buffer*> written, seen;
-  std::vector<std::vector<Expr>> reads;
-  VisitStmts(block.body.get(), [&](const StmtNode* s) {
-    if (const auto* store = s->as<StoreNode>())
-      written.insert(store->buffer.get());
-    return true;
-  });
-  VisitStmts(block.body.get(), [&](const StmtNode* s) {
-    VisitOwnExprs(*s, [&](const Expr& e) {
-      VisitExpr(e, [&](const Expr& x) {
-        if (x.is(ExprKind::kLoad) && !written.count(x->buffer.get()) &&
-            seen.insert(x->buffer.get()).second) {
-          reads.push_back(x->operands);
-        }
-      });
-    });
-    return true;
-  });
-  return reads;
-}
-
-// A shared tile's layout: the last two dimensions swapped when the last is
-// indexed by a reduction variable and the one before it is not (A[i, k] as
-// [k, i]), so that a thread's register tile reads neighbouring elements
-// for each k (vector loads from shared memory); else as it is.
-Layout ReductionInnermost(const BlockNode& block,
-                          const std::vector<Expr>& indices) {
-  const size_t rank = indices.size();
-  if (rank < 2) return {};
-  auto uses_reduction = [&](const Expr& index) {
-    bool found = false;
-    for (const IterVar& iv : block.iter_vars) {
-      if (iv.type == IterType::kReduce) found |= UsesVar(index, iv.var);
-    }
-    return found;
-  };
-  if (!uses_reduction(indices[rank - 1]) || uses_reduction(indices[rank - 2])) {
-    return {};
-  }
-  Layout layout;
-  for (size_t d = 0; d < rank; ++d)
-    layout.permutation.push_back(static_cast<int64_t>(d));
-  std::swap(layout.permutation[rank - 1], layout.permutation[rank - 2]);
-  return layout;
 }
 
 // The shared-memory tile (see the header): per axis, the largest register
@@ -291,183 +221,44 @@ int64_t ChooseKChunk(int64_t reduction, int64_t requested) {
 }
 
 // Step 2 for a reduction whose last two spatial loops tile by 16 threads
-// and a register tile each (see the header). Fails at the first refused
-// primitive, or when the tile does not fit.
+// and a register tile each (see the header): the shared-memory tile with
+// fixed factors. Fails at the first refused primitive, or when the tile
+// does not fit.
 absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
                                 const DefaultGpuScheduleOptions& options) {
-  const int64_t threads = options.threads_per_block;
   constexpr int64_t kAxis = kSharedTileThreadsPerAxis;
-  LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
-  const BlockNode* node = sch->program().FindBlock(name);
-  std::vector<LoopRV> spatial, reduce;
-  std::vector<int64_t> spatial_extents;
-  int64_t reduction = 1;
-  for (LoopRV l : loops) {
-    LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
-    const ForNode* loop = sch->program().FindLoop(loop_name);
-    if (TypeOfLoop(*node, *loop) == IterType::kSpatial) {
-      spatial.push_back(l);
-      spatial_extents.push_back(loop->extent);
-    } else {
-      reduce.push_back(l);
-      reduction *= loop->extent;
-    }
-  }
-  const size_t n = spatial.size();
-  if (n < 2 || reduce.empty() || threads < kAxis * kAxis) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "a shared-memory tile needs two spatial loops, a reduction and ",
-        kAxis * kAxis, " threads"));
-  }
-  const int64_t ri = ChooseSharedTileRegisters(
-      spatial_extents[n - 2], options.shared_tile_max_registers);
-  const int64_t rj = ChooseSharedTileRegisters(
-      spatial_extents[n - 1], options.shared_tile_max_registers);
-  const int64_t chunk = ChooseKChunk(reduction, options.shared_tile_k_chunk);
-  if (ri == 0 || rj == 0 || ri * rj < 16 || chunk == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "a shared-memory tile needs spatial extents ", spatial_extents[n - 2],
-        " and ", spatial_extents[n - 1], " divisible by ", kAxis,
-        " threads times 8, 4 or 2 registers (16 accumulators at least) and a "
-        "reduction of ",
-        reduction, " divisible by 16, 8 or 4"));
-  }
-  // One reduction loop, split into chunks.
-  std::vector<LoopRV> order = spatial;
-  order.insert(order.end(), reduce.begin(), reduce.end());
-  LATHE_RETURN_IF_ERROR(sch->Reorder(order));
-  LoopRV k = reduce.front();
-  if (reduce.size() > 1) {
-    LATHE_ASSIGN_OR_RETURN(k, sch->Fuse(reduce));
-  }
-  LATHE_ASSIGN_OR_RETURN(
-      std::vector<LoopRV> i,
-      sch->Split(spatial[n - 2], {Factor{}, Factor{kAxis}, Factor{ri}}));
-  LATHE_ASSIGN_OR_RETURN(
-      std::vector<LoopRV> j,
-      sch->Split(spatial[n - 1], {Factor{}, Factor{kAxis}, Factor{rj}}));
-  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> kc,
-                         sch->Split(k, {Factor{}, Factor{chunk}}));
-  std::vector<LoopRV> outer(spatial.begin(), spatial.end() - 2);
-  outer.push_back(i[0]);
-  outer.push_back(j[0]);
-  order = outer;
-  for (LoopRV l : {kc[0], i[1], j[1], kc[1], i[2], j[2]}) order.push_back(l);
-  LATHE_RETURN_IF_ERROR(sch->Reorder(order));
-  LATHE_ASSIGN_OR_RETURN(BlockRV write_back,
-                         sch->CacheWrite(block, 0, "local"));
-  LATHE_ASSIGN_OR_RETURN(std::vector<BlockRV> consumers,
-                         sch->GetConsumers(write_back));
-  for (BlockRV consumer : consumers) {
-    const BlockNode* c =
-        sch->program().FindBlock(sch->BlockName(consumer).value());
-    if (c != nullptr && !c->IsReduction())
-      sch->ReverseComputeInline(consumer).IgnoreError();
-  }
-  LATHE_ASSIGN_OR_RETURN(LoopRV block_loop, sch->Fuse(outer));
-  LATHE_RETURN_IF_ERROR(sch->Bind(block_loop, "blockIdx.x"));
-  // The write-back: after the K loop, each thread its own outputs (moved
-  // before the thread loops are fused: their instances are a box).
-  LATHE_RETURN_IF_ERROR(sch->ReverseComputeAt(write_back, block_loop));
-  LATHE_ASSIGN_OR_RETURN(LoopRV thread_loop, sch->Fuse({i[1], j[1]}));
-  LATHE_RETURN_IF_ERROR(sch->Bind(thread_loop, "threadIdx.x"));
-  {
-    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
-    if (wb.size() < 3) {
-      return absl::FailedPreconditionError("the write-back lost its tile");
-    }
-    LATHE_ASSIGN_OR_RETURN(
-        std::vector<LoopRV> wi,
-        sch->Split(wb[wb.size() - 2], {Factor{kAxis}, Factor{ri}}));
-    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> wj,
-                           sch->Split(wb.back(), {Factor{kAxis}, Factor{rj}}));
-    LATHE_RETURN_IF_ERROR(sch->Reorder({wi[0], wj[0], wi[1], wj[1]}));
-    LATHE_ASSIGN_OR_RETURN(LoopRV wt, sch->Fuse({wi[0], wj[0]}));
-    LATHE_RETURN_IF_ERROR(sch->Bind(wt, "threadIdx.x"));
-    LATHE_RETURN_IF_ERROR(sch->Unroll(wi[1]));
-    LATHE_RETURN_IF_ERROR(sch->Unroll(wj[1]));
-  }
-  // The init: before the K loop, under a copy of the thread loop.
-  LATHE_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(block, kc[0]));
-  {
-    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> nest, sch->GetLoops(init));
-    LATHE_ASSIGN_OR_RETURN(std::string thread_name, sch->LoopName(thread_loop));
-    bool below = false;
-    for (LoopRV l : nest) {
-      LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
-      const ForNode* loop = sch->program().FindLoop(loop_name);
-      if (below) LATHE_RETURN_IF_ERROR(sch->Unroll(l));
-      below |= loop->for_kind == ForKind::kThreadBinding &&
-               loop->thread_tag == "threadIdx.x";
-    }
-  }
-  // The tiles of the inputs, copied to shared memory at each K chunk by all
-  // the threads.
-  int64_t shared_elements = 0;
-  const std::vector<std::vector<Expr>> read_indices =
-      DistinctReadIndices(*sch->program().FindBlock(name));
-  for (int64_t read = 0;; ++read) {
-    absl::StatusOr<BlockRV> cache =
-        sch->CacheRead(block, read, "shared",
-                       read < static_cast<int64_t>(read_indices.size())
-                           ? ReductionInnermost(*sch->program().FindBlock(name),
-                                                read_indices[read])
-                           : Layout{});
-    if (absl::IsInvalidArgument(cache.status())) break;
-    if (!cache.ok()) return cache.status();
-    LATHE_RETURN_IF_ERROR(sch->ComputeAt(*cache, kc[0]));
-    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> copy, sch->GetLoops(*cache));
-    LATHE_ASSIGN_OR_RETURN(std::string chunk_name, sch->LoopName(kc[0]));
-    std::vector<LoopRV> inner;
-    bool below = false;
-    int64_t elements = 1;
-    for (LoopRV l : copy) {
-      LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
-      if (below) {
-        inner.push_back(l);
-        elements *= sch->program().FindLoop(loop_name)->extent;
-      }
-      below |= loop_name == chunk_name;
-    }
-    if (inner.empty()) {
-      return absl::FailedPreconditionError("a cached tile has no loops");
-    }
-    shared_elements += elements;
-    // Four neighbouring elements of the innermost copy loop per thread and
-    // step where they divide it and the steps (vector loads from device
-    // memory), else one.
-    LATHE_ASSIGN_OR_RETURN(std::string last_name, sch->LoopName(inner.back()));
-    const int64_t last = sch->program().FindLoop(last_name)->extent;
-    std::optional<LoopRV> lanes;
-    if (last % 4 == 0 && (elements / 4) % (kAxis * kAxis) == 0) {
-      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> split,
-                             sch->Split(inner.back(), {Factor{}, Factor{4}}));
-      inner.back() = split[0];
-      lanes = split[1];
-    }
-    LoopRV fused = inner.front();
-    if (inner.size() > 1) {
-      LATHE_ASSIGN_OR_RETURN(fused, sch->Fuse(inner));
-    }
-    LATHE_ASSIGN_OR_RETURN(
-        std::vector<LoopRV> parts,
-        sch->Split(fused, {Factor{}, Factor{kAxis * kAxis}}));
-    LATHE_RETURN_IF_ERROR(sch->Bind(parts[1], "threadIdx.x"));
-    LATHE_RETURN_IF_ERROR(sch->Unroll(parts[0]));
-    if (lanes.has_value()) LATHE_RETURN_IF_ERROR(sch->Vectorize(*lanes));
-  }
-  if (shared_elements > kMaxSharedTileElements) {
+  if (options.threads_per_block < kAxis * kAxis) {
     return absl::FailedPreconditionError(
-        absl::StrCat("the shared tiles hold ", shared_elements,
-                     " elements, more than ", kMaxSharedTileElements));
+        absl::StrCat("a shared-memory tile needs ", kAxis * kAxis, " threads"));
   }
-  // The accumulators stay in registers only when every loop that indexes
-  // them is unrolled.
-  for (LoopRV l : {kc[1], i[2], j[2]}) {
-    LATHE_RETURN_IF_ERROR(sch->Unroll(l));
-  }
-  return absl::OkStatus();
+  return ApplySharedTile(
+      sch, name, /*fuse_reductions=*/true,
+      [&](ConcreteSchedule*,
+          const SharedTileLoops& loops) -> absl::StatusOr<SharedTileFactors> {
+        const size_t n = loops.spatial.size();
+        const int64_t ri = ChooseSharedTileRegisters(
+            loops.spatial_extents[n - 2], options.shared_tile_max_registers);
+        const int64_t rj = ChooseSharedTileRegisters(
+            loops.spatial_extents[n - 1], options.shared_tile_max_registers);
+        const int64_t chunk =
+            ChooseKChunk(loops.reduce_extents[0], options.shared_tile_k_chunk);
+        if (ri == 0 || rj == 0 || ri * rj < 16 || chunk == 0) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "a shared-memory tile needs spatial extents ",
+              loops.spatial_extents[n - 2], " and ",
+              loops.spatial_extents[n - 1], " divisible by ", kAxis,
+              " threads times 8, 4 or 2 registers (16 accumulators at least) "
+              "and a reduction of ",
+              loops.reduce_extents[0], " divisible by 16, 8 or 4"));
+        }
+        SharedTileFactors f;
+        f.axes.resize(n);
+        f.axes[n - 2] = SharedTileAxis{kAxis, ri};
+        f.axes[n - 1] = SharedTileAxis{kAxis, rj};
+        f.k_chunk = chunk;
+        f.lanes = int64_t{4};
+        return f;
+      });
 }
 
 // The threads of a cross-thread reduction over `extent`: its largest
@@ -556,6 +347,58 @@ absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
 
 }  // namespace
 
+bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
+                      const DefaultGpuScheduleOptions& options,
+                      std::vector<std::string>* skipped) {
+  auto note = [&](const absl::Status& status, const std::string& what) {
+    if (!status.ok() && skipped != nullptr)
+      skipped->push_back(absl::StrCat(what, ": ", status.message()));
+  };
+  const BlockNode* node = sch->program().FindBlock(name);
+  if (node == nullptr) return false;
+  if (!OwnsItsLoops(sch->program(), *node)) {
+    note(absl::FailedPreconditionError("its loops are not its own"),
+         absl::StrCat("binding of block ", name));
+    return false;
+  }
+  const bool reduction = node->IsReduction();
+  // Reductions: the first of these strategies that applies, each tried on a
+  // scratch copy first so that one that fails leaves nothing in the trace.
+  using Strategy = absl::Status (*)(ConcreteSchedule*, const std::string&,
+                                    const DefaultGpuScheduleOptions&);
+  static constexpr std::pair<Strategy, const char*> kReductionStrategies[] = {
+      {&ScheduleCrossThread, "cross-thread reduction"},
+      {&ScheduleSharedTile, "shared-memory tile"},
+      {&ScheduleRegisterTile, "register tile"}};
+  for (const auto& [strategy, what] : kReductionStrategies) {
+    if (!reduction) break;
+    ConcreteSchedule scratch(sch->program());
+    absl::Status dry = strategy(&scratch, name, options);
+    if (dry.ok()) {
+      absl::Status applied = strategy(sch, name, options);
+      note(applied, absl::StrCat(what, " of block ", name));
+      return applied.ok();
+    }
+    note(dry, absl::StrCat(what, " of block ", name));
+  }
+  for (bool accumulate : {true, false}) {
+    if (accumulate && !reduction) continue;
+    ConcreteSchedule scratch(sch->program());
+    absl::Status dry =
+        ScheduleBlock(&scratch, name, options.threads_per_block, accumulate);
+    if (!dry.ok()) {
+      note(dry, absl::StrCat(accumulate ? "local accumulation" : "binding",
+                             " of block ", name));
+      continue;
+    }
+    absl::Status applied =
+        ScheduleBlock(sch, name, options.threads_per_block, accumulate);
+    note(applied, absl::StrCat("binding of block ", name));
+    return applied.ok();
+  }
+  return false;
+}
+
 absl::StatusOr<Trace> DefaultGpuSchedule(
     const Program& initial, const DefaultGpuScheduleOptions& options,
     std::vector<std::string>* skipped) {
@@ -608,49 +451,8 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
   std::vector<std::string> names;
   for (const BlockNode* b : sch.program().Blocks()) names.push_back(b->name);
   for (const std::string& name : names) {
-    const BlockNode* node = sch.program().FindBlock(name);
-    if (node == nullptr) continue;
-    if (!OwnsItsLoops(sch.program(), *node)) {
-      note(absl::FailedPreconditionError("its loops are not its own"),
-           absl::StrCat("binding of block ", name));
-      continue;
-    }
-    const bool reduction = node->IsReduction();
-    // Reductions: the first of these strategies that applies, each tried on
-    // a scratch copy first so that one that fails leaves nothing in the
-    // trace.
-    using Strategy = absl::Status (*)(ConcreteSchedule*, const std::string&,
-                                      const DefaultGpuScheduleOptions&);
-    static constexpr std::pair<Strategy, const char*> kReductionStrategies[] = {
-        {&ScheduleCrossThread, "cross-thread reduction"},
-        {&ScheduleSharedTile, "shared-memory tile"},
-        {&ScheduleRegisterTile, "register tile"}};
-    bool scheduled = false;
-    for (const auto& [strategy, what] : kReductionStrategies) {
-      if (scheduled || !reduction) break;
-      ConcreteSchedule scratch(sch.program());
-      absl::Status dry = strategy(&scratch, name, options);
-      if (dry.ok()) {
-        dry = strategy(&sch, name, options);
-        scheduled = true;
-      }
-      note(dry, absl::StrCat(what, " of block ", name));
-    }
-    if (scheduled) continue;
-    for (bool accumulate : {true, false}) {
-      if (accumulate && !reduction) continue;
-      ConcreteSchedule scratch(sch.program());
-      absl::Status dry =
-          ScheduleBlock(&scratch, name, options.threads_per_block, accumulate);
-      if (!dry.ok()) {
-        note(dry, absl::StrCat(accumulate ? "local accumulation" : "binding",
-                               " of block ", name));
-        continue;
-      }
-      note(ScheduleBlock(&sch, name, options.threads_per_block, accumulate),
-           absl::StrCat("binding of block ", name));
-      break;
-    }
+    if (sch.program().FindBlock(name) == nullptr) continue;
+    ScheduleGpuBlock(&sch, name, options, skipped);
   }
   return sch.trace();
 }

@@ -19,7 +19,8 @@
 //     at that loop with their d loop bound to threadIdx.x (so they land in
 //     shared memory, a barrier before they are read), and the final
 //     reduction accumulated in a register (thread 0 stores it). The
-//     shared-memory tile (a reduction with at least two spatial loops, the
+//     shared-memory tile (gpu_shared_tile.h with fixed factors: a reduction
+//     with at least two spatial loops, the
 //     last two divisible by 16 threads times a register tile r of {8, 4, 2},
 //     r_i * r_j >= 16, and its reduction loops, fused, by a K chunk of
 //     {16, 8, 4}; 256 threads at least): the two loops split into
@@ -71,6 +72,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/ir/program.h"
+#include "compiler/schedule/schedule.h"
 #include "compiler/schedule/trace.h"
 
 namespace lathe {
@@ -95,5 +97,14 @@ struct DefaultGpuScheduleOptions {
 absl::StatusOr<Trace> DefaultGpuSchedule(
     const Program& initial, const DefaultGpuScheduleOptions& options,
     std::vector<std::string>* skipped = nullptr);
+
+// Step 2 for one block of `sch`: the first strategy that applies, each tried
+// on a scratch copy first. Whether the block was scheduled; false leaves the
+// schedule as it was (a block whose loops are not its own, or every
+// strategy refused: one line each in `skipped`). The GPU design space
+// (tuner/space/gpu_bind_block.h) uses it for the blocks it does not tile.
+bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
+                      const DefaultGpuScheduleOptions& options,
+                      std::vector<std::string>* skipped = nullptr);
 
 }  // namespace lathe
