@@ -1,6 +1,7 @@
 #include "tuner/search/candidate.h"
 
 #include "absl/strings/str_cat.h"
+#include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
 #include "tuner/features/program_features.h"
@@ -18,6 +19,13 @@ absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space,
   // (so the hash is the one the runner reports and the database stores).
   absl::StatusOr<Program> lowered = LowerProgram((*scheduled)->program());
   if (!lowered.ok()) return lowered.status();
+  // A GPU point the device cannot run (threads, shared memory, a thread's
+  // registers over the target's limits) is refused here, not measured.
+  if (task.target.IsCuda()) {
+    absl::StatusOr<cuda::CudaModule> module =
+        cuda::GenerateCuda(*lowered, task.target);
+    if (!module.ok()) return module.status();
+  }
   Candidate candidate;
   candidate.space = space;
   candidate.trace = (*scheduled)->trace();

@@ -34,7 +34,8 @@ struct Candidate {
 // Replays `trace` (a space, or a record's trace) with `decisions` (missing
 // ones sampled from `seed`), lowers the program and extracts its features.
 // An error when the point is invalid (a primitive's precondition fails,
-// lowering fails): the search drops it.
+// lowering fails, a cuda target's code generator refuses it, naming the
+// limit): the search drops it.
 absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space,
                                          const Trace& trace,
                                          const Decisions& decisions,

@@ -13,7 +13,7 @@ absl::StatusOr<Task> MakeTask(const Workload& workload, const Target& target,
   absl::StatusOr<int64_t> flops = FlopCount(workload);
   if (!flops.ok()) return flops.status();
   absl::StatusOr<std::vector<Trace>> spaces =
-      GenerateDesignSpaces(workload, target, DefaultCpuRules());
+      GenerateDesignSpaces(workload, target, RulesForTarget(target));
   if (!spaces.ok()) return spaces.status();
   if (spaces->empty()) {
     return absl::InternalError(absl::StrCat(

@@ -11,6 +11,8 @@
 #include "compiler/ir/structural_equal.h"
 #include "tuner/space/add_rfactor.h"
 #include "tuner/space/auto_inline.h"
+#include "tuner/space/gpu_bind_block.h"
+#include "tuner/space/gpu_shared_tiling.h"
 #include "tuner/space/multi_level_tiling.h"
 #include "tuner/space/parallel_vectorize_unroll.h"
 #include "tuner/space/random_compute_location.h"
@@ -37,6 +39,24 @@ std::vector<std::unique_ptr<ScheduleRule>> DefaultCpuRules() {
   //    the rules above gave their consumers.
   rules.push_back(std::make_unique<RandomComputeLocation>());
   return rules;
+}
+
+std::vector<std::unique_ptr<ScheduleRule>> DefaultGpuRules() {
+  std::vector<std::unique_ptr<ScheduleRule>> rules;
+  // 1. Fold element-wise stages, as for CPUs: a convolution's padding stays
+  //    its own kernel (inlined, its guarded loads would be in every
+  //    unrolled product, and NVRTC takes tens of seconds over them).
+  rules.push_back(std::make_unique<InlineElementwise>());
+  // 2. The sampled shared-memory tile of GEMM- and convolution-like blocks.
+  rules.push_back(std::make_unique<GpuSharedTiling>());
+  // 3. Every block left gets the default GPU schedule's binding.
+  rules.push_back(std::make_unique<GpuBindBlock>());
+  return rules;
+}
+
+std::vector<std::unique_ptr<ScheduleRule>> RulesForTarget(
+    const Target& target) {
+  return target.IsCuda() ? DefaultGpuRules() : DefaultCpuRules();
 }
 
 namespace {

@@ -19,6 +19,10 @@ namespace lathe::tuner {
 
 // The rules for CPU targets (llvm), in the order they apply.
 std::vector<std::unique_ptr<ScheduleRule>> DefaultCpuRules();
+// The rules for GPU targets (cuda), in the order they apply.
+std::vector<std::unique_ptr<ScheduleRule>> DefaultGpuRules();
+// DefaultGpuRules for a cuda target, else DefaultCpuRules.
+std::vector<std::unique_ptr<ScheduleRule>> RulesForTarget(const Target& target);
 
 absl::StatusOr<std::vector<Trace>> GenerateDesignSpaces(
     const Workload& workload, const Target& target,

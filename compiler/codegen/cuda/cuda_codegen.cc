@@ -139,6 +139,42 @@ std::optional<std::vector<Expr>> PartitionRests(
   return rests;
 }
 
+// The stores a thread's code has once its unrolled and vectorized loops are
+// unrolled (each store counted once per unrolled iteration around it),
+// saturating at `cap`.
+int64_t UnrolledStores(const StmtNode* stmt, int64_t cap) {
+  if (stmt == nullptr) return 0;
+  switch (stmt->kind) {
+    case StmtKind::kFor: {
+      const auto* loop = stmt->as<ForNode>();
+      const int64_t body = UnrolledStores(loop->body.get(), cap);
+      const bool unrolled = loop->for_kind == ForKind::kUnrolled ||
+                            loop->for_kind == ForKind::kVectorized;
+      if (!unrolled || body == 0) return body;
+      return loop->extent > cap / body ? cap : loop->extent * body;
+    }
+    case StmtKind::kSeq: {
+      int64_t total = 0;
+      for (const StmtPtr& s : stmt->as<SeqNode>()->stmts)
+        total = std::min(cap, total + UnrolledStores(s.get(), cap));
+      return total;
+    }
+    case StmtKind::kBlock: {
+      const auto* block = stmt->as<BlockNode>();
+      return std::min(cap, UnrolledStores(block->init.get(), cap) +
+                               UnrolledStores(block->body.get(), cap));
+    }
+    case StmtKind::kIf: {
+      const auto* branch = stmt->as<IfNode>();
+      return std::min(cap, UnrolledStores(branch->then_case.get(), cap) +
+                               UnrolledStores(branch->else_case.get(), cap));
+    }
+    case StmtKind::kStore:
+      return 1;
+  }
+  return 0;
+}
+
 class KernelEmitter {
  public:
   KernelEmitter(const Target& target, const std::string& index_type,
@@ -165,6 +201,14 @@ class KernelEmitter {
           "cuda: kernel ", kernel_name_, " has a block of ", kernel_.block.x,
           "x", kernel_.block.y, "x", kernel_.block.z,
           " threads; CUDA allows at most 1024x1024x64"));
+    }
+    if (const int64_t stores = UnrolledStores(&stmt, kMaxUnrolledStores + 1);
+        stores > kMaxUnrolledStores) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cuda: kernel ", kernel_name_, " unrolls to more than ",
+          kMaxUnrolledStores,
+          " stores per thread, the limit (NVRTC's compile time grows with "
+          "the unrolled code)"));
     }
     if (kernel_.grid.x > 2147483647 || kernel_.grid.y > 65535 ||
         kernel_.grid.z > 65535) {

@@ -60,6 +60,11 @@
 namespace lathe::cuda {
 
 inline constexpr int64_t kMaxThreadArrayElements = 4096;
+// The stores a kernel's thread may have once its unrolled and vectorized
+// loops are unrolled: past it NVRTC takes tens of seconds to minutes (large
+// register tiles times long K chunks), for code no faster than a smaller
+// tile's.
+inline constexpr int64_t kMaxUnrolledStores = 4096;
 
 struct Dim3 {
   int64_t x = 1, y = 1, z = 1;

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "base/status_macros.h"
+#include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/schedule/default_gpu_schedule.h"
 #include "compiler/schedule/replay.h"
@@ -28,6 +29,7 @@ absl::StatusOr<CudaProgram> MakeCudaProgram(const Workload& workload,
                          ReplayTrace(out.trace, initial));
   out.trace = scheduled->trace();
   out.trace.workload = workload.CanonicalForm();
+  out.structural_hash = StructuralHashHex(scheduled->program());
   LATHE_ASSIGN_OR_RETURN(out.lowered, LowerProgram(scheduled->program()));
   LATHE_ASSIGN_OR_RETURN(out.module, GenerateCuda(out.lowered, target));
   return out;

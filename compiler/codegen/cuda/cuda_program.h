@@ -4,6 +4,8 @@
 // Tests: tests/compiler/codegen/cuda/cuda_codegen_test.cc.
 #pragma once
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/ir/program.h"
@@ -16,6 +18,8 @@ namespace lathe::cuda {
 struct CudaProgram {
   Trace trace;  // as replayed
   bool default_schedule = false;
+  // Of the scheduled program (StructuralHashHex), what a runner reports.
+  std::string structural_hash;
   Program lowered;
   CudaModule module;
 };

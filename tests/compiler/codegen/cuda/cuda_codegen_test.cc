@@ -432,6 +432,40 @@ TEST_F(CudaCodegen, RefusesMoreThreadsThanTheTargetHas) {
     EXPECT_LE(k.block.Count(), 128);
 }
 
+TEST_F(CudaCodegen, RefusesAThreadsCodeUnrolledPastTheLimit) {
+  // relu over 64 x 128: a block per row, each thread unrolling 128 / 2 = 64
+  // stores is fine; with M = 64 rows unrolled inside the thread too, 64 x 64
+  // = 4096 stores is at the limit, and 8192 past it.
+  for (const auto& [spec, refused] :
+       {std::pair<std::string, bool>{"relu:M=64,N=128", false},
+        {"relu:M=128,N=128", true}}) {
+    SCOPED_TRACE(spec);
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+    ASSERT_TRUE(workload.ok());
+    absl::StatusOr<Program> initial = workload->InitialProgram();
+    ASSERT_TRUE(initial.ok());
+    TracedSchedule sch(*initial);
+    auto loops = sch.GetLoops(*sch.GetBlock("Y"));
+    auto j = sch.Split((*loops)[1], {Factor{2}, Factor{}});
+    ASSERT_TRUE(j.ok());
+    ASSERT_TRUE(sch.Reorder({(*j)[0], (*loops)[0], (*j)[1]}).ok());
+    ASSERT_TRUE(sch.Bind((*j)[0], "threadIdx.x").ok());
+    ASSERT_TRUE(sch.Unroll((*loops)[0]).ok());
+    ASSERT_TRUE(sch.Unroll((*j)[1]).ok());
+    absl::StatusOr<Program> lowered = LowerProgram(sch.program());
+    ASSERT_TRUE(lowered.ok());
+    absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
+    EXPECT_EQ(module.ok(), !refused) << module.status();
+    if (refused) {
+      EXPECT_NE(module.status().message().find(
+                    absl::StrCat("unrolls to more than ", kMaxUnrolledStores,
+                                 " stores per thread")),
+                std::string::npos)
+          << module.status();
+    }
+  }
+}
+
 TEST_F(CudaCodegen, RefusesABlockLoopUnderASerialLoop) {
   absl::StatusOr<Workload> workload = ParseWorkloadSpec("relu:M=4,N=64");
   ASSERT_TRUE(workload.ok());

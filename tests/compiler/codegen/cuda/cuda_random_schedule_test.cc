@@ -23,11 +23,10 @@
 #include "compiler/schedule/traced_schedule.h"
 #include "compiler/workload/spec.h"
 #include "tests/compiler/codegen/cuda/cuda_emulation.h"
+#include "tests/compiler/codegen/cuda/ptxas.h"
 
 namespace lathe::cuda {
 namespace {
-
-constexpr char kPtxas[] = "/usr/local/cuda/bin/ptxas";
 
 const std::vector<std::string>& Specs() {
   static const auto* const kSpecs = new std::vector<std::string>{
@@ -155,24 +154,10 @@ Program RandomGpuSchedule(const Program& initial, std::mt19937_64& rng) {
   return sch.program();
 }
 
-// ptxas's verdict: empty when it assembles.
-std::string Assemble(const std::string& ptx, const std::string& arch) {
-  char dir[] = "/tmp/lathe_ptxas_XXXXXX";
-  if (mkdtemp(dir) == nullptr) return "mkdtemp failed";
-  std::ofstream(absl::StrCat(dir, "/k.ptx")) << ptx;
-  const int rc =
-      std::system(absl::StrCat(kPtxas, " -arch=", arch, " ", dir, "/k.ptx -o ",
-                               dir, "/k.cubin > ", dir, "/log 2>&1")
-                      .c_str());
-  std::ifstream log(absl::StrCat(dir, "/log"));
-  std::string text((std::istreambuf_iterator<char>(log)), {});
-  std::system(absl::StrCat("rm -rf ", dir).c_str());
-  return rc == 0 ? "" : text;
-}
-
 TEST(CudaRandomSchedules, CompileAndAssembleOrAreRefusedByALimit) {
   if (absl::Status s = CheckNvrtc(); !s.ok()) GTEST_SKIP() << s;
-  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " not found";
+  if (access(testing::kPtxas, X_OK) != 0)
+    GTEST_SKIP() << testing::kPtxas << " not found";
   std::mt19937_64 rng(27);
   const Target target = *ArchTarget("sm_80");
   int compiled = 0, refused = 0, emulated = 0;
@@ -198,8 +183,8 @@ TEST(CudaRandomSchedules, CompileAndAssembleOrAreRefusedByALimit) {
     absl::StatusOr<CompiledCuda> ptx =
         CompileCuda(module->source, "sm_80", /*cubin=*/false);
     ASSERT_TRUE(ptx.ok()) << ptx.status() << "\n" << module->source;
-    EXPECT_EQ(Assemble(ptx->ptx, "sm_80"), "") << module->source;
-    EXPECT_EQ(Assemble(ptx->ptx, "sm_90"), "") << module->source;
+    EXPECT_EQ(testing::Assemble(ptx->ptx, "sm_80"), "") << module->source;
+    EXPECT_EQ(testing::Assemble(ptx->ptx, "sm_90"), "") << module->source;
     ++compiled;
     if (t % 5 == 0) {
       absl::Status checked = CheckAgainstReference(

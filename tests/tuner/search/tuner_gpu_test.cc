@@ -1,0 +1,68 @@
+// The tuning loop on a cuda target, without a GPU: the tasks get the GPU
+// design space, every candidate the search hands to the measurer builds
+// (replay, lowering and the CUDA code generator's limits were checked when
+// the candidate was made), and the best record replays to a bound program.
+// The measurement is a stand-in (the time a function of the program); a
+// device measures in scripts/gpu-check.sh.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "compiler/codegen/cuda/cuda_program.h"
+#include "compiler/codegen/cuda/cuda_target.h"
+#include "tests/tuner/search/tuner_fixture.h"
+
+namespace lathe::tuner {
+namespace {
+
+using tuner_testing::TunerTest;
+
+TEST_F(TunerTest, TunesACudaTaskInItsGpuDesignSpace) {
+  const Target target = cuda::ArchTarget("sm_90").value();
+  std::vector<Task> tasks = {
+      MakeTask(ParseWorkloadSpec("matmul:M=128,N=128,K=64").value(), target, 1)
+          .value()};
+  ASSERT_EQ(tasks.front().spaces.size(), 1u);
+  int sampling = 0;
+  for (const Instruction& inst : tasks.front().spaces.front().instructions)
+    sampling += inst.kind.rfind("sample_", 0) == 0;
+  EXPECT_EQ(sampling, 4);  // two spatial loops, the reduction, the width
+
+  std::atomic<int> measured{0}, not_built{0};
+  MeasureFn measure = [&](const proto::MeasureRequest& request)
+      -> absl::StatusOr<proto::MeasureResult> {
+    ++measured;
+    EXPECT_EQ(request.target(), target.ToString());
+    Workload workload = ParseWorkloadSpec(request.workload()).value();
+    Trace trace = Trace::FromProto(request.trace()).value();
+    absl::StatusOr<cuda::CudaProgram> program =
+        cuda::MakeCudaProgram(workload, &trace, target);
+    if (!program.ok()) {
+      ++not_built;
+      ADD_FAILURE() << program.status() << "\n" << trace.ToText();
+      proto::MeasureResult result;
+      result.set_status(proto::MEASURE_BUILD_ERROR);
+      return result;
+    }
+    return tuner_testing::FakeMeasure(request);
+  };
+  auto db = OpenDb("gpu.db");
+  TuneOptions options = FastOptions();
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->trials, 24);
+  EXPECT_GE(measured.load(), 24);  // later rounds measure again
+  EXPECT_EQ(not_built.load(), 0);
+  EXPECT_EQ(report->tasks.front().errors, 0);
+  absl::StatusOr<std::optional<db::Match>> best =
+      db->Best(tasks.front().key, TargetInfoOf(target));
+  ASSERT_TRUE(best.ok() && best->has_value());
+  Trace trace = Trace::FromProto((*best)->record.trace()).value();
+  absl::StatusOr<cuda::CudaProgram> program =
+      cuda::MakeCudaProgram(tasks.front().workload, &trace, target);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_NE(program->module.source.find("__shared__"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lathe::tuner

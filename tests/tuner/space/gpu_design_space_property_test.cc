@@ -1,0 +1,115 @@
+// Property test of the GPU design space (DefaultGpuRules) without a GPU:
+// points sampled from the spaces of GEMM-, convolution-, reduction- and
+// element-wise workloads either fail to replay (a point the tile does not
+// fit: the search drops it), are refused by a named limit of the code
+// generator, or become CUDA C that NVRTC compiles and ptxas assembles for
+// sm_80 and sm_90; every fifth compiled one also runs on the CPU
+// (cuda_emulation.h) against the reference. Fixed seeds: the same points
+// every run.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/cuda/cuda_codegen.h"
+#include "compiler/codegen/cuda/cuda_target.h"
+#include "compiler/codegen/cuda/nvrtc_compiler.h"
+#include "compiler/lower/pipeline.h"
+#include "compiler/measure/reference_check.h"
+#include "compiler/schedule/replay.h"
+#include "compiler/workload/spec.h"
+#include "tests/compiler/codegen/cuda/cuda_emulation.h"
+#include "tests/compiler/codegen/cuda/ptxas.h"
+#include "tuner/space/design_space.h"
+
+namespace lathe::tuner {
+namespace {
+
+const std::vector<std::string>& Specs() {
+  static const auto* const kSpecs = new std::vector<std::string>{
+      "matmul:M=64,N=64,K=32",
+      "batch_matmul:B=2,M=32,N=32,K=16",
+      "dense:M=32,N=64,K=16,bias=1,relu=1",
+      "conv2d_nchw:N=1,C=4,H=8,W=8,K=16,R=3,S=3,pad=1",
+      "conv2d_nhwc:N=1,C=8,H=16,W=16,K=64,R=3,S=3,pad=1",
+      "custom:C[i,j] += A[i,k] * B[k,j]|i=48,j=32,k=24",
+      "softmax:M=4,N=128",
+      "max_pool2d:N=1,C=8,H=9,W=9,R=3,S=3,pad=1,stride=2",
+      "add:M=16,N=40",
+  };
+  return *kSpecs;
+}
+
+TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
+  if (absl::Status s = cuda::CheckNvrtc(); !s.ok()) GTEST_SKIP() << s;
+  if (access(cuda::testing::kPtxas, X_OK) != 0)
+    GTEST_SKIP() << cuda::testing::kPtxas << " not found";
+  const Target target = *cuda::ArchTarget("sm_80");
+  constexpr int kPointsPerSpec = 14;
+  int compiled = 0, emulated = 0, dropped = 0, refused = 0, tiled = 0;
+  for (const std::string& spec : Specs()) {
+    SCOPED_TRACE(spec);
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+    ASSERT_TRUE(workload.ok()) << workload.status();
+    absl::StatusOr<Program> initial = workload->InitialProgram();
+    ASSERT_TRUE(initial.ok());
+    absl::StatusOr<std::vector<Trace>> spaces =
+        GenerateDesignSpaces(*workload, target, DefaultGpuRules());
+    ASSERT_TRUE(spaces.ok()) << spaces.status();
+    ASSERT_EQ(spaces->size(), 1u);
+    Trace space = spaces->front();
+    for (const Instruction& inst : space.instructions)
+      tiled += inst.kind == "sample_categorical";
+    space.decisions.clear();
+    for (int p = 0; p < kPointsPerSpec; ++p) {
+      absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
+          ReplayTrace(space, *initial, {}, /*seed=*/1000 + p);
+      if (!point.ok()) {
+        ++dropped;
+        continue;
+      }
+      SCOPED_TRACE((*point)->trace().ToText());
+      absl::StatusOr<Program> lowered = LowerProgram((*point)->program());
+      ASSERT_TRUE(lowered.ok()) << lowered.status();
+      absl::StatusOr<cuda::CudaModule> module =
+          cuda::GenerateCuda(*lowered, target);
+      if (!module.ok()) {
+        EXPECT_EQ(module.status().code(), absl::StatusCode::kFailedPrecondition)
+            << module.status();
+        ++refused;
+        continue;
+      }
+      absl::StatusOr<cuda::CompiledCuda> ptx =
+          cuda::CompileCuda(module->source, "sm_80", /*cubin=*/false);
+      ASSERT_TRUE(ptx.ok()) << ptx.status() << "\n" << module->source;
+      EXPECT_EQ(cuda::testing::Assemble(ptx->ptx, "sm_80"), "")
+          << module->source;
+      EXPECT_EQ(cuda::testing::Assemble(ptx->ptx, "sm_90"), "")
+          << module->source;
+      if (compiled++ % 5 == 0) {
+        absl::Status checked = CheckAgainstReference(
+            *workload, [&](const std::vector<float*>& args) {
+              return cuda::testing::RunEmulated(*module, args);
+            });
+        EXPECT_TRUE(checked.ok()) << checked << "\n" << module->source;
+        ++emulated;
+      }
+    }
+  }
+  // The GEMM and convolution spaces are sampled ones (the vector width is
+  // the tile's one categorical), and most of their points build.
+  EXPECT_EQ(tiled, 6);
+  const int total = kPointsPerSpec * static_cast<int>(Specs().size());
+  EXPECT_GE(compiled, total / 2);
+  std::printf(
+      "%d points: %d compiled and assembled (%d also emulated), %d "
+      "refused by a limit, %d dropped at replay\n",
+      total, compiled, emulated, refused, dropped);
+}
+
+}  // namespace
+}  // namespace lathe::tuner

@@ -1,0 +1,102 @@
+// Tests of the GpuSharedTiling rule (tuner/space/gpu_shared_tiling.h): what
+// it takes and leaves, the sampling instructions it records, and points of
+// its space that compute what the workload does (the interpreter runs bound
+// loops serially).
+#include "tuner/space/gpu_shared_tiling.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/codegen/cuda/cuda_target.h"
+#include "compiler/interp/interpreter.h"
+#include "tests/compiler/schedule/same_result.h"
+#include "tests/tuner/space/space_test_util.h"
+
+namespace lathe::tuner {
+namespace {
+
+using testing::CountInstructions;
+using testing::LoopsOfKind;
+using testing::RuleFixture;
+
+Target Sm80() { return cuda::ArchTarget("sm_80").value(); }
+
+// The workload's (first) reduction block.
+std::string Reduction(const RuleFixture& f) {
+  for (const BlockNode* b : f.initial.Blocks())
+    if (b->IsReduction()) return b->name;
+  ADD_FAILURE() << "no reduction";
+  return "";
+}
+
+std::unique_ptr<TracedSchedule> ApplyTo(const RuleFixture& f,
+                                        const std::string& block) {
+  auto out = GpuSharedTiling().Apply(f.Fresh(), block, f.context);
+  EXPECT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->size(), 1u);  // never branches
+  return std::move(out->front());
+}
+
+TEST(GpuSharedTiling, TilesAMatmulWithSampledFactors) {
+  RuleFixture f("matmul:M=256,N=64,K=64", Sm80());
+  std::unique_ptr<TracedSchedule> sch = ApplyTo(f, Reduction(f));
+  const Trace& trace = sch->trace();
+  EXPECT_EQ(CountInstructions(trace, "sample_perfect_tile"), 3);
+  EXPECT_EQ(CountInstructions(trace, "sample_categorical"), 1);
+  EXPECT_EQ(CountInstructions(trace, "cache_read"), 2);
+  const std::vector<const ForNode*> bound =
+      LoopsOfKind(sch->program(), ForKind::kThreadBinding);
+  EXPECT_GE(bound.size(), 5u);  // block, products, init, write-back, copies
+  // Points of the space: correct programs wherever the replay is accepted.
+  Trace space = trace;
+  space.decisions.clear();
+  int points = 0;
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    auto point = ReplayTrace(space, f.initial, {}, seed);
+    if (!point.ok()) continue;
+    absl::StatusOr<Program> lowered = LowerProgram((*point)->program());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_TRUE(lathe::testing::CheckSameResult(f.initial, *lowered).ok())
+        << (*point)->trace().ToText();
+    ++points;
+  }
+  EXPECT_GE(points, 8);
+}
+
+TEST(GpuSharedTiling, TilesAConvolutionAsAnImplicitGemm) {
+  RuleFixture f("conv2d_nchw:N=1,C=4,H=16,W=16,K=64,R=3,S=3,pad=1", Sm80());
+  // The padding is its own block here (no inlining rule ran): the rule
+  // takes the convolution's reduction, every spatial loop but the batch of
+  // one tiled.
+  std::unique_ptr<TracedSchedule> sch = ApplyTo(f, Reduction(f));
+  // K, H and W, and C (R and S stay whole inside its chunk).
+  EXPECT_EQ(CountInstructions(sch->trace(), "sample_perfect_tile"), 4);
+  absl::StatusOr<Program> lowered = LowerProgram(sch->program());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_TRUE(lathe::testing::CheckSameResult(f.initial, *lowered).ok());
+}
+
+TEST(GpuSharedTiling, LeavesCpuTargetsAndOtherBlocksAlone) {
+  {
+    RuleFixture f("matmul:M=128,N=64,K=64");  // the host CPU
+    EXPECT_TRUE(ApplyTo(f, Reduction(f))->trace().instructions.empty());
+  }
+  {
+    // Few outputs, a long reduction: a cross-thread reduction's.
+    RuleFixture f("dense:M=1,N=64,K=512", Sm80());
+    EXPECT_TRUE(ApplyTo(f, Reduction(f))->trace().instructions.empty());
+  }
+  {
+    // One spatial loop of more than one iteration.
+    RuleFixture f("matmul:M=1,N=4096,K=32", Sm80());
+    EXPECT_TRUE(ApplyTo(f, Reduction(f))->trace().instructions.empty());
+  }
+  {
+    // Not a reduction.
+    RuleFixture f("add:M=64,N=64", Sm80());
+    for (const BlockNode* b : f.initial.Blocks())
+      EXPECT_TRUE(ApplyTo(f, b->name)->trace().instructions.empty());
+  }
+}
+
+}  // namespace
+}  // namespace lathe::tuner

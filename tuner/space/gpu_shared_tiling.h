@@ -1,0 +1,58 @@
+// GpuSharedTiling: the schedule rule that gives a GPU reduction with two
+// spatial loops (GEMM, batched GEMM, a convolution as an implicit GEMM) the
+// shared-memory tile of compiler/schedule/gpu_shared_tile.h with its factors
+// sampled: every spatial loop of more than one iteration by
+// SamplePerfectTile into [blocks, threads, registers] (registers at most
+// kMaxRegistersPerAxis; TVM's SSSRRSRS structure with one level each), the
+// first reduction loop into [chunks, chunk] (chunk at most kMaxKChunk), the
+// other reduction loops whole inside the chunk (not fused into one, so that
+// a convolution's unrolled chunk indexes its input without divisions), and
+// the
+// vector width of the copies into shared memory from {1, 2, 4}. The block
+// tile, the threads per block, the K chunk and the loads are then what the
+// search and its mutators (tile sizes, categorical) explore; points a device
+// cannot run (too many threads or too much shared memory) are refused when
+// the candidate is built (the CUDA code generator's limits), before any
+// measurement.
+//
+// Applies to a reduction block whose loops are its own, with two spatial
+// loops of more than one iteration, at least kMinOutputs outputs and a
+// reduction of at least kMinReduction; a reduction with few outputs (what the
+// default GPU schedule reduces across threads) is left to GpuBindBlock. The
+// rule never branches: it returns the tiled schedule, or its input when the
+// tile does not apply. Not every point of the space fits (more threads than a
+// tile has elements to copy, a vector width that does not divide its loop):
+// those fail to replay and the search drops them. Tests:
+// tests/tuner/space/gpu_shared_tiling_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tuner/space/schedule_rule.h"
+
+namespace lathe::tuner {
+
+class GpuSharedTiling : public ScheduleRule {
+ public:
+  static constexpr int64_t kMaxRegistersPerAxis = 8;
+  static constexpr int64_t kMaxKChunk = 32;
+  static constexpr int64_t kMinOutputs = 256;
+  static constexpr int64_t kMinReduction = 16;
+  // At most this many outputs with a reduction of kCrossThreadReduction or
+  // more: a cross-thread reduction's (default_gpu_schedule.h), not a tile.
+  static constexpr int64_t kMaxCrossThreadOutputs = 8192;
+  static constexpr int64_t kCrossThreadReduction = 64;
+  // Points sampled to find one the tile fits (see the .cc) before the rule
+  // gives up on the block.
+  static constexpr int kSamplingAttempts = 32;
+
+  std::string Name() const override { return "gpu_shared_tiling"; }
+  absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> Apply(
+      std::unique_ptr<TracedSchedule> schedule, const std::string& block,
+      const SpaceContext& context) const override;
+};
+
+}  // namespace lathe::tuner
