@@ -35,7 +35,8 @@ absl::StatusOr<const ReferenceCache::Entry*> ReferenceCache::Get(
   if (it == entries_.end()) {
     const std::vector<TensorData> inputs = MakeInputs(workload, seed);
     absl::StatusOr<std::vector<TensorData>> outputs =
-        RunReference(workload, inputs);
+        reference_ ? reference_(workload, inputs)
+                   : RunReference(workload, inputs);
     if (!outputs.ok()) return outputs.status();
     // Rounding of a float32 sum of n terms grows about like n * eps; the
     // float work per output element stands in for n (2 per multiply-add).

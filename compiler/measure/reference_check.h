@@ -43,7 +43,14 @@ absl::Status CheckAgainstReference(const Workload& workload,
 // does not fault in fresh pages each time. Not thread-safe.
 class ReferenceCache {
  public:
-  explicit ReferenceCache(size_t capacity = 4) : capacity_(capacity) {}
+  // What computes a workload's outputs from its inputs: the workload's
+  // reference (reference.h: RunReference) unless given, e.g. a GPU
+  // runner's trusted kernel for workloads too large for the CPU reference.
+  using ReferenceFn = std::function<absl::StatusOr<std::vector<TensorData>>(
+      const Workload&, const std::vector<TensorData>& inputs)>;
+
+  explicit ReferenceCache(size_t capacity = 4, ReferenceFn reference = {})
+      : capacity_(capacity), reference_(std::move(reference)) {}
 
   struct Entry {
     std::vector<std::vector<float>> inputs;  // from the seed (random_fill.h)
@@ -61,6 +68,7 @@ class ReferenceCache {
 
  private:
   size_t capacity_;
+  ReferenceFn reference_;
   uint64_t clock_ = 0;
   std::map<std::pair<std::string, uint64_t>, Entry> entries_;
   std::vector<std::vector<float>> arguments_;

@@ -181,6 +181,11 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Open(int ordinal) {
   return device;
 }
 
+absl::Status CudaDevice::MakeCurrent() {
+  LATHE_CU(cuCtxSetCurrent, context_);
+  return absl::OkStatus();
+}
+
 CudaDevice::~CudaDevice() {
   const DriverApi* api = *Api();
   for (void* m : modules_) api->cuModuleUnload(m);

@@ -40,8 +40,9 @@ absl::StatusOr<DeviceInfo> QueryDevice(int ordinal);
 
 using DevicePtr = uint64_t;
 
-// A device with its primary context current on the calling thread. Not
-// thread-safe.
+// A device with its primary context current on the thread that opened it
+// (MakeCurrent makes it current on another). Not thread-safe: one thread at
+// a time.
 class CudaDevice {
  public:
   static absl::StatusOr<std::unique_ptr<CudaDevice>> Open(int ordinal);
@@ -50,6 +51,8 @@ class CudaDevice {
   CudaDevice& operator=(const CudaDevice&) = delete;
 
   const DeviceInfo& info() const { return info_; }
+  // Makes the device's context current on the calling thread.
+  absl::Status MakeCurrent();
 
   absl::StatusOr<DevicePtr> Alloc(int64_t bytes);
   void Free(DevicePtr ptr);
