@@ -40,7 +40,7 @@ set(LATHE_LAYERS
   "tuner/service:base proto compiler database rpc runner tuner"
   "api:base proto compiler database"
   "cli:base proto compiler database rpc runner tuner api"
-  "tools:base proto compiler"
+  "tools:base proto compiler database runner tuner"
 )
 
 if(NOT ROOT)

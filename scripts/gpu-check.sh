@@ -5,22 +5,29 @@
 # `bash scripts/build.sh --target gpu_check_bundle` makes
 # build/release/gpu-check/, the binary and the shared libraries it needs).
 #
-#   bash scripts/gpu-check.sh [BUNDLE_DIR]     (default build/release/gpu-check)
+#   bash scripts/gpu-check.sh [BUNDLE_DIR [RESULTS_DIR]]
+#     BUNDLE_DIR defaults to build/release/gpu-check; the tuning runs'
+#     databases go to RESULTS_DIR (default: a temporary folder, removed).
 #
 # For every registry operator at a medium shape and a custom matmul: the
 # default GPU schedule compiled by NVRTC, run on the GPU, checked against the
 # CPU reference, timed with CUDA events (one PASS/FAIL line each); then fp32
 # GEMM 4096^3 against cublasSgemm (tensor cores off), with the ratio; then
 # a kernel for builds (softmax) emitted, compiled with the machine's g++
-# against the driver (tools/host_entry_check.cc) and checked on the GPU.
-# Each step is bounded by `timeout`, 8 minutes in all at worst (about a
-# minute or two expected on an H100). Exit status: the first failing step's
+# against the driver (tools/host_entry_check.cc) and checked on the GPU;
+# then short tuning runs (the GPU design space, the search and its cost
+# model, every candidate checked and timed on the GPU): fp32 GEMM 4096^3
+# (1000 trials or 150 s, then the best against cublasSgemm) and the
+# ResNet-50 3x3 convolution (C=K=128, 28x28, batch 1; 300 trials or 60 s).
+# Each step is bounded by `timeout`, 8 minutes in all at worst (about five
+# expected on an H100). Exit status: the first failing step's
 # (lathe-gpu-check: 1 a failure, 2 no driver or no GPU), else 0.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bundle="${1:-$root/build/release/gpu-check}"
 binary="$bundle/lathe-gpu-check"
+results="${2:-}"
 
 echo "gpu-check: $(date -u +%FT%TZ) on $(hostname)"
 if command -v nvidia-smi >/dev/null 2>&1; then
@@ -41,30 +48,43 @@ for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86
 done
 echo "gpu-check: LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
-echo "gpu-check: step 1/3: every operator's default GPU schedule, checked and timed"
-timeout 240 "$binary" --gemm 0
+echo "gpu-check: step 1/5: every operator's default GPU schedule, checked and timed"
+timeout 100 "$binary" --gemm 0
 ops_status=$?
-echo "gpu-check: step 2/3: fp32 GEMM 4096^3, Lathe's default GPU schedule and its shared-tile variants against cublasSgemm"
-timeout 180 "$binary" --ops 'matmul:M=64,N=64,K=64' --gemm 4096 --gemm-variants
+echo "gpu-check: step 2/5: fp32 GEMM 4096^3, Lathe's default GPU schedule against cublasSgemm"
+timeout 45 "$binary" --ops 'matmul:M=64,N=64,K=64' --gemm 4096
 gemm_status=$?
-echo "gpu-check: step 3/3: a kernel for builds (emitted, compiled with g++ -lcuda, run)"
+echo "gpu-check: step 3/5: a kernel for builds (emitted, compiled with g++ -lcuda, run)"
 work=$(mktemp -d)
 host_status=1
-if timeout 30 "$binary" --source softmax:M=4,N=512 --emit "$work" --name softmax_4x512 &&
-   timeout 60 g++ -std=c++17 -O2 -I/usr/local/cuda/include -I"$work" \
+if timeout 20 "$binary" --source softmax:M=4,N=512 --emit "$work" --name softmax_4x512 &&
+   timeout 40 g++ -std=c++17 -O2 -I/usr/local/cuda/include -I"$work" \
      "$root/tools/host_entry_check.cc" "$work/softmax_4x512.cc" \
      -L/usr/local/cuda/lib64 -L/usr/local/cuda/lib64/stubs -lcuda \
      -o "$work/host_entry_check"; then
-  timeout 30 "$work/host_entry_check"
+  timeout 20 "$work/host_entry_check"
   host_status=$?
 else
   echo "FAIL host entry point: could not emit or compile it"
 fi
 rm -rf "$work"
-echo "gpu-check: not run: a short GPU tuning run (no GPU design space yet)"
+if [[ -z "$results" ]]; then
+  results=$(mktemp -d)
+  trap 'rm -rf "$results"' EXIT
+fi
+mkdir -p "$results"
+echo "gpu-check: step 4/5: tuning fp32 GEMM 4096^3 (1000 trials or 150 s), the best against cublasSgemm"
+timeout 190 "$binary" --tune matmul:M=4096,N=4096,K=4096 --trials 1000 \
+  --time-budget 150 --db "$results/gemm4096.db"
+tune_gemm_status=$?
+echo "gpu-check: step 5/5: tuning the ResNet-50 3x3 convolution (300 trials or 60 s)"
+timeout 85 "$binary" --tune conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \
+  --trials 300 --time-budget 60 --db "$results/conv3x3.db"
+tune_conv_status=$?
 echo "gpu-check: operators exit $ops_status, cuBLAS comparison exit $gemm_status," \
-     "host entry point exit $host_status"
-for status in $ops_status $gemm_status $host_status; do
+     "host entry point exit $host_status, GEMM tuning exit $tune_gemm_status," \
+     "convolution tuning exit $tune_conv_status"
+for status in $ops_status $gemm_status $host_status $tune_gemm_status $tune_conv_status; do
   if [[ $status -ne 0 ]]; then exit $status; fi
 done
 exit 0

@@ -17,6 +17,17 @@
 //     Exit 0 when everything passed, 1 when something failed, and
 //     --no-device-exit's code (default 2) when there is no CUDA driver or
 //     device, after one line saying so.
+//   lathe-gpu-check --tune SPEC [--trials N] [--time-budget S] [--db FILE]
+//                   [--compile-timeout S]
+//     A tuning run of SPEC on this machine's GPU (gpu_tune.h): the tuning
+//     curve, the best time against the default schedule's, the compile time
+//     per candidate; for a square matmul, the best schedule against
+//     cublasSgemm. The database defaults to a new temporary file. Each
+//     candidate is compiled by this binary in a child process (below),
+//     killed past the compile timeout (default 20 s).
+//   lathe-gpu-check --compile-cuda ARCH
+//     Compiles the CUDA C on stdin with NVRTC to a cubin for ARCH (sm_90)
+//     on stdout.
 //   lathe-gpu-check --source SPEC [--target "cuda ..."] [--trace FILE]
 //     Prints the CUDA C of SPEC (default schedule, or the trace in its text
 //     form) and its launches; no device needed (the golden tests,
@@ -27,16 +38,20 @@
 //     Writes the kernel for builds (cuda_host_source.h): DIR/NAME.cu (the
 //     CUDA C), DIR/NAME.ptx, DIR/NAME.cubin, and DIR/NAME.h and DIR/NAME.cc,
 //     the host entry point with the cubin embedded; no device.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -58,6 +73,7 @@
 #include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
 #include "tools/cublas_sgemm.h"
+#include "tools/gpu_tune.h"
 
 namespace lathe::tools {
 namespace {
@@ -258,11 +274,11 @@ bool CheckOne(cuda::CudaDevice* device, const Target& target,
   return true;
 }
 
-// A GEMM schedule (the default GPU schedule's with `options`) against
-// cublasSgemm on the same inputs.
+// A GEMM schedule (`trace`, else the default GPU schedule's with
+// `options`) against cublasSgemm on the same inputs.
 bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n,
                        const DefaultGpuScheduleOptions& options,
-                       const std::string& label) {
+                       const std::string& label, const Trace* tuned = nullptr) {
   const std::string spec = absl::StrCat("matmul:M=", n, ",N=", n, ",K=", n);
   auto fail = [&](const absl::Status& status) {
     std::printf("FAIL cublas comparison %s: %s\n", spec.c_str(),
@@ -276,7 +292,9 @@ bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n,
   if (!workload.ok()) return fail(workload.status());
   absl::StatusOr<Program> initial = workload->InitialProgram();
   if (!initial.ok()) return fail(initial.status());
-  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, options);
+  absl::StatusOr<Trace> trace = tuned != nullptr
+                                    ? absl::StatusOr<Trace>(*tuned)
+                                    : DefaultGpuSchedule(*initial, options);
   if (!trace.ok()) return fail(trace.status());
   absl::StatusOr<cuda::CudaProgram> program =
       cuda::MakeCudaProgram(*workload, &*trace, target);
@@ -338,12 +356,78 @@ bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n,
   return max_error <= tolerance;
 }
 
+// --compile-cuda ARCH: CUDA C on stdin to a cubin on stdout (the child of
+// runner/cuda/child_compile.h).
+int CompileCudaFromStdin(const std::string& arch) {
+  std::stringstream source;
+  source << std::cin.rdbuf();
+  absl::StatusOr<cuda::CompiledCuda> compiled =
+      cuda::CompileCuda(source.str(), arch, /*cubin=*/true);
+  if (!compiled.ok()) {
+    std::fprintf(stderr, "lathe-gpu-check: error: %s\n",
+                 std::string(compiled.status().message()).c_str());
+    return 1;
+  }
+  std::cout.write(compiled->cubin.data(),
+                  static_cast<std::streamsize>(compiled->cubin.size()));
+  std::cout.flush();
+  return std::cout ? 0 : 1;
+}
+
+// --tune: a tuning run, then, for a square matmul, its best schedule
+// against cublasSgemm.
+int Tune(cuda::CudaDevice* device, const Target& target,
+         GpuTuneOptions options) {
+  if (options.db_path.empty()) {
+    char dir[] = "/tmp/lathe_gpu_tune_XXXXXX";
+    if (mkdtemp(dir) == nullptr) {
+      std::printf("lathe-gpu-check: error: cannot make a temporary folder\n");
+      return 1;
+    }
+    options.db_path = absl::StrCat(dir, "/tune.db");
+  }
+  // Each candidate compiled by this binary in a child, with a deadline.
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length > 0) {
+    options.compile_command = {std::string(self, static_cast<size_t>(length)),
+                               "--compile-cuda", target.cpu};
+  }
+  options.build_threads = static_cast<int>(std::clamp<unsigned>(
+                              std::thread::hardware_concurrency(), 2, 18)) -
+                          2;
+  absl::StatusOr<GpuTuneResult> tuned = TuneOnGpu(device, target, options);
+  if (!tuned.ok()) {
+    std::printf("FAIL tune %s: %s\n", options.spec.c_str(),
+                std::string(tuned.status().message()).c_str());
+    return 1;
+  }
+  if (!tuned->best.has_value()) {
+    std::printf("FAIL tune %s: no candidate measured OK\n",
+                options.spec.c_str());
+    return 1;
+  }
+  std::printf("PASS tune %s: database %s\n", options.spec.c_str(),
+              options.db_path.c_str());
+  int m = 0, n = 0, k = 0;
+  if (std::sscanf(options.spec.c_str(), "matmul:M=%d,N=%d,K=%d", &m, &n, &k) ==
+          3 &&
+      m == n && n == k) {
+    return CompareWithCublas(device, target, n, DefaultGpuScheduleOptions{},
+                             "tuned", &*tuned->best)
+               ? 0
+               : 1;
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   std::string target_text = "cuda";
   std::string source_spec, ptx_spec, trace_file, ops, emit_dir;
   std::string emit_name = "lathe_kernel";
   int gemm = 4096;
   bool gemm_variants = false;
+  GpuTuneOptions tune;
   int no_device_exit = 2;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -373,6 +457,18 @@ int Main(int argc, char** argv) {
       gemm = std::atoi(value().c_str());
     else if (arg == "--gemm-variants")
       gemm_variants = true;
+    else if (arg == "--tune")
+      tune.spec = value();
+    else if (arg == "--trials")
+      tune.trials = std::atoll(value().c_str());
+    else if (arg == "--time-budget")
+      tune.time_budget_s = std::atof(value().c_str());
+    else if (arg == "--db")
+      tune.db_path = value();
+    else if (arg == "--compile-timeout")
+      tune.compile_timeout_s = std::atof(value().c_str());
+    else if (arg == "--compile-cuda")
+      return CompileCudaFromStdin(value());
     else if (arg == "--no-device-exit")
       no_device_exit = std::atoi(value().c_str());
     else if (arg == "--help" || arg == "-h") {
@@ -383,7 +479,12 @@ int Main(int argc, char** argv) {
           "       lathe-gpu-check --source SPEC [--target T] [--trace FILE]\n"
           "       lathe-gpu-check --ptx SPEC [--target T]\n"
           "       lathe-gpu-check --source SPEC --emit DIR [--name NAME] "
-          "[--target T] [--trace FILE]\n");
+          "[--target T] [--trace FILE]\n"
+          "       lathe-gpu-check --tune SPEC [--trials N] [--time-budget S]\n"
+          "                       [--db FILE] [--compile-timeout S] [--target "
+          "T]\n"
+          "       lathe-gpu-check --compile-cuda ARCH < SOURCE.cu > "
+          "KERNEL.cubin\n");
       return 0;
     } else {
       std::fprintf(stderr, "lathe-gpu-check: error: unknown argument %s\n",
@@ -431,6 +532,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   std::printf("lathe-gpu-check: target %s\n", target->ToString().c_str());
+  if (!tune.spec.empty()) return Tune(device->get(), *target, tune);
   std::vector<std::string> specs =
       ops.empty() ? AllSpecs()
                   : std::vector<std::string>(
