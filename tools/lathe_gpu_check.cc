@@ -22,9 +22,9 @@
 //     A tuning run of SPEC on this machine's GPU (gpu_tune.h): the tuning
 //     curve, the best time against the default schedule's, the compile time
 //     per candidate; for a square matmul, the best schedule against
-//     cublasSgemm. The database defaults to a new temporary file. Each
-//     candidate is compiled by this binary in a child process (below),
-//     killed past the compile timeout (default 20 s).
+//     cublasSgemm, for a conv2d_nchw against cuDNN. The database defaults to a
+//     new temporary file. Each candidate is compiled by this binary in a child
+//     process (below), killed past the compile timeout (default 20 s).
 //   lathe-gpu-check --compile-cuda ARCH
 //     Compiles the CUDA C on stdin with NVRTC to a cubin for ARCH (sm_90)
 //     on stdout.
@@ -73,6 +73,7 @@
 #include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
 #include "tools/cublas_sgemm.h"
+#include "tools/cudnn_conv.h"
 #include "tools/gpu_tune.h"
 
 namespace lathe::tools {
@@ -356,6 +357,102 @@ bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n,
   return max_error <= tolerance;
 }
 
+// The shape of a conv2d_nchw spec ("conv2d_nchw:N=1,C=128,...,pad=1"), or
+// nullopt for another workload.
+std::optional<ConvShape> ConvShapeOf(const std::string& spec) {
+  if (spec.rfind("conv2d_nchw:", 0) != 0) return std::nullopt;
+  ConvShape shape;
+  const std::map<std::string, int*> fields = {
+      {"N", &shape.n}, {"C", &shape.c},     {"H", &shape.h},
+      {"W", &shape.w}, {"K", &shape.k},     {"R", &shape.r},
+      {"S", &shape.s}, {"pad", &shape.pad}, {"stride", &shape.stride}};
+  for (absl::string_view item :
+       absl::StrSplit(spec.substr(spec.find(':') + 1), ',')) {
+    std::vector<std::string> kv = absl::StrSplit(item, '=');
+    auto field = kv.size() == 2 ? fields.find(kv[0]) : fields.end();
+    if (field == fields.end()) return std::nullopt;  // dilation, bias, ...
+    *field->second = std::atoi(kv[1].c_str());
+  }
+  return shape;
+}
+
+// A convolution's schedule (`trace`) against cuDNN's fastest fp32
+// algorithm on the same inputs.
+bool CompareWithCudnn(cuda::CudaDevice* device, const Target& target,
+                      const std::string& spec, const ConvShape& shape,
+                      const Trace& trace) {
+  auto fail = [&](const absl::Status& status) {
+    std::printf("FAIL cudnn comparison %s: %s\n", spec.c_str(),
+                std::string(status.message()).c_str());
+    std::fflush(stdout);
+    return false;
+  };
+  absl::StatusOr<std::unique_ptr<CudnnConv2d>> cudnn =
+      CudnnConv2d::Create(device, shape);
+  if (!cudnn.ok()) return fail(cudnn.status());
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  if (!workload.ok()) return fail(workload.status());
+  absl::StatusOr<cuda::CudaProgram> program =
+      cuda::MakeCudaProgram(*workload, &trace, target);
+  if (!program.ok()) return fail(program.status());
+  absl::StatusOr<cuda::CompiledCuda> compiled =
+      cuda::CompileCuda(program->module.source, target.cpu, true);
+  if (!compiled.ok()) return fail(compiled.status());
+  absl::StatusOr<std::unique_ptr<cuda::LoadedModule>> loaded =
+      cuda::LoadedModule::Load(device, program->module, compiled->cubin);
+  if (!loaded.ok()) return fail(loaded.status());
+  const int64_t x_elements = int64_t{shape.n} * shape.c * shape.h * shape.w;
+  const int64_t w_elements = int64_t{shape.k} * shape.c * shape.r * shape.s;
+  const int64_t y_elements =
+      int64_t{shape.n} * shape.k * shape.OutH() * shape.OutW();
+  std::vector<float> x(x_elements), w(w_elements), lathe_y(y_elements),
+      cudnn_y(y_elements);
+  uint64_t state = 1;
+  for (std::vector<float>* v : {&x, &w}) {
+    for (float& e : *v)
+      e = static_cast<float>(SplitMix64(&state) % 2001) / 1000 - 1;
+  }
+  const cuda::DevicePtr dx = (*loaded)->ParamPointer(0);
+  const cuda::DevicePtr dw = (*loaded)->ParamPointer(1);
+  const cuda::DevicePtr dy = (*loaded)->ParamPointer(2);
+  absl::StatusOr<cuda::DevicePtr> dy_cudnn = device->Alloc(y_elements * 4);
+  if (!dy_cudnn.ok()) return fail(dy_cudnn.status());
+  absl::Status st = device->CopyToDevice(dx, x.data(), x_elements * 4);
+  if (st.ok()) st = device->CopyToDevice(dw, w.data(), w_elements * 4);
+  if (st.ok()) st = (*loaded)->Launch();
+  if (st.ok()) st = (*cudnn)->Run(dx, dw, *dy_cudnn);
+  if (st.ok()) st = device->Synchronize();
+  if (st.ok()) st = device->CopyToHost(lathe_y.data(), dy, y_elements * 4);
+  if (st.ok())
+    st = device->CopyToHost(cudnn_y.data(), *dy_cudnn, y_elements * 4);
+  absl::StatusOr<double> lathe_ms =
+      st.ok() ? TimeMs(device, [&] { return (*loaded)->Launch(); })
+              : absl::StatusOr<double>(st);
+  absl::StatusOr<double> cudnn_ms =
+      lathe_ms.ok()
+          ? TimeMs(device, [&] { return (*cudnn)->Run(dx, dw, *dy_cudnn); })
+          : absl::StatusOr<double>(lathe_ms.status());
+  device->Free(*dy_cudnn);
+  if (!cudnn_ms.ok()) return fail(cudnn_ms.status());
+  double max_error = 0;
+  for (int64_t i = 0; i < y_elements; ++i) {
+    max_error = std::max(
+        max_error, static_cast<double>(std::fabs(lathe_y[i] - cudnn_y[i])));
+  }
+  const int64_t terms = int64_t{shape.c} * shape.r * shape.s;
+  const double tolerance = 1e-5 * static_cast<double>(terms);
+  const double flop = 2.0 * static_cast<double>(y_elements) * terms;
+  std::printf(
+      "%s cudnn comparison %s: lathe tuned %.4f ms (%.0f GFLOP/s), cuDNN "
+      "(algorithm %d) %.4f ms (%.0f GFLOP/s), ratio lathe/cudnn throughput "
+      "%.3f, max |difference| %.2e (tolerance %.2e)\n",
+      max_error <= tolerance ? "PASS" : "FAIL", spec.c_str(), *lathe_ms,
+      flop / (*lathe_ms * 1e6), (*cudnn)->algorithm(), *cudnn_ms,
+      flop / (*cudnn_ms * 1e6), *cudnn_ms / *lathe_ms, max_error, tolerance);
+  std::fflush(stdout);
+  return max_error <= tolerance;
+}
+
 // --compile-cuda ARCH: CUDA C on stdin to a cubin on stdout (the child of
 // runner/cuda/child_compile.h).
 int CompileCudaFromStdin(const std::string& arch) {
@@ -374,8 +471,8 @@ int CompileCudaFromStdin(const std::string& arch) {
   return std::cout ? 0 : 1;
 }
 
-// --tune: a tuning run, then, for a square matmul, its best schedule
-// against cublasSgemm.
+// --tune: a tuning run, then its best schedule against the peer: for a
+// square matmul cublasSgemm, for a conv2d_nchw cuDNN.
 int Tune(cuda::CudaDevice* device, const Target& target,
          GpuTuneOptions options) {
   if (options.db_path.empty()) {
@@ -409,6 +506,11 @@ int Tune(cuda::CudaDevice* device, const Target& target,
   }
   std::printf("PASS tune %s: database %s\n", options.spec.c_str(),
               options.db_path.c_str());
+  if (std::optional<ConvShape> conv = ConvShapeOf(options.spec)) {
+    return CompareWithCudnn(device, target, options.spec, *conv, *tuned->best)
+               ? 0
+               : 1;
+  }
   int m = 0, n = 0, k = 0;
   if (std::sscanf(options.spec.c_str(), "matmul:M=%d,N=%d,K=%d", &m, &n, &k) ==
           3 &&
