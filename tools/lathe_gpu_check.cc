@@ -275,6 +275,19 @@ bool CheckOne(cuda::CudaDevice* device, const Target& target,
   return true;
 }
 
+// `workload` scheduled by `trace`, compiled to a cubin and loaded on the
+// device.
+absl::StatusOr<std::unique_ptr<cuda::LoadedModule>> LoadScheduled(
+    cuda::CudaDevice* device, const Target& target, const Workload& workload,
+    const Trace& trace) {
+  LATHE_ASSIGN_OR_RETURN(cuda::CudaProgram program,
+                         cuda::MakeCudaProgram(workload, &trace, target));
+  LATHE_ASSIGN_OR_RETURN(
+      cuda::CompiledCuda compiled,
+      cuda::CompileCuda(program.module.source, target.cpu, /*cubin=*/true));
+  return cuda::LoadedModule::Load(device, program.module, compiled.cubin);
+}
+
 // A GEMM schedule (`trace`, else the default GPU schedule's with
 // `options`) against cublasSgemm on the same inputs.
 bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n,
@@ -297,14 +310,8 @@ bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n,
                                     ? absl::StatusOr<Trace>(*tuned)
                                     : DefaultGpuSchedule(*initial, options);
   if (!trace.ok()) return fail(trace.status());
-  absl::StatusOr<cuda::CudaProgram> program =
-      cuda::MakeCudaProgram(*workload, &*trace, target);
-  if (!program.ok()) return fail(program.status());
-  absl::StatusOr<cuda::CompiledCuda> compiled =
-      cuda::CompileCuda(program->module.source, target.cpu, true);
-  if (!compiled.ok()) return fail(compiled.status());
   absl::StatusOr<std::unique_ptr<cuda::LoadedModule>> loaded =
-      cuda::LoadedModule::Load(device, program->module, compiled->cubin);
+      LoadScheduled(device, target, *workload, *trace);
   if (!loaded.ok()) return fail(loaded.status());
   const int64_t elements = int64_t{n} * n;
   const int64_t bytes = elements * 4;
@@ -392,14 +399,8 @@ bool CompareWithCudnn(cuda::CudaDevice* device, const Target& target,
   if (!cudnn.ok()) return fail(cudnn.status());
   absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
   if (!workload.ok()) return fail(workload.status());
-  absl::StatusOr<cuda::CudaProgram> program =
-      cuda::MakeCudaProgram(*workload, &trace, target);
-  if (!program.ok()) return fail(program.status());
-  absl::StatusOr<cuda::CompiledCuda> compiled =
-      cuda::CompileCuda(program->module.source, target.cpu, true);
-  if (!compiled.ok()) return fail(compiled.status());
   absl::StatusOr<std::unique_ptr<cuda::LoadedModule>> loaded =
-      cuda::LoadedModule::Load(device, program->module, compiled->cubin);
+      LoadScheduled(device, target, *workload, trace);
   if (!loaded.ok()) return fail(loaded.status());
   const int64_t x_elements = int64_t{shape.n} * shape.c * shape.h * shape.w;
   const int64_t w_elements = int64_t{shape.k} * shape.c * shape.r * shape.s;
