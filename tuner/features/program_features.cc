@@ -7,6 +7,7 @@
 #include "tuner/features/arithmetic_features.h"
 #include "tuner/features/buffer_access_features.h"
 #include "tuner/features/feature_group.h"
+#include "tuner/features/gpu_features.h"
 #include "tuner/features/loop_features.h"
 #include "tuner/features/loop_nest_features.h"
 #include "tuner/features/program_level_features.h"
@@ -70,6 +71,15 @@ const std::vector<std::string>& FeatureNames() {
   return *names;
 }
 
+std::vector<std::string> FeatureNamesFor(const Target& target) {
+  std::vector<std::string> names = FeatureNames();
+  if (target.IsCuda()) {
+    names.insert(names.end(), GpuFeatureNames().begin(),
+                 GpuFeatureNames().end());
+  }
+  return names;
+}
+
 std::vector<float> ExtractProgramFeatures(const Program& lowered,
                                           const Target& target) {
   const ProgramWalk walk = WalkProgram(lowered);
@@ -121,6 +131,11 @@ std::vector<float> ExtractProgramFeatures(const Program& lowered,
   ExtractAllocationProgramFeatures(walk, target, out.data() + at);
   at += AllocationProgramFeatureNames().size();
   ExtractProgramLevelFeatures(lowered, walk, target, out.data() + at);
+  if (target.IsCuda()) {
+    at = out.size();
+    out.resize(at + GpuFeatureNames().size());
+    ExtractGpuFeatures(walk, target, out.data() + at);
+  }
   for (float& f : out) f = Finite(f);
   return out;
 }

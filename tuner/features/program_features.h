@@ -12,6 +12,8 @@
 //                                              reuse_features.h
 //   alloc.*   allocation sizes                 allocation_features.h
 //   target.*, prog.*, parallel.*, vector.*     program_level_features.h
+//   gpu.*     kernels, threads, blocks, shared memory, occupancy (cuda
+//             targets only: their vector is longer)  gpu_features.h
 //
 // Aggregation (feature_group.h): each group computes raw numbers per store;
 // every per-store feature becomes two entries, by its kind:
@@ -35,12 +37,16 @@
 
 namespace lathe::tuner {
 
-// The name of every feature, in order; its size is the vector's length.
+// The name of every feature of a CPU target's vector, in order; its size is
+// the vector's length.
 const std::vector<std::string>& FeatureNames();
+// The names of `target`'s vector: FeatureNames(), then for a cuda target
+// GpuFeatureNames().
+std::vector<std::string> FeatureNamesFor(const Target& target);
 
 // Features of `lowered` (LowerProgram's output) for `target`;
-// FeatureNames().size() values. Never fails: a program not in lowered form
-// gets approximate numbers (store_context.h).
+// FeatureNamesFor(target).size() values. Never fails: a program not in lowered
+// form gets approximate numbers (store_context.h).
 std::vector<float> ExtractProgramFeatures(const Program& lowered,
                                           const Target& target);
 

@@ -239,8 +239,8 @@ absl::Status Loop::WarmStart() {
   // A model saved by an earlier run (of these tasks or others) ranks the
   // first batch; every retraining then learns from the rows above too, so
   // what it knew of the other workloads is not lost.
-  absl::StatusOr<std::optional<std::string>> saved =
-      db_.GetCostModel(target_info_.canonical(), CostModelName());
+  absl::StatusOr<std::optional<std::string>> saved = db_.GetCostModel(
+      target_info_.canonical(), CostModelName(tasks_.front().target));
   if (!saved.ok()) return saved.status();
   report_.loaded_model = *saved && model_->Load(**saved).ok();
   // No saved model (or one of another feature set or format): train on the
@@ -576,9 +576,9 @@ absl::Status Loop::Process(Batch& batch) {
   LATHE_RETURN_IF_ERROR(model_->Train(training_));
   absl::StatusOr<std::string> bytes = model_->Save();
   if (!bytes.ok()) return bytes.status();
-  LATHE_RETURN_IF_ERROR(
-      db_.PutCostModel(target_info_, CostModelName(), *bytes,
-                       static_cast<int64_t>(training_.features.size())));
+  LATHE_RETURN_IF_ERROR(db_.PutCostModel(
+      target_info_, CostModelName(tasks_.front().target), *bytes,
+      static_cast<int64_t>(training_.features.size())));
   if (options_.on_progress) {
     std::lock_guard<std::mutex> lock(progress_mutex_);
     ReportProgress();
@@ -715,12 +715,12 @@ absl::StatusOr<TuneReport> Loop::Run() {
 
 }  // namespace
 
-std::string CostModelName() {
+std::string CostModelName(const Target& target) {
   // The model is only valid for the features and the label it was trained
   // on (a model of medians, before training_label.h, is not reused).
   return absl::StrCat(
       "xgboost:label=fastest:features=",
-      absl::StrCat(StableHash64(absl::StrJoin(FeatureNames(), ","))));
+      absl::StrCat(StableHash64(absl::StrJoin(FeatureNamesFor(target), ","))));
 }
 
 absl::StatusOr<TuneReport> Tune(std::vector<Task>& tasks, db::Database& db,

@@ -172,8 +172,9 @@ struct TuneReport {
   std::vector<Trial> history;
 };
 
-// Name of the cost model saved in the database for the target.
-std::string CostModelName();
+// Name of the cost model saved in the database for the target (its feature
+// set: a cuda target's vector is longer); the default is a CPU target's.
+std::string CostModelName(const Target& target = Target());
 
 absl::StatusOr<TuneReport> Tune(std::vector<Task>& tasks, db::Database& db,
                                 const MeasureFn& measure,
