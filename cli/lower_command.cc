@@ -8,6 +8,8 @@
 #include "cli/command.h"
 #include "cli/trace_file.h"
 #include "cli/workload_args.h"
+#include "compiler/codegen/cpu_target.h"
+#include "compiler/codegen/llvm/codegen_llvm.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
@@ -25,11 +27,26 @@ struct LowerOptions {
   bool print_after_each = false;
   bool use_default = false;
   int64_t vector_width = 16;
+  bool llvm_ir = false;
+  std::string target = "host";
 };
 
 // Prints the program, or with --lowered (or --print-after-each) the flat loop
 // program that the lowering pipeline makes of it.
 absl::Status PrintResult(const LowerOptions& options, const Program& program) {
+  if (options.llvm_ir) {
+    // The module the CPU back end builds, before LLVM's optimizer: what the
+    // golden tests of code generation check (tests/lit/codegen/).
+    absl::StatusOr<Target> target = ParseTarget(options.target);
+    if (!target.ok()) return target.status();
+    absl::StatusOr<Program> lowered = LowerProgram(program);
+    if (!lowered.ok()) return lowered.status();
+    absl::StatusOr<std::string> ir =
+        GenerateLLVMIR(*lowered, *target, {}, /*optimize=*/false);
+    if (!ir.ok()) return ir.status();
+    std::fputs(ir->c_str(), stdout);
+    return absl::OkStatus();
+  }
   if (!options.lowered && !options.print_after_each) {
     std::fputs(PrintProgram(program).c_str(), stdout);
     return absl::OkStatus();
@@ -119,8 +136,20 @@ void AddLowerCommand(CLI::App& app) {
   command->add_flag("--lowered", options->lowered,
                     "print the lowered program (blocks lowered to loops, "
                     "buffers compacted, simplified)");
-  command->add_flag("--print-after-each", options->print_after_each,
-                    "print the program after each lowering pass");
+  CLI::Option* print_after_each =
+      command->add_flag("--print-after-each", options->print_after_each,
+                        "print the program after each lowering pass");
+  CLI::Option* llvm_ir =
+      command
+          ->add_flag("--llvm-ir", options->llvm_ir,
+                     "print the LLVM IR the CPU back end generates for the "
+                     "lowered program (before LLVM's optimizer)")
+          ->excludes(print_after_each);
+  command
+      ->add_option("--target", options->target,
+                   "the CPU target of --llvm-ir, e.g. \"llvm "
+                   "-mcpu=skylake-avx512\" (default: host)")
+      ->needs(llvm_ir);
   SetAction(command, [options] { return RunLower(*options); });
 }
 
