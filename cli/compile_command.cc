@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -157,6 +158,58 @@ absl::Status WriteMisses(const CompileOptions& options, const Target& target,
   return WriteFileBytes(options.misses, text);
 }
 
+// --misses and --require-tuned: writes the untuned entries' list when asked,
+// and fails naming them when every one must be tuned. `what` names the
+// entries in the message ("workloads", "tasks of model.onnx").
+absl::Status CheckUntuned(const CompileOptions& options, const Target& target,
+                          const std::vector<const Entry*>& untuned,
+                          size_t total, const std::string& what) {
+  if (!options.misses.empty()) {
+    if (absl::Status st = WriteMisses(options, target, untuned); !st.ok())
+      return st;
+  }
+  if (!options.require_tuned || untuned.empty()) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (const Entry* e : untuned) names.push_back(e->spec);
+  return absl::FailedPreconditionError(absl::StrCat(
+      "--require-tuned: ", untuned.size(), " of ", total, " ", what,
+      " have no usable record for ", target.ToString(), " in ", options.db_path,
+      ": ", absl::StrJoin(names, ", "),
+      options.misses.empty()
+          ? " (--misses FILE lists them for lathe tune --workloads-file)"
+          : absl::StrCat(" (listed in ", options.misses, ")")));
+}
+
+// The outputs, all or none: the library (`write_library` to its path),
+// with --header the header (`header` of the header file's stem), with
+// --manifest the manifest; staged, then committed together.
+absl::Status WriteOutputs(
+    const CompileOptions& options, const Target& target,
+    const std::vector<Entry>& entries,
+    const std::function<absl::Status(const std::string& path)>& write_library,
+    const std::function<std::string(const std::string& stem)>& header) {
+  StagedOutputs staged;
+  if (absl::Status st = write_library(staged.Add(options.output)); !st.ok())
+    return staged.Named(st);
+  if (!options.header.empty()) {
+    const std::string stem =
+        std::filesystem::path(options.header).stem().string();
+    if (absl::Status st =
+            WriteFileBytes(staged.Add(options.header), header(stem));
+        !st.ok()) {
+      return staged.Named(st);
+    }
+  }
+  if (!options.manifest.empty()) {
+    if (absl::Status st = WriteManifest(options, target, entries,
+                                        staged.Add(options.manifest));
+        !st.ok()) {
+      return staged.Named(st);
+    }
+  }
+  return staged.Commit();
+}
+
 // True when the command names a model: one positional argument ending in
 // .onnx.
 bool NamesModel(const CompileOptions& options) {
@@ -256,21 +309,10 @@ absl::Status RunCompileModel(const CompileOptions& options) {
   for (const Entry& e : entries) {
     if (db != nullptr && !e.plan->origin.tuned()) untuned.push_back(&e);
   }
-  if (!options.misses.empty()) {
-    if (absl::Status st = WriteMisses(options, *target, untuned); !st.ok())
-      return st;
-  }
-  if (options.require_tuned && !untuned.empty()) {
-    std::vector<std::string> names;
-    for (const Entry* e : untuned) names.push_back(e->spec);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--require-tuned: ", untuned.size(), " of ", entries.size(),
-        " tasks of ", model_path, " have no usable record for ",
-        target->ToString(), " in ", options.db_path, ": ",
-        absl::StrJoin(names, ", "),
-        options.misses.empty()
-            ? " (--misses FILE lists them for lathe tune --workloads-file)"
-            : absl::StrCat(" (listed in ", options.misses, ")")));
+  if (absl::Status st = CheckUntuned(options, *target, untuned, entries.size(),
+                                     absl::StrCat("tasks of ", model_path));
+      !st.ok()) {
+    return st;
   }
   if (!untuned.empty()) {
     std::fprintf(stderr,
@@ -279,28 +321,14 @@ absl::Status RunCompileModel(const CompileOptions& options) {
                  untuned.size(), entries.size());
   }
 
-  StagedOutputs staged;
-  if (absl::Status st =
-          WriteModelLibrary(library, *target, staged.Add(options.output));
-      !st.ok()) {
-    return staged.Named(st);
-  }
-  if (!options.header.empty()) {
-    const std::string stem =
-        std::filesystem::path(options.header).stem().string();
-    absl::Status st =
-        WriteFileBytes(staged.Add(options.header),
-                       ModelLibraryHeader(library, *target, *kind, stem));
-    if (!st.ok()) return staged.Named(st);
-  }
-  if (!options.manifest.empty()) {
-    if (absl::Status st = WriteManifest(options, *target, entries,
-                                        staged.Add(options.manifest));
-        !st.ok()) {
-      return staged.Named(st);
-    }
-  }
-  return staged.Commit();
+  return WriteOutputs(
+      options, *target, entries,
+      [&](const std::string& path) {
+        return WriteModelLibrary(library, *target, path);
+      },
+      [&](const std::string& stem) {
+        return ModelLibraryHeader(library, *target, *kind, stem);
+      });
 }
 
 absl::Status RunCompile(const CompileOptions& options) {
@@ -432,20 +460,10 @@ absl::Status RunCompile(const CompileOptions& options) {
     if (db != nullptr && !entry.plan->origin.tuned()) untuned.push_back(&entry);
   }
 
-  if (!options.misses.empty()) {
-    if (absl::Status st = WriteMisses(options, *target, untuned); !st.ok())
-      return st;
-  }
-  if (options.require_tuned && !untuned.empty()) {
-    std::vector<std::string> names;
-    for (const Entry* e : untuned) names.push_back(e->spec);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--require-tuned: ", untuned.size(), " of ", entries.size(),
-        " workloads have no usable record for ", target->ToString(), " in ",
-        options.db_path, ": ", absl::StrJoin(names, ", "),
-        options.misses.empty()
-            ? " (--misses FILE lists them for lathe tune --workloads-file)"
-            : absl::StrCat(" (listed in ", options.misses, ")")));
+  if (absl::Status st =
+          CheckUntuned(options, *target, untuned, entries.size(), "workloads");
+      !st.ok()) {
+    return st;
   }
   for (const Entry* e : untuned) {
     std::fprintf(
@@ -462,56 +480,38 @@ absl::Status RunCompile(const CompileOptions& options) {
     }
   }
 
-  StagedOutputs staged;
   if (single && db == nullptr) {
     // The single-kernel library and header.
     const Entry& e = entries.front();
-    if (absl::Status st = WriteKernelLibrary(
-            e.plan->program, *target, e.function, staged.Add(options.output));
-        !st.ok()) {
-      return staged.Named(st);
-    }
-    if (!options.header.empty()) {
-      absl::Status st =
-          WriteFileBytes(staged.Add(options.header),
-                         KernelHeader(e.plan->workload, e.plan->program,
-                                      *target, e.function, *kind));
-      if (!st.ok()) return staged.Named(st);
-    }
-  } else {
-    std::vector<LibraryKernel> kernels;
-    for (const Entry& e : entries) {
-      LibraryKernel k;
-      k.workload = &e.plan->workload;
-      k.kernel = &e.plan->program;
-      k.function_name = e.function;
-      k.origin = e.plan->origin.tuned() ? absl::StrCat("database record ",
-                                                       e.plan->origin.record_id)
-                                        : (e.from_trace ? "trace" : "default");
-      kernels.push_back(std::move(k));
-    }
-    if (absl::Status st =
-            WriteKernelLibrary(kernels, *target, staged.Add(options.output));
-        !st.ok()) {
-      return staged.Named(st);
-    }
-    if (!options.header.empty()) {
-      const std::string stem =
-          std::filesystem::path(options.header).stem().string();
-      absl::Status st =
-          WriteFileBytes(staged.Add(options.header),
-                         KernelLibraryHeader(kernels, *target, *kind, stem));
-      if (!st.ok()) return staged.Named(st);
-    }
+    return WriteOutputs(
+        options, *target, entries,
+        [&](const std::string& path) {
+          return WriteKernelLibrary(e.plan->program, *target, e.function, path);
+        },
+        [&](const std::string&) {
+          return KernelHeader(e.plan->workload, e.plan->program, *target,
+                              e.function, *kind);
+        });
   }
-  if (!options.manifest.empty()) {
-    if (absl::Status st = WriteManifest(options, *target, entries,
-                                        staged.Add(options.manifest));
-        !st.ok()) {
-      return staged.Named(st);
-    }
+  std::vector<LibraryKernel> kernels;
+  for (const Entry& e : entries) {
+    LibraryKernel k;
+    k.workload = &e.plan->workload;
+    k.kernel = &e.plan->program;
+    k.function_name = e.function;
+    k.origin = e.plan->origin.tuned()
+                   ? absl::StrCat("database record ", e.plan->origin.record_id)
+                   : (e.from_trace ? "trace" : "default");
+    kernels.push_back(std::move(k));
   }
-  return staged.Commit();
+  return WriteOutputs(
+      options, *target, entries,
+      [&](const std::string& path) {
+        return WriteKernelLibrary(kernels, *target, path);
+      },
+      [&](const std::string& stem) {
+        return KernelLibraryHeader(kernels, *target, *kind, stem);
+      });
 }
 
 }  // namespace

@@ -22,15 +22,10 @@ absl::StatusOr<GpuTuneResult> TuneOnGpu(cuda::CudaDevice* device,
                                         const Target& target,
                                         const GpuTuneOptions& options) {
   LATHE_ASSIGN_OR_RETURN(Workload workload, ParseWorkloadSpec(options.spec));
-  LATHE_ASSIGN_OR_RETURN(std::vector<tuner::Task> tasks_one,
-                         [&]() -> absl::StatusOr<std::vector<tuner::Task>> {
-                           LATHE_ASSIGN_OR_RETURN(
-                               tuner::Task task,
-                               tuner::MakeTask(workload, target, 1.0));
-                           std::vector<tuner::Task> tasks;
-                           tasks.push_back(std::move(task));
-                           return tasks;
-                         }());
+  LATHE_ASSIGN_OR_RETURN(tuner::Task task,
+                         tuner::MakeTask(workload, target, 1.0));
+  std::vector<tuner::Task> tasks_one;
+  tasks_one.push_back(std::move(task));
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kCreate;
   open.durable = false;

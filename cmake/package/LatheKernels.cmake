@@ -24,6 +24,57 @@
 # default schedule with a warning in the build log, unless REQUIRE_TUNED.
 include_guard(GLOBAL)
 
+# The part lathe_add_kernels and lathe_add_model share, in their scope (a
+# macro: it reads their `target`, ARG_*, `args`, `depends`, `dir`, `lib`,
+# `header` and `manifest`, and sets ARG_OUTPUT_VARIABLE in their caller's):
+# the database arguments and its stamp, the command that generates the
+# library, header and manifest, and the target linked to the library. `fn`
+# names the calling function in errors, `what` the build step's comment.
+macro(_lathe_generate fn what)
+  set(stamp "")
+  if(ARG_DB)
+    get_filename_component(db ${ARG_DB} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    list(APPEND args --db ${db})
+    set(stamp ${dir}/${ARG_NAME}.db-stamp)
+    list(APPEND depends ${stamp})
+  elseif(ARG_REQUIRE_TUNED OR ARG_COMPATIBLE)
+    message(FATAL_ERROR "${fn}(${target}): REQUIRE_TUNED and COMPATIBLE need DB")
+  endif()
+  if(ARG_REQUIRE_TUNED)
+    list(APPEND args --require-tuned)
+  endif()
+  if(ARG_COMPATIBLE)
+    list(APPEND args --compatible)
+  endif()
+
+  file(MAKE_DIRECTORY ${dir})
+  if(stamp)
+    # Runs at every build; a byproduct, so Ninja looks at the stamp's mtime
+    # again afterwards (restat) and regenerates only when it moved.
+    add_custom_target(${ARG_NAME}_db_stamp
+      COMMAND Lathe::lathe db stamp --db ${db} --output ${stamp}
+      BYPRODUCTS ${stamp}
+      VERBATIM)
+  endif()
+  add_custom_command(
+    OUTPUT ${lib} ${header} ${manifest}
+    COMMAND Lathe::lathe ${args}
+    DEPENDS ${depends}
+    COMMENT "Lathe: ${what} ${ARG_NAME} (${ARG_DEVICE})"
+    VERBATIM)
+  add_custom_target(${ARG_NAME}_generate DEPENDS ${lib} ${header} ${manifest})
+  if(stamp)
+    add_dependencies(${ARG_NAME}_generate ${ARG_NAME}_db_stamp)
+  endif()
+  add_dependencies(${target} ${ARG_NAME}_generate)
+  # A full path: the link step depends on the archive and relinks when it changes.
+  target_link_libraries(${target} PRIVATE ${lib} Threads::Threads m)
+  target_include_directories(${target} PRIVATE ${dir})
+  if(ARG_OUTPUT_VARIABLE)
+    set(${ARG_OUTPUT_VARIABLE} ${dir} PARENT_SCOPE)
+  endif()
+endmacro()
+
 function(lathe_add_kernels target)
   # Here rather than beside the include guard: imported targets belong to
   # the directory that finds them, and every directory that calls this
@@ -64,51 +115,10 @@ function(lathe_add_kernels target)
   set(args compile ${ARG_WORKLOADS} --target ${ARG_DEVICE} -o ${lib} --header ${header}
            --manifest ${manifest})
   set(depends Lathe::lathe)
-  set(stamp "")
-  if(ARG_DB)
-    get_filename_component(db ${ARG_DB} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-    list(APPEND args --db ${db})
-    set(stamp ${dir}/${ARG_NAME}.db-stamp)
-    list(APPEND depends ${stamp})
-  elseif(ARG_REQUIRE_TUNED OR ARG_COMPATIBLE)
-    message(FATAL_ERROR "lathe_add_kernels(${target}): REQUIRE_TUNED and COMPATIBLE need DB")
-  endif()
   if(ARG_PREFIX)
     list(APPEND args --prefix ${ARG_PREFIX})
   endif()
-  if(ARG_REQUIRE_TUNED)
-    list(APPEND args --require-tuned)
-  endif()
-  if(ARG_COMPATIBLE)
-    list(APPEND args --compatible)
-  endif()
-
-  file(MAKE_DIRECTORY ${dir})
-  if(stamp)
-    # Runs at every build; a byproduct, so Ninja looks at the stamp's mtime
-    # again afterwards (restat) and regenerates only when it moved.
-    add_custom_target(${ARG_NAME}_db_stamp
-      COMMAND Lathe::lathe db stamp --db ${db} --output ${stamp}
-      BYPRODUCTS ${stamp}
-      VERBATIM)
-  endif()
-  add_custom_command(
-    OUTPUT ${lib} ${header} ${manifest}
-    COMMAND Lathe::lathe ${args}
-    DEPENDS ${depends}
-    COMMENT "Lathe: kernels ${ARG_NAME} (${ARG_DEVICE})"
-    VERBATIM)
-  add_custom_target(${ARG_NAME}_generate DEPENDS ${lib} ${header} ${manifest})
-  if(stamp)
-    add_dependencies(${ARG_NAME}_generate ${ARG_NAME}_db_stamp)
-  endif()
-  add_dependencies(${target} ${ARG_NAME}_generate)
-  # A full path: the link step depends on the archive and relinks when it changes.
-  target_link_libraries(${target} PRIVATE ${lib} Threads::Threads m)
-  target_include_directories(${target} PRIVATE ${dir})
-  if(ARG_OUTPUT_VARIABLE)
-    set(${ARG_OUTPUT_VARIABLE} ${dir} PARENT_SCOPE)
-  endif()
+  _lathe_generate(lathe_add_kernels kernels)
 endfunction()
 
 # lathe_add_model: an ONNX model built by Lathe into one library with one C
@@ -172,43 +182,5 @@ function(lathe_add_model target)
     list(APPEND args --shape ${shape})
   endforeach()
   set(depends Lathe::lathe ${model})
-  set(stamp "")
-  if(ARG_DB)
-    get_filename_component(db ${ARG_DB} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-    list(APPEND args --db ${db})
-    set(stamp ${dir}/${ARG_NAME}.db-stamp)
-    list(APPEND depends ${stamp})
-  elseif(ARG_REQUIRE_TUNED OR ARG_COMPATIBLE)
-    message(FATAL_ERROR "lathe_add_model(${target}): REQUIRE_TUNED and COMPATIBLE need DB")
-  endif()
-  if(ARG_REQUIRE_TUNED)
-    list(APPEND args --require-tuned)
-  endif()
-  if(ARG_COMPATIBLE)
-    list(APPEND args --compatible)
-  endif()
-
-  file(MAKE_DIRECTORY ${dir})
-  if(stamp)
-    add_custom_target(${ARG_NAME}_db_stamp
-      COMMAND Lathe::lathe db stamp --db ${db} --output ${stamp}
-      BYPRODUCTS ${stamp}
-      VERBATIM)
-  endif()
-  add_custom_command(
-    OUTPUT ${lib} ${header} ${manifest}
-    COMMAND Lathe::lathe ${args}
-    DEPENDS ${depends}
-    COMMENT "Lathe: model ${ARG_NAME} (${ARG_DEVICE})"
-    VERBATIM)
-  add_custom_target(${ARG_NAME}_generate DEPENDS ${lib} ${header} ${manifest})
-  if(stamp)
-    add_dependencies(${ARG_NAME}_generate ${ARG_NAME}_db_stamp)
-  endif()
-  add_dependencies(${target} ${ARG_NAME}_generate)
-  target_link_libraries(${target} PRIVATE ${lib} Threads::Threads m)
-  target_include_directories(${target} PRIVATE ${dir})
-  if(ARG_OUTPUT_VARIABLE)
-    set(${ARG_OUTPUT_VARIABLE} ${dir} PARENT_SCOPE)
-  endif()
+  _lathe_generate(lathe_add_model model)
 endfunction()

@@ -202,8 +202,8 @@ TEST(Model, RefusesInputsOfTheWrongCountDtypeOrShapeNamingThem) {
       << outputs.status();
 }
 
-TEST(Model, RunsNonFloatWorkOnTheHost) {
-  // c = Cast(relu(x), int64): the cast is no kernel.
+// c = Cast(relu(x), int64) of x: f32[4].
+absl::StatusOr<std::unique_ptr<Model>> ReluThenCastToInt64() {
   Graph graph;
   int x = graph.AddValue("x", F32({4}));
   graph.AddInput(x);
@@ -212,8 +212,12 @@ TEST(Model, RunsNonFloatWorkOnTheHost) {
   AddNode(graph, "Relu", {x}, {relu});
   AddNode(graph, "Cast", {relu}, {c}, {{"to", int64_t{7}}});
   graph.AddOutput(c);
-  absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::FromGraph(std::move(graph));
+  return Model::FromGraph(std::move(graph));
+}
+
+TEST(Model, RunsNonFloatWorkOnTheHost) {
+  // The cast is no kernel.
+  absl::StatusOr<std::unique_ptr<Model>> model = ReluThenCastToInt64();
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_GE((*model)->stats().host_steps, 1);
   absl::StatusOr<std::vector<TensorData>> outputs =
@@ -407,17 +411,8 @@ TEST(Model, RunFloatRefusesWrongCountsAndSizesNamingTheTensor) {
 }
 
 TEST(Model, RunFloatRefusesTensorsThatAreNotFloat32) {
-  // c = Cast(relu(x), int64): an int64 output.
-  Graph graph;
-  int x = graph.AddValue("x", F32({4}));
-  graph.AddInput(x);
-  int relu = graph.AddValue("relu", F32({4}));
-  int c = graph.AddValue("c", TensorType{DType::Int64(), {4}});
-  AddNode(graph, "Relu", {x}, {relu});
-  AddNode(graph, "Cast", {relu}, {c}, {{"to", int64_t{7}}});
-  graph.AddOutput(c);
-  absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::FromGraph(std::move(graph));
+  // An int64 output.
+  absl::StatusOr<std::unique_ptr<Model>> model = ReluThenCastToInt64();
   ASSERT_TRUE(model.ok()) << model.status();
   std::vector<float> in(4), out(4);
   absl::Status status =

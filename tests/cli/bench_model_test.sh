@@ -15,11 +15,7 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 cd "$d"
 
-if ! "$python" -c 'import onnx, numpy' 2> /dev/null; then
-  echo "SKIP: $python has no onnx module (install python3-onnx)"
-  exit 77
-fi
-make_model() { "$python" "$tiny_models" "$1" "$1" > /dev/null || fail "tiny_models.py $1"; }
+skip_without_onnx "$python"
 # Checks bench.json against tasks.json (`lathe tasks --json` of the same
 # model); $1: the origin every task must have.
 check_report() {

@@ -26,10 +26,7 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 cd "$d"
 
-if ! "$python" -c 'import onnx, numpy' 2> /dev/null; then
-  echo "SKIP: $python has no onnx module (install python3-onnx)"
-  exit 77
-fi
+skip_without_onnx "$python"
 need_cc() {
   command -v cc > /dev/null || { echo "SKIP: no C compiler (cc)"; exit 77; }
 }

@@ -20,3 +20,14 @@ expect_failure_line() {
 }
 # Output is captured to a file before it is searched: `lathe ... | grep -q`
 # fails under pipefail when grep exits first and lathe gets EPIPE.
+# Exits 77 (the tests' skip) when python $1 cannot import onnx and numpy
+# (Debian: python3-onnx), which the model tests make their models with.
+skip_without_onnx() {
+  if ! "$1" -c 'import onnx, numpy' 2> /dev/null; then
+    echo "SKIP: $1 has no onnx module (install python3-onnx)"
+    exit 77
+  fi
+}
+# Makes tiny model $1 (tests/models/tiny_models.py) as $1.onnx with the
+# caller's $python and $tiny_models.
+make_model() { "$python" "$tiny_models" "$1" "$1" > /dev/null || fail "tiny_models.py $1"; }

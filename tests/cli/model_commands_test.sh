@@ -16,11 +16,7 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 cd "$d"
 
-if ! "$python" -c 'import onnx, numpy' 2> /dev/null; then
-  echo "SKIP: $python has no onnx module (install python3-onnx)"
-  exit 77
-fi
-make_model() { "$python" "$tiny_models" "$1" "$1" > /dev/null || fail "tiny_models.py $1"; }
+skip_without_onnx "$python"
 # No result files (nor temporaries) in folder $1.
 expect_no_outputs() {
   if compgen -G "$1/output_*" > /dev/null; then fail "outputs left: $(ls "$1")"; fi

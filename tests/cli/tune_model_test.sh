@@ -23,10 +23,7 @@ cleanup() {
 trap cleanup EXIT
 cd "$d"
 
-if ! "$python" -c 'import onnx, numpy' 2> /dev/null; then
-  echo "SKIP: $python has no onnx module (install python3-onnx)"
-  exit 77
-fi
+skip_without_onnx "$python"
 
 # m.onnx: x[batch,4,6,6] -> Conv+Relu -> Conv+Relu (one task, count 2) ->
 # Flatten -> MatMul (a second task).
