@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "cli/command.h"
+#include "cli/gpu_bench.h"
 #include "cli/json_text.h"
 #include "cli/model_bench.h"
 #include "cli/time_text.h"
@@ -91,7 +92,8 @@ absl::Status RunBenchOfModel(const BenchOptions& options) {
 // Stores the measurement as a record of `db_path` (created when absent).
 absl::Status RecordMeasurement(const BenchOptions& options,
                                const Workload& workload, const Target& target,
-                               const KernelProgram& kernel,
+                               const Trace& trace,
+                               const std::string& structural_hash,
                                const std::vector<double>& times_s,
                                proto::MeasureStatus status,
                                const std::string& error) {
@@ -102,8 +104,9 @@ absl::Status RecordMeasurement(const BenchOptions& options,
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   const proto::Record record = tuner::MeasurementRecord(
-      workload, TargetInfoOf(target, HostDeviceDescription()), kernel.trace,
-      kernel.structural_hash, result,
+      workload,
+      TargetInfoOf(target, runner::MeasuringDeviceDescription(target)), trace,
+      structural_hash, result,
       {absl::StrCat("lathe bench@", host), LATHE_VERSION, options.job});
   db::OpenOptions open;
   open.mode = db::OpenOptions::Mode::kCreate;
@@ -111,6 +114,118 @@ absl::Status RecordMeasurement(const BenchOptions& options,
       db::Database::Open(options.db_path, open);
   if (!db.ok()) return db.status();
   return (*db)->Commit({record}).status();
+}
+
+// What a kernel's bench prints, on a CPU or a GPU.
+struct BenchReport {
+  std::string workload;  // canonical
+  const Target* target = nullptr;
+  std::string schedule;  // "default" or "trace"
+  std::string structural_hash;
+  size_t prepacked_inputs = 0;
+  double compile_ms = 0;
+  std::string compile_detail;  // "schedule+lower 1.0, codegen ..."
+  std::string device;          // a GPU's name; empty on a CPU
+  TimingStats stats;
+  int64_t flops = 0;
+};
+
+void PrintBench(const BenchReport& r, bool json) {
+  const TimingStats& stats = r.stats;
+  const double gflops =
+      stats.median_s > 0 ? static_cast<double>(r.flops) / stats.median_s * 1e-9
+                         : 0;
+  if (json) {
+    std::printf(
+        "{\"workload\": %s, \"target\": %s, %s\"threads\": %d, "
+        "\"schedule\": %s, "
+        "\"structural_hash\": %s, \"prepacked_inputs\": %zu, "
+        "\"reference_check\": \"pass\", \"compile_ms\": %.3f, "
+        "\"median_ms\": %.6f, \"min_ms\": %.6f, \"p90_ms\": %.6f, \"mean_ms\": "
+        "%.6f, "
+        "\"stddev_ms\": %.6f, \"samples\": %zu, \"calls_per_sample\": %lld, "
+        "\"flops\": %lld, "
+        "\"gflops\": %.3f}\n",
+        JsonString(r.workload).c_str(),
+        JsonString(r.target->ToString()).c_str(),
+        r.device.empty()
+            ? ""
+            : absl::StrCat("\"device\": ", JsonString(r.device), ", ").c_str(),
+        r.target->num_threads, JsonString(r.schedule).c_str(),
+        JsonString(r.structural_hash).c_str(), r.prepacked_inputs, r.compile_ms,
+        stats.median_s * 1e3, stats.min_s * 1e3, stats.p90_s * 1e3,
+        stats.mean_s * 1e3, stats.stddev_s * 1e3, stats.samples_s.size(),
+        static_cast<long long>(stats.calls_per_sample),
+        static_cast<long long>(r.flops), gflops);
+    return;
+  }
+  std::printf("workload  %s\n", r.workload.c_str());
+  std::printf("target    %s\n", r.target->ToString().c_str());
+  if (!r.device.empty()) std::printf("device    %s\n", r.device.c_str());
+  std::printf("schedule  %s (structural hash %s)\n", r.schedule.c_str(),
+              r.structural_hash.c_str());
+  std::printf("check     matches the reference\n");
+  if (r.prepacked_inputs > 0) {
+    std::printf(
+        "prepack   %zu layout-free input(s) packed once, before the check and "
+        "the timing (only the kernel is timed)\n",
+        r.prepacked_inputs);
+  }
+  std::printf("compile   %.1f ms (%s)\n", r.compile_ms,
+              r.compile_detail.c_str());
+  // One unit for the line, the median's.
+  const TimeUnit unit = TimeUnitFor(stats.median_s);
+  std::printf(
+      "time      median %s  min %s  p90 %s  stddev %s  (%zu samples x %lld "
+      "calls)\n",
+      TimeIn(stats.median_s, unit).c_str(), TimeIn(stats.min_s, unit).c_str(),
+      TimeIn(stats.p90_s, unit).c_str(), TimeIn(stats.stddev_s, unit).c_str(),
+      stats.samples_s.size(), static_cast<long long>(stats.calls_per_sample));
+  if (r.device.empty()) {
+    std::printf("gflops    %.2f (%lld flop, %d threads)\n", gflops,
+                static_cast<long long>(r.flops), r.target->num_threads);
+  } else {
+    std::printf("gflops    %.2f (%lld flop)\n", gflops,
+                static_cast<long long>(r.flops));
+  }
+}
+
+// A cuda target's bench (gpu_bench.h): recorded and printed as a CPU
+// kernel's is.
+absl::Status RunGpuBench(const BenchOptions& options, const Workload& workload,
+                         const Target& target, const Trace* trace) {
+  LATHE_ASSIGN_OR_RETURN(GpuBench bench,
+                         BenchOnGpu(workload, trace, target, options.min_time_s,
+                                    std::max(1, options.repeats)));
+  const proto::MeasureResult& measured = bench.measured;
+  const std::vector<double> samples(measured.times_s().begin(),
+                                    measured.times_s().end());
+  if (!options.db_path.empty()) {
+    LATHE_RETURN_IF_ERROR(RecordMeasurement(
+        options, workload, target, bench.trace, measured.structural_hash(),
+        samples, measured.status(), measured.error()));
+  }
+  if (measured.status() == proto::MEASURE_WRONG_RESULT) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("reference check failed: ", measured.error()));
+  }
+  if (measured.status() != proto::MEASURE_OK || samples.empty()) {
+    return absl::InternalError(
+        absl::StrCat("the kernel on ", bench.device, ": ", measured.error()));
+  }
+  LATHE_ASSIGN_OR_RETURN(int64_t flops, FlopCount(workload));
+  BenchReport report;
+  report.workload = workload.CanonicalForm();
+  report.target = &target;
+  report.schedule = bench.default_schedule ? "default" : "trace";
+  report.structural_hash = measured.structural_hash();
+  report.compile_ms = measured.build_ms();
+  report.compile_detail = "schedule, lower, CUDA C and NVRTC to a cubin";
+  report.device = bench.device;
+  report.stats = SummarizeSamples(samples);
+  report.flops = flops;
+  PrintBench(report, options.json);
+  return absl::OkStatus();
 }
 
 absl::Status RunBench(const BenchOptions& options) {
@@ -142,6 +257,8 @@ absl::Status RunBench(const BenchOptions& options) {
     if (!loaded.ok()) return loaded.status();
     trace = std::make_unique<Trace>(*std::move(loaded));
   }
+  if (target->IsCuda())
+    return RunGpuBench(options, *workload, *target, trace.get());
   absl::StatusOr<KernelProgram> kernel =
       MakeKernelProgram(*workload, trace.get(), *target);
   if (!kernel.ok()) {
@@ -173,8 +290,8 @@ absl::Status RunBench(const BenchOptions& options) {
       !st.ok()) {
     if (!options.db_path.empty()) {
       LATHE_RETURN_IF_ERROR(RecordMeasurement(
-          options, *workload, *target, *kernel, {}, proto::MEASURE_WRONG_RESULT,
-          std::string(st.message())));
+          options, *workload, *target, kernel->trace, kernel->structural_hash,
+          {}, proto::MEASURE_WRONG_RESULT, std::string(st.message())));
     }
     return absl::Status(st.code(),
                         absl::StrCat("reference check failed: ", st.message()));
@@ -204,65 +321,27 @@ absl::Status RunBench(const BenchOptions& options) {
   if (!stats.ok()) return stats.status();
   absl::StatusOr<int64_t> flops = FlopCount(*workload);
   if (!flops.ok()) return flops.status();
-  double gflops = stats->median_s > 0
-                      ? static_cast<double>(*flops) / stats->median_s * 1e-9
-                      : 0;
-  std::string schedule = kernel->default_schedule ? "default" : "trace";
   if (!options.db_path.empty()) {
-    LATHE_RETURN_IF_ERROR(RecordMeasurement(options, *workload, *target,
-                                            *kernel, stats->samples_s,
-                                            proto::MEASURE_OK, ""));
-  }
-
-  if (options.json) {
-    std::printf(
-        "{\"workload\": %s, \"target\": %s, \"threads\": %d, \"schedule\": %s, "
-        "\"structural_hash\": %s, \"prepacked_inputs\": %zu, "
-        "\"reference_check\": \"pass\", \"compile_ms\": %.3f, "
-        "\"median_ms\": %.6f, \"min_ms\": %.6f, \"p90_ms\": %.6f, \"mean_ms\": "
-        "%.6f, "
-        "\"stddev_ms\": %.6f, \"samples\": %zu, \"calls_per_sample\": %lld, "
-        "\"flops\": %lld, "
-        "\"gflops\": %.3f}\n",
-        JsonString(workload->CanonicalForm()).c_str(),
-        JsonString(target->ToString()).c_str(), target->num_threads,
-        JsonString(schedule).c_str(),
-        JsonString(kernel->structural_hash).c_str(), prepacked_inputs,
-        compile_ms, stats->median_s * 1e3, stats->min_s * 1e3,
-        stats->p90_s * 1e3, stats->mean_s * 1e3, stats->stddev_s * 1e3,
-        stats->samples_s.size(),
-        static_cast<long long>(stats->calls_per_sample),
-        static_cast<long long>(*flops), gflops);
-    return absl::OkStatus();
+    LATHE_RETURN_IF_ERROR(RecordMeasurement(
+        options, *workload, *target, kernel->trace, kernel->structural_hash,
+        stats->samples_s, proto::MEASURE_OK, ""));
   }
   const CompileTimes& t = compiled->main.times();
-  std::printf("workload  %s\n", workload->CanonicalForm().c_str());
-  std::printf("target    %s\n", target->ToString().c_str());
-  std::printf("schedule  %s (structural hash %s)\n", schedule.c_str(),
-              kernel->structural_hash.c_str());
-  std::printf("check     matches the reference\n");
-  if (prepacked_inputs > 0) {
-    std::printf(
-        "prepack   %zu layout-free input(s) packed once, before the check and "
-        "the timing (only the kernel is timed)\n",
-        prepacked_inputs);
-  }
-  std::printf(
-      "compile   %.1f ms (schedule+lower %.1f, codegen %.1f, O3 %.1f, machine "
-      "code %.1f, link "
-      "%.1f)\n",
-      compile_ms, kernel->schedule_ms, t.codegen_ms, t.optimize_ms,
-      t.machine_code_ms, t.link_ms);
-  // One unit for the line, the median's.
-  const TimeUnit unit = TimeUnitFor(stats->median_s);
-  std::printf(
-      "time      median %s  min %s  p90 %s  stddev %s  (%zu samples x %lld "
-      "calls)\n",
-      TimeIn(stats->median_s, unit).c_str(), TimeIn(stats->min_s, unit).c_str(),
-      TimeIn(stats->p90_s, unit).c_str(), TimeIn(stats->stddev_s, unit).c_str(),
-      stats->samples_s.size(), static_cast<long long>(stats->calls_per_sample));
-  std::printf("gflops    %.2f (%lld flop, %d threads)\n", gflops,
-              static_cast<long long>(*flops), target->num_threads);
+  BenchReport report;
+  report.workload = workload->CanonicalForm();
+  report.target = &*target;
+  report.schedule = kernel->default_schedule ? "default" : "trace";
+  report.structural_hash = kernel->structural_hash;
+  report.prepacked_inputs = prepacked_inputs;
+  report.compile_ms = compile_ms;
+  report.compile_detail = absl::StrFormat(
+      "schedule+lower %.1f, codegen %.1f, O3 %.1f, machine code %.1f, link "
+      "%.1f",
+      kernel->schedule_ms, t.codegen_ms, t.optimize_ms, t.machine_code_ms,
+      t.link_ms);
+  report.stats = *std::move(stats);
+  report.flops = *flops;
+  PrintBench(report, options.json);
   return absl::OkStatus();
 }
 
@@ -281,8 +360,8 @@ void AddBenchCommand(CLI::App& app) {
       "a trace file (JSON or text form) to schedule with; default: the "
       "default schedule");
   command->add_option("--target", options->target,
-                      "target, e.g. host or \"llvm -mcpu=haswell\" (default: "
-                      "host); it must run here");
+                      "target, e.g. host, \"llvm -mcpu=haswell\" or cuda (this "
+                      "machine's GPU) (default: host); it must run here");
   command
       ->add_option(
           "--threads", options->threads,

@@ -62,10 +62,11 @@ absl::Status RunRunner(const RunnerCommandOptions& options) {
                     ? absl::StrCat("runner@", host, "-", getpid())
                     : options.name;
   remote.target = target->ToString();
-  remote.device = HostDeviceDescription();
+  remote.device = runner::MeasuringDeviceDescription(*target);
   remote.lathe_version = LATHE_VERSION;
   remote.simulate_ms = options.simulate_ms;
-  remote.local.worker_argv = {"/proc/self/exe", "runner-worker"};
+  remote.local =
+      runner::WorkerFor(*target, {"/proc/self/exe", "runner-worker"});
   remote.local.timeout_s = options.timeout_s;
   remote.prefetch = !options.no_prefetch;
   remote.stop = &g_runner_stop;
@@ -96,8 +97,8 @@ void AddRunnerCommand(CLI::App& app) {
       ->required();
   command->add_option(
       "--target", options->target,
-      "the target measured here (default host); it only gets work of jobs "
-      "with exactly this target");
+      "the target measured here (default host; cuda: this machine's GPU); it "
+      "only gets work of jobs with exactly this target");
   command->add_option("--name", options->name,
                       "this runner's name (default runner@HOST-PID)");
   command->add_option("--tls-ca", options->tls_ca,

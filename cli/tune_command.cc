@@ -152,8 +152,9 @@ absl::StatusOr<std::optional<double>> DefaultScheduleMedian(
   absl::StatusOr<proto::MeasureResult> result = runner.Measure(request);
   if (!result.ok()) return result.status();
   const proto::Record record = tuner::MeasurementRecord(
-      workload, TargetInfoOf(target, HostDeviceDescription()), kernel->trace,
-      kernel->structural_hash, *result,
+      workload,
+      TargetInfoOf(target, runner::MeasuringDeviceDescription(target)),
+      kernel->trace, kernel->structural_hash, *result,
       {"local (default schedule)", LATHE_VERSION, job});
   absl::StatusOr<db::CommitResult> committed = db.Commit({record});
   if (!committed.ok()) return committed.status();
@@ -446,8 +447,8 @@ absl::Status RunTune(TuneCommandOptions options) {
   StopSignals stop_signals;
   if (absl::Status st = (*db)->PutJob(job_record); !st.ok()) return st;
 
-  runner::LocalRunnerOptions runner_options;
-  runner_options.worker_argv = {"/proc/self/exe", "runner-worker"};
+  runner::LocalRunnerOptions runner_options =
+      runner::WorkerFor(*target, {"/proc/self/exe", "runner-worker"});
   runner_options.timeout_s = options.timeout_s;
   // Set only while Tune runs: Ctrl-C abandons the candidate in flight.
   runner_options.stop = &g_stop;
@@ -515,7 +516,7 @@ absl::Status RunTune(TuneCommandOptions options) {
   tune.job = job;
   tune.runner_name = absl::StrCat("local@", host);
   tune.lathe_version = LATHE_VERSION;
-  tune.device = HostDeviceDescription();
+  tune.device = runner::MeasuringDeviceDescription(*target);
   tune.stop = &g_stop;
   // Measuring with every core: a search running beside a timing would
   // disturb it, so it runs only while a batch is built.
@@ -665,8 +666,8 @@ void AddTuneCommand(CLI::App& app) {
       "compile --misses wrote)");
   command->add_option(
       "--target", options->target,
-      "target, e.g. host or \"llvm -mcpu=haswell -num-threads=1\" (default: "
-      "host); it must run here");
+      "target, e.g. host, \"llvm -mcpu=haswell -num-threads=1\" or cuda "
+      "(this machine's GPU) (default: host); it must run here");
   command
       ->add_option(
           "--threads", options->threads,

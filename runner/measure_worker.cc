@@ -17,7 +17,6 @@
 #include <new>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -32,7 +31,7 @@
 #include "runner/build_ahead.h"
 #include "runner/cache_flush.h"
 #include "runner/candidate_build.h"
-#include "runner/worker_protocol.h"
+#include "runner/worker_loop.h"
 
 namespace lathe::runner {
 namespace {
@@ -328,18 +327,6 @@ proto::MeasureResult MeasureUnguarded(const proto::MeasureRequest& request,
   return result;
 }
 
-// Ends this process when the one that started it is gone: a worker stuck in
-// a hung kernel would otherwise outlive its tuner forever.
-void WatchParent() {
-  const pid_t parent = getppid();
-  std::thread([parent] {
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      if (getppid() != parent) _exit(3);
-    }
-  }).detach();
-}
-
 // The CPUs this process may run on, in ascending order: the order in which
 // the runtime pins a kernel's threads to them.
 std::vector<int> AllowedCpus() {
@@ -401,52 +388,30 @@ void PrepareMeasurementProcess() {
 
 int RunMeasureWorker(int in_fd, int out_fd,
                      const WorkerConfinement& confinement) {
-  // A runner that went away must not kill the worker mid-write with SIGPIPE;
-  // the write fails and the loop ends.
-  signal(SIGPIPE, SIG_IGN);
-  if (out_fd == STDOUT_FILENO) {
-    out_fd = dup(STDOUT_FILENO);
-    if (out_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 2;
-  }
   // Before PrepareMeasurementProcess pins this thread to the first of them.
   const std::vector<int> cpus = AllowedCpus();
   PrepareMeasurementProcess();
-  if (confinement.before_threads) confinement.before_threads();
-  WatchParent();
-  BuildAhead ahead(cpus);
-  if (confinement.before_requests) {
-    // What the first build loads (LLVM's JIT session, the runtime's pool on
-    // every allowed CPU), loaded now, before the filter closes the door.
-    CandidateBuild warm_up =
-        BuildForMeasurement(kWarmUpWorkload, nullptr, "host");
-    if (warm_up.ok()) {
-      KernelBuffers buffers(*warm_up.workload);
-      [[maybe_unused]] const absl::Status ran =
-          warm_up.kernel->Run(buffers.args());
-    }
-    if (absl::Status confined = confinement.before_requests(); !confined.ok()) {
-      std::fprintf(stderr, "lathe worker: %s\n",
-                   std::string(confined.message()).c_str());
-      return 4;
-    }
-  }
-  if (!WriteFrame(out_fd, kWorkerHello).ok()) return 2;
-  for (;;) {
-    absl::StatusOr<std::optional<std::string>> frame = ReadFrame(in_fd);
-    if (!frame.ok()) return 2;
-    if (!frame->has_value()) return 0;
-    if (!WriteFrame(out_fd, "").ok()) return 2;  // the acknowledgement
-    proto::MeasureRequest request;
-    proto::MeasureResult result;
-    if (!request.ParseFromString(**frame)) {
-      result.set_status(proto::MEASURE_RUN_ERROR);
-      result.set_error("worker: the request is not a MeasureRequest");
-    } else {
-      if (!request.build_only()) ahead.Add(request);
-      result = MeasureCandidate(request, &ahead);
-    }
-    if (!WriteFrame(out_fd, result.SerializeAsString()).ok()) return 2;
-  }
+  std::optional<BuildAhead> ahead;
+  return ServeMeasureRequests(
+      in_fd, out_fd, confinement, [&]() -> absl::StatusOr<MeasureFunction> {
+        ahead.emplace(cpus);
+        if (confinement.before_requests) {
+          // What the first build loads (LLVM's JIT session, the runtime's
+          // pool on every allowed CPU), loaded now, before the filter closes
+          // the door.
+          CandidateBuild warm_up =
+              BuildForMeasurement(kWarmUpWorkload, nullptr, "host");
+          if (warm_up.ok()) {
+            KernelBuffers buffers(*warm_up.workload);
+            [[maybe_unused]] const absl::Status ran =
+                warm_up.kernel->Run(buffers.args());
+          }
+        }
+        return [&](const proto::MeasureRequest& request) {
+          if (!request.build_only()) ahead->Add(request);
+          return MeasureCandidate(request, &*ahead);
+        };
+      });
 }
 
 }  // namespace lathe::runner

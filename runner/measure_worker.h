@@ -46,11 +46,10 @@
 // processes in tests/runner/local_runner_test.cc.
 #pragma once
 
-#include <functional>
-
 #include "absl/status/status.h"
 #include "proto/measure.pb.h"
 #include "runner/build_ahead.h"
+#include "runner/worker_loop.h"
 
 namespace lathe::runner {
 
@@ -66,27 +65,11 @@ proto::MeasureResult MeasureCandidate(const proto::MeasureRequest& request,
 // other threads exist: it changes the environment.
 void PrepareMeasurementProcess();
 
-// How a worker process is confined (runner/worker_sandbox.h); each step may
-// be empty (tests that measure in their own process, platforms without it).
-struct WorkerConfinement {
-  // While the process has one thread, before the worker starts any.
-  std::function<void()> before_threads;
-  // Once the worker's threads and the JIT are ready, before the first
-  // request; an error ends the worker (exit code 4) before it measures
-  // anything.
-  std::function<absl::Status()> before_requests;
-};
-
-// The worker's main loop: PrepareMeasurementProcess, `confinement`, then
-// writes the hello
-// frame (worker_protocol.h) to `out_fd`, then reads MeasureRequests from
-// `in_fd` and writes an acknowledgement and a MeasureResult for each until
-// `in_fd` ends. When
-// out_fd is stdout, the channel moves to a new descriptor and stdout is
-// pointed at stderr, so that nothing else printed can corrupt the channel.
-// Exits (_exit) when the process that started it is gone, so a hung
-// candidate cannot outlive its tuner. Returns the process exit code: 0 at
-// the end of the input, 2 on a broken channel, 4 when it cannot be confined.
+// The worker's main loop (worker_loop.h: its channel, confinement and exit
+// codes): PrepareMeasurementProcess, then MeasureCandidate for each
+// request, with builds ahead on the CPUs this process may use. A confined
+// worker builds and runs a small kernel before its filter is installed, so
+// that what the first build loads is loaded.
 int RunMeasureWorker(int in_fd, int out_fd,
                      const WorkerConfinement& confinement = {});
 

@@ -4,13 +4,18 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -89,6 +94,23 @@ constexpr int kAllowed[] = {
     SCMP_SYS(restart_syscall),
 };
 
+// What the CUDA driver calls once initialized, besides the above
+// (worker_sandbox.h); opening files is allowed read-only, below.
+constexpr int kAllowedForCuda[] = {
+    SCMP_SYS(ioctl),      SCMP_SYS(newfstatat),    SCMP_SYS(statx),
+    SCMP_SYS(readlink),   SCMP_SYS(readlinkat),    SCMP_SYS(access),
+    SCMP_SYS(faccessat),  SCMP_SYS(faccessat2),    SCMP_SYS(getdents64),
+    SCMP_SYS(dup2),       SCMP_SYS(dup3),          SCMP_SYS(pipe2),
+    SCMP_SYS(eventfd2),   SCMP_SYS(epoll_create1), SCMP_SYS(epoll_ctl),
+    SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),   SCMP_SYS(select),
+    SCMP_SYS(pselect6),   SCMP_SYS(memfd_create),  SCMP_SYS(ftruncate),
+    SCMP_SYS(mbind),      SCMP_SYS(set_mempolicy), SCMP_SYS(sched_getattr),
+};
+
+// Flags of an open that writes, creates or truncates.
+constexpr scmp_datum_t kWritingOpen =
+    O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_TMPFILE;
+
 // Calls that reach the network, start programs or reach other processes:
 // the worker is killed.
 constexpr int kKilled[] = {
@@ -121,6 +143,57 @@ absl::Status Refused(const char* step, int rc) {
       absl::StrCat("worker sandbox: ", step, ": ", std::strerror(-rc)));
 }
 
+// The calls a kCuda filter refused, one bit per system call number.
+constexpr int kRecordedCalls = 512;
+std::atomic<uint64_t> g_refused[kRecordedCalls / 64];
+
+// SIGSYS from the kCuda filter's default action (SCMP_ACT_TRAP): record the
+// call and make it return -EPERM, as the kCpu filter's default does.
+void OnRefusedCall(int, siginfo_t* info, void* context) {
+  const int call = info->si_syscall;
+  if (call >= 0 && call < kRecordedCalls) {
+    g_refused[call / 64].fetch_or(uint64_t{1} << (call % 64),
+                                  std::memory_order_relaxed);
+  }
+  auto* registers = &static_cast<ucontext_t*>(context)->uc_mcontext;
+#if defined(__x86_64__)
+  registers->gregs[REG_RAX] = -EPERM;
+#elif defined(__aarch64__)
+  registers->regs[0] = static_cast<uint64_t>(-EPERM);
+#endif
+}
+
+constexpr bool kCanTrap =
+#if defined(__x86_64__) || defined(__aarch64__)
+    true;
+#else
+    false;
+#endif
+
+// The kCuda filter's additions: kAllowedForCuda, and open/openat when
+// they only read.
+absl::Status AddCudaRules(scmp_filter_ctx ctx) {
+  for (int call : kAllowedForCuda) {
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, call, 0); rc < 0)
+      return Refused("allow for the CUDA driver", rc);
+  }
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+                                SCMP_A2(SCMP_CMP_MASKED_EQ, kWritingOpen, 0));
+      rc < 0)
+    return Refused("openat to read", rc);
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+                                SCMP_A1(SCMP_CMP_MASKED_EQ, kWritingOpen, 0));
+      rc < 0)
+    return Refused("open to read", rc);
+  struct sigaction action = {};
+  action.sa_sigaction = OnRefusedCall;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGSYS, &action, nullptr) != 0)
+    return Refused("SIGSYS handler", -errno);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsolateNetwork() {
@@ -134,9 +207,14 @@ bool IsolateNetwork() {
   return false;
 }
 
-absl::Status InstallSyscallFilter() {
-  std::unique_ptr<void, ReleaseFilter> ctx(seccomp_init(SCMP_ACT_ERRNO(EPERM)));
+absl::Status InstallSyscallFilter(WorkerKind kind) {
+  const bool cuda = kind == WorkerKind::kCuda;
+  std::unique_ptr<void, ReleaseFilter> ctx(
+      seccomp_init(cuda && kCanTrap ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO(EPERM)));
   if (ctx == nullptr) return Refused("seccomp_init", -ENOMEM);
+  if (cuda) {
+    if (absl::Status st = AddCudaRules(ctx.get()); !st.ok()) return st;
+  }
   // Every thread of the process at once: the worker's threads (the runtime's
   // pool, builds ahead) exist already.
   if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_TSYNC, 1); rc < 0)
@@ -181,10 +259,13 @@ absl::Status InstallSyscallFilter() {
           seccomp_rule_add(ctx.get(), SCMP_ACT_ALLOW, SCMP_SYS(recvfrom), 0);
       rc < 0)
     return Refused("recvfrom", rc);
-  // fstat as the C library makes it: newfstatat(fd, "", AT_EMPTY_PATH).
-  if (int rc = seccomp_rule_add(
-          ctx.get(), SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
-          SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
+  // fstat as the C library makes it: newfstatat(fd, "", AT_EMPTY_PATH)
+  // (a kCuda filter allows every newfstatat).
+  if (int rc =
+          cuda ? 0
+               : seccomp_rule_add(
+                     ctx.get(), SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
+                     SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
       rc < 0)
     return Refused("newfstatat", rc);
   // A thread may name itself (the runtime's pool threads: "lathe-w1").
@@ -206,11 +287,26 @@ absl::Status InstallSyscallFilter() {
   return absl::OkStatus();
 }
 
-WorkerConfinement SandboxConfinement() {
+WorkerConfinement SandboxConfinement(WorkerKind kind) {
   WorkerConfinement confinement;
   confinement.before_threads = [] { IsolateNetwork(); };
-  confinement.before_requests = InstallSyscallFilter;
+  confinement.before_requests = [kind] { return InstallSyscallFilter(kind); };
+  confinement.refused_calls = RefusedSyscalls;
   return confinement;
+}
+
+std::string RefusedSyscalls() {
+  std::string names;
+  for (int call = 0; call < kRecordedCalls; ++call) {
+    if ((g_refused[call / 64].load(std::memory_order_relaxed) >> (call % 64) &
+         1) == 0)
+      continue;
+    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, call);
+    absl::StrAppend(&names, names.empty() ? "" : ", ",
+                    name != nullptr ? name : absl::StrCat("#", call));
+    std::free(name);
+  }
+  return names;
 }
 
 }  // namespace lathe::runner

@@ -2,7 +2,7 @@
 // code may do when it runs there, so that a hostile trace or workload cannot
 // reach the network, start programs or touch files through the worker.
 //
-// Two steps, each taken once per process (RunMeasureWorker calls them):
+// Two steps, each taken once per process (ServeMeasureRequests calls them):
 //  - IsolateNetwork, while the process has one thread: a private network
 //    namespace (unshare(CLONE_NEWNET), or with a new user namespace where
 //    the process lacks CAP_SYS_ADMIN), so that no interface but an
@@ -29,23 +29,43 @@
 //        file (open, openat, creat, ...), ioctl, other prctls, mount, ...
 //    The runner records a candidate whose call killed the worker as a run
 //    error ("killed by signal 31 (SIGSYS)") and starts a new worker.
+//  - A CUDA worker's filter (WorkerKind::kCuda) also lets the CUDA driver
+//    work after its initialization: ioctl (every driver call is one on its
+//    device files), opening files read-only (it reads /proc and /sys),
+//    stat-like calls, pipes, eventfds and epoll (its event threads), memory
+//    policy calls (NUMA placement of pinned memory). The same calls kill the
+//    worker; any other call still fails with EPERM, and is recorded
+//    (RefusedSyscalls), so that a driver that needs more says which call
+//    was refused in the candidate's error. A CUDA candidate's host side is
+//    Lathe's own launch code: the filter guards against the compiler and
+//    the driver being turned by a crafted request.
 // Tests: tests/runner/worker_sandbox_test.cc; a candidate stopped through a
 // real worker in tests/runner/local_runner_test.cc.
 #pragma once
 
+#include <string>
+
 #include "absl/status/status.h"
-#include "runner/measure_worker.h"
+#include "runner/worker_loop.h"
 
 namespace lathe::runner {
 
-// Both steps, for RunMeasureWorker: what every worker process runs with.
-WorkerConfinement SandboxConfinement();
+// What the worker measures: kernels on this CPU (measure_worker.h) or on a
+// GPU through the CUDA driver (cuda/cuda_worker.h).
+enum class WorkerKind { kCpu, kCuda };
+
+// Both steps, for ServeMeasureRequests: what every worker process runs with.
+WorkerConfinement SandboxConfinement(WorkerKind kind = WorkerKind::kCpu);
 
 // True when this process now has a network namespace of its own. Call
 // while the process has one thread (a user namespace requires it).
 bool IsolateNetwork();
 
 // FailedPrecondition naming the step when the kernel refuses the filter.
-absl::Status InstallSyscallFilter();
+absl::Status InstallSyscallFilter(WorkerKind kind = WorkerKind::kCpu);
+
+// The calls a kCuda filter refused in this process so far, by name
+// ("openat, unlink"); empty when none (and always under a kCpu filter).
+std::string RefusedSyscalls();
 
 }  // namespace lathe::runner

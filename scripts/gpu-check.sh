@@ -15,13 +15,15 @@
 # GEMM 4096^3 against cublasSgemm (tensor cores off), with the ratio; then
 # a kernel for builds (softmax) emitted, compiled with the machine's g++
 # against the driver (tools/host_entry_check.cc) and checked on the GPU;
-# then short tuning runs (the GPU design space, the search and its cost
-# model, every candidate checked and timed on the GPU): fp32 GEMM 4096^3
-# (1000 trials or 150 s, then the best against cublasSgemm) and the
-# ResNet-50 3x3 convolution (C=K=128, 28x28, batch 1 and 16; 300 trials or
-# 50 s each, then the best against cuDNN). Each step is bounded by
-# `timeout`, under 8.5 minutes in all at worst (about six expected on an
-# H100). Exit status: the first failing step's
+# then candidates measured through a LocalRunner and its confined CUDA
+# worker processes, faults included (tools/runner_check.h: what `lathe tune
+# --target cuda` and `lathe runner --target cuda` do); then short tuning
+# runs (the GPU design space, the search and its cost model, every
+# candidate checked and timed on the GPU): fp32 GEMM 4096^3 (1000 trials or
+# 130 s, then the best against cublasSgemm) and the ResNet-50 3x3
+# convolution (C=K=128, 28x28, batch 1 and 16; 300 trials or 45 s each, then
+# the best against cuDNN). Each step is bounded by `timeout`, under 9
+# minutes in all at worst (about six and a half expected on an H100). Exit status: the first failing step's
 # (lathe-gpu-check: 1 a failure, 2 no driver or no GPU), else 0.
 set -uo pipefail
 
@@ -49,13 +51,13 @@ for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86
 done
 echo "gpu-check: LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
-echo "gpu-check: step 1/6: every operator's default GPU schedule, checked and timed"
+echo "gpu-check: step 1/7: every operator's default GPU schedule, checked and timed"
 timeout 60 "$binary" --gemm 0
 ops_status=$?
-echo "gpu-check: step 2/6: fp32 GEMM 4096^3, Lathe's default GPU schedule against cublasSgemm"
+echo "gpu-check: step 2/7: fp32 GEMM 4096^3, Lathe's default GPU schedule against cublasSgemm"
 timeout 40 "$binary" --ops 'matmul:M=64,N=64,K=64' --gemm 4096
 gemm_status=$?
-echo "gpu-check: step 3/6: a kernel for builds (emitted, compiled with g++ -lcuda, run)"
+echo "gpu-check: step 3/7: a kernel for builds (emitted, compiled with g++ -lcuda, run)"
 work=$(mktemp -d)
 host_status=1
 if timeout 20 "$binary" --source softmax:M=4,N=512 --emit "$work" --name softmax_4x512 &&
@@ -74,22 +76,26 @@ if [[ -z "$results" ]]; then
   trap 'rm -rf "$results"' EXIT
 fi
 mkdir -p "$results"
-echo "gpu-check: step 4/6: tuning fp32 GEMM 4096^3 (1000 trials or 150 s), the best against cublasSgemm"
-timeout 185 "$binary" --tune matmul:M=4096,N=4096,K=4096 --trials 1000 \
-  --time-budget 150 --db "$results/gemm4096.db"
+echo "gpu-check: step 4/7: candidates through a LocalRunner and confined CUDA workers, faults included"
+timeout 60 "$binary" --runner-check
+runner_status=$?
+echo "gpu-check: step 5/7: tuning fp32 GEMM 4096^3 (1000 trials or 130 s), the best against cublasSgemm"
+timeout 160 "$binary" --tune matmul:M=4096,N=4096,K=4096 --trials 1000 \
+  --time-budget 130 --db "$results/gemm4096.db"
 tune_gemm_status=$?
-echo "gpu-check: step 5/6: tuning the ResNet-50 3x3 convolution, batch 1 (300 trials or 50 s), the best against cuDNN"
-timeout 70 "$binary" --tune conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \
-  --trials 300 --time-budget 50 --db "$results/conv3x3.db"
+echo "gpu-check: step 6/7: tuning the ResNet-50 3x3 convolution, batch 1 (300 trials or 45 s), the best against cuDNN"
+timeout 60 "$binary" --tune conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \
+  --trials 300 --time-budget 45 --db "$results/conv3x3.db"
 tune_conv_status=$?
-echo "gpu-check: step 6/6: the same convolution, batch 16 (300 trials or 50 s), the best against cuDNN"
-timeout 70 "$binary" --tune conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \
-  --trials 300 --time-budget 50 --db "$results/conv3x3_b16.db"
+echo "gpu-check: step 7/7: the same convolution, batch 16 (300 trials or 45 s), the best against cuDNN"
+timeout 60 "$binary" --tune conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \
+  --trials 300 --time-budget 45 --db "$results/conv3x3_b16.db"
 tune_conv16_status=$?
 echo "gpu-check: operators exit $ops_status, cuBLAS comparison exit $gemm_status," \
-     "host entry point exit $host_status, GEMM tuning exit $tune_gemm_status," \
+     "host entry point exit $host_status, runner check exit $runner_status," \
+     "GEMM tuning exit $tune_gemm_status," \
      "convolution tuning exit $tune_conv_status (batch 16: $tune_conv16_status)"
-for status in $ops_status $gemm_status $host_status $tune_gemm_status \
+for status in $ops_status $gemm_status $host_status $runner_status $tune_gemm_status \
               $tune_conv_status $tune_conv16_status; do
   if [[ $status -ne 0 ]]; then exit $status; fi
 done

@@ -25,6 +25,12 @@
 //     cublasSgemm, for a conv2d_nchw against cuDNN. The database defaults to a
 //     new temporary file. Each candidate is compiled by this binary in a child
 //     process (below), killed past the compile timeout (default 20 s).
+//   lathe-gpu-check --runner-check [--target "cuda ..."]
+//     Candidates measured through a LocalRunner and confined worker
+//     processes (this binary's --worker), faults included (runner_check.h).
+//   lathe-gpu-check --worker
+//     A CUDA measuring worker on stdin and stdout, confined
+//     (runner/cuda/cuda_worker.h): what `lathe runner-worker --cuda` is.
 //   lathe-gpu-check --compile-cuda ARCH
 //     Compiles the CUDA C on stdin with NVRTC to a cubin for ARCH (sm_90)
 //     on stdout.
@@ -72,9 +78,12 @@
 #include "compiler/workload/flop_count.h"
 #include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
+#include "runner/cuda/cuda_worker.h"
+#include "runner/worker_sandbox.h"
 #include "tools/cublas_sgemm.h"
 #include "tools/cudnn_conv.h"
 #include "tools/gpu_tune.h"
+#include "tools/runner_check.h"
 
 namespace lathe::tools {
 namespace {
@@ -472,6 +481,13 @@ int CompileCudaFromStdin(const std::string& arch) {
   return std::cout ? 0 : 1;
 }
 
+// This binary's path ("" when /proc cannot say).
+std::string SelfPath() {
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  return length > 0 ? std::string(self, static_cast<size_t>(length)) : "";
+}
+
 // --tune: a tuning run, then its best schedule against the peer: for a
 // square matmul cublasSgemm, for a conv2d_nchw cuDNN.
 int Tune(cuda::CudaDevice* device, const Target& target,
@@ -485,12 +501,8 @@ int Tune(cuda::CudaDevice* device, const Target& target,
     options.db_path = absl::StrCat(dir, "/tune.db");
   }
   // Each candidate compiled by this binary in a child, with a deadline.
-  char self[4096];
-  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (length > 0) {
-    options.compile_command = {std::string(self, static_cast<size_t>(length)),
-                               "--compile-cuda", target.cpu};
-  }
+  if (const std::string self = SelfPath(); !self.empty())
+    options.compile_command = {self, "--compile-cuda", target.cpu};
   options.build_threads = static_cast<int>(std::clamp<unsigned>(
                               std::thread::hardware_concurrency(), 2, 18)) -
                           2;
@@ -532,6 +544,7 @@ int Main(int argc, char** argv) {
   bool gemm_variants = false;
   GpuTuneOptions tune;
   int no_device_exit = 2;
+  bool runner_check = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -572,6 +585,12 @@ int Main(int argc, char** argv) {
       tune.compile_timeout_s = std::atof(value().c_str());
     else if (arg == "--compile-cuda")
       return CompileCudaFromStdin(value());
+    else if (arg == "--worker")
+      return runner::RunCudaMeasureWorker(
+          STDIN_FILENO, STDOUT_FILENO,
+          runner::SandboxConfinement(runner::WorkerKind::kCuda));
+    else if (arg == "--runner-check")
+      runner_check = true;
     else if (arg == "--no-device-exit")
       no_device_exit = std::atoi(value().c_str());
     else if (arg == "--help" || arg == "-h") {
@@ -586,6 +605,8 @@ int Main(int argc, char** argv) {
           "       lathe-gpu-check --tune SPEC [--trials N] [--time-budget S]\n"
           "                       [--db FILE] [--compile-timeout S] [--target "
           "T]\n"
+          "       lathe-gpu-check --runner-check [--target T]\n"
+          "       lathe-gpu-check --worker\n"
           "       lathe-gpu-check --compile-cuda ARCH < SOURCE.cu > "
           "KERNEL.cubin\n");
       return 0;
@@ -636,6 +657,11 @@ int Main(int argc, char** argv) {
   }
   std::printf("lathe-gpu-check: target %s\n", target->ToString().c_str());
   if (!tune.spec.empty()) return Tune(device->get(), *target, tune);
+  if (runner_check) {
+    // The workers open the device themselves.
+    device->reset();
+    return CheckRunner(SelfPath(), *target) ? 0 : 1;
+  }
   std::vector<std::string> specs =
       ops.empty() ? AllSpecs()
                   : std::vector<std::string>(

@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,10 +24,11 @@ namespace lathe::runner {
 namespace {
 
 // Runs `body` in a child after the filter (when `filtered`); its wait status.
-int RunChild(const std::function<int()>& body, bool filtered = true) {
+int RunChild(const std::function<int()>& body, bool filtered = true,
+             WorkerKind kind = WorkerKind::kCpu) {
   const pid_t pid = fork();
   if (pid == 0) {
-    if (filtered && !InstallSyscallFilter().ok()) _exit(100);
+    if (filtered && !InstallSyscallFilter(kind).ok()) _exit(100);
     _exit(body());
   }
   int status = 0;
@@ -126,6 +129,71 @@ TEST(WorkerSandbox, OpeningFilesFailsWithEperm) {
         return setrlimit(RLIMIT_AS, &limit) != 0 && errno == EPERM ? 1 : 0;
       }),
       1);
+}
+
+int RunCudaChild(const std::function<int()>& body) {
+  return RunChild(body, /*filtered=*/true, WorkerKind::kCuda);
+}
+
+TEST(CudaWorkerSandbox, TheDriversCallsWork) {
+  ExpectExitsWith(RunCudaChild([] {
+                    // ioctl on a descriptor (the driver's device files).
+                    int fds[2];
+                    if (pipe2(fds, O_CLOEXEC) != 0) return 1;
+                    int pending = -1;
+                    if (ioctl(fds[0], FIONREAD, &pending) != 0 || pending != 0)
+                      return 2;
+                    // Reading /proc and /sys.
+                    const int fd = open("/proc/self/status", O_RDONLY);
+                    if (fd < 0) return 3;
+                    close(fd);
+                    struct stat st {};
+                    if (stat("/proc/self/status", &st) != 0) return 4;
+                    std::thread thread([] {});
+                    thread.join();
+                    return RefusedSyscalls().empty() ? 0 : 5;
+                  }),
+                  0);
+}
+
+TEST(CudaWorkerSandbox, WritingFilesFailsWithEpermAndIsNamed) {
+  ExpectExitsWith(
+      RunCudaChild([] {
+        const int fd = open("/tmp/lathe-sandbox-test-file",
+                            O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EPERM) return 1;
+        if (open("/proc/self/status", O_RDWR) >= 0 || errno != EPERM) return 2;
+        if (unlink("/tmp/lathe-sandbox-test-file") == 0 || errno != EPERM)
+          return 3;
+        const std::string refused = RefusedSyscalls();
+        if (refused.find("openat") == std::string::npos) return 4;
+        if (refused.find("unlink") == std::string::npos) return 5;
+        return 0;
+      }),
+      0);
+}
+
+TEST(CudaWorkerSandbox, NetworkAndNewProgramsKillTheProcess) {
+  ExpectKilledBySigsys(
+      RunCudaChild([] { return socket(AF_INET, SOCK_STREAM, 0) < 0 ? 1 : 0; }));
+  ExpectKilledBySigsys(RunCudaChild([] {
+    char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};
+    execv("/bin/true", argv);
+    return 1;
+  }));
+  ExpectKilledBySigsys(RunCudaChild([] {
+    const pid_t child = fork();
+    if (child == 0) _exit(0);
+    return 1;
+  }));
+}
+
+TEST(CudaWorkerSandbox, ACpuWorkerRecordsNothing) {
+  ExpectExitsWith(RunChild([] {
+                    if (open("/proc/self/status", O_RDONLY) >= 0) return 1;
+                    return RefusedSyscalls().empty() ? 0 : 2;
+                  }),
+                  0);
 }
 
 TEST(WorkerSandbox, APrivateNetworkHasNothingButLoopback) {
