@@ -4,7 +4,9 @@
 // tuning database through api/kernel_plan.h (the path the C++ API and the
 // CMake function share), and all kernels go into one library and one
 // header. One model (MODEL.onnx) becomes one library whose C function runs
-// it (api/model_library.h).
+// it (api/model_library.h). A cuda target (--target 'cuda -arch=sm_XX') takes
+// one workload, planned the same way, and writes a host source with the cubin
+// embedded, a cubin or PTX instead of a library (cli/cuda_compile.h).
 #include "cli/compile_command.h"
 
 #include <cctype>
@@ -26,6 +28,7 @@
 #include "api/kernel_plan.h"
 #include "api/model_library.h"
 #include "cli/command.h"
+#include "cli/cuda_compile.h"
 #include "cli/json_text.h"
 #include "cli/model_args.h"
 #include "cli/output_paths.h"
@@ -69,6 +72,14 @@ struct Entry {
   std::optional<api::KernelPlan> plan;
   bool from_trace = false;
 };
+
+// Where an entry's schedule came from, for a header's comment: "database
+// record 42", "trace" or "default".
+std::string OriginText(const Entry& e) {
+  if (e.plan->origin.tuned())
+    return absl::StrCat("database record ", e.plan->origin.record_id);
+  return e.from_trace ? "trace" : "default";
+}
 
 absl::StatusOr<std::vector<std::pair<std::string, Workload>>> ResolveWorkloads(
     const CompileOptions& options) {
@@ -233,6 +244,12 @@ std::string DefaultModelFunction(const std::string& path) {
 // (api/model_library.h).
 absl::Status RunCompileModel(const CompileOptions& options) {
   const std::string& model_path = options.specs.front();
+  if (NamesCudaTarget(options.target)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        model_path,
+        ": models compile for CPU targets only; a cuda target compiles one "
+        "workload spec"));
+  }
   absl::StatusOr<LibraryKind> kind = LibraryKindForPath(options.output);
   if (!kind.ok()) return kind.status();
   if (!options.expr.empty() || !options.dims.empty() ||
@@ -343,9 +360,21 @@ absl::Status RunCompile(const CompileOptions& options) {
     return absl::InvalidArgumentError(
         "--shape goes with a model (MODEL.onnx), not with workload specs");
   }
-  // Cheap checks of the command line first, before any compilation.
-  absl::StatusOr<LibraryKind> kind = LibraryKindForPath(options.output);
-  if (!kind.ok()) return kind.status();
+  // Cheap checks of the command line first, before any compilation. The
+  // output's kind: a library for a CPU target, a host source, cubin or PTX
+  // for a cuda target.
+  const bool cuda = NamesCudaTarget(options.target);
+  absl::StatusOr<LibraryKind> kind = LibraryKind::kObject;
+  absl::StatusOr<CudaOutput> cuda_output = CudaOutput::kHostSource;
+  if (cuda) {
+    cuda_output =
+        CudaOutputForPath(options.output, options.header,
+                          !options.function.empty() || !options.prefix.empty());
+    if (!cuda_output.ok()) return cuda_output.status();
+  } else {
+    kind = LibraryKindForPath(options.output);
+    if (!kind.ok()) return kind.status();
+  }
   if (absl::Status st = CheckOutputPaths(
           {{"--db", options.db_path}, {"--trace", options.trace_path}},
           {{"-o", options.output},
@@ -359,6 +388,11 @@ absl::Status RunCompile(const CompileOptions& options) {
       ResolveWorkloads(options);
   if (!workloads.ok()) return workloads.status();
   const bool single = workloads->size() == 1;
+  if (cuda && !single) {
+    return absl::InvalidArgumentError(
+        "a cuda target compiles one workload per command (one host entry "
+        "point per source); run lathe compile once per workload");
+  }
   if (!options.trace_path.empty() && (!single || !options.db_path.empty())) {
     return absl::InvalidArgumentError(
         "--trace schedules one workload and does not go with --db (the "
@@ -412,7 +446,10 @@ absl::Status RunCompile(const CompileOptions& options) {
 
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
-  if (absl::Status runnable = CheckRunnableHere(*target); !runnable.ok()) {
+  // A GPU's code is never run here by lathe compile: nothing to warn about.
+  if (absl::Status runnable =
+          cuda ? absl::OkStatus() : CheckRunnableHere(*target);
+      !runnable.ok()) {
     std::fprintf(stderr,
                  "lathe: warning: %s (compiling anyway: the output is for "
                  "another machine)\n",
@@ -480,6 +517,24 @@ absl::Status RunCompile(const CompileOptions& options) {
     }
   }
 
+  if (cuda) {
+    const Entry& e = entries.front();
+    absl::StatusOr<CudaKernelFiles> files = BuildCudaKernel(
+        e.plan->program, *target, *cuda_output, e.function, options.header,
+        absl::StrCat(e.plan->workload.CanonicalForm(), " for ",
+                     target->ToString(), "; schedule: ", OriginText(e),
+                     ", structural hash ", e.plan->program.structural_hash));
+    if (!files.ok()) {
+      return absl::Status(files.status().code(),
+                          absl::StrCat(e.spec, ": ", files.status().message()));
+    }
+    return WriteOutputs(
+        options, *target, entries,
+        [&](const std::string& path) {
+          return WriteFileBytes(path, files->output);
+        },
+        [&](const std::string&) { return files->header; });
+  }
   if (single && db == nullptr) {
     // The single-kernel library and header.
     const Entry& e = entries.front();
@@ -499,9 +554,7 @@ absl::Status RunCompile(const CompileOptions& options) {
     k.workload = &e.plan->workload;
     k.kernel = &e.plan->program;
     k.function_name = e.function;
-    k.origin = e.plan->origin.tuned()
-                   ? absl::StrCat("database record ", e.plan->origin.record_id)
-                   : (e.from_trace ? "trace" : "default");
+    k.origin = OriginText(e);
     kernels.push_back(std::move(k));
   }
   return WriteOutputs(
@@ -523,7 +576,9 @@ void AddCompileCommand(CLI::App& app) {
                          "compile workloads' kernels (from the tuning database "
                          "with --db), or a model (MODEL.onnx) into one C "
                          "function, to one object, static or shared library "
-                         "and a C header");
+                         "and a C header; for a cuda target, one workload to "
+                         "a C++ source with the cubin embedded and its "
+                         "header, a cubin or PTX");
   command->add_option(
       "specs", options->specs,
       "workload specs, e.g. matmul:M=512,N=512,K=512 (see `lathe workloads`), "
@@ -544,20 +599,25 @@ void AddCompileCommand(CLI::App& app) {
   command->add_option(
       "--db", options->db_path,
       "the tuning database: each workload's best record (read only)");
-  command->add_option("--target", options->target,
-                      "target, e.g. host, \"llvm -mcpu=znver4 -num-threads=8\" "
-                      "(default: host)");
+  command->add_option(
+      "--target", options->target,
+      "target, e.g. host, \"llvm -mcpu=znver4 -num-threads=8\", "
+      "\"cuda -arch=sm_90\" (default: host)");
   command
       ->add_option("-o,--output", options->output,
                    "output file: .o (kernels only), .a (kernels + runtime) or "
-                   ".so (needs cc)")
+                   ".so (needs cc); for a cuda target .cc, .cpp or .cxx (host "
+                   "entry point, cubin embedded, with --header; build with "
+                   "-lcuda), .cubin or .ptx")
       ->required();
   command->add_option("--header", options->header,
-                      "where to write the C header");
+                      "where to write the C header (a cuda target's source "
+                      "includes it by its file name)");
   command->add_option(
       "--function", options->function,
       "the kernel's C symbol, one workload only (default: from the workload, "
-      "e.g. matmul_64x64x64); a model's entry (default: the file's stem)");
+      "e.g. matmul_64x64x64); a model's entry (default: the file's stem); a "
+      "cuda target's host entry point");
   command->add_option("--prefix", options->prefix,
                       "prefix of every default function name, e.g. tuned_");
   command->add_flag(

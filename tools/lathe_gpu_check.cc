@@ -189,12 +189,12 @@ int PrintSource(const std::string& spec, const std::string& target_text,
     absl::StatusOr<cuda::CompiledCuda> compiled =
         cuda::CompileCuda(program->module.source, target->cpu, /*cubin=*/true);
     absl::StatusOr<cuda::HostSource> host =
-        compiled.ok()
-            ? cuda::GenerateHostSource(
-                  program->module, program->lowered, compiled->cubin, emit_name,
-                  absl::StrCat(workload->CanonicalForm(), " for ",
-                               target->ToString()))
-            : absl::StatusOr<cuda::HostSource>(compiled.status());
+        compiled.ok() ? cuda::GenerateHostSource(
+                            program->module, program->lowered, compiled->cubin,
+                            emit_name, emit_name + ".h",
+                            absl::StrCat(workload->CanonicalForm(), " for ",
+                                         target->ToString()))
+                      : absl::StatusOr<cuda::HostSource>(compiled.status());
     if (!host.ok()) {
       std::fprintf(stderr, "lathe-gpu-check: error: %s\n",
                    std::string(host.status().message()).c_str());

@@ -24,17 +24,22 @@
 namespace lathe::cuda {
 
 struct HostSource {
-  std::string header;  // NAME.h
-  std::string source;  // NAME.cc, includes "NAME.h"
+  std::string header;
+  std::string source;  // includes the header
 };
 
 // `image`: the cubin (or PTX) of `module.source`; `lowered`: the program it
-// came from (for the parameters' names and shapes); `description`: a line
-// for the header (the workload and target).
+// came from (for the parameters' names and shapes); `name`: the entry
+// point's C symbol; `header_file`: the header as the source includes it
+// (`#include "header_file"`, e.g. "NAME.h"); `description`: one line for
+// both files (the workload, target and schedule). Errors: InvalidArgument
+// for a name that is not a C identifier, a header_file or description that
+// would break out of its include or comment (a quote, a newline).
 absl::StatusOr<HostSource> GenerateHostSource(const CudaModule& module,
                                               const Program& lowered,
                                               const std::string& image,
                                               const std::string& name,
+                                              const std::string& header_file,
                                               const std::string& description);
 
 }  // namespace lathe::cuda

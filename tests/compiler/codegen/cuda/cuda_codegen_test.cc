@@ -7,6 +7,7 @@
 #include "compiler/codegen/cuda/cuda_codegen.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -159,9 +160,9 @@ TEST_F(CudaCodegen, HostEntryPointCompilesWithTheCubinEmbedded) {
   absl::StatusOr<CompiledCuda> compiled =
       CompileCuda(program->module.source, "sm_90", /*cubin=*/true);
   ASSERT_TRUE(compiled.ok());
-  absl::StatusOr<HostSource> host =
-      GenerateHostSource(program->module, program->lowered, compiled->cubin,
-                         "softmax_4x512", "softmax for sm_90");
+  absl::StatusOr<HostSource> host = GenerateHostSource(
+      program->module, program->lowered, compiled->cubin, "softmax_4x512",
+      "kernels/softmax.h", "softmax for sm_90");
   ASSERT_TRUE(host.ok()) << host.status();
   EXPECT_NE(host->header.find("int softmax_4x512(CUdeviceptr p0, CUdeviceptr "
                               "p1, CUstream stream);"),
@@ -172,8 +173,18 @@ TEST_F(CudaCodegen, HostEntryPointCompilesWithTheCubinEmbedded) {
   // Two intermediates (row max, row sum) allocated and freed in the call.
   EXPECT_NE(host->source.find("cuMemAlloc(&b2, 16)"), std::string::npos);
   EXPECT_NE(host->source.find("cuMemFree(b3)"), std::string::npos);
+  // The source includes the header by the name it was given.
+  EXPECT_NE(host->source.find("\n#include \"kernels/softmax.h\"\n"),
+            std::string::npos);
   EXPECT_FALSE(GenerateHostSource(program->module, program->lowered,
-                                  compiled->cubin, "not-a-name", "")
+                                  compiled->cubin, "not-a-name", "k.h", "")
+                   .ok());
+  // Names that would break out of the include or the comment.
+  EXPECT_FALSE(GenerateHostSource(program->module, program->lowered,
+                                  compiled->cubin, "k", "k\".h", "")
+                   .ok());
+  EXPECT_FALSE(GenerateHostSource(program->module, program->lowered,
+                                  compiled->cubin, "k", "k.h", "two\nlines")
                    .ok());
   // The cubin, byte for byte: the ELF magic first, one entry per byte.
   const size_t array = host->source.find("kImage[] = {");
@@ -188,7 +199,8 @@ TEST_F(CudaCodegen, HostEntryPointCompilesWithTheCubinEmbedded) {
     GTEST_SKIP() << kCudaHeader << " not found";
   char dir[] = "/tmp/lathe_host_XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
-  std::ofstream(absl::StrCat(dir, "/softmax_4x512.h")) << host->header;
+  ASSERT_EQ(mkdir(absl::StrCat(dir, "/kernels").c_str(), 0700), 0);
+  std::ofstream(absl::StrCat(dir, "/kernels/softmax.h")) << host->header;
   std::ofstream(absl::StrCat(dir, "/softmax_4x512.cc")) << host->source;
   const std::string compile = absl::StrCat(
       "c++ -std=c++17 -Wall -Wextra -Werror -c -I/usr/local/cuda/include ", dir,
