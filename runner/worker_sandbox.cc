@@ -185,6 +185,13 @@ absl::Status AddCudaRules(scmp_filter_ctx ctx) {
                                 SCMP_A1(SCMP_CMP_MASKED_EQ, kWritingOpen, 0));
       rc < 0)
     return Refused("open to read", rc);
+  // Builders ahead lower themselves to idle priority (cuda_build_ahead.h);
+  // no other policy may be set.
+  if (int rc =
+          seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setscheduler), 1,
+                           SCMP_A1(SCMP_CMP_EQ, SCHED_IDLE));
+      rc < 0)
+    return Refused("sched_setscheduler to idle", rc);
   struct sigaction action = {};
   action.sa_sigaction = OnRefusedCall;
   action.sa_flags = SA_SIGINFO;

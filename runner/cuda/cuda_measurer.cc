@@ -25,34 +25,6 @@ double MsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// A compiled program of `workload` scheduled by `trace` (the default GPU
-// schedule when null): from any thread (NVRTC is thread-safe).
-struct Compiled {
-  cuda::CudaModule module;
-  std::string cubin;
-  std::string structural_hash;
-};
-
-absl::StatusOr<Compiled> Compile(const Workload& workload, const Trace* trace,
-                                 const Target& target,
-                                 const CudaMeasurer::Options& options) {
-  LATHE_ASSIGN_OR_RETURN(cuda::CudaProgram program,
-                         cuda::MakeCudaProgram(workload, trace, target));
-  std::string cubin;
-  if (options.compile_command.empty()) {
-    LATHE_ASSIGN_OR_RETURN(
-        cuda::CompiledCuda compiled,
-        cuda::CompileCuda(program.module.source, target.cpu, /*cubin=*/true));
-    cubin = std::move(compiled.cubin);
-  } else {
-    LATHE_ASSIGN_OR_RETURN(
-        cubin, CompileInChild(options.compile_command, program.module.source,
-                              options.compile_timeout_s));
-  }
-  return Compiled{std::move(program.module), std::move(cubin),
-                  std::move(program.structural_hash)};
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CudaMeasurer>> CudaMeasurer::Create(
@@ -90,11 +62,14 @@ CudaMeasurer::~CudaMeasurer() {
 
 absl::StatusOr<std::vector<TensorData>> CudaMeasurer::DeviceReference(
     const Workload& workload, const std::vector<TensorData>& inputs) {
-  LATHE_ASSIGN_OR_RETURN(Compiled compiled,
-                         Compile(workload, nullptr, target_, options_));
+  proto::MeasureRequest plain;
+  plain.set_workload(workload.CanonicalForm());
+  plain.set_target(target_.ToString());
+  CudaCandidate built = BuildCudaCandidate(plain, target_, options_);
+  LATHE_RETURN_IF_ERROR(built.status);
   LATHE_ASSIGN_OR_RETURN(
       std::unique_ptr<cuda::LoadedModule> module,
-      cuda::LoadedModule::Load(device_, compiled.module, compiled.cubin));
+      cuda::LoadedModule::Load(device_, built.module, built.cubin));
   std::vector<std::vector<float>> buffers;
   for (const TensorData& input : inputs)
     buffers.emplace_back(input.values.begin(), input.values.end());
@@ -115,6 +90,11 @@ absl::StatusOr<std::vector<TensorData>> CudaMeasurer::DeviceReference(
 
 proto::MeasureResult CudaMeasurer::Measure(
     const proto::MeasureRequest& request) {
+  return MeasureBuilt(request, BuildCudaCandidate(request, target_, options_));
+}
+
+proto::MeasureResult CudaMeasurer::MeasureBuilt(
+    const proto::MeasureRequest& request, const CudaCandidate& built) {
   proto::MeasureResult result;
   result.set_device(device_->info().name);
   auto fail = [&](proto::MeasureStatus status, const absl::Status& error) {
@@ -122,36 +102,20 @@ proto::MeasureResult CudaMeasurer::Measure(
     result.set_error(std::string(error.message()));
     return result;
   };
-  const auto build_start = std::chrono::steady_clock::now();
-  if (request.target() != target_.ToString()) {
-    return fail(proto::MEASURE_BUILD_ERROR,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "target ", request.target(), " is not this runner's ",
-                    target_.ToString())));
-  }
-  absl::StatusOr<Workload> workload = ParseWorkloadSpec(request.workload());
-  if (!workload.ok())
-    return fail(proto::MEASURE_BUILD_ERROR, workload.status());
-  std::optional<Trace> trace;
-  if (request.has_trace()) {
-    absl::StatusOr<Trace> parsed = Trace::FromProto(request.trace());
-    if (!parsed.ok()) return fail(proto::MEASURE_BUILD_ERROR, parsed.status());
-    trace = *std::move(parsed);
-  }
-  absl::StatusOr<Compiled> compiled =
-      Compile(*workload, trace ? &*trace : nullptr, target_, options_);
-  if (!compiled.ok()) {
-    return fail(absl::IsDeadlineExceeded(compiled.status())
+  result.set_structural_hash(built.structural_hash);
+  result.set_build_ms(built.build_ms);
+  result.set_built_ahead(built.built_ahead);
+  if (!built.ok()) {
+    return fail(absl::IsDeadlineExceeded(built.status)
                     ? proto::MEASURE_TIMEOUT
                     : proto::MEASURE_BUILD_ERROR,
-                compiled.status());
+                built.status);
   }
-  result.set_structural_hash(compiled->structural_hash);
-  result.set_build_ms(MsSince(build_start));
   if (request.build_only()) {
     result.set_status(proto::MEASURE_OK);
     return result;
   }
+  const Workload* workload = &*built.workload;
 
   // The device, one candidate at a time.
   absl::MutexLock lock(&device_mutex_);
@@ -159,7 +123,7 @@ proto::MeasureResult CudaMeasurer::Measure(
   if (absl::Status current = device_->MakeCurrent(); !current.ok())
     return fail(proto::MEASURE_RUN_ERROR, current);
   absl::StatusOr<std::unique_ptr<cuda::LoadedModule>> loaded =
-      cuda::LoadedModule::Load(device_, compiled->module, compiled->cubin);
+      cuda::LoadedModule::Load(device_, built.module, built.cubin);
   if (!loaded.ok()) return fail(proto::MEASURE_RUN_ERROR, loaded.status());
   cuda::LoadedModule& module = **loaded;
   const int num_inputs = static_cast<int>(workload->inputs().size());

@@ -2,11 +2,12 @@
 // worker does with each MeasureRequest of a cuda target, and what
 // `lathe-gpu-check --tune` measures with.
 //
-// Per request: the workload parsed, the trace replayed (the default GPU
-// schedule when the request has none), lowered, turned into CUDA C and
-// compiled by NVRTC to a cubin for the device (build_ms), on the calling
-// thread or in a child process with a deadline (Options::compile_command:
-// past it, the candidate is a timeout); then, one request at a time, the module
+// Per request: the candidate built (cuda_candidate.h: the workload parsed,
+// the trace replayed, the default GPU schedule when the request has none,
+// lowered, turned into CUDA C and compiled by NVRTC to a cubin for the
+// device, build_ms), on the calling thread or in a child process with a
+// deadline (Options::compile_command: past it, the candidate is a timeout),
+// unless built already (MeasureBuilt); then, one request at a time, the module
 // loaded and run on the check's inputs (check_seed), its outputs compared with
 // the reference's (compiler/measure/reference_check.h; computed once per
 // workload and seed): the CPU reference for workloads of at most
@@ -34,6 +35,7 @@
 #include "compiler/measure/reference_check.h"
 #include "compiler/target/target.h"
 #include "proto/measure.pb.h"
+#include "runner/cuda/cuda_candidate.h"
 
 namespace lathe::runner {
 
@@ -43,13 +45,7 @@ class CudaMeasurer {
   static constexpr double kSampleTime = 0.002;  // seconds of GPU time
   static constexpr int64_t kFlushBytes = int64_t{256} << 20;
 
-  struct Options {
-    // A command that compiles CUDA C (stdin) to a cubin (stdout) for the
-    // target's architecture (child_compile.h), run with a deadline; empty:
-    // NVRTC in this process, without one.
-    std::vector<std::string> compile_command;
-    double compile_timeout_s = 20;
-  };
+  using Options = CudaBuildOptions;  // cuda_candidate.h
 
   // Measures on `device` (not owned; it must outlive the measurer) for
   // `target`, a cuda target the device can run. Errors: InvalidArgument for
@@ -64,8 +60,13 @@ class CudaMeasurer {
   // side, and loaded, checked and timed on the device one at a time (the
   // device's context made current on the thread).
   proto::MeasureResult Measure(const proto::MeasureRequest& request);
+  // The same with the candidate built already (BuildCudaCandidate of this
+  // request, with target() and options(): ahead, on another thread).
+  proto::MeasureResult MeasureBuilt(const proto::MeasureRequest& request,
+                                    const CudaCandidate& built);
 
   const Target& target() const { return target_; }
+  const Options& options() const { return options_; }
 
  private:
   CudaMeasurer(cuda::CudaDevice* device, const Target& target, Options options);

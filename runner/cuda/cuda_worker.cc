@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "compiler/codegen/cuda/cuda_driver.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
+#include "runner/cuda/cuda_build_ahead.h"
 #include "runner/cuda/cuda_measurer.h"
 #include "runner/cuda/device_target.h"
 
@@ -73,16 +75,24 @@ class CudaWorker {
       return Failed(proto::MEASURE_BUILD_ERROR, st);
     }
     if (measurer_ == nullptr || !(measurer_->target() == *target)) {
+      ahead_.reset();
       measurer_.reset();  // its buffers freed before the next one's
       absl::StatusOr<std::unique_ptr<CudaMeasurer>> made =
           CudaMeasurer::Create(device_.get(), *target, {});
       if (!made.ok()) return Failed(proto::MEASURE_RUN_ERROR, made.status());
       measurer_ = *std::move(made);
+      // Every CPU but the measuring thread's builds ahead.
+      ahead_ = std::make_unique<CudaBuildAhead>(
+          std::max(1, AllowedCpuCount() - 1), *target, measurer_->options());
     }
     proto::MeasureRequest canonical = request;
     canonical.set_target(target->ToString());
+    if (canonical.build_only())
+      return measurer_->MeasureBuilt(canonical, ahead_->BuildAll(canonical));
+    ahead_->Add(canonical);
     const std::string& fault = request.inject_fault();
-    if (fault.empty()) return measurer_->Measure(canonical);
+    if (fault.empty())
+      return measurer_->MeasureBuilt(canonical, ahead_->Take(canonical));
     canonical.set_build_only(true);
     proto::MeasureResult result = measurer_->Measure(canonical);
     if (result.status() != proto::MEASURE_OK) return result;
@@ -133,6 +143,7 @@ class CudaWorker {
 
   std::unique_ptr<cuda::CudaDevice> device_;
   std::unique_ptr<CudaMeasurer> measurer_;
+  std::unique_ptr<CudaBuildAhead> ahead_;  // for measurer_'s target
 };
 
 }  // namespace

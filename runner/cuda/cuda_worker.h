@@ -15,7 +15,9 @@
 //    naming both. The measurer of the request's target (made on first use;
 //    one kept at a time) builds the candidate with NVRTC in this process —
 //    the runner's timeout per request bounds a compilation that does not
-//    end — then loads, checks and times it.
+//    end — then loads, checks and times it. The request's build_ahead
+//    traces are built meanwhile on the other CPUs (cuda_build_ahead.h); a
+//    build-only request builds its trace and hints and waits for them.
 //  - A candidate that faults (illegal address, launch failure) leaves the
 //    CUDA context unusable: its result is MEASURE_RUN_ERROR, and the runner
 //    replaces the worker before the next candidate, so the fault takes down
