@@ -184,6 +184,28 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
           ", \"ms\": ", ms(row.seconds),
           ", \"share_pct\": ", Percent(row.seconds, total_s), "}"));
     }
+    // Each step, in execution order, with the graph nodes it covers (their
+    // ONNX names) and the values they produce: what
+    // bench/models/per_task.py joins with ONNX Runtime's profile.
+    std::vector<std::string> step_json;
+    for (size_t s = 0; s < steps; ++s) {
+      const graph::GraphStep& step = model.partition().steps[s];
+      std::vector<std::string> names, values;
+      for (int node : step.nodes) {
+        const graph::Node& n = model.graph().nodes()[node];
+        names.push_back(JsonString(n.name));
+        for (int v : n.outputs)
+          values.push_back(JsonString(model.graph().value(v).name));
+      }
+      const char* kind = step.kind == graph::GraphStep::Kind::kKernel ? "kernel"
+                         : step.kind == graph::GraphStep::Kind::kHost ? "host"
+                                                                      : "alias";
+      step_json.push_back(absl::StrCat(
+          "{\"kind\": \"", kind, "\", \"ms\": ", ms(Median(step_samples[s])),
+          ", \"spec\": ", JsonString(step.workload), ", \"nodes\": [",
+          absl::StrJoin(names, ", "), "], \"values\": [",
+          absl::StrJoin(values, ", "), "]}"));
+    }
     std::printf(
         "{\"model\": %s, \"target\": %s, \"threads\": %d, \"runs\": %d, "
         "\"warmup_runs\": %d, \"median_ms\": %s, \"min_ms\": %s, "
@@ -193,7 +215,8 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
         "\"default\": %d, \"steps\": %d}, \"host_steps\": %d, "
         "\"alias_steps\": %d, \"peak_intermediate_bytes\": %lld,\n"
         " \"tasks\": [\n  %s\n ],\n"
-        " \"host\": {\"steps\": %d, \"ms\": %s, \"share_pct\": %s}}\n",
+        " \"host\": {\"steps\": %d, \"ms\": %s, \"share_pct\": %s},\n"
+        " \"steps\": [\n  %s\n ]}\n",
         JsonString(options.model.path).c_str(),
         JsonString(target->ToString()).c_str(), target->num_threads,
         options.runs, kWarmupRuns, ms(stats.median_s).c_str(),
@@ -205,7 +228,8 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
         model_stats.host_steps, model_stats.alias_steps,
         static_cast<long long>(model_stats.peak_intermediate_bytes),
         absl::StrJoin(task_json, ",\n  ").c_str(), host.count,
-        ms(host.seconds).c_str(), Percent(host.seconds, total_s).c_str());
+        ms(host.seconds).c_str(), Percent(host.seconds, total_s).c_str(),
+        absl::StrJoin(step_json, ",\n  ").c_str());
     return absl::OkStatus();
   }
 

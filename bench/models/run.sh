@@ -2,10 +2,13 @@
 # End-to-end model latency, batch 1, Lathe beside ONNX Runtime and PyTorch
 # in the same run (bench/README.md, "Models").
 #
-#   bash bench/models/run.sh [--db tuned.db] [--compatible] [--runs N] [--models "resnet18 mobilenet_v2 encoder"]
+#   bash bench/models/run.sh [--db tuned.db] [--compatible] [--runs N] [--models "resnet18 mobilenet_v2 encoder"] [--per-task]
 #
 # --compatible: Lathe's kernels may come from records of another thread count
 # (a database tuned at one thread serves the two-thread row).
+# --per-task: after the table, where each model's time goes task by task on
+# both sides (`lathe bench MODEL.onnx --json` against ONNX Runtime's profiler:
+# ort_profile.js, joined by per_task.py), for each thread count.
 #
 # Exports the models with PyTorch (tests/models/export_models.py, opset 13,
 # random weights), installs npm's onnxruntime-node 1.30.0 into
@@ -24,12 +27,15 @@ db=""
 compatible=0
 runs=40
 models="resnet18 mobilenet_v2 encoder"
+per_task=0
+per_task_tables=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --db) db="$2"; shift 2 ;;
     --compatible) compatible=1; shift ;;
     --runs) runs="$2"; shift 2 ;;
     --models) models="$2"; shift 2 ;;
+    --per-task) per_task=1; shift ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -84,5 +90,19 @@ for i in graph.input:
     torch_ratio=$(awk -v a="$torch_ms" -v b="$lathe_ms" 'BEGIN {printf "%.2f", a / b}')
     printf '| %s | %d | %.2f | %.2f | %.2f | %s | %s |\n' "$model" "$threads" "$lathe_ms" \
       "$ort_ms" "$torch_ms" "$ratio" "$torch_ratio"
+    if [[ $per_task -eq 1 ]]; then
+      task_args=("$dir/model.onnx" --threads "$threads" --runs "$runs" --json)
+      [[ -n "$db" ]] && task_args+=(--db "$db")
+      [[ $compatible -eq 1 ]] && task_args+=(--compatible)
+      "$build_dir/cli/lathe" bench "${task_args[@]}" > "$work/lathe_tasks.json"
+      NODE_PATH="$ort_dir/node_modules" node bench/models/ort_profile.js \
+        "$dir/model.onnx" "$threads" "$runs" "$work/ort_nodes.json" $shape_args
+      per_task_tables+=$'\n'"### $model, $threads thread(s)"$'\n\n'
+      per_task_tables+="$(/usr/bin/python3 bench/models/per_task.py \
+        "$work/lathe_tasks.json" "$work/ort_nodes.json")"$'\n'
+    fi
   done
 done
+if [[ $per_task -eq 1 ]]; then
+  printf '%s' "$per_task_tables"
+fi

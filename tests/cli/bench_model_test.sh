@@ -47,6 +47,26 @@ for x in b["tasks"]:
     assert x["ms"] > 0, x
     assert abs(x["share_pct"] - 100 * x["ms"] / b["steps_ms"]) <= 0.051, x
 assert b["host"]["steps"] == b["host_steps"] + b["alias_steps"]
+# Every step in execution order, with the ONNX nodes it covers: the kernel
+# steps' times, summed per spec, are the tasks' times; every node of the
+# model is in exactly one step.
+kernels = [x for x in b["steps"] if x["kind"] == "kernel"]
+assert len(kernels) == b["kernels"]["steps"], b["steps"]
+assert len(b["steps"]) - len(kernels) == b["host"]["steps"], b["steps"]
+for task in b["tasks"]:
+    ms = sum(x["ms"] for x in kernels if x["spec"] == task["spec"])
+    assert abs(ms - task["ms"]) <= 1e-5 * task["count"] + 1e-6, (task, ms)
+nodes = [n for x in b["steps"] for n in x["nodes"]]
+assert len(nodes) == len(set(nodes)) and all(nodes), nodes
+import onnx
+model = onnx.load(b["model"])
+assert set(nodes) <= {n.name for n in model.graph.node}, (nodes, model.graph.node)
+# A kernel step's last value is its output: another step's input or a
+# model output.
+outputs = {o.name for o in model.graph.output}
+inputs = {i for x in model.graph.node for i in x.input}
+assert all(x["values"] and (x["values"][-1] in outputs or x["values"][-1] in inputs)
+           for x in kernels), kernels
 PY
 }
 

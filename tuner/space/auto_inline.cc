@@ -29,10 +29,14 @@ bool IsCostlyReusedStage(const Program& program, const BlockNode& block) {
                        UnitIterVars::kIgnore);
 }
 
+bool IsCostlyWindowReusedStage(const Program& program, const BlockNode& block) {
+  return IsWindowReusedStage(program, block, CostlyToRecompute);
+}
+
 absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>>
 InlineElementwise::Apply(std::unique_ptr<TracedSchedule> schedule,
                          const std::string& block,
-                         const SpaceContext& /*context*/) const {
+                         const SpaceContext& context) const {
   std::vector<std::unique_ptr<TracedSchedule>> result;
   const Program& program = schedule->program();
   const BlockNode* node = program.FindBlock(block);
@@ -49,6 +53,19 @@ InlineElementwise::Apply(std::unique_ptr<TracedSchedule> schedule,
     if (!forward) {
       Program copy = program;
       reverse = primitive::ReverseComputeInline(&copy, block).ok();
+    }
+    // A stage read through overlapping windows: also the space where it
+    // stays a block (first, as the rule's other spaces come first).
+    if (forward && !inline_reused_stages_ &&
+        window_reuse_ == WindowReuse::kBranch &&
+        IsCostlyWindowReusedStage(program, *node)) {
+      if (context.initial == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Name(), ": the context has no initial program"));
+      }
+      LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> kept,
+                             ForkSchedule(*schedule, *context.initial));
+      result.push_back(std::move(kept));
     }
     if (forward || reverse) {
       LATHE_ASSIGN_OR_RETURN(BlockRV rv, schedule->GetBlock(block));

@@ -14,12 +14,17 @@
 //     its inner loop would not vectorize; in the tuned spaces too the padded
 //     copy is faster (bench/README.md, "Why the code is as it is"), so it is
 //     kept. Such a stage stays a block (RandomComputeLocation may move it
-//     under its consumer's tile). Pooling reads each padded element a few times
-//     with every reader variable indexing it: inlined.
+//     under its consumer's tile). A stage read through overlapping windows
+//     with every reader variable indexing it (a depthwise convolution or a
+//     pooling over the padded input: each element read a few times) is
+//     both: the rule branches, one space with the stage inlined, one with it
+//     kept, for the search to decide by measurement (kept and computed under
+//     the consumer's tile, a depthwise 3x3 convolution ran 3.5x faster than
+//     inlined on this machine: bench/README.md, "Why the code is as it is").
 //  2. otherwise reverse_compute_inline into its producer when accepted (an
 //     element-wise consumer of an element-wise producer: relu after add).
-// The rule never branches; it does nothing to a block neither accepts. Both
-// primitives are tried on a copy first, so nothing is recorded for a block
+// The rule branches only there; it does nothing to a block neither accepts.
+// Both primitives are tried on a copy first, so nothing is recorded for a block
 // that stays.
 // Tests: tests/tuner/space/auto_inline_test.cc.
 #pragma once
@@ -34,10 +39,17 @@ namespace lathe::tuner {
 
 class InlineElementwise : public ScheduleRule {
  public:
+  // What becomes of a stage read through overlapping windows (step 1).
+  enum class WindowReuse {
+    kBranch,  // CPUs: a space with it inlined, one with it kept
+    kInline,  // GPUs: a kept stage would be a kernel and a pass of its own
+  };
   // inline_reused_stages: also inline the stages that step 1 keeps (for
   // experiments and tests).
-  explicit InlineElementwise(bool inline_reused_stages = false)
-      : inline_reused_stages_(inline_reused_stages) {}
+  explicit InlineElementwise(bool inline_reused_stages = false,
+                             WindowReuse window_reuse = WindowReuse::kBranch)
+      : inline_reused_stages_(inline_reused_stages),
+        window_reuse_(window_reuse) {}
 
   std::string Name() const override { return "inline_elementwise"; }
   absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> Apply(
@@ -46,11 +58,16 @@ class InlineElementwise : public ScheduleRule {
 
  private:
   bool inline_reused_stages_;
+  WindowReuse window_reuse_;
 };
 
 // Whether inlining `block` would make some reader recompute a costly value
 // (a guarded load or a math call) once per value of a reader's iteration
 // variable that does not index the read (step 1 above).
 bool IsCostlyReusedStage(const Program& program, const BlockNode& block);
+
+// Whether `block` is a costly stage read through overlapping windows (step 1
+// above: the rule branches).
+bool IsCostlyWindowReusedStage(const Program& program, const BlockNode& block);
 
 }  // namespace lathe::tuner

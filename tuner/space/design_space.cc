@@ -45,8 +45,11 @@ std::vector<std::unique_ptr<ScheduleRule>> DefaultGpuRules() {
   std::vector<std::unique_ptr<ScheduleRule>> rules;
   // 1. Fold element-wise stages, as for CPUs: a convolution's padding stays
   //    its own kernel (inlined, its guarded loads would be in every
-  //    unrolled product, and NVRTC takes tens of seconds over them).
-  rules.push_back(std::make_unique<InlineElementwise>());
+  //    unrolled product, and NVRTC takes tens of seconds over them); a
+  //    padding read through overlapping windows (pooling, depthwise) is
+  //    inlined, where CPUs branch: kept, it would be a kernel of its own.
+  rules.push_back(std::make_unique<InlineElementwise>(
+      /*inline_reused_stages=*/false, InlineElementwise::WindowReuse::kInline));
   // 2. The sampled shared-memory tile of GEMM- and convolution-like blocks.
   rules.push_back(std::make_unique<GpuSharedTiling>());
   // 3. Every block left gets the default GPU schedule's binding.

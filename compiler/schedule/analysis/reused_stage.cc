@@ -53,4 +53,25 @@ bool IsReusedStage(const Program& program, const BlockNode& stage,
   return false;
 }
 
+bool IsWindowReusedStage(const Program& program, const BlockNode& stage,
+                         const std::function<bool(const Expr& value)>& costly) {
+  const StoreNode* store = stage.body ? stage.body->as<StoreNode>() : nullptr;
+  if (store == nullptr || !costly(store->value)) return false;
+  for (const BlockNode* reader : program.Blocks()) {
+    if (reader == &stage) continue;
+    for (const BufferAccess& read : AccessesOf(*reader).reads) {
+      if (read.buffer != store->buffer) continue;
+      for (const Expr& index : read.indices) {
+        const auto window_vars =
+            std::count_if(reader->iter_vars.begin(), reader->iter_vars.end(),
+                          [&](const IterVar& iv) {
+                            return iv.extent >= 2 && UsesVar(index, iv.var);
+                          });
+        if (window_vars >= 2) return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace lathe

@@ -1,4 +1,5 @@
 // Reused stages: when inlining a stage would recompute its value many times.
+// (IsWindowReusedStage: a few times, through overlapping windows.)
 //
 // A stage is a block whose body is one store. Inlined into a reader, its
 // value is computed wherever the reader reads it: once per value of every
@@ -30,5 +31,14 @@ enum class UnitIterVars { kCount, kIgnore };
 bool IsReusedStage(const Program& program, const BlockNode& stage,
                    const std::function<bool(const Expr& value)>& costly,
                    UnitIterVars unit_vars);
+
+// Whether `stage`'s body is one store whose value `costly` accepts, and some
+// other block reads the stored buffer at an index that sums two or more of
+// its iteration variables of extent 2 or more (a sliding window: h + r):
+// overlapping windows read each element several times, although every
+// variable of the reader indexes the read (a depthwise convolution or a
+// pooling over the padded input).
+bool IsWindowReusedStage(const Program& program, const BlockNode& stage,
+                         const std::function<bool(const Expr& value)>& costly);
 
 }  // namespace lathe

@@ -25,7 +25,7 @@ std::unique_ptr<TracedSchedule> InlineAll(const RuleFixture& f,
     if (sch->program().FindBlock(*it) == nullptr) continue;
     auto out = rule.Apply(std::move(sch), *it, f.context);
     EXPECT_TRUE(out.ok()) << out.status();
-    EXPECT_EQ(out->size(), 1u);  // never branches
+    EXPECT_EQ(out->size(), 1u);  // no branch on these workloads
     sch = std::move(out->front());
   }
   return sch;
@@ -70,6 +70,8 @@ TEST(InlineElementwise, ChainOfElementwiseStagesBecomesOneBlock) {
 TEST(InlineElementwise, KeepsConvPaddingReusedAcrossOutputChannels) {
   RuleFixture f("conv2d_nchw:N=1,C=3,H=8,W=8,K=4,R=3,S=3,pad=1");
   EXPECT_TRUE(IsCostlyReusedStage(f.initial, *f.initial.FindBlock("pad")));
+  // Not a branch: a conv's windows overlap too, but its output channels
+  // reuse each element anyway (InlineAll expects one space).
   std::unique_ptr<TracedSchedule> sch = InlineAll(f, InlineElementwise());
   EXPECT_EQ(BlockNames(sch->program()), BlockNames(f.initial));
   EXPECT_TRUE(sch->trace().instructions.empty()) << sch->trace().ToText();
@@ -83,16 +85,42 @@ TEST(InlineElementwise, KeepsConvPaddingReusedAcrossOutputChannels) {
   EXPECT_TRUE(checked.ok()) << checked;
 }
 
-TEST(InlineElementwise, InlinesPoolingPadding) {
-  RuleFixture f("max_pool2d:N=1,C=2,H=7,W=7,R=3,S=3,stride=2,pad=1");
-  EXPECT_FALSE(IsCostlyReusedStage(f.initial, *f.initial.FindBlock("pad")));
-  std::unique_ptr<TracedSchedule> sch = InlineAll(f, InlineElementwise());
-  EXPECT_EQ(sch->program().FindBlock("pad"), nullptr)
-      << PrintProgram(sch->program());
-  EXPECT_EQ(testing::CountInstructions(sch->trace(), "compute_inline"), 1);
-  absl::Status checked =
-      CheckProgram(f.workload, sch->program(), HostTarget(1));
-  EXPECT_TRUE(checked.ok()) << checked;
+// The padding stage of `spec` (named `pad`), read through overlapping
+// windows: the rule branches, the stage kept in the first space and inlined
+// in the second, both programs checked against the reference.
+void ExpectBranchesOnWindowPadding(const std::string& spec,
+                                   const std::string& pad) {
+  RuleFixture f(spec);
+  const BlockNode* stage = f.initial.FindBlock(pad);
+  ASSERT_NE(stage, nullptr) << PrintProgram(f.initial);
+  EXPECT_FALSE(IsCostlyReusedStage(f.initial, *stage));
+  EXPECT_TRUE(IsCostlyWindowReusedStage(f.initial, *stage));
+  auto out = InlineElementwise().Apply(f.Fresh(), pad, f.context);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  const TracedSchedule& kept = *(*out)[0];
+  const TracedSchedule& inlined = *(*out)[1];
+  EXPECT_NE(kept.program().FindBlock(pad), nullptr);
+  EXPECT_EQ(testing::CountInstructions(kept.trace(), "compute_inline"), 0);
+  EXPECT_EQ(inlined.program().FindBlock(pad), nullptr);
+  EXPECT_EQ(testing::CountInstructions(inlined.trace(), "compute_inline"), 1);
+  for (const TracedSchedule* sch : {&kept, &inlined}) {
+    absl::Status checked =
+        CheckProgram(f.workload, sch->program(), HostTarget(1));
+    EXPECT_TRUE(checked.ok()) << checked;
+  }
+}
+
+TEST(InlineElementwise, BranchesOnPoolingPadding) {
+  ExpectBranchesOnWindowPadding(
+      "max_pool2d:N=1,C=2,H=7,W=7,R=3,S=3,stride=2,pad=1", "pad");
+}
+
+TEST(InlineElementwise, BranchesOnDepthwisePadding) {
+  ExpectBranchesOnWindowPadding(
+      "custom:input X[1,4,9,9]; input W[4,3,3]; "
+      "Y[n,c,h,w] += X?[n,c,h+r-1,w+s-1] * W[c,r,s]|n=1,c=4,h=9,w=9,r=3,s=3",
+      "X_pad");
 }
 
 TEST(InlineElementwise, KeepsAMathStageThatAReductionReuses) {

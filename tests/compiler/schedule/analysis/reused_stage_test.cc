@@ -61,5 +61,32 @@ TEST(IsReusedStage, AUnitVariableCountsOnlyWhenAsked) {
   EXPECT_FALSE(IsReusedStage(unit, u, HasCall, UnitIterVars::kIgnore));
 }
 
+TEST(IsWindowReusedStage, PoolingAndDepthwisePaddingAreReadThroughWindows) {
+  Program pool = Initial("max_pool2d:N=1,C=2,H=7,W=7,R=3,S=3,stride=2,pad=1");
+  EXPECT_TRUE(
+      IsWindowReusedStage(pool, *pool.FindBlock("pad"), HasGuardedLoad));
+  Program depthwise = Initial(
+      "custom:input X[1,4,9,9]; input W[4,3,3]; "
+      "Y[n,c,h,w] += X?[n,c,h+r-1,w+s-1] * W[c,r,s]|n=1,c=4,h=9,w=9,r=3,s=3");
+  const BlockNode& pad = *depthwise.FindBlock("X_pad");
+  EXPECT_TRUE(IsWindowReusedStage(depthwise, pad, HasGuardedLoad));
+  // Not costly to the caller: no.
+  EXPECT_FALSE(IsWindowReusedStage(depthwise, pad, HasCall));
+}
+
+TEST(IsWindowReusedStage, WindowsOfOneElementDoNotOverlap) {
+  // A 1x1 window (r and s of extent 1) reads each padded element once.
+  Program pointwise = Initial(
+      "custom:input X[1,4,9,9]; input W[4,1,1]; "
+      "Y[n,c,h,w] += X?[n,c,h+r-1,w+s-1] * W[c,r,s]|n=1,c=4,h=9,w=9,r=1,s=1");
+  EXPECT_FALSE(IsWindowReusedStage(pointwise, *pointwise.FindBlock("X_pad"),
+                                   HasGuardedLoad));
+  // An element-wise reader of a padded stage: no window at all.
+  Program shifted = Initial("custom:input X[8]; Y[i] = X?[i-1] * 2|i=8");
+  ASSERT_NE(shifted.FindBlock("X_pad"), nullptr);
+  EXPECT_FALSE(IsWindowReusedStage(shifted, *shifted.FindBlock("X_pad"),
+                                   HasGuardedLoad));
+}
+
 }  // namespace
 }  // namespace lathe
