@@ -5,7 +5,7 @@
 // (child_compile.h). No device needed: what CudaMeasurer (cuda_measurer.h)
 // does before it loads a candidate, and what a CUDA worker does ahead of the
 // request (cuda_build_ahead.h). Thread-safe (NVRTC is).
-// Tests: tests/runner/cuda/cuda_candidate_test.cc.
+// Tests: tests/runner/cuda/cuda_build_ahead_test.cc (no device needed).
 #pragma once
 
 #include <optional>
