@@ -10,6 +10,7 @@
 // (bench/models/run.sh installs it).
 'use strict';
 const ort = require('onnxruntime-node');
+const {randomFeeds} = require('./ort_feeds');
 
 async function main() {
   const [model, threadsText, runsText, ...shapeArgs] = process.argv.slice(2);
@@ -25,15 +26,7 @@ async function main() {
     graphOptimizationLevel: 'all',
     executionProviders: ['cpu'],
   });
-  const feeds = {};
-  for (const arg of shapeArgs) {
-    const [name, dims] = arg.split('=');
-    const shape = dims.split(',').map(Number);
-    const size = shape.reduce((a, b) => a * b, 1);
-    const data = new Float32Array(size);
-    for (let i = 0; i < size; i++) data[i] = Math.random() * 2 - 1;
-    feeds[name] = new ort.Tensor('float32', data, shape);
-  }
+  const feeds = randomFeeds(shapeArgs);
   for (let i = 0; i < 5; i++) await session.run(feeds);
   const times = [];
   for (let i = 0; i < runs; i++) {

@@ -15,6 +15,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const ort = require('onnxruntime-node');
+const {randomFeeds} = require('./ort_feeds');
 
 async function main() {
   const [model, threadsText, runsText, out, ...shapeArgs] = process.argv.slice(2);
@@ -33,15 +34,7 @@ async function main() {
     enableProfiling: true,
     profileFilePrefix: path.join(dir, 'profile'),
   });
-  const feeds = {};
-  for (const arg of shapeArgs) {
-    const [name, dims] = arg.split('=');
-    const shape = dims.split(',').map(Number);
-    const size = shape.reduce((a, b) => a * b, 1);
-    const data = new Float32Array(size);
-    for (let i = 0; i < size; i++) data[i] = Math.random() * 2 - 1;
-    feeds[name] = new ort.Tensor('float32', data, shape);
-  }
+  const feeds = randomFeeds(shapeArgs);
   for (let i = 0; i < 5 + runs; i++) await session.run(feeds);
   session.endProfiling();
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
