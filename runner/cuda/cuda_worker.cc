@@ -49,9 +49,10 @@ class CudaWorker {
                            cuda::CudaDevice::Open(0));
     LATHE_RETURN_IF_ERROR(cuda::CheckNvrtc());
     std::unique_ptr<CudaWorker> worker(new CudaWorker(std::move(device)));
+    // The architecture's own limits: what a parsed target of it has, and
+    // within any device of it (device_target.h).
     LATHE_ASSIGN_OR_RETURN(Target target,
                            cuda::ArchTarget(worker->device_->info().arch));
-    target.gpu = worker->device_->info().limits;
     proto::MeasureRequest warm_up;
     warm_up.set_workload(kWarmUpWorkload);
     warm_up.set_target(target.ToString());
