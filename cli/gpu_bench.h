@@ -25,7 +25,8 @@ struct GpuBench {
 
 // `trace` null: the default GPU schedule. At least `repeats` samples,
 // totalling at least `min_time_s`. Errors: the driver or the device (none
-// here), a trace that does not replay, the code generator's limits.
+// here), a trace that does not replay, the code generator's limits,
+// NVRTC's refusal (the kernel is built once, before the device opens).
 absl::StatusOr<GpuBench> BenchOnGpu(const Workload& workload,
                                     const Trace* trace, const Target& target,
                                     double min_time_s, int repeats);

@@ -160,9 +160,10 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
   }
   ShareRow host{"", "", "host", 0, 0.0};
   double total_s = 0;
+  std::vector<double> step_medians(steps);
   for (size_t s = 0; s < steps; ++s) {
     const graph::GraphStep& step = model.partition().steps[s];
-    const double median = Median(step_samples[s]);
+    const double median = step_medians[s] = Median(step_samples[s]);
     total_s += median;
     if (step.kind == graph::GraphStep::Kind::kKernel) {
       rows[row_of.at(step.workload)].seconds += median;
@@ -201,7 +202,7 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
                          : step.kind == graph::GraphStep::Kind::kHost ? "host"
                                                                       : "alias";
       step_json.push_back(absl::StrCat(
-          "{\"kind\": \"", kind, "\", \"ms\": ", ms(Median(step_samples[s])),
+          "{\"kind\": \"", kind, "\", \"ms\": ", ms(step_medians[s]),
           ", \"spec\": ", JsonString(step.workload), ", \"nodes\": [",
           absl::StrJoin(names, ", "), "], \"values\": [",
           absl::StrJoin(values, ", "), "]}"));

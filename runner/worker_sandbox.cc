@@ -267,14 +267,14 @@ absl::Status InstallSyscallFilter(WorkerKind kind) {
       rc < 0)
     return Refused("recvfrom", rc);
   // fstat as the C library makes it: newfstatat(fd, "", AT_EMPTY_PATH)
-  // (a kCuda filter allows every newfstatat).
-  if (int rc =
-          cuda ? 0
-               : seccomp_rule_add(
-                     ctx.get(), SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
-                     SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
-      rc < 0)
-    return Refused("newfstatat", rc);
+  // (a kCuda filter allows every newfstatat: kAllowedForCuda).
+  if (!cuda) {
+    if (int rc = seccomp_rule_add(
+            ctx.get(), SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
+            SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
+        rc < 0)
+      return Refused("newfstatat", rc);
+  }
   // A thread may name itself (the runtime's pool threads: "lathe-w1").
   for (scmp_datum_t option :
        {scmp_datum_t{PR_SET_NAME}, scmp_datum_t{PR_GET_NAME}}) {
