@@ -51,8 +51,14 @@ T="host -num-threads=1"
 "$p/bin/lathe" tune dense:M=32,N=64,K=64,bias=1,relu=1 --target "$T" --trials 4 --batch 4 \
   --time-budget 60 --min-time 0.01 --db tuned.db > tune.txt 2>&1 || fail "tune: $(cat tune.txt)"
 
+# A sanitized Lathe (the asan preset) needs its runtime loaded first: the
+# example is built sanitized too.
+sanitize=()
+if readelf -d "$lib" | grep -q 'libasan'; then
+  sanitize=(-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined)
+fi
 "$cmake" -S "$source_dir/examples/api_lookup" -B build -G "$generator" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$p" > configure.txt 2>&1 || fail "configure: $(cat configure.txt)"
+  -DCMAKE_PREFIX_PATH="$p" "${sanitize[@]}" > configure.txt 2>&1 || fail "configure: $(cat configure.txt)"
 "$cmake" --build build > build.txt 2>&1 || fail "build: $(cat build.txt)"
 # Built against the prefix only: no path of Lathe's source or build tree
 # in its compile and link commands but the example's own source.
