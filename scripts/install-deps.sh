@@ -38,6 +38,8 @@ PACKAGES=(
   libonnx-dev libonnx-testdata python3-onnx
   # the models the model tests export (ResNet-18, MobileNetV2, an encoder)
   python3-torch python3-torchvision
+  # tests/deploy: the Kubernetes manifests parsed and checked
+  python3-yaml
 )
 
 if [[ "${LATHE_SKIP_DEPS:-0}" == "1" ]]; then
