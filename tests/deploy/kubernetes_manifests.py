@@ -229,6 +229,13 @@ def check(docs, kustomization, files, readme):
                         tuner_addresses.add("%s:%d" % (s["metadata"]["name"], sp["port"]))
             if not reached:
                 err("%s: no Service reaches --listen's port %s" % (where, port))
+            metrics = flag(args, "--metrics-listen")
+            if metrics is not None:
+                mport = int(metrics.rsplit(":", 1)[1]) if ":" in metrics else None
+                if ports.get("metrics") != mport:
+                    err("%s: --metrics-listen %s: port %s is not the container "
+                        "port named metrics %s" % (where, metrics, mport,
+                                                   ports.get("metrics")))
         else:
             runners.append((where, doc, pod, c, args, requests, limits))
 
@@ -284,6 +291,8 @@ def negative_controls(docs, kustomization, files, readme):
          ["volumes"][1]["secret"].update(secretName="lathe-ca-typo")),
         ("container port", lambda d: set_flag(container(d_find(d, "StatefulSet", "")),
                                               "--listen", "0.0.0.0:7771")),
+        ("container port named metrics", lambda d: set_flag(
+            container(d_find(d, "StatefulSet", "")), "--metrics-listen", "0.0.0.0:9101")),
         ("not the tuner's Service", lambda d: set_flag(container(d_find(d, "Deployment", "cpu")),
                                                        "--connect", "lathe-tuner:7771")),
         ("nvidia.com/gpu", lambda d: container(d_find(d, "Deployment", "gpu"))["resources"]
