@@ -464,6 +464,8 @@ void Daemon::RunJob(const std::string& id, Run& run,
   tune.runner_name = "remote";
   tune.lathe_version = options_.lathe_version;
   tune.stop = &run.stop;
+  // A simulated job's scratch database is its own: nothing to share.
+  if (!spec.simulated()) tune.concurrent = &claims_;
   tune.on_progress = [&](const tuner::TuneProgress& p) {
     std::string best;
     for (const tuner::TaskProgress& t : p.tasks) {
