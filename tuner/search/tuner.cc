@@ -848,7 +848,14 @@ absl::StatusOr<TuneReport> Loop::Run() {
     } else {
       Measure(current);
     }
-    LATHE_RETURN_IF_ERROR(Process(current));
+    if (absl::Status processed = Process(current); !processed.ok()) {
+      // The next batch, searched meanwhile, is never measured: its claims
+      // go back for the other runs.
+      if (next.ok() && *next) {
+        for (const Candidate& c : (*next)->candidates) Free((*next)->task, c);
+      }
+      return processed;
+    }
     if (!options_.overlap && !search_first) next = SearchNext(batch_index++);
     if (!next.ok()) return next.status();
     if (Stopping() && *next) {
