@@ -170,6 +170,14 @@ class Database {
   absl::StatusOr<std::vector<proto::Record>> RecordsOfTarget(
       const std::string& target, int64_t limit,
       const std::vector<std::string>& except = {});
+  // Records of `target` (any workload, any status) committed after the
+  // record with id `after_id`, in commit order (their ids set), at most
+  // `limit`: how a tuning run follows what others commit beside it
+  // (tuner/search/concurrent_runs.h). LastRecordId: the id of the newest
+  // record of any target (0 when there is none), where it starts following.
+  absl::StatusOr<std::vector<proto::Record>> RecordsOfTargetAfter(
+      const std::string& target, int64_t after_id, int64_t limit);
+  absl::StatusOr<int64_t> LastRecordId();
   // Whether a program with this structural hash was measured for the task,
   // with any status (the search never measures a program twice).
   absl::StatusOr<bool> IsMeasured(const std::string& workload_key,

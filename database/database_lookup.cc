@@ -188,6 +188,31 @@ absl::StatusOr<std::vector<proto::Record>> Database::RecordsOfTarget(
   return CollectRecords(**select, path_);
 }
 
+absl::StatusOr<std::vector<proto::Record>> Database::RecordsOfTargetAfter(
+    const std::string& target, int64_t after_id, int64_t limit) {
+  if (limit <= 0) return std::vector<proto::Record>{};
+  absl::StatusOr<Statement*> select = connection_->Prepare(
+      absl::StrCat("SELECT ", kRecordColumns,
+                   "WHERE t.canonical = ?1 AND r.id > ?2 ORDER BY r.id "
+                   "LIMIT ?3"));
+  if (!select.ok()) return select.status();
+  (*select)->BindText(1, target);
+  (*select)->BindInt(2, after_id);
+  (*select)->BindInt(3, limit);
+  return CollectRecords(**select, path_);
+}
+
+absl::StatusOr<int64_t> Database::LastRecordId() {
+  absl::StatusOr<Statement*> select =
+      connection_->Prepare("SELECT COALESCE(MAX(id), 0) FROM records");
+  if (!select.ok()) return select.status();
+  absl::StatusOr<bool> row = (*select)->Step();
+  if (!row.ok()) return row.status();
+  const int64_t id = *row ? (*select)->ColumnInt(0) : 0;
+  (*select)->Reset();
+  return id;
+}
+
 absl::StatusOr<bool> Database::IsMeasured(const std::string& workload_key,
                                           const std::string& target,
                                           const std::string& structural_hash) {

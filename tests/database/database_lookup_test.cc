@@ -283,6 +283,46 @@ TEST_F(DatabaseTest, RecordsOfTargetShareTheLimitFairlyNewestFirst) {
   EXPECT_TRUE(none->empty());
 }
 
+TEST_F(DatabaseTest, RecordsOfTargetAfterFollowWhatIsCommittedInOrder) {
+  EXPECT_EQ(db_->LastRecordId().value(), 0);
+  const proto::TargetInfo elsewhere = MakeTarget("znver4", {"avx2"}, 1);
+  MustCommit(
+      {OkRecord("a", DefaultTarget(), "a1", 1e-3),
+       OkRecord("b", elsewhere, "x1", 1e-3),
+       MakeRecord("b", DefaultTarget(), "b1", {}, proto::MEASURE_BUILD_ERROR)});
+  const int64_t start = db_->LastRecordId().value();
+  MustCommit({OkRecord("a", DefaultTarget(), "a2", 1e-3),
+              OkRecord("b", elsewhere, "x2", 1e-3),
+              OkRecord("b", DefaultTarget(), "b2", 1e-3),
+              OkRecord("a", DefaultTarget(), "a3", 1e-3)});
+  const std::string target = DefaultTarget().canonical();
+  auto after = [&](int64_t id, int64_t limit) {
+    std::vector<std::string> out;
+    absl::StatusOr<std::vector<proto::Record>> records =
+        db_->RecordsOfTargetAfter(target, id, limit);
+    EXPECT_TRUE(records.ok()) << records.status();
+    if (!records.ok()) return out;
+    int64_t last = id;
+    for (const proto::Record& r : *records) {
+      EXPECT_GT(r.id(), last);  // ids set, in commit order
+      last = r.id();
+      out.push_back(r.structural_hash());
+    }
+    return out;
+  };
+  // Any workload and status of the target; none of another target.
+  EXPECT_EQ(after(0, 100),
+            (std::vector<std::string>{"a1", "b1", "a2", "b2", "a3"}));
+  EXPECT_EQ(after(start, 100), (std::vector<std::string>{"a2", "b2", "a3"}));
+  // A page, then the next from its last id.
+  EXPECT_EQ(after(start, 2), (std::vector<std::string>{"a2", "b2"}));
+  const int64_t page_end =
+      db_->RecordsOfTargetAfter(target, start, 2).value().back().id();
+  EXPECT_EQ(after(page_end, 2), (std::vector<std::string>{"a3"}));
+  EXPECT_TRUE(after(db_->LastRecordId().value(), 100).empty());
+  EXPECT_TRUE(after(0, 0).empty());
+}
+
 TEST_F(DatabaseTest, IsMeasuredAndMeasuredHashesCoverEveryStatusOfTheTask) {
   MustCommit(
       {OkRecord("w", DefaultTarget(), "ok", 1e-3),

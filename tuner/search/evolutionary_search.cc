@@ -118,7 +118,8 @@ bool Measured(const Candidate& c,
 absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     int size, const CostModel& model, const std::vector<Elite>& elites,
     const absl::flat_hash_set<std::string>& measured, uint64_t seed,
-    SearchStats* stats_out, const std::function<bool()>& stop) {
+    SearchStats* stats_out, const std::function<bool()>& stop,
+    const std::function<bool(const Candidate&)>& claim) {
   SearchStats stats;
   auto stopping = [&] { return stop && stop(); };
   const int num_spaces = static_cast<int>(task_.spaces.size());
@@ -237,22 +238,31 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
                           : 0;
   std::vector<Candidate> batch;
   absl::flat_hash_set<std::string> in_batch;
+  // A candidate looked at once, taken when claimed (a refused one is not
+  // asked again).
+  auto take = [&](const Candidate& c) {
+    if (!in_batch.insert(c.lowered_hash).second) return;
+    if (claim && !claim(c)) {
+      ++stats.duplicates;
+      return;
+    }
+    batch.push_back(c);
+  };
   for (const Candidate& c : pool) {
     if (static_cast<int>(batch.size()) >= size - explore) break;
-    if (in_batch.insert(c.lowered_hash).second) batch.push_back(c);
+    take(c);
   }
   Rng explore_rng(StreamSeed(seed, kExplore, 0));
   while (static_cast<int>(batch.size()) < size && !fresh.empty()) {
     const size_t pick = static_cast<size_t>(
         explore_rng.UniformInt(static_cast<int64_t>(fresh.size())));
-    if (in_batch.insert(fresh[pick].lowered_hash).second)
-      batch.push_back(fresh[pick]);
+    take(fresh[pick]);
     fresh.erase(fresh.begin() + static_cast<std::ptrdiff_t>(pick));
   }
   // Still short (a small space): whatever else is unmeasured.
   for (const Candidate& c : pool) {
     if (static_cast<int>(batch.size()) >= size) break;
-    if (in_batch.insert(c.lowered_hash).second) batch.push_back(c);
+    take(c);
   }
   if (stats_out != nullptr) *stats_out = stats;
   return batch;

@@ -63,11 +63,16 @@ class EvolutionarySearch {
   // At most `size` candidates, none of whose structural or lowered hashes
   // (candidate.h) is in `measured` and no two lowering to the same code,
   // best predicted first. When `stop` (may be empty) turns true
-  // the search ends early with an empty batch.
+  // the search ends early with an empty batch. `claim` (may be empty) is
+  // asked for each candidate as it is picked for the batch, and one it
+  // refuses (another tuning run measures it: concurrent_runs.h) is skipped
+  // as a duplicate, the next best taken instead; every candidate returned
+  // was claimed.
   absl::StatusOr<std::vector<Candidate>> NextBatch(
       int size, const CostModel& model, const std::vector<Elite>& elites,
       const absl::flat_hash_set<std::string>& measured, uint64_t seed,
-      SearchStats* stats = nullptr, const std::function<bool()>& stop = {});
+      SearchStats* stats = nullptr, const std::function<bool()>& stop = {},
+      const std::function<bool(const Candidate&)>& claim = {});
 
  private:
   // A fresh sample of space `space`; nullopt when invalid.

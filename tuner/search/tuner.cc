@@ -27,6 +27,7 @@
 #include "database/record_codec.h"
 #include "tuner/cost_model/xgb_cost_model.h"
 #include "tuner/features/program_features.h"
+#include "tuner/search/concurrent_runs.h"
 #include "tuner/search/measurement_record.h"
 #include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task_scheduler.h"
@@ -49,11 +50,22 @@ constexpr size_t kMaxWarmRows = 4000;
 // turned into training rows, in all: the newest, shared fairly among the
 // workloads (Database::RecordsOfTarget).
 constexpr int64_t kMaxOtherWorkloadRows = 1000;
+// Records other runs committed (TuneOptions::concurrent), read per page
+// and at most this many pages before a retraining; the rest the next time.
+constexpr int64_t kFollowPage = 1000;
+constexpr int kMaxFollowPages = 16;
+// Searches of a task in a row whose picks other runs had all claimed
+// before the task counts as done.
+constexpr int kMaxClaimedSearches = 4;
 
 // Everything the loop knows of one task.
 struct TaskState {
-  // Hashes measured or in flight: structural and lowered (candidate.h).
+  // Hashes measured or in flight: structural and lowered (candidate.h), by
+  // this run or (TuneOptions::concurrent) another.
   absl::flat_hash_set<std::string> measured;
+  int64_t claims_seen = 0;  // ConcurrentRuns::Claimed's cursor
+  // Searches in a row that found only programs other runs had claimed.
+  int claimed_searches = 0;
   std::vector<Elite> elites;  // fastest first
   TaskProgress progress;
   std::unique_ptr<EvolutionarySearch> search;
@@ -100,6 +112,11 @@ absl::StatusOr<Task> TaskOfRecord(const proto::Record& record,
               *flops,    1,      record.workload_key()};
 }
 
+// A record's identity among those a run learned from.
+std::string RecordKey(const proto::Record& record) {
+  return absl::StrCat(record.workload_key(), "/", record.structural_hash());
+}
+
 double Throughput(const Task& task, double median_s) {
   return median_s > 0 ? static_cast<double>(task.flops) / median_s * 1e-9 : 0;
 }
@@ -121,11 +138,17 @@ class Loop {
         db_(db),
         measure_(measure),
         options_(options),
+        runs_(options.concurrent),
         scheduler_([&] {
           std::vector<double> weights;
           for (const Task& t : tasks) weights.push_back(t.weight);
           return weights;
         }()) {}
+
+  ~Loop() {
+    if (!joined_) return;
+    for (const Task& task : tasks_) runs_->Leave(task.key, target_);
+  }
 
   absl::StatusOr<TuneReport> Run();
 
@@ -133,6 +156,15 @@ class Loop {
   absl::Status WarmStart();
   // The training rows of the target's other workloads (WarmStart).
   absl::Status LearnFromOtherWorkloads();
+  // A training row of a record of a workload not tuned here, in its
+  // workload's group; false when its trace no longer replays to it.
+  bool LearnFromOtherWorkload(const proto::Record& record);
+  // Concurrent runs (runs_): what the others committed since the last look,
+  // learned as this run's own (measured, elites, training rows).
+  absl::Status FollowOthers();
+  void LearnFromOtherRun(const proto::Record& record);
+  // A candidate dispatched but never measured: free for any run again.
+  void Free(int task, const Candidate& candidate);
   absl::StatusOr<std::optional<Batch>> SearchNext(int64_t batch_index);
   // What MeasureInRounds measured: results[i] for candidates[i] (empty when
   // stopped before its first round), done_at[i] when its last round ended,
@@ -181,6 +213,14 @@ class Loop {
   db::Database& db_;
   const MeasureFn& measure_;
   const TuneOptions& options_;
+  ConcurrentRuns* const runs_;  // null: this run alone on the database
+  bool joined_ = false;         // runs_ knows its tasks
+  std::string target_;          // tasks_'s, as the database names it
+  // Concurrent runs: the last record id read, and the records learned from
+  // (RecordKey), this run's own included.
+  int64_t followed_through_ = 0;
+  absl::flat_hash_set<std::string> learned_;
+  absl::flat_hash_map<std::string, int> task_of_key_;
   TaskScheduler scheduler_;
   std::vector<TaskState> states_;
   std::unique_ptr<CostModel> model_;
@@ -190,6 +230,15 @@ class Loop {
   int64_t dispatched_ = 0;  // trials handed to measurement
   std::mutex progress_mutex_;
   TuneReport report_;
+  // The target's other workloads met in records: each parsed once and its
+  // own group (its throughputs compare only with each other), numbered
+  // after the tasks in the order of their first rows.
+  struct OtherWorkload {
+    absl::StatusOr<Task> task;
+    int group = -1;  // none while it has no rows
+  };
+  absl::flat_hash_map<std::string, std::unique_ptr<OtherWorkload>> others_;
+  int next_group_ = 0;
 };
 
 absl::Status Loop::WarmStart() {
@@ -198,6 +247,14 @@ absl::Status Loop::WarmStart() {
                                : std::make_unique<XgbCostModel>();
   target_info_ = TargetInfoOf(tasks_.front().target, options_.device);
   states_.resize(tasks_.size());
+  next_group_ = static_cast<int>(tasks_.size());
+  // Concurrent runs: what is committed from here on is followed; a record
+  // read twice (committed while the warm start reads) is learned once.
+  if (runs_ != nullptr) {
+    absl::StatusOr<int64_t> last = db_.LastRecordId();
+    if (!last.ok()) return last.status();
+    followed_through_ = *last;
+  }
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const Task& task = tasks_[i];
     TaskState& state = states_[i];
@@ -212,6 +269,7 @@ absl::Status Loop::WarmStart() {
     for (auto it = records->rbegin(); it != records->rend(); ++it) {
       const proto::Record& record = *it;
       state.measured.insert(record.structural_hash());
+      if (runs_ != nullptr) learned_.insert(RecordKey(record));
       // The progress reports the database's measure (the median); the model
       // and the elites learn the fastest repeat (training_label.h).
       const double throughput = TrainingThroughput(task.flops, record);
@@ -259,42 +317,93 @@ absl::Status Loop::LearnFromOtherWorkloads() {
   absl::StatusOr<std::vector<proto::Record>> records = db_.RecordsOfTarget(
       tasks_.front().target.ToString(), kMaxOtherWorkloadRows, tuned);
   if (!records.ok()) return records.status();
-  // Each workload is parsed once and is its own group (its throughputs
-  // compare only with each other), numbered after the tasks in the order
-  // of the workloads' first rows.
-  struct OtherWorkload {
-    absl::StatusOr<Task> task;
-    int group = -1;  // none while it has no rows
-  };
-  absl::flat_hash_map<std::string, std::unique_ptr<OtherWorkload>> workloads;
-  int next_group = static_cast<int>(tasks_.size());
   for (const proto::Record& record : *records) {
-    std::unique_ptr<OtherWorkload>& workload = workloads[record.workload_key()];
-    if (workload == nullptr) {
-      workload = std::make_unique<OtherWorkload>(
-          OtherWorkload{TaskOfRecord(record, tasks_.front().target)});
-    }
-    if (!workload->task.ok()) continue;
-    absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
-    if (!trace.ok()) continue;
-    absl::StatusOr<Candidate> candidate =
-        BuildCandidate(*workload->task, -1, *trace, trace->decisions, 0);
-    // A trace this build no longer replays, or replays to another program
-    // than the one measured: its features would describe something else.
-    if (!candidate.ok() ||
-        candidate->structural_hash != record.structural_hash())
-      continue;
-    if (workload->group < 0) {
-      workload->group = next_group++;
-      ++report_.warm_workloads_other;
-    }
-    training_.features.push_back(std::move(candidate->features));
-    training_.throughputs.push_back(
-        TrainingThroughput(workload->task->flops, record));
-    training_.groups.push_back(workload->group);
+    if (!LearnFromOtherWorkload(record)) continue;
     ++report_.warm_rows_other;
+    if (runs_ != nullptr) learned_.insert(RecordKey(record));
+  }
+  report_.warm_workloads_other =
+      next_group_ - static_cast<int64_t>(tasks_.size());
+  return absl::OkStatus();
+}
+
+bool Loop::LearnFromOtherWorkload(const proto::Record& record) {
+  std::unique_ptr<OtherWorkload>& workload = others_[record.workload_key()];
+  if (workload == nullptr) {
+    workload = std::make_unique<OtherWorkload>(
+        OtherWorkload{TaskOfRecord(record, tasks_.front().target)});
+  }
+  if (!workload->task.ok()) return false;
+  absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
+  if (!trace.ok()) return false;
+  absl::StatusOr<Candidate> candidate =
+      BuildCandidate(*workload->task, -1, *trace, trace->decisions, 0);
+  // A trace this build no longer replays, or replays to another program
+  // than the one measured: its features would describe something else.
+  if (!candidate.ok() || candidate->structural_hash != record.structural_hash())
+    return false;
+  if (workload->group < 0) workload->group = next_group_++;
+  training_.features.push_back(std::move(candidate->features));
+  training_.throughputs.push_back(
+      TrainingThroughput(workload->task->flops, record));
+  training_.groups.push_back(workload->group);
+  return true;
+}
+
+absl::Status Loop::FollowOthers() {
+  for (int page = 0; page < kMaxFollowPages; ++page) {
+    absl::StatusOr<std::vector<proto::Record>> records =
+        db_.RecordsOfTargetAfter(target_, followed_through_, kFollowPage);
+    if (!records.ok()) return records.status();
+    for (const proto::Record& record : *records) {
+      followed_through_ = record.id();
+      LearnFromOtherRun(record);
+    }
+    if (static_cast<int64_t>(records->size()) < kFollowPage) break;
   }
   return absl::OkStatus();
+}
+
+void Loop::LearnFromOtherRun(const proto::Record& record) {
+  // This run's own records, and programs learned before (a near-tie's
+  // second measurement), are not learned again.
+  if (!learned_.insert(RecordKey(record)).second) return;
+  auto tuned = task_of_key_.find(record.workload_key());
+  if (tuned == task_of_key_.end()) {
+    if (LearnFromOtherWorkload(record)) ++report_.concurrent_rows;
+    return;
+  }
+  const int i = tuned->second;
+  const Task& task = tasks_[i];
+  TaskState& state = states_[i];
+  state.measured.insert(record.structural_hash());
+  if (record.status() == proto::MEASURE_OK &&
+      (!state.progress.best_s || record.median_s() < *state.progress.best_s)) {
+    std::lock_guard<std::mutex> lock(progress_mutex_);
+    state.progress.best_s = record.median_s();
+    state.progress.best_gflops = Throughput(task, record.median_s());
+  }
+  absl::StatusOr<Trace> trace = Trace::FromProto(record.trace());
+  if (!trace.ok()) return;
+  const double throughput = TrainingThroughput(task.flops, record);
+  if (record.status() == proto::MEASURE_OK)
+    AddElite(state, Elite{*trace, throughput});
+  absl::StatusOr<Candidate> candidate =
+      BuildCandidate(task, -1, *trace, trace->decisions, 0);
+  if (!candidate.ok()) return;
+  state.MarkMeasured(*candidate);
+  training_.features.push_back(std::move(candidate->features));
+  training_.throughputs.push_back(throughput);
+  training_.groups.push_back(i);
+  ++report_.concurrent_rows;
+}
+
+void Loop::Free(int task, const Candidate& candidate) {
+  states_[task].Unmark(candidate);
+  if (runs_ != nullptr) {
+    runs_->Release(tasks_[task].key, target_, this,
+                   {candidate.structural_hash, candidate.lowered_hash});
+  }
 }
 
 absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
@@ -307,18 +416,43 @@ absl::StatusOr<std::optional<Batch>> Loop::SearchNext(int64_t batch_index) {
     TaskState& state = states_[task];
     const int size = static_cast<int>(std::min<int64_t>(
         options_.batch_size, options_.max_trials - dispatched_));
+    // Concurrent runs: what the others measure is skipped up front, and
+    // each pick is claimed; a pick another run claimed first is measured
+    // (or being measured) there, as if by this run.
+    std::function<bool(const Candidate&)> claim;
+    std::vector<Candidate> claimed_elsewhere;
+    if (runs_ != nullptr) {
+      runs_->Claimed(tasks_[task].key, target_, &state.claims_seen,
+                     state.measured);
+      claim = [&](const Candidate& c) {
+        if (runs_->Claim(tasks_[task].key, target_, this,
+                         {c.structural_hash, c.lowered_hash}))
+          return true;
+        claimed_elsewhere.push_back(c);
+        return false;
+      };
+    }
     absl::StatusOr<std::vector<Candidate>> candidates = state.search->NextBatch(
         size, *model_, state.elites, state.measured,
         StreamSeed(options_.seed, 100 + static_cast<uint64_t>(task),
                    static_cast<uint64_t>(batch_index)),
-        /*stats=*/nullptr, [this] { return Stopping(); });
+        /*stats=*/nullptr, [this] { return Stopping(); }, claim);
     if (!candidates.ok()) return candidates.status();
-    if (Stopping()) return std::optional<Batch>();
+    for (const Candidate& c : claimed_elsewhere) state.MarkMeasured(c);
+    if (Stopping()) {
+      for (const Candidate& c : *candidates) Free(task, c);
+      return std::optional<Batch>();
+    }
     if (candidates->empty()) {
+      // Everything it found is another run's: search again, past those.
+      if (!claimed_elsewhere.empty() &&
+          ++state.claimed_searches < kMaxClaimedSearches)
+        continue;
       // Nothing unmeasured is left in the task's space.
       scheduler_.MarkDone(task);
       continue;
     }
+    state.claimed_searches = 0;
     Batch batch;
     batch.task = task;
     batch.candidates = *std::move(candidates);
@@ -544,9 +678,14 @@ absl::Status Loop::Process(Batch& batch) {
   }
   // Candidates not measured (stopped mid-batch) are free to be chosen again.
   for (size_t i = batch.results.size(); i < batch.candidates.size(); ++i) {
-    state.Unmark(batch.candidates[i]);
+    Free(batch.task, batch.candidates[i]);
   }
-  if (!records.empty()) LATHE_RETURN_IF_ERROR(Commit(records));
+  if (!records.empty()) {
+    LATHE_RETURN_IF_ERROR(Commit(records));
+    if (runs_ != nullptr) {
+      for (const proto::Record& r : records) learned_.insert(RecordKey(r));
+    }
+  }
   LATHE_RETURN_IF_ERROR(batch.error);
   scheduler_.Report(batch.task, state.progress.best_s);
   if (fresh.features.empty()) return absl::OkStatus();
@@ -572,12 +711,24 @@ absl::Status Loop::Process(Batch& batch) {
     training_.throughputs.push_back(fresh.throughputs[i]);
     training_.groups.push_back(fresh.groups[i]);
   }
+  // Concurrent runs: the others' records committed so far join the rows
+  // (after this batch's commit, so that the model saved is trained through
+  // every record up to followed_through_, this batch's included).
+  if (runs_ != nullptr) LATHE_RETURN_IF_ERROR(FollowOthers());
   LATHE_RETURN_IF_ERROR(model_->Train(training_));
   absl::StatusOr<std::string> bytes = model_->Save();
   if (!bytes.ok()) return bytes.status();
-  LATHE_RETURN_IF_ERROR(db_.PutCostModel(
-      target_info_, CostModelName(tasks_.front().target), *bytes,
-      static_cast<int64_t>(training_.features.size())));
+  const std::string name = CostModelName(tasks_.front().target);
+  auto save = [&] {
+    return db_.PutCostModel(target_info_, name, *bytes,
+                            static_cast<int64_t>(training_.features.size()));
+  };
+  // A model trained through later records (another run's, which learned
+  // this one's records) is not replaced.
+  LATHE_RETURN_IF_ERROR(runs_ != nullptr
+                            ? runs_->SaveModel(target_info_.canonical(), name,
+                                               followed_through_, save)
+                            : save());
   if (options_.on_progress) {
     std::lock_guard<std::mutex> lock(progress_mutex_);
     ReportProgress();
@@ -668,6 +819,15 @@ absl::StatusOr<TuneReport> Loop::Run() {
   }
   if (options_.batch_size < 1)
     return absl::InvalidArgumentError("batch size must be >= 1");
+  target_ = tasks_.front().target.ToString();
+  for (size_t i = 0; i < tasks_.size(); ++i)
+    task_of_key_[tasks_[i].key] = static_cast<int>(i);
+  // Joined before the database is read: whatever another run measures
+  // from here on is either read now or claimed (concurrent_runs.h).
+  if (runs_ != nullptr) {
+    for (const Task& task : tasks_) runs_->Join(task.key, target_);
+    joined_ = true;
+  }
   LATHE_RETURN_IF_ERROR(WarmStart());
 
   int64_t batch_index = 0;
@@ -694,13 +854,19 @@ absl::StatusOr<TuneReport> Loop::Run() {
     } else {
       Measure(current);
     }
-    LATHE_RETURN_IF_ERROR(Process(current));
+    if (absl::Status processed = Process(current); !processed.ok()) {
+      // The next batch, searched meanwhile, is never measured: its claims
+      // go back for the other runs.
+      if (next.ok() && *next) {
+        for (const Candidate& c : (*next)->candidates) Free((*next)->task, c);
+      }
+      return processed;
+    }
     if (!options_.overlap && !search_first) next = SearchNext(batch_index++);
     if (!next.ok()) return next.status();
     if (Stopping() && *next) {
       // Stopped while searching: the batch was never measured.
-      for (const Candidate& c : (*next)->candidates)
-        states_[(*next)->task].Unmark(c);
+      for (const Candidate& c : (*next)->candidates) Free((*next)->task, c);
       next = std::optional<Batch>();
     }
   }

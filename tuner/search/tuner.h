@@ -29,6 +29,18 @@
 // At the end, near-ties among each task's best (within `near_tie` of the
 // fastest) are measured again; the database ranks a program by its latest
 // measurement, so a lucky outlier does not stay the best.
+//
+// Several runs at once on one database, in one process (the tuning
+// service's jobs; TuneOptions::concurrent, concurrent_runs.h): a run claims
+// each candidate before it is dispatched and skips those another run
+// claimed, so no program is measured by two runs (near-ties measured again
+// at the end are second looks, not claimed: two runs of a task may both
+// re-measure its best). Before each retraining a run reads the records the
+// others committed since it last looked: those of its tasks count as
+// measured, become elites and training rows, those of other workloads
+// training rows in their groups; its model saved is kept only if no run
+// saved one trained through later records. Without `concurrent`, nothing
+// of this happens, as for `lathe tune`, the database's only writer.
 // Tests: tests/tuner/search/tuner_test.cc.
 #pragma once
 
@@ -44,6 +56,7 @@
 #include "database/database.h"
 #include "proto/measure.pb.h"
 #include "tuner/cost_model/cost_model.h"
+#include "tuner/search/concurrent_runs.h"
 #include "tuner/search/evolutionary_search.h"
 #include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task.h"
@@ -130,6 +143,9 @@ struct TuneOptions {
   std::function<std::string(int64_t trial)> inject_fault;
   // The cost model; default: XGBoost.
   std::function<std::unique_ptr<CostModel>()> make_model;
+  // Other runs on the same database in this process (concurrent_runs.h);
+  // null: none (the run's claims and saves are its own).
+  ConcurrentRuns* concurrent = nullptr;
 };
 
 struct TuneReport {
@@ -164,6 +180,9 @@ struct TuneReport {
   int64_t warm_rows_other = 0;
   int64_t warm_workloads_other = 0;
   bool loaded_model = false;
+  // Training rows made of records other runs committed while this one ran
+  // (TuneOptions::concurrent), of its tasks and other workloads.
+  int64_t concurrent_rows = 0;
   // Each measured candidate in order: task, structural hash, status,
   // median (0 when not OK), the seconds since the start when it finished.
   struct Trial {

@@ -466,6 +466,8 @@ void Daemon::RunJob(const std::string& id, Run& run,
   tune.stop = &run.stop;
   int64_t counted = 0;  // of this run's trials, in trials_measured_
   tune.on_commit = [this](double seconds) { commit_seconds_.Observe(seconds); };
+  // A simulated job's scratch database is its own: nothing to share.
+  if (!spec.simulated()) tune.concurrent = &claims_;
   tune.on_progress = [&](const tuner::TuneProgress& p) {
     trials_measured_ += p.trials_done - counted;
     counted = p.trials_done;

@@ -13,7 +13,10 @@
 // program the database holds). Simulated runners (`lathe runner
 // --simulate-ms`) only take work of simulated jobs, whose records go to a
 // scratch database that is deleted at the job's end: fake times never reach
-// the daemon's database.
+// the daemon's database. Jobs on the same (workload, target) share a claim
+// registry (claim_registry.h): no program is measured by two of them, each
+// learns from the other's records, and the cost model saved last holds what
+// both measured.
 // Tests: tests/tuner/service/daemon_test.cc.
 #pragma once
 
@@ -32,6 +35,7 @@
 #include "database/database.h"
 #include "database/writer_lock.h"
 #include "proto/service.pb.h"
+#include "tuner/service/claim_registry.h"
 #include "tuner/service/job_preparation.h"
 #include "tuner/service/job_table.h"
 #include "tuner/service/latency_histogram.h"
@@ -175,6 +179,7 @@ class Daemon {
   JobTable jobs_;
   LeaseManager leases_;
   RunnerRegistry runners_;
+  ClaimRegistry claims_;  // of the jobs on the daemon's database
   std::mutex runs_mutex_;
   std::map<std::string, std::unique_ptr<Run>> runs_;
   std::atomic<bool> stopping_{false};

@@ -7,14 +7,18 @@
 #include <atomic>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
 #include <thread>
+
+#include <sqlite3.h>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/workload/spec.h"
+#include "database/sqlite_connection.h"
 #include "rpc/channel.h"
 #include "tests/support/temp_folder.h"
 
@@ -318,6 +322,62 @@ TEST_F(DaemonTest, UnfinishedJobResumesInTheNextDaemonWithoutRemeasuring) {
   for (const proto::Record& r : records) hashes.insert(r.structural_hash());
   EXPECT_EQ(records.size(), 12u);
   EXPECT_EQ(hashes.size(), 12u);
+}
+
+// Two jobs on one workload at once, both with a batch dispatched before any
+// runner measures anything: no program is measured by both (the near-ties
+// each measures again at its end are second looks, marked as such), both
+// spend their budgets, and the cost model saved last learned every record
+// of both.
+TEST_F(DaemonTest, TwoJobsOnOneWorkloadNeverMeasureAProgramTwice) {
+  std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
+  proto::JobSpec spec = SmallSpec(12);
+  spec.set_remeasure_top(3);
+  spec.set_measure_rounds(1);
+  const std::string a = daemon->Submit(spec).value().id();
+  const std::string b = daemon->Submit(spec).value().id();
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while ((daemon->GetJob(a)->work_queued() == 0 ||
+          daemon->GetJob(b)->work_queued() == 0) &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_GT(daemon->GetJob(a)->work_queued(), 0);
+  ASSERT_GT(daemon->GetJob(b)->work_queued(), 0);
+  proto::JobStatus job_a, job_b;
+  {
+    FakeRunner one(*daemon, TestTarget()), two(*daemon, TestTarget());
+    job_a = WaitForEnd(*daemon, a);
+    job_b = WaitForEnd(*daemon, b);
+  }
+  for (const proto::JobStatus& job : {job_a, job_b}) {
+    EXPECT_EQ(job.state(), proto::JOB_DONE) << job.error();
+    EXPECT_EQ(job.trials_done(), 12);
+  }
+  daemon.reset();
+  std::unique_ptr<db::Database> db =
+      db::Database::Open(dir_ + "/t.db", {}).value();
+  std::map<std::string, int> trials;  // structural hash -> trials of it
+  std::vector<std::string> remeasured;
+  for (const std::string& id : {a, b}) {
+    const std::vector<proto::Record> records = db->RecordsOfJob(id).value();
+    for (const proto::Record& r : records) {
+      if (r.runner().find("(re-measure)") != std::string::npos) {
+        remeasured.push_back(r.structural_hash());
+      } else {
+        ++trials[r.structural_hash()];
+      }
+    }
+  }
+  EXPECT_EQ(trials.size(), 24u);
+  for (const auto& [hash, n] : trials)
+    EXPECT_EQ(n, 1) << "program " << hash << " measured in " << n << " trials";
+  // A second look (when the fake times make near-ties) is at a program
+  // one of the jobs measured.
+  for (const std::string& hash : remeasured) EXPECT_EQ(trials.count(hash), 1u);
+  db.reset();
+  auto raw = db::Connection::Open(dir_ + "/t.db", SQLITE_OPEN_READONLY).value();
+  EXPECT_EQ(raw->QueryInt("SELECT records FROM cost_models").value(), 24);
 }
 
 // A runner that cannot measure gives its candidates back; after
