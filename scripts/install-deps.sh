@@ -38,6 +38,9 @@ PACKAGES=(
   libonnx-dev libonnx-testdata python3-onnx
   # the models the model tests export (ResNet-18, MobileNetV2, an encoder)
   python3-torch python3-torchvision
+  # the HTML report checked in a real browser, headless, with the database
+  # read by sqlite3 (tests/report/report_browser_test.sh)
+  chromium sqlite3
 )
 
 if [[ "${LATHE_SKIP_DEPS:-0}" == "1" ]]; then
