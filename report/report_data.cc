@@ -231,12 +231,22 @@ absl::StatusOr<ReportData> CollectReport(db::Database& db,
     *summaries = std::move(kept);
   }
   report.tasks_total = static_cast<int64_t>(summaries->size());
+  const int64_t shown = std::min<int64_t>(
+      report.tasks_total, std::max<int64_t>(0, options.max_tasks));
+  // Each task's share of the totals, never below a floor that keeps a
+  // task's page useful.
+  ReportOptions per_task = options;
+  if (shown > 0) {
+    per_task.max_records_read =
+        std::min(options.max_records_read,
+                 std::max<int64_t>(1000, options.max_total_read / shown));
+    per_task.max_records_drawn =
+        std::min(options.max_records_drawn,
+                 std::max<int64_t>(100, options.max_total_drawn / shown));
+  }
   for (const db::TaskSummary& summary : *summaries) {
-    if (static_cast<int64_t>(report.tasks.size()) >=
-        std::max<int64_t>(0, options.max_tasks)) {
-      break;
-    }
-    absl::StatusOr<TaskData> task = CollectTask(db, summary, options);
+    if (static_cast<int64_t>(report.tasks.size()) >= shown) break;
+    absl::StatusOr<TaskData> task = CollectTask(db, summary, per_task);
     if (!task.ok()) return task.status();
     report.tasks.push_back(*std::move(task));
   }

@@ -19,8 +19,11 @@
 // Bounds: at most `max_tasks` tasks (by workload, then target), at most
 // `max_records_read` records read per task (the first ones) and at most
 // `max_records_drawn` candidates drawn per task (spread evenly over the
-// trials; the curve uses every record read). What was left out is counted,
-// and the page says so.
+// trials; the curve uses every record read). Over all tasks, the reads and
+// the points are bounded too (`max_total_read`, `max_total_drawn`: each of
+// the n tasks shown gets at most a 1/n share, and never less than a floor),
+// so that the page and the memory of a database of many large tasks stay
+// bounded. What was left out is counted, and the page says so.
 // Tests: tests/report/report_data_test.cc.
 #pragma once
 
@@ -52,6 +55,8 @@ struct ReportOptions {
   int64_t max_tasks = 200;
   int64_t max_records_read = 200000;
   int64_t max_records_drawn = 2000;
+  int64_t max_total_read = 2000000;
+  int64_t max_total_drawn = 50000;
 };
 
 enum class RecordKind { kTrial, kDefault, kRemeasure };

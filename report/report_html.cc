@@ -226,8 +226,7 @@ std::string ProvenanceRow(const char* what, const TaskData& task,
       Cell(r.structural_hash), "</tr>\n");
 }
 
-std::string TaskSection(const TaskData& task, size_t index,
-                        const ReportOptions& options) {
+std::string TaskSection(const TaskData& task, size_t index) {
   std::string html = absl::StrCat(
       "<section class=\"task\" id=\"task-", index, "\">\n<h2>",
       HtmlEscape(task.workload), "</h2>\n<p class=\"meta\">target ",
@@ -253,8 +252,8 @@ std::string TaskSection(const TaskData& task, size_t index,
   if (static_cast<int64_t>(task.records.size()) < task.records_total) {
     absl::StrAppend(&html, "<p class=\"note\">Only the first ",
                     task.records.size(), " of ", task.records_total,
-                    " records were read (bound ", options.max_records_read,
-                    ").</p>\n");
+                    " records were read (the report bounds what it reads per "
+                    "task and in all); the later ones are not shown.</p>\n");
   }
   if (task.drawn < task.trials) {
     absl::StrAppend(&html, "<p class=\"note\">", task.drawn, " of ",
@@ -470,7 +469,7 @@ std::string RenderReportHtml(const ReportData& data) {
   for (size_t i = 0; i < data.models.size(); ++i)
     absl::StrAppend(&html, ModelSection(data.models[i], i, data.tasks));
   for (size_t i = 0; i < data.tasks.size(); ++i)
-    absl::StrAppend(&html, TaskSection(data.tasks[i], i, data.options));
+    absl::StrAppend(&html, TaskSection(data.tasks[i], i));
   absl::StrAppend(&html, "</main>\n<script>", kScript,
                   "</script>\n</body>\n</html>\n");
   return html;

@@ -191,6 +191,26 @@ TEST_F(ReportDataTest, BoundsTasksReadAndDrawn) {
   EXPECT_TRUE(task.records[5].drawn);
 }
 
+TEST_F(ReportDataTest, TheTotalBoundsShareOutAmongTheTasks) {
+  // 300 more trials of the other task: 301 in all.
+  std::vector<proto::Record> more;
+  for (int i = 0; i < 300; ++i) {
+    more.push_back(Record(kOther, proto::MEASURE_OK, 2e-5, 1700000001000 + i,
+                          Hash(1000 + i), "local@test", "job-2"));
+  }
+  ASSERT_TRUE(db_->Commit(more).ok());
+  ReportOptions options;
+  options.max_total_drawn = 400;  // 2 tasks: 200 each
+  ReportData data = CollectReport(*db_, options).value();
+  EXPECT_EQ(data.tasks[0].trials, 301);
+  EXPECT_EQ(data.tasks[0].drawn, 200);
+  EXPECT_EQ(data.tasks[1].drawn, 8);
+  options.max_total_drawn = 2;  // below the floor of 100 per task
+  EXPECT_EQ(CollectReport(*db_, options).value().tasks[0].drawn, 100);
+  options.max_records_drawn = 3;  // the per-task bound still holds
+  EXPECT_EQ(CollectReport(*db_, options).value().tasks[0].drawn, 3);
+}
+
 TEST_F(ReportDataTest, ModelLatencyOverTimeAndShares) {
   ReportOptions options;
   options.model =
