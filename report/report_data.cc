@@ -6,8 +6,10 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/untrusted_text.h"
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/kernel_program.h"
 #include "compiler/workload/flop_count.h"
@@ -216,6 +218,16 @@ absl::StatusOr<ReportData> CollectReport(db::Database& db,
   report.job = options.job;
   report.generated_ms = absl::ToUnixMillis(absl::Now());
   report.options = options;
+  if (!options.job.empty()) {
+    absl::StatusOr<std::vector<proto::Job>> jobs = db.Jobs();
+    if (!jobs.ok()) return jobs.status();
+    if (std::none_of(jobs->begin(), jobs->end(), [&](const proto::Job& j) {
+          return j.id() == options.job;
+        })) {
+      return absl::NotFoundError(
+          absl::StrCat(db.path(), ": no job ", EscapedPrefix(options.job)));
+    }
+  }
   absl::StatusOr<std::vector<db::TaskSummary>> summaries =
       db.Tasks(options.job);
   if (!summaries.ok()) return summaries.status();

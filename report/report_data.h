@@ -128,7 +128,8 @@ struct ReportData {
   ReportOptions options;
 };
 
-// Reads the report's data from `db`. Errors: the database's.
+// Reads the report's data from `db`. Errors: the database's; NotFound when
+// options.job names no job of the database.
 absl::StatusOr<ReportData> CollectReport(db::Database& db,
                                          const ReportOptions& options);
 

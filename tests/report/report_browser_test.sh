@@ -89,4 +89,6 @@ echo "screenshot: $shot"
 # Errors: one line, non-zero.
 if "$lathe" report --db absent.db > out.txt 2> err.txt; then fail "absent db succeeded"; fi
 [ "$(wc -l < err.txt)" = 1 ] && grep -q 'absent.db' err.txt || fail "absent db: $(cat err.txt)"
+if "$lathe" report --db tuned.db --job nosuch > out.txt 2> err.txt; then fail "unknown job succeeded"; fi
+[ "$(wc -l < err.txt)" = 1 ] && grep -q 'no job nosuch' err.txt || fail "unknown job: $(cat err.txt)"
 echo PASS

@@ -170,6 +170,11 @@ TEST_F(ReportDataTest, AJobSeesItsOwnRecordsAndTheDefaultOfAny) {
   EXPECT_EQ(data.tasks[0].records.size(), 1u);
   EXPECT_DOUBLE_EQ(data.tasks[0].default_median_s.value_or(0), 2e-5);
   EXPECT_TRUE(data.tasks[0].batches.empty());
+  // A job the database does not know is an error, naming it.
+  options.job = "job-none";
+  absl::StatusOr<ReportData> none = CollectReport(*db_, options);
+  EXPECT_TRUE(absl::IsNotFound(none.status())) << none.status();
+  EXPECT_NE(none.status().message().find("job-none"), std::string::npos);
 }
 
 TEST_F(ReportDataTest, BoundsTasksReadAndDrawn) {
