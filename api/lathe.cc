@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/kernel_plan.h"
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/kernel_header.h"
 #include "compiler/codegen/kernel_library.h"

@@ -3,9 +3,9 @@
 //   absl::StatusOr<std::unique_ptr<lathe::api::Database>> db =
 //       lathe::api::Database::Open("tuned.db");
 //   absl::StatusOr<lathe::api::Kernel> mm =
-//   (*db)->GetKernel("matmul:M=64,N=64,K=64"); int rc = (*mm)(a, b, c); // or
-//   (*mm)(args) with float* const* args if (!mm->origin().tuned()) ...      //
-//   the default schedule answered
+//       (*db)->GetKernel("matmul:M=64,N=64,K=64");
+//   int rc = (*mm)(a, b, c);  // or (*mm)(args) with float* const* args
+//   if (!mm->origin().tuned()) ...  // the default schedule answered
 //
 // A kernel comes from the best record of (workload, target) in the
 // database, its trace replayed and checked to build the program that was
@@ -16,6 +16,11 @@
 // asking twice for one program compiles it once. GetObject gives an object
 // file's bytes to link or ship instead (`lathe compile` writes them).
 // Errors are absl::Status naming the spec and the database.
+//
+// Installed (find_package(Lathe), target Lathe::api): this header and
+// kernel_origin.h are the whole public surface, with abseil's Status and
+// StatusOr; liblathe_api.so exports lathe::api::Database and
+// lathe::api::Kernel and nothing of Lathe's internals (api/lathe_api.map).
 // Tests: tests/api/lathe_test.cc.
 #pragma once
 
@@ -28,7 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "api/kernel_plan.h"
+#include "api/kernel_origin.h"
 
 namespace lathe {
 class CompiledKernel;
@@ -38,6 +43,10 @@ class Database;
 }  // namespace lathe
 
 namespace lathe::api {
+
+// What Database::Plan answers (api/kernel_plan.h): in the build tree only,
+// since it holds the compiler's types; not installed.
+struct KernelPlan;
 
 struct Options {
   // Let a record measured on a compatible target answer (same kind, the
@@ -139,7 +148,8 @@ class Database {
 
   const std::string& path() const { return path_; }
 
-  // What GetKernel and GetObject compile: the plan of kernel_plan.h.
+  // What GetKernel and GetObject compile: the plan of kernel_plan.h (for
+  // code in Lathe's build tree, which includes that header).
   // Errors: a bad spec or target (InvalidArgument naming it), a database
   // that fails to answer.
   absl::StatusOr<KernelPlan> Plan(const std::string& spec,

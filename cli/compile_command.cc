@@ -221,6 +221,43 @@ absl::Status WriteOutputs(
   return staged.Commit();
 }
 
+// The options that only mean something with --db.
+absl::Status CheckDatabaseOnlyOptions(const CompileOptions& options) {
+  if (options.db_path.empty() &&
+      (options.require_tuned || !options.misses.empty() ||
+       options.compatible)) {
+    return absl::InvalidArgumentError(
+        "--require-tuned, --misses and --compatible need --db (the tuning "
+        "database)");
+  }
+  return absl::OkStatus();
+}
+
+// The --target, with a warning on stderr when this machine cannot run its
+// code (a GPU's code is never run here by lathe compile: no warning).
+absl::StatusOr<Target> CompileTarget(const CompileOptions& options, bool cuda) {
+  absl::StatusOr<Target> target = ParseTarget(options.target);
+  if (!target.ok()) return target.status();
+  if (absl::Status runnable =
+          cuda ? absl::OkStatus() : CheckRunnableHere(*target);
+      !runnable.ok()) {
+    std::fprintf(stderr,
+                 "lathe: warning: %s (compiling anyway: the output is for "
+                 "another machine)\n",
+                 std::string(runnable.message()).c_str());
+  }
+  return target;
+}
+
+// The --db opened read-only; null without --db.
+absl::StatusOr<std::unique_ptr<db::Database>> OpenDatabase(
+    const CompileOptions& options) {
+  if (options.db_path.empty()) return nullptr;
+  db::OpenOptions open;
+  open.mode = db::OpenOptions::Mode::kReadOnly;
+  return db::Database::Open(options.db_path, open);
+}
+
 // True when the command names a model: one positional argument ending in
 // .onnx.
 bool NamesModel(const CompileOptions& options) {
@@ -250,21 +287,24 @@ absl::Status RunCompileModel(const CompileOptions& options) {
         ": models compile for CPU targets only; a cuda target compiles one "
         "workload spec"));
   }
-  absl::StatusOr<LibraryKind> kind = LibraryKindForPath(options.output);
+  // -o NAME.ll: the library's LLVM module as text, before LLVM's optimizer
+  // (what the golden tests read); it has no header.
+  const bool llvm_ir = absl::EndsWith(options.output, ".ll");
+  absl::StatusOr<LibraryKind> kind =
+      llvm_ir ? LibraryKind::kObject : LibraryKindForPath(options.output);
   if (!kind.ok()) return kind.status();
+  if (llvm_ir && !options.header.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--header ", options.header, ": -o ", options.output,
+                     " writes LLVM IR, which has no header"));
+  }
   if (!options.expr.empty() || !options.dims.empty() ||
       !options.trace_path.empty() || !options.prefix.empty()) {
     return absl::InvalidArgumentError(
         "a model takes no --expr, --dims, --trace or --prefix (its kernels "
         "come from --db or the default schedules)");
   }
-  if (options.db_path.empty() &&
-      (options.require_tuned || !options.misses.empty() ||
-       options.compatible)) {
-    return absl::InvalidArgumentError(
-        "--require-tuned, --misses and --compatible need --db (the tuning "
-        "database)");
-  }
+  if (absl::Status st = CheckDatabaseOnlyOptions(options); !st.ok()) return st;
   if (absl::Status st =
           CheckOutputPaths({{"--db", options.db_path}, {"model", model_path}},
                            {{"-o", options.output},
@@ -293,23 +333,11 @@ absl::Status RunCompileModel(const CompileOptions& options) {
   }
   model_options.matching = options.compatible ? db::TargetMatching::kCompatible
                                               : db::TargetMatching::kExact;
-  absl::StatusOr<Target> target = ParseTarget(options.target);
+  absl::StatusOr<Target> target = CompileTarget(options, /*cuda=*/false);
   if (!target.ok()) return target.status();
-  if (absl::Status runnable = CheckRunnableHere(*target); !runnable.ok()) {
-    std::fprintf(stderr,
-                 "lathe: warning: %s (compiling anyway: the output is for "
-                 "another machine)\n",
-                 std::string(runnable.message()).c_str());
-  }
-  std::unique_ptr<db::Database> db;
-  if (!options.db_path.empty()) {
-    db::OpenOptions open;
-    open.mode = db::OpenOptions::Mode::kReadOnly;
-    absl::StatusOr<std::unique_ptr<db::Database>> opened =
-        db::Database::Open(options.db_path, open);
-    if (!opened.ok()) return opened.status();
-    db = *std::move(opened);
-  }
+  absl::StatusOr<std::unique_ptr<db::Database>> opened = OpenDatabase(options);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<db::Database> db = *std::move(opened);
   absl::StatusOr<std::unique_ptr<api::ModelLibraryPlan>> plan =
       api::ModelLibraryPlan::Make(model_path, db.get(), *target, model_options);
   if (!plan.ok()) return plan.status();
@@ -403,13 +431,7 @@ absl::Status RunCompile(const CompileOptions& options) {
     return absl::InvalidArgumentError(
         "--function names one kernel; with several workloads use --prefix");
   }
-  if (options.db_path.empty() &&
-      (options.require_tuned || !options.misses.empty() ||
-       options.compatible)) {
-    return absl::InvalidArgumentError(
-        "--require-tuned, --misses and --compatible need --db (the tuning "
-        "database)");
-  }
+  if (absl::Status st = CheckDatabaseOnlyOptions(options); !st.ok()) return st;
 
   // Function names: one per workload, and one workload per name.
   std::vector<Entry> entries;
@@ -444,27 +466,11 @@ absl::Status RunCompile(const CompileOptions& options) {
     entries.push_back(std::move(entry));
   }
 
-  absl::StatusOr<Target> target = ParseTarget(options.target);
+  absl::StatusOr<Target> target = CompileTarget(options, cuda);
   if (!target.ok()) return target.status();
-  // A GPU's code is never run here by lathe compile: nothing to warn about.
-  if (absl::Status runnable =
-          cuda ? absl::OkStatus() : CheckRunnableHere(*target);
-      !runnable.ok()) {
-    std::fprintf(stderr,
-                 "lathe: warning: %s (compiling anyway: the output is for "
-                 "another machine)\n",
-                 std::string(runnable.message()).c_str());
-  }
-
-  std::unique_ptr<db::Database> db;
-  if (!options.db_path.empty()) {
-    db::OpenOptions open;
-    open.mode = db::OpenOptions::Mode::kReadOnly;
-    absl::StatusOr<std::unique_ptr<db::Database>> opened =
-        db::Database::Open(options.db_path, open);
-    if (!opened.ok()) return opened.status();
-    db = *std::move(opened);
-  }
+  absl::StatusOr<std::unique_ptr<db::Database>> opened = OpenDatabase(options);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<db::Database> db = *std::move(opened);
 
   // Plans: a trace, or the database's best record, or the default schedule.
   std::vector<const Entry*> untuned;
@@ -606,7 +612,8 @@ void AddCompileCommand(CLI::App& app) {
   command
       ->add_option("-o,--output", options->output,
                    "output file: .o (kernels only), .a (kernels + runtime) or "
-                   ".so (needs cc); for a cuda target .cc, .cpp or .cxx (host "
+                   ".so (needs cc), for a model also .ll (its LLVM IR before "
+                   "optimization); for a cuda target .cc, .cpp or .cxx (host "
                    "entry point, cubin embedded, with --header; build with "
                    "-lcuda), .cubin or .ptx")
       ->required();

@@ -20,6 +20,9 @@
 #include "rpc/exposure_warnings.h"
 #include "rpc/server_auth.h"
 #include "tuner/service/daemon.h"
+#include "tuner/service/daemon_metrics.h"
+#include "tuner/service/http_listener.h"
+#include "tuner/service/prometheus_text.h"
 #include "tuner/service/server.h"
 
 #ifndef LATHE_VERSION
@@ -44,6 +47,7 @@ struct ServeOptions {
   int parallelism = 16;
   int build_ahead = service::LeaseManager::kDefaultBuildAheadHints;
   std::string port_file;
+  std::string metrics_listen;  // "": no metrics endpoint
   int max_message_bytes = rpc::kMaxServiceMessageBytes;
 };
 
@@ -114,18 +118,42 @@ absl::Status RunServe(const ServeOptions& options) {
       service::Daemon::Start(daemon_options);
   if (!daemon.ok()) return daemon.status();
 
-  absl::StatusOr<std::unique_ptr<service::Server>> server =
-      service::Server::Start(**daemon, options.listen, security,
-                             options.max_message_bytes);
-  if (!server.ok()) {
-    // A daemon that never listened leaves no database it created (a
-    // certificate and key that are not a pair are found only here).
+  // A daemon that never listened leaves no database it created (a
+  // certificate and key that are not a pair are found only when the server
+  // starts, an address taken only when it is bound).
+  auto abandon = [&](const absl::Status& why) {
     daemon->reset();
     if (!db_existed) {
       db::RemoveDatabaseFiles(options.db_path);
       std::remove(db::WriterLockPath(options.db_path).c_str());
     }
-    return server.status();
+    return why;
+  };
+  absl::StatusOr<std::unique_ptr<service::Server>> server =
+      service::Server::Start(**daemon, options.listen, security,
+                             options.max_message_bytes);
+  if (!server.ok()) return abandon(server.status());
+  // Prometheus's scrapes (docs/service.md, "Metrics"): plain HTTP, counts
+  // only. Stopped before the daemon it reads.
+  std::unique_ptr<service::HttpListener> metrics;
+  if (!options.metrics_listen.empty()) {
+    service::Daemon* read = daemon->get();
+    absl::StatusOr<std::unique_ptr<service::HttpListener>> started =
+        service::HttpListener::Start(
+            options.metrics_listen,
+            {{"/metrics", [read] {
+                return service::HttpResponse{
+                    std::string(service::kPrometheusContentType),
+                    service::DaemonMetricsText(*read)};
+              }}});
+    if (!started.ok()) {
+      (*server)->Shutdown();
+      server->reset();
+      return abandon(absl::Status(
+          started.status().code(),
+          absl::StrCat("--metrics-listen: ", started.status().message())));
+    }
+    metrics = *std::move(started);
   }
   // Served anyway (the operator may mean it), but said once it listens.
   for (const std::string& warning : rpc::ExposureWarnings(
@@ -137,6 +165,13 @@ absl::Status RunServe(const ServeOptions& options) {
                host.c_str(), (*server)->port(),
                options.tls_cert.empty() ? "token, no TLS" : "token and TLS",
                options.db_path.c_str());
+  if (metrics != nullptr) {
+    const std::string metrics_host =
+        options.metrics_listen.substr(0, options.metrics_listen.rfind(':'));
+    std::fprintf(stderr,
+                 "lathe serve: metrics on http://%s:%d/metrics (plain HTTP)\n",
+                 metrics_host.c_str(), metrics->port());
+  }
   std::fflush(stderr);
   if (!options.port_file.empty()) {
     // Written whole, then renamed: a reader never sees half a number.
@@ -146,6 +181,7 @@ absl::Status RunServe(const ServeOptions& options) {
     out.close();
     if (!out || std::rename(partial.c_str(), options.port_file.c_str()) != 0) {
       std::remove(partial.c_str());
+      if (metrics != nullptr) metrics->Shutdown();
       (*server)->Shutdown();
       (*daemon)->Shutdown();
       return absl::PermissionDeniedError(
@@ -160,6 +196,7 @@ absl::Status RunServe(const ServeOptions& options) {
                "simulated ones) resume "
                "on restart\n",
                signal_number);
+  if (metrics != nullptr) metrics->Shutdown();
   (*daemon)->Shutdown();
   (*server)->Shutdown();
   // A job's preparation whose client gave up may still run on its thread
@@ -250,6 +287,20 @@ void AddServeCommand(CLI::App& app) {
                       "refuse requests larger than this (default 4 MiB)");
   command->add_option("--port-file", options->port_file,
                       "write the port listened on to this file once serving");
+  command
+      ->add_option(
+          "--metrics-listen", options->metrics_listen,
+          "serve Prometheus metrics on http://ADDR/metrics (HOST:PORT, e.g. "
+          "0.0.0.0:9100; port 0 picks a free one): plain HTTP, no token, "
+          "counts only (docs/service.md, Metrics)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            absl::StatusOr<std::pair<std::string, int>> parsed =
+                service::ParseListenAddress(text);
+            return parsed.ok() ? std::string()
+                               : std::string(parsed.status().message());
+          },
+          "HOST:PORT"));
   SetAction(command, [options] { return RunServe(*options); });
 }
 

@@ -38,6 +38,8 @@ PACKAGES=(
   libonnx-dev libonnx-testdata python3-onnx
   # the models the model tests export (ResNet-18, MobileNetV2, an encoder)
   python3-torch python3-torchvision
+  # tests/deploy: the Kubernetes manifests parsed and checked
+  python3-yaml
   # the HTML report checked in a real browser, headless, with the database
   # read by sqlite3 (tests/report/report_browser_test.sh)
   chromium sqlite3

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -30,10 +31,7 @@ std::string Shape(const std::vector<int64_t>& shape) {
   return absl::StrCat("float32[", absl::StrJoin(shape, ", "), "]");
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> ModelObject(const ModelLibrary& library,
-                                        const Target& target) {
+std::vector<ObjectKernel> ObjectKernels(const ModelLibrary& library) {
   std::vector<ObjectKernel> objects;
   for (const LibraryKernel& k : library.kernels) {
     ObjectKernel object;
@@ -41,11 +39,28 @@ absl::StatusOr<std::string> ModelObject(const ModelLibrary& library,
     object.options.function_name = k.function_name;
     objects.push_back(std::move(object));
   }
-  return EmitModelObject(objects, library.entry, target);
+  return objects;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ModelObject(const ModelLibrary& library,
+                                        const Target& target) {
+  return EmitModelObject(ObjectKernels(library), library.entry, target);
+}
+
+absl::StatusOr<std::string> ModelLlvmIr(const ModelLibrary& library,
+                                        const Target& target) {
+  return ModelModuleIr(ObjectKernels(library), library.entry, target);
 }
 
 absl::Status WriteModelLibrary(const ModelLibrary& library,
                                const Target& target, const std::string& path) {
+  if (absl::EndsWith(path, ".ll")) {
+    absl::StatusOr<std::string> ir = ModelLlvmIr(library, target);
+    if (!ir.ok()) return ir.status();
+    return WriteFileBytes(path, *ir);
+  }
   absl::StatusOr<LibraryKind> kind = LibraryKindForPath(path);
   if (!kind.ok()) return kind.status();
   absl::StatusOr<std::string> object = ModelObject(library, target);

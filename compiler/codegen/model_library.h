@@ -60,8 +60,14 @@ struct ModelLibrary {
 absl::StatusOr<std::string> ModelObject(const ModelLibrary& library,
                                         const Target& target);
 
-// Builds what `path`'s extension asks for (.o, .a, .so) and writes it.
-// Errors: those of ModelObject and of kernel_library.h's writers.
+// The object's module as LLVM IR text before LLVM's optimizer
+// (ModelModuleIr). Errors: those of EmitModelObject.
+absl::StatusOr<std::string> ModelLlvmIr(const ModelLibrary& library,
+                                        const Target& target);
+
+// Builds what `path`'s extension asks for (.o, .a, .so; .ll: ModelLlvmIr)
+// and writes it. Errors: those of ModelObject and of kernel_library.h's
+// writers.
 absl::Status WriteModelLibrary(const ModelLibrary& library,
                                const Target& target, const std::string& path);
 

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/kernel_plan.h"
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/measure/reference_check.h"
 #include "gtest/gtest.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deploy/ cannot run here (systemd, Docker), so this reads its files and
+# deploy/ cannot run here (systemd, Docker, Kubernetes), so this reads its files and
 # checks that every `lathe` command line in them is one the CLI accepts:
 # `lathe --check-args ...` parses the line and runs nothing.
 # Usage: deploy_commands_test.sh LATHE_BIN DEPLOY_DIR
@@ -46,13 +46,28 @@ for unit in "$deploy"/systemd/*.service; do
   checked=$((checked + $(joined "$unit" | grep -c '^ExecStart=')))
 done
 
-# Dockerfile: ENTRYPOINT ["lathe"] and the default CMD (exec form).
-dockerfile=$deploy/docker/Dockerfile
-grep -qx 'ENTRYPOINT \["lathe"\]' "$dockerfile" || fail "Dockerfile: the entry point is not lathe"
-cmd=$(grep '^CMD \[' "$dockerfile" | sed -E 's/^CMD \[(.*)\]$/\1/; s/", *"/ /g; s/"//g')
-[ -n "$cmd" ] || fail "Dockerfile: no CMD"
-# shellcheck disable=SC2086
-check Dockerfile $cmd
+# Dockerfiles: ENTRYPOINT ["lathe"] (the cuda image inherits it) and the
+# default CMD (exec form).
+for dockerfile in "$deploy"/docker/Dockerfile "$deploy"/docker/Dockerfile.cuda; do
+  where=$(basename "$dockerfile")
+  if [ "$where" = Dockerfile ]; then
+    grep -qx 'ENTRYPOINT \["lathe"\]' "$dockerfile" || fail "$where: the entry point is not lathe"
+  else
+    ! grep -q '^ENTRYPOINT' "$dockerfile" || fail "$where: an entry point of its own"
+  fi
+  cmd=$(grep '^CMD \[' "$dockerfile" | sed -E 's/^CMD \[(.*)\]$/\1/; s/", *"/ /g; s/"//g')
+  [ -n "$cmd" ] || fail "$where: no CMD"
+  # shellcheck disable=SC2086
+  check "$where" $cmd
+done
+
+# Kubernetes: each container's arguments (after the image's lathe entry
+# point), read by a YAML parser.
+while IFS=$'\t' read -r where line; do
+  eval "set -- $line"
+  check "$where" "$@"
+done < <(/usr/bin/python3 "$(dirname "$0")/kubernetes_manifests.py" commands "$deploy" ||
+         echo "kubernetes_manifests.py	failed")
 
 # compose: each service's command (string form, after the lathe entry
 # point), and the `lathe ...` lines of its comments.
@@ -67,6 +82,7 @@ while IFS= read -r line; do
 done < <(grep '^#' "$compose" | sed -E 's/^#[[:space:]]?//' | sed -e ':a' -e '/\\$/N; s/\\\n[[:space:]]*/ /; ta' |
          grep -E '(^| )lathe [a-z]' | grep -v 'docker build\|up -d')
 
-# Every line found: 2 units, the Dockerfile, 3 services and 1 comment.
-[ "$checked" = 7 ] || fail "checked $checked command lines, want 7 (a file changed? update the count)"
+# Every line found: 2 units, 2 Dockerfiles, 3 compose services and 1
+# comment, 3 Kubernetes containers.
+[ "$checked" = 11 ] || fail "checked $checked command lines, want 11 (a file changed? update the count)"
 echo "PASS: $checked command lines"

@@ -162,6 +162,8 @@ class Loop {
                    const proto::MeasureResult& result, double at_s);
   absl::Status Process(Batch& batch);
   absl::Status RemeasureNearTies();
+  // Commits the records in one transaction, timed for on_commit.
+  absl::Status Commit(const std::vector<proto::Record>& records);
   proto::Record MakeRecord(const Task& task, const Candidate& candidate,
                            const proto::MeasureResult& result) const;
   proto::MeasureRequest MakeRequest(const Task& task,
@@ -544,10 +546,7 @@ absl::Status Loop::Process(Batch& batch) {
   for (size_t i = batch.results.size(); i < batch.candidates.size(); ++i) {
     state.Unmark(batch.candidates[i]);
   }
-  if (!records.empty()) {
-    absl::StatusOr<db::CommitResult> committed = db_.Commit(records);
-    if (!committed.ok()) return committed.status();
-  }
+  if (!records.empty()) LATHE_RETURN_IF_ERROR(Commit(records));
   LATHE_RETURN_IF_ERROR(batch.error);
   scheduler_.Report(batch.task, state.progress.best_s);
   if (fresh.features.empty()) return absl::OkStatus();
@@ -596,6 +595,14 @@ absl::Status Loop::Process(Batch& batch) {
   return absl::OkStatus();
 }
 
+absl::Status Loop::Commit(const std::vector<proto::Record>& records) {
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<db::CommitResult> committed = db_.Commit(records);
+  if (!committed.ok()) return committed.status();
+  if (options_.on_commit) options_.on_commit(Seconds(start));
+  return absl::OkStatus();
+}
+
 absl::Status Loop::RemeasureNearTies() {
   for (size_t t = 0; t < tasks_.size(); ++t) {
     if (options_.stop != nullptr && options_.stop->load())
@@ -635,10 +642,7 @@ absl::Status Loop::RemeasureNearTies() {
       records.back().set_runner(
           absl::StrCat(records.back().runner(), " (re-measure)"));
     }
-    if (!records.empty()) {
-      absl::StatusOr<db::CommitResult> committed = db_.Commit(records);
-      if (!committed.ok()) return committed.status();
-    }
+    if (!records.empty()) LATHE_RETURN_IF_ERROR(Commit(records));
     // The task's best is now what the database ranks first.
     absl::StatusOr<std::optional<db::Match>> best =
         db_.Best(task.key, target_info_);

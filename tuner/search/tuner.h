@@ -122,6 +122,10 @@ struct TuneOptions {
   // Called after every measured candidate and every batch (from the
   // measuring thread or the caller's; never concurrently).
   std::function<void(const TuneProgress&)> on_progress;
+  // Called after each commit of measured records to the database (a
+  // batch's, or the near-ties' second measurements) with the seconds it
+  // took, from the thread that committed (the daemon's commit latency).
+  std::function<void(double seconds)> on_commit;
   // Tests only: the fault to inject into the measurement of the trial with
   // this index ("" for none); see proto/measure.proto.
   std::function<std::string(int64_t trial)> inject_fault;

@@ -467,7 +467,11 @@ void Daemon::RunJob(const std::string& id, Run& run,
   tune.runner_name = "remote";
   tune.lathe_version = options_.lathe_version;
   tune.stop = &run.stop;
+  int64_t counted = 0;  // of this run's trials, in trials_measured_
+  tune.on_commit = [this](double seconds) { commit_seconds_.Observe(seconds); };
   tune.on_progress = [&](const tuner::TuneProgress& p) {
+    trials_measured_ += p.trials_done - counted;
+    counted = p.trials_done;
     std::string best;
     for (const tuner::TaskProgress& t : p.tasks) {
       if (t.best_s) {

@@ -34,6 +34,7 @@
 #include "proto/service.pb.h"
 #include "tuner/service/job_preparation.h"
 #include "tuner/service/job_table.h"
+#include "tuner/service/latency_histogram.h"
 #include "tuner/service/lease_manager.h"
 #include "tuner/service/runner_registry.h"
 
@@ -132,6 +133,22 @@ class Daemon {
 
   LeaseManager& leases() { return leases_; }
 
+  // For operators' metrics (daemon_metrics.h): trials its jobs measured
+  // since it started (second measurements of near-ties are not trials);
+  // the seconds of each database commit of a job's measured records; when
+  // it started.
+  int64_t trials_measured() const { return trials_measured_.load(); }
+  HistogramSnapshot commit_seconds() const {
+    return commit_seconds_.Snapshot();
+  }
+  absl::Time started_at() const { return started_at_; }
+  // The bounds of commit_seconds: a commit of one batch syncs the database
+  // file, from about a millisecond to seconds on a busy disk.
+  static std::vector<double> CommitSecondsBounds() {
+    return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+            0.25,  0.5,    1,     2.5,  5,     10};
+  }
+
  private:
   struct Run {
     std::thread thread;
@@ -162,6 +179,9 @@ class Daemon {
   std::map<std::string, std::unique_ptr<Run>> runs_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> watchers_{0};
+  std::atomic<int64_t> trials_measured_{0};
+  LatencyHistogram commit_seconds_{CommitSecondsBounds()};
+  const absl::Time started_at_ = absl::Now();
   std::thread expiry_;
 };
 

@@ -98,6 +98,17 @@ std::vector<proto::JobStatus> JobTable::List() {
   return list;
 }
 
+std::map<proto::JobState, int64_t> JobTable::CountByState() {
+  std::map<proto::JobState, int64_t> counts;
+  for (int s = proto::JobState_MIN; s <= proto::JobState_MAX; ++s) {
+    if (proto::JobState_IsValid(s) && s != proto::JOB_STATE_UNSPECIFIED)
+      counts[static_cast<proto::JobState>(s)] = 0;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [id, snapshot] : jobs_) ++counts[snapshot.job.state()];
+  return counts;
+}
+
 void JobTable::Update(const std::string& id,
                       const std::function<void(proto::JobStatus&)>& change,
                       const std::string& message) {

@@ -53,6 +53,9 @@ class JobTable {
   absl::StatusOr<proto::JobStatus> Get(const std::string& id);
   // In creation order.
   std::vector<proto::JobStatus> List();
+  // How many jobs are in each state; every state of proto::JobState but
+  // the unspecified one is present, also at 0.
+  std::map<proto::JobState, int64_t> CountByState();
   // Changes the job and wakes its watchers; `message` says what happened.
   void Update(const std::string& id,
               const std::function<void(proto::JobStatus&)>& change,

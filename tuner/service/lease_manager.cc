@@ -106,6 +106,7 @@ std::optional<Lease> LeaseManager::TakeLocked(const std::string& runner,
   item.lease = lease.id;
   item.promised_to.clear();
   leases_[lease.id] = LiveLease{id, runner, now_() + lease_time_};
+  ++stats_.granted;
   if (!simulated && build_ahead_hints_ > 0) {
     affinity_.Remember(item.program, runner);
     HintLocked(runner, lease.work.request);

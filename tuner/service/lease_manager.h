@@ -67,6 +67,7 @@ enum class ReportOutcome {
 struct LeaseStats {
   int64_t queued = 0;
   int64_t leased = 0;
+  int64_t granted = 0;          // leases handed out (Acquire, Prefetch)
   int64_t expired = 0;          // leases that expired (items re-queued)
   int64_t dropped_results = 0;  // late or unknown results
 };

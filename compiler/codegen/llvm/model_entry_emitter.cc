@@ -218,17 +218,13 @@ void EmitEntry(const std::vector<ObjectKernel>& kernels,
   }
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> EmitModelObject(
+// The module of the model's object, verified, before LLVM's optimizer.
+absl::StatusOr<std::unique_ptr<llvm::Module>> BuildModelModule(
     const std::vector<ObjectKernel>& kernels, const ModelEntry& entry,
-    const Target& target) {
+    const Target& target, llvm::TargetMachine* tm, llvm::LLVMContext* ctx) {
   LATHE_RETURN_IF_ERROR(CheckEntry(kernels, entry));
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
-                         CreateTargetMachine(target));
-  llvm::LLVMContext ctx;
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
-                         NewModule(entry.function_name, tm.get(), &ctx));
+                         NewModule(entry.function_name, tm, ctx));
   for (const ObjectKernel& kernel : kernels) {
     if (kernel.options.function_name == entry.function_name) {
       return absl::InvalidArgumentError(
@@ -249,8 +245,38 @@ absl::StatusOr<std::string> EmitModelObject(
         absl::StrCat("model entry ", entry.function_name,
                      ": the generated LLVM IR is invalid: ", os.str()));
   }
+  return module;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> EmitModelObject(
+    const std::vector<ObjectKernel>& kernels, const ModelEntry& entry,
+    const Target& target) {
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                         CreateTargetMachine(target));
+  llvm::LLVMContext ctx;
+  LATHE_ASSIGN_OR_RETURN(
+      std::unique_ptr<llvm::Module> module,
+      BuildModelModule(kernels, entry, target, tm.get(), &ctx));
   OptimizeModule(module.get(), tm.get());
   return EmitObjectToMemory(module.get(), tm.get());
+}
+
+absl::StatusOr<std::string> ModelModuleIr(
+    const std::vector<ObjectKernel>& kernels, const ModelEntry& entry,
+    const Target& target) {
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                         CreateTargetMachine(target));
+  llvm::LLVMContext ctx;
+  LATHE_ASSIGN_OR_RETURN(
+      std::unique_ptr<llvm::Module> module,
+      BuildModelModule(kernels, entry, target, tm.get(), &ctx));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, nullptr);
+  os.flush();
+  return text;
 }
 
 }  // namespace lathe

@@ -6,8 +6,11 @@
 // the module (.rodata), 64-byte aligned. The kernels are `noinline` (each is
 // the program that was measured) and internal, so the object exports the
 // entry alone and two model libraries in one program do not clash.
-// The same inputs give the same bytes.
-// Tests: tests/compiler/codegen/model_entry_emitter_test.cc.
+// The same inputs give the same bytes. ModelModuleIr is the same module as
+// text, before LLVM's optimizer: what `lathe compile MODEL.onnx -o X.ll`
+// writes and the golden tests check.
+// Tests: tests/compiler/codegen/model_entry_emitter_test.cc,
+// tests/lit/graph/model_entry_ir.test.
 #pragma once
 
 #include <string>
@@ -27,6 +30,12 @@ namespace lathe {
 // arena_bytes, a call whose argument count is not its kernel's; those of
 // EmitObject.
 absl::StatusOr<std::string> EmitModelObject(
+    const std::vector<ObjectKernel>& kernels, const ModelEntry& entry,
+    const Target& target);
+
+// The module of EmitModelObject as LLVM IR text, verified, not optimized.
+// Errors: those of EmitModelObject.
+absl::StatusOr<std::string> ModelModuleIr(
     const std::vector<ObjectKernel>& kernels, const ModelEntry& entry,
     const Target& target);
 

@@ -129,6 +129,29 @@ TEST_F(ModelEntryEmitter, SameInputsSameBytes) {
   EXPECT_NE(first->find(ones), std::string::npos);
 }
 
+// The text form is the module the object is made of: the copy of an input
+// to an output (entry_.copies) is a memcpy of its bytes, and a bad entry is
+// refused with EmitModelObject's error.
+TEST_F(ModelEntryEmitter, ModuleIrIsTheObjectsModule) {
+  absl::StatusOr<std::string> ir =
+      ModelModuleIr(kernels_, entry_, HostTarget(1));
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_NE(ir->find("define i32 @tiny(ptr"), std::string::npos) << *ir;
+  EXPECT_NE(ir->find("define internal i32 @tiny_kernel_0("), std::string::npos);
+  EXPECT_NE(ir->find("call void @llvm.memcpy.p0.p0.i64(ptr align 4 %output1, "
+                     "ptr align 4 %input0, i64 32, i1 false)"),
+            std::string::npos)
+      << *ir;
+  entry_.calls[1].kernel = 3;
+  absl::StatusOr<std::string> bad =
+      ModelModuleIr(kernels_, entry_, HostTarget(1));
+  absl::StatusOr<std::string> bad_object =
+      EmitModelObject(kernels_, entry_, HostTarget(1));
+  ASSERT_FALSE(bad.ok());
+  ASSERT_FALSE(bad_object.ok());
+  EXPECT_EQ(bad.status(), bad_object.status());
+}
+
 TEST_F(ModelEntryEmitter, RefusesWhatDoesNotExist) {
   auto message = [&] {
     absl::StatusOr<std::string> object =

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
+
+#include "absl/strings/str_cat.h"
 
 namespace lathe::service {
 namespace {
@@ -37,6 +40,32 @@ TEST(JobTable, RowsOfOtherJobsAreNotServiceJobs) {
   EXPECT_FALSE(spec->has_value());
   row.set_description("lathe-service-job {not json");
   EXPECT_EQ(SpecOfRow(row).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(JobTable, CountsJobsByStateWithEveryStatePresent) {
+  JobTable table;
+  const std::map<proto::JobState, int64_t> empty = table.CountByState();
+  EXPECT_EQ(empty,
+            (std::map<proto::JobState, int64_t>{{proto::JOB_QUEUED, 0},
+                                                {proto::JOB_RUNNING, 0},
+                                                {proto::JOB_DONE, 0},
+                                                {proto::JOB_FAILED, 0},
+                                                {proto::JOB_CANCELLED, 0}}));
+  int n = 0;
+  for (proto::JobState state :
+       {proto::JOB_RUNNING, proto::JOB_DONE, proto::JOB_DONE}) {
+    proto::JobStatus job;
+    job.set_id(absl::StrCat("j", n++));
+    job.set_state(state);
+    ASSERT_TRUE(table.Add(job).ok());
+  }
+  table.Update("j0",
+               [](proto::JobStatus& j) { j.set_state(proto::JOB_FAILED); });
+  const std::map<proto::JobState, int64_t> counts = table.CountByState();
+  EXPECT_EQ(counts.at(proto::JOB_RUNNING), 0);
+  EXPECT_EQ(counts.at(proto::JOB_DONE), 2);
+  EXPECT_EQ(counts.at(proto::JOB_FAILED), 1);
+  EXPECT_EQ(counts.at(proto::JOB_CANCELLED), 0);
 }
 
 TEST(JobTable, WatchersSeeEveryChange) {

@@ -133,6 +133,8 @@ TEST(LeaseManager, ExpiredLeaseIsRequeuedAndItsLateResultDropped) {
   EXPECT_EQ(leases.Report("alive", again->id, Result(3)),
             ReportOutcome::kDropped);
   EXPECT_EQ(leases.Stats().dropped_results, 2);
+  // Two leases of one item: the expired one and its successor.
+  EXPECT_EQ(leases.Stats().granted, 2);
   absl::StatusOr<proto::MeasureResult> result = leases.Wait(item);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->times_s(0), 2);
@@ -149,6 +151,7 @@ TEST(LeaseManager, ResultFromAnotherRunnerOrUnknownLeaseIsDropped) {
   EXPECT_EQ(leases.Report("r1", "0123456789abcdef0123456789abcdef", Result(1)),
             ReportOutcome::kDropped);
   EXPECT_EQ(leases.Stats().leased, 1);
+  EXPECT_EQ(leases.Stats().granted, 1);
 }
 
 TEST(LeaseManager, ExpiryFoundByAnotherCallIsStillReported) {
