@@ -14,6 +14,7 @@
 #include "cli/demo_command.h"
 #include "cli/graph_command.h"
 #include "cli/lower_command.h"
+#include "cli/report_command.h"
 #include "cli/run_command.h"
 #include "cli/runner_command.h"
 #include "cli/runner_worker_command.h"
@@ -46,5 +47,6 @@ int main(int argc, char** argv) {
   lathe::cli::AddGraphCommand(app);
   lathe::cli::AddTasksCommand(app);
   lathe::cli::AddRunCommand(app);
+  lathe::cli::AddReportCommand(app);
   return lathe::cli::RunApp(app, argc, argv);
 }

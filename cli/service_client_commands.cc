@@ -150,6 +150,11 @@ std::string ProgressLine(const proto::JobStatus& job) {
   }
   if (!job.error().empty())
     absl::StrAppend(&line, " | error: ", Shown(job.error()));
+  // Once the job has ended: its report, beside the daemon's database.
+  if (!job.report_path().empty()) {
+    absl::StrAppend(&line, " | report: ", Shown(job.report_path()),
+                    " (on the tuner's machine)");
+  }
   return line;
 }
 

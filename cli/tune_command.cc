@@ -42,6 +42,7 @@
 #include "database/database.h"
 #include "database/job_state.h"
 #include "database/writer_lock.h"
+#include "report/report_file.h"
 #include "runner/local_runner.h"
 #include "runner/measurable_target.h"
 #include "runner/measure_worker.h"
@@ -537,6 +538,30 @@ absl::Status RunTune(TuneCommandOptions options) {
   (*db)->PutJob(job_record).IgnoreError();
   if (!report.ok()) return report.status();
 
+  // The report of this job, beside the database, also when stopped: what
+  // was measured is in it. A report that cannot be written does not fail
+  // the tuning it describes.
+  std::string report_path = report::DefaultReportPath(options.db_path);
+  {
+    report::ReportOptions report_options;
+    report_options.job = job;
+    if (*is_model) {
+      report::ModelInput model{options.model.path, {}};
+      for (size_t i = 0; i < all_tasks.size(); ++i) {
+        model.tasks.push_back({all_tasks[i].workload.CanonicalForm(),
+                               static_cast<double>((*requested)[i].count)});
+      }
+      report_options.model = std::move(model);
+    }
+    if (absl::Status st =
+            report::WriteReport(options.db_path, report_options, report_path);
+        !st.ok()) {
+      std::fprintf(stderr, "lathe tune: no report: %s\n",
+                   std::string(st.message()).c_str());
+      report_path.clear();
+    }
+  }
+
   // The model's estimates after the run: with the default schedules, and
   // with each task's best.
   std::optional<double> model_default_s, model_tuned_s;
@@ -580,13 +605,15 @@ absl::Status RunTune(TuneCommandOptions options) {
         "{\"db\": %s, \"job\": %s, \"target\": %s, \"trials\": %lld, "
         "\"wall_s\": %.3f, "
         "\"measure_s\": %.3f, \"interrupted\": %s, \"batch_accuracy\": [%s],\n "
-        "%s\"skipped\": %s,\n \"tasks\": [\n  %s\n]}\n",
+        "%s\"skipped\": %s, \"report\": %s,\n \"tasks\": [\n  %s\n]}\n",
         JsonString(options.db_path).c_str(), JsonString(job).c_str(),
         JsonString(target->ToString()).c_str(),
         static_cast<long long>(report->trials), report->wall_s,
         report->measure_s, report->interrupted ? "true" : "false",
         absl::StrJoin(accuracy, ", ").c_str(), model_fields.c_str(),
-        skipped_json().c_str(), absl::StrJoin(rows, ",\n  ").c_str());
+        skipped_json().c_str(),
+        report_path.empty() ? "null" : JsonString(report_path).c_str(),
+        absl::StrJoin(rows, ",\n  ").c_str());
     return absl::OkStatus();
   }
   std::printf("%s %lld trials in %s (job %s, %s)%s\n",
@@ -640,6 +667,7 @@ absl::Status RunTune(TuneCommandOptions options) {
     }
     std::printf("%s\n", line.c_str());
   }
+  if (!report_path.empty()) std::printf("report: %s\n", report_path.c_str());
   return absl::OkStatus();
 }
 

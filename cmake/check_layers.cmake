@@ -31,15 +31,16 @@ set(LATHE_LAYERS
   "compiler/codegen/cuda:base proto compiler/ir compiler/arith compiler/interp compiler/te compiler/workload compiler/schedule compiler/lower compiler/target"
   "compiler/codegen:base proto compiler"
   "database:base proto"
+  "report:base proto compiler database"
   "rpc:base proto"
   "runner:base proto compiler rpc"
   "tuner/cost_model:base compiler/ir"
   "tuner/features:base compiler/ir compiler/arith compiler/target"
   "tuner/space:base compiler/ir compiler/arith compiler/interp compiler/te compiler/workload compiler/schedule compiler/target"
   "tuner/search:base proto compiler database runner tuner/cost_model tuner/features tuner/space"
-  "tuner/service:base proto compiler database rpc runner tuner"
+  "tuner/service:base proto compiler database rpc runner tuner report"
   "api:base proto compiler database"
-  "cli:base proto compiler database rpc runner tuner api"
+  "cli:base proto compiler database rpc runner tuner api report"
   "tools:base proto compiler database runner tuner"
 )
 

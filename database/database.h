@@ -1,6 +1,6 @@
-// The tuning database: one SQLite file of workloads, targets, records and
-// jobs (docs/architecture.md, "The database"; the format in
-// docs/database.md).
+// The tuning database: one SQLite file of workloads, targets, records, jobs
+// and the batches of tuning runs (docs/architecture.md, "The database"; the
+// format in docs/database.md).
 //
 // Safe with one writer and many readers in other processes at once (WAL
 // mode): a reader sees every batch committed before its query began and
@@ -100,6 +100,36 @@ struct Stats {
   int64_t file_bytes = 0;
 };
 
+// One measured batch of a tuning run (table batches, schema version 4 on):
+// what the report draws the cost model's accuracy from.
+struct TuningBatch {
+  std::string job;  // "": a run without a job
+  std::string workload_key;
+  std::string target;  // canonical string
+  // The job's batches in order, from 0; AddBatch assigns it (a resumed
+  // job's batches continue its numbering).
+  int64_t index = 0;
+  int64_t finished_ms = 0;  // Unix epoch
+  int64_t trials = 0;       // candidates measured in it
+  // The cost model's pairwise accuracy on the batch before it trained on
+  // it; nullopt while the model was untrained.
+  std::optional<double> accuracy;
+  int64_t trained_on = 0;  // rows the model had trained on
+};
+
+// A record without its trace and times: what a history of the search
+// needs (the report), read without the blobs.
+struct RecordSummary {
+  int64_t id = 0;
+  std::string structural_hash;
+  proto::MeasureStatus status = proto::MEASURE_STATUS_UNSPECIFIED;
+  std::optional<double> median_s;  // OK records only
+  int64_t measured_ms = 0;
+  std::string runner;
+  std::string lathe_version;
+  std::string job;
+};
+
 struct CheckReport {
   std::vector<std::string> problems;  // empty: the database is sound
   int64_t records_checked = 0;
@@ -187,7 +217,24 @@ class Database {
   absl::StatusOr<std::vector<std::string>> MeasuredHashes(
       const std::string& workload_key, const std::string& target);
 
-  absl::StatusOr<std::vector<TaskSummary>> Tasks();
+  // Every task with records, or with `job`'s records (counts of those);
+  // by workload form, then target.
+  absl::StatusOr<std::vector<TaskSummary>> Tasks(const std::string& job = "");
+  // The task's records in commit order, without trace and times, those of
+  // `job` only unless it is empty; at most `limit` (the first ones).
+  absl::StatusOr<std::vector<RecordSummary>> RecordHistory(
+      const std::string& workload_key, const std::string& target,
+      const std::string& job = "", int64_t limit = INT64_MAX);
+
+  // Appends a batch of a tuning run (its records committed already: its
+  // workload and target are known) and returns the index it was given.
+  // NotFound naming the workload or target when either is unknown.
+  absl::StatusOr<int64_t> AddBatch(const TuningBatch& batch);
+  // The task's batches in the order added, `job`'s only unless it is
+  // empty; none in a file older than schema version 4 opened read-only.
+  absl::StatusOr<std::vector<TuningBatch>> Batches(
+      const std::string& workload_key, const std::string& target,
+      const std::string& job = "");
   absl::StatusOr<Stats> GetStats();
 
   // One line that changes when, and only when, what lookups answer from

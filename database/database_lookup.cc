@@ -253,14 +253,16 @@ absl::StatusOr<std::vector<std::string>> Database::MeasuredHashes(
   return hashes;
 }
 
-absl::StatusOr<std::vector<TaskSummary>> Database::Tasks() {
+absl::StatusOr<std::vector<TaskSummary>> Database::Tasks(
+    const std::string& job) {
   absl::StatusOr<Statement*> select = connection_->Prepare(
       "SELECT w.key, w.canonical, t.canonical, COUNT(*), SUM(r.status = 1), "
       "MIN(CASE WHEN r.status = 1 THEN r.median_s END) "
       "FROM records r JOIN workloads w ON w.id = r.workload_id "
-      "JOIN targets t ON t.id = r.target_id "
+      "JOIN targets t ON t.id = r.target_id WHERE ?1 = '' OR r.job_id = ?1 "
       "GROUP BY r.workload_id, r.target_id ORDER BY w.canonical, t.canonical");
   if (!select.ok()) return select.status();
+  (*select)->BindText(1, job);
   std::vector<TaskSummary> tasks;
   while (true) {
     absl::StatusOr<bool> row = (*select)->Step();
@@ -277,6 +279,47 @@ absl::StatusOr<std::vector<TaskSummary>> Database::Tasks() {
   }
   (*select)->Reset();
   return tasks;
+}
+
+absl::StatusOr<std::vector<RecordSummary>> Database::RecordHistory(
+    const std::string& workload_key, const std::string& target,
+    const std::string& job, int64_t limit) {
+  absl::StatusOr<Statement*> select = connection_->Prepare(
+      "SELECT r.id, r.structural_hash, r.status, r.median_s, r.measured_ms, "
+      "r.runner, r.lathe_version, r.job_id FROM records r "
+      "JOIN workloads w ON w.id = r.workload_id "
+      "JOIN targets t ON t.id = r.target_id "
+      "WHERE w.key = ?1 AND t.canonical = ?2 AND (?3 = '' OR r.job_id = ?3) "
+      "ORDER BY r.id LIMIT ?4");
+  if (!select.ok()) return select.status();
+  (*select)->BindText(1, workload_key);
+  (*select)->BindText(2, target);
+  (*select)->BindText(3, job);
+  (*select)->BindInt(4, std::max<int64_t>(0, limit));
+  std::vector<RecordSummary> history;
+  while (true) {
+    absl::StatusOr<bool> row = (*select)->Step();
+    if (!row.ok()) {
+      (*select)->Reset();
+      return row.status();
+    }
+    if (!*row) break;
+    RecordSummary& r = history.emplace_back();
+    r.id = (*select)->ColumnInt(0);
+    r.structural_hash = (*select)->ColumnText(1);
+    const int64_t status = (*select)->ColumnInt(2);
+    r.status = proto::MeasureStatus_IsValid(static_cast<int>(status))
+                   ? static_cast<proto::MeasureStatus>(status)
+                   : proto::MEASURE_STATUS_UNSPECIFIED;
+    if (r.status == proto::MEASURE_OK && !(*select)->ColumnIsNull(3))
+      r.median_s = (*select)->ColumnDouble(3);
+    r.measured_ms = (*select)->ColumnInt(4);
+    r.runner = (*select)->ColumnText(5);
+    r.lathe_version = (*select)->ColumnText(6);
+    r.job = (*select)->ColumnText(7);
+  }
+  (*select)->Reset();
+  return history;
 }
 
 absl::StatusOr<std::string> Database::ContentStamp() {

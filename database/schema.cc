@@ -85,6 +85,24 @@ CREATE TABLE best(
   PRIMARY KEY(workload_id, target_id));
 )sql",
                    kRebuildBestSql),
+      // Version 4: the batches of tuning runs, with the cost model's
+      // accuracy on each (what `lathe report` draws besides the records).
+      // job_id has no foreign key: Prune deletes the jobs left without
+      // records, and a batch's history outlives its records.
+      R"sql(
+CREATE TABLE batches(
+  id INTEGER PRIMARY KEY,
+  job_id TEXT,                -- NULL: a run without a job
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  target_id INTEGER NOT NULL REFERENCES targets(id),
+  batch_index INTEGER NOT NULL,  -- the job's batches in order, from 0
+  finished_ms INTEGER NOT NULL,
+  trials INTEGER NOT NULL,
+  accuracy REAL,              -- pairwise, before training on it; NULL: untrained
+  trained_on INTEGER NOT NULL);  -- rows the model had trained on
+CREATE INDEX batches_task ON batches(workload_id, target_id, id);
+CREATE INDEX batches_job ON batches(job_id, batch_index);
+)sql",
   };
   return *migrations;
 }

@@ -40,6 +40,9 @@ PACKAGES=(
   python3-torch python3-torchvision
   # tests/deploy: the Kubernetes manifests parsed and checked
   python3-yaml
+  # the HTML report checked in a real browser, headless, with the database
+  # read by sqlite3 (tests/report/report_browser_test.sh)
+  chromium sqlite3
 )
 
 if [[ "${LATHE_SKIP_DEPS:-0}" == "1" ]]; then

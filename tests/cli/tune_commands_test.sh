@@ -26,6 +26,10 @@ case $case_name in
 runs_and_continues)
   tune --trials 8 --json > first.json
   grep -q '"trials": 8,' first.json || fail "first run: $(cat first.json)"
+  # The job's report, beside the database (lathe report's own tests are in
+  # tests/report/).
+  grep -q '"report": "lathe.report.html"' first.json || fail "no report: $(cat first.json)"
+  grep -q 'data-points="8"' lathe.report.html || fail "the report does not draw 8 trials"
   # The default schedule is measured once, for comparison, and recorded
   # (beside the 8 trials; near-ties re-measured at the end, if the timings
   # made any, are records too, and not counted here).
@@ -87,6 +91,9 @@ sigint|sigterm)
   wait "$pid" || fail "exit code $? after SIG$signal: $(cat err.txt)"
   pid=""
   grep -q 'stopped after [0-9]* trials' out.txt || fail "output: $(cat out.txt)"
+  # Stopped, it still writes its report.
+  grep -q '^report: lathe.report.html$' out.txt || fail "no report: $(cat out.txt)"
+  [ -s lathe.report.html ] || fail "no report file"
   trials=$(grep -m1 -oE 'stopped after [0-9]+' out.txt)
   trials=${trials##* }
   "$lathe" db stats --json > stats.json

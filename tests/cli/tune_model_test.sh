@@ -110,6 +110,13 @@ estimate = sum(t["count"] * t["best_median_s"] for t in s["tasks"])
 assert abs(s["model_latency_s"] - estimate) <= 1e-6 * estimate, (estimate, s)
 assert s["model_default_latency_s"] > 0, s
 PY
+  # The HTML report of the job has the model's view: its latency over
+  # time and a share for each of its 2 tasks; `lathe report` makes it too.
+  grep -q '"report": "t.report.html"' first.json || fail "no report: $(cat first.json)"
+  grep -q 'id="model-0-share" data-points="2"' t.report.html || fail "no model view in t.report.html"
+  grep -q 'id="model-0-latency" data-points="[1-9]' t.report.html || fail "no latency points"
+  "$lathe" report --db t.db m.onnx "${SHAPE[@]}" -o all.html > report.txt || fail "lathe report"
+  grep -q 'id="model-0-share" data-points="2"' all.html || fail "lathe report: no model view"
   # Text: progress shows the estimate; the report gives it before and after.
   tune_model --trials 4 --db text.db > text.txt 2> progress.txt || fail "tune: $(cat progress.txt)"
   grep -Eq '^\[[0-9]+/4 trials.*\] latency ~[0-9.]+ (ns|us|ms|s) \(default [0-9.]+ (ns|us|ms|s)\)' \

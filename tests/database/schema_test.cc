@@ -133,8 +133,8 @@ TEST(Schema, MigrateFromZeroBuildsTheLatestSchema) {
   RawDb db(path);
   EXPECT_EQ(db.Int("PRAGMA user_version"), LatestSchemaVersion());
   EXPECT_EQ(db.Int("PRAGMA application_id"), kApplicationId);
-  for (const char* table :
-       {"workloads", "targets", "jobs", "records", "cost_models"}) {
+  for (const char* table : {"workloads", "targets", "jobs", "records",
+                            "cost_models", "best", "batches"}) {
     EXPECT_EQ(db.Int(absl::StrCat(
                   "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND "
                   "name = '",
@@ -202,6 +202,37 @@ TEST(Schema, ReadWriteOpenMigratesAVersion1FileAndKeepsItsRecords) {
     LATHE_ASSERT_OK(model.status());
     EXPECT_EQ(model->value_or(""), "model bytes");
 
+    // What version 4 added too: batches, numbered per job.
+    TuningBatch batch;
+    batch.job = "j1";
+    batch.workload_key = "w1";
+    batch.target = record.target().canonical();
+    batch.trials = 8;
+    batch.finished_ms = 1234;
+    EXPECT_EQ((*db)->AddBatch(batch).value(), 0);
+    batch.accuracy = 0.75;
+    batch.trained_on = 8;
+    EXPECT_EQ((*db)->AddBatch(batch).value(), 1);
+    batch.job = "";
+    EXPECT_EQ((*db)->AddBatch(batch).value(), 0);
+    absl::StatusOr<std::vector<TuningBatch>> batches =
+        (*db)->Batches("w1", record.target().canonical(), "j1");
+    LATHE_ASSERT_OK(batches.status());
+    ASSERT_EQ(batches->size(), 2u);
+    EXPECT_FALSE((*batches)[0].accuracy.has_value());
+    EXPECT_EQ((*batches)[0].finished_ms, 1234);
+    EXPECT_EQ((*batches)[0].trials, 8);
+    EXPECT_EQ((*batches)[1].index, 1);
+    EXPECT_DOUBLE_EQ((*batches)[1].accuracy.value_or(0), 0.75);
+    EXPECT_EQ((*batches)[1].trained_on, 8);
+    EXPECT_EQ((*db)->Batches("w1", record.target().canonical())->size(), 3u);
+    // A batch of a workload never committed is refused, naming it.
+    batch.workload_key = "unknown";
+    absl::StatusOr<int64_t> refused = (*db)->AddBatch(batch);
+    EXPECT_TRUE(absl::IsNotFound(refused.status())) << refused.status();
+    EXPECT_NE(refused.status().message().find("unknown"),
+              absl::string_view::npos);
+
     absl::StatusOr<CheckReport> check = (*db)->Check();
     LATHE_ASSERT_OK(check.status());
     EXPECT_TRUE(check->ok()) << absl::StrJoin(check->problems, "\n");
@@ -210,6 +241,7 @@ TEST(Schema, ReadWriteOpenMigratesAVersion1FileAndKeepsItsRecords) {
   EXPECT_EQ(raw.Int("PRAGMA user_version"), LatestSchemaVersion());
   // Version 3's table best was filled from the records already there.
   EXPECT_EQ(raw.Int("SELECT COUNT(*) FROM best"), 1);
+  EXPECT_EQ(raw.Int("SELECT COUNT(*) FROM batches"), 3);
 }
 
 TEST(Schema, ReadOnlyOpenNeverMigrates) {
@@ -232,6 +264,11 @@ TEST(Schema, ReadOnlyOpenNeverMigrates) {
     LATHE_ASSERT_OK(best.status());
     ASSERT_TRUE(best->has_value());
     EXPECT_EQ(Bytes(WithoutId((*best)->record)), Bytes(record));
+    // No table batches yet: none.
+    absl::StatusOr<std::vector<TuningBatch>> batches =
+        (*db)->Batches("w1", record.target().canonical());
+    LATHE_ASSERT_OK(batches.status());
+    EXPECT_TRUE(batches->empty());
   }
   EXPECT_EQ(ReadFile(path), before);
   EXPECT_FALSE(FileExists(path + "-wal"));

@@ -691,12 +691,20 @@ absl::Status Loop::Process(Batch& batch) {
   if (fresh.features.empty()) return absl::OkStatus();
 
   // The model's accuracy on data it has not seen, then training on it.
+  // The batch and that accuracy go to the database (the report draws them).
+  db::TuningBatch judged_row;
+  judged_row.job = options_.job;
+  judged_row.workload_key = task.key;
+  judged_row.target = target_info_.canonical();
+  judged_row.trials = static_cast<int64_t>(records.size());
   if (model_->trained()) {
     absl::StatusOr<std::vector<double>> predicted =
         model_->Predict(fresh.features);
     if (!predicted.ok()) return predicted.status();
-    report_.batch_accuracy.push_back(
-        PairwiseAccuracy(*predicted, fresh.throughputs, fresh.groups));
+    judged_row.accuracy =
+        PairwiseAccuracy(*predicted, fresh.throughputs, fresh.groups);
+    judged_row.trained_on = static_cast<int64_t>(training_.features.size());
+    report_.batch_accuracy.push_back(*judged_row.accuracy);
     report_.batch_accuracy_trained_on.push_back(
         static_cast<int64_t>(training_.features.size()));
     TuneReport::JudgedBatch judged{
@@ -706,6 +714,8 @@ absl::Status Loop::Process(Batch& batch) {
     }
     report_.judged_batches.push_back(std::move(judged));
   }
+  if (absl::StatusOr<int64_t> added = db_.AddBatch(judged_row); !added.ok())
+    return added.status();
   for (size_t i = 0; i < fresh.features.size(); ++i) {
     training_.features.push_back(std::move(fresh.features[i]));
     training_.throughputs.push_back(fresh.throughputs[i]);

@@ -7,8 +7,9 @@
 // measurement_rounds.h), the batch is committed to the
 // database in one transaction, and the cost model is retrained on every
 // measurement so far (its pairwise accuracy on the new batch is computed
-// first, on data it has not seen). With `overlap`, the search of the next
-// batch runs while the current one is measured, or, with
+// first, on data it has not seen; the batch, with that accuracy, is a row
+// of the database's batches: db::TuningBatch). With `overlap`, the search of
+// the next batch runs while the current one is measured, or, with
 // `search_while_building`, only while it is built; the next batch is then
 // searched with the model as it was before the current batch's results. A
 // seed and the same measurements give the same search in each mode (and the

@@ -16,6 +16,7 @@
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/workload/spec.h"
 #include "database/scratch_database.h"
+#include "report/report_file.h"
 #include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task.h"
 #include "tuner/search/tuner.h"
@@ -404,12 +405,14 @@ void Daemon::RunJob(const std::string& id, Run& run,
   std::map<std::string, proto::TaskStatus> tasks_before;
   for (const proto::TaskStatus& t : job->tasks())
     tasks_before[t.workload()] = t;
-  auto finish = [&](proto::JobState state, const std::string& error) {
+  auto finish = [&](proto::JobState state, const std::string& error,
+                    const std::string& report_path = "") {
     jobs_.Update(
         id,
         [&](proto::JobStatus& j) {
           j.set_state(state);
           j.set_error(error);
+          j.set_report_path(report_path);
         },
         absl::StrCat("job ", RowState(state), error.empty() ? "" : ": ",
                      error));
@@ -518,17 +521,41 @@ void Daemon::RunJob(const std::string& id, Run& run,
       tuner::Tune(*tasks, **db, measure, tune);
   db->reset();
   scratch.reset();
+  // The job's report beside the database, once it has ended (a simulated
+  // job's records went with its scratch database). One that cannot be
+  // written is logged; the job's state does not depend on it.
+  auto write_report = [&]() -> std::string {
+    if (simulated) return "";
+    report::ReportOptions options;
+    options.job = id;
+    if (spec.weights_size() > 0) {
+      report::ModelInput model{absl::StrCat("job ", id, "'s weighted tasks"),
+                               {}};
+      for (const tuner::Task& task : *tasks)
+        model.tasks.push_back({task.workload.CanonicalForm(), task.weight});
+      options.model = std::move(model);
+    }
+    const std::string path = report::JobReportPath(options_.db_path, id);
+    if (absl::Status st = report::WriteReport(options_.db_path, options, path);
+        !st.ok()) {
+      Log(absl::StrCat("job ", id, ": no report: ", st.message()));
+      return "";
+    }
+    return path;
+  };
   if (run.cancelled.load()) {
-    finish(proto::JOB_CANCELLED, "");
+    finish(proto::JOB_CANCELLED, "", write_report());
   } else if (report.ok() && !report->interrupted) {
-    finish(proto::JOB_DONE, "");  // even when the daemon stops right now
+    // Even when the daemon stops right now.
+    finish(proto::JOB_DONE, "", write_report());
   } else if (stopping_.load()) {
     // Left "running" in the database: the next daemon resumes it.
     Log(absl::StrCat("job ", id,
                      " stopped with the daemon; it resumes on restart"));
   } else {
     finish(proto::JOB_FAILED,
-           report.ok() ? "stopped" : std::string(report.status().message()));
+           report.ok() ? "stopped" : std::string(report.status().message()),
+           write_report());
   }
 }
 

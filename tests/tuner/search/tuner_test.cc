@@ -278,6 +278,22 @@ TEST_F(TunerTest, ReportsTheBatchesTheModelWasJudgedOn) {
                              by_hash[judged.structural_hashes[i]]));
     }
   }
+  // Every batch is a row of the database's batches, in order, the first
+  // without an accuracy (untrained), the others with the report's.
+  const std::vector<db::TuningBatch> batches =
+      db->Batches(tasks[0].key, HostTarget(1).ToString()).value();
+  ASSERT_EQ(batches.size(), 3u);
+  for (size_t b = 0; b < 3; ++b) {
+    EXPECT_EQ(batches[b].index, static_cast<int64_t>(b));
+    EXPECT_EQ(batches[b].trials, 8);
+    EXPECT_EQ(batches[b].job, FastOptions().job);
+  }
+  EXPECT_FALSE(batches[0].accuracy.has_value());
+  for (size_t b = 1; b < 3; ++b) {
+    ASSERT_TRUE(batches[b].accuracy.has_value());
+    EXPECT_DOUBLE_EQ(*batches[b].accuracy, report->batch_accuracy[b - 1]);
+    EXPECT_EQ(batches[b].trained_on, report->batch_accuracy_trained_on[b - 1]);
+  }
 }
 
 TEST_F(TunerTest, SeveralTasksAllGetTrials) {

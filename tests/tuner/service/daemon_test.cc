@@ -19,6 +19,7 @@
 #include "compiler/schedule/replay.h"
 #include "compiler/workload/spec.h"
 #include "database/sqlite_connection.h"
+#include "report/report_file.h"
 #include "rpc/channel.h"
 #include "tests/support/temp_folder.h"
 
@@ -220,6 +221,9 @@ TEST_F(DaemonTest,
   EXPECT_EQ(job.state(), proto::JOB_DONE) << job.error();
   EXPECT_EQ(job.trials_done(), 10);
   EXPECT_EQ(other->results(), 0);
+  // The job's report, beside the database, and its status says where.
+  EXPECT_EQ(job.report_path(), report::JobReportPath(dir_ + "/t.db", job.id()));
+  EXPECT_GT(std::filesystem::file_size(job.report_path()), 0u);
   other.reset();
   daemon.reset();
   auto db = db::Database::Open(dir_ + "/t.db", {}).value();

@@ -154,6 +154,10 @@ kill_runner)
   kill -9 "$runner_b"
   client watch "$job" > watch.txt || fail "watch: $(tail -3 watch.txt)"
   grep -q ' done 24/24 trials' <<<"$(tail -1 watch.txt)" || fail "job: $(tail -1 watch.txt)"
+  # The daemon wrote the job's report beside its database, and watch says where.
+  grep -q "| report: t.$job.report.html (on the tuner's machine)\$" <<<"$(tail -1 watch.txt)" ||
+    fail "no report path: $(tail -1 watch.txt)"
+  [ -s "t.$job.report.html" ] || fail "no report t.$job.report.html"
   check_exactly_once "$job" 24
   wait_for 30 "the daemon to log the expired lease" \
     grep -q 'expired (no heartbeat); its candidate is queued again' serve.log
