@@ -20,12 +20,12 @@
 #include "cli/shown_text.h"
 #include "cli/time_text.h"
 #include "compiler/codegen/cpu_target.h"
-#include "database/job_state.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/service.grpc.pb.h"
 #include "rpc/channel.h"
 #include "tuner/search/measurement_rounds.h"
 #include "tuner/service/job_table.h"
+#include "tuner/service/state_names.h"
 
 namespace lathe::cli {
 namespace {
@@ -115,28 +115,12 @@ std::string Json(const google::protobuf::Message& message) {
   return json;
 }
 
-std::string StateName(proto::JobState state) {
-  switch (state) {
-    case proto::JOB_QUEUED:
-      return db::JobStateName(db::JobState::kQueued);
-    case proto::JOB_RUNNING:
-      return db::JobStateName(db::JobState::kRunning);
-    case proto::JOB_DONE:
-      return db::JobStateName(db::JobState::kDone);
-    case proto::JOB_FAILED:
-      return db::JobStateName(db::JobState::kFailed);
-    case proto::JOB_CANCELLED:
-      return db::JobStateName(db::JobState::kCancelled);
-    default:
-      return "unknown";
-  }
-}
-
 std::string ProgressLine(const proto::JobStatus& job) {
-  std::string line = absl::StrFormat(
-      "%s %s %lld/%lld trials", Shown(job.id()), StateName(job.state()),
-      static_cast<long long>(job.trials_done()),
-      static_cast<long long>(job.trials_total()));
+  std::string line =
+      absl::StrFormat("%s %s %lld/%lld trials", Shown(job.id()),
+                      service::JobStateName(job.state()),
+                      static_cast<long long>(job.trials_done()),
+                      static_cast<long long>(job.trials_total()));
   if (job.work_leased() + job.work_queued() > 0) {
     absl::StrAppendFormat(&line, " (%d measuring, %d queued)",
                           job.work_leased(), job.work_queued());
@@ -191,7 +175,7 @@ absl::StatusOr<proto::JobStatus> Follow(Client& client, const std::string& id,
 absl::Status FinalStatus(const proto::JobStatus& job) {
   if (job.state() == proto::JOB_DONE) return absl::OkStatus();
   return absl::AbortedError(
-      absl::StrCat("job ", job.id(), " ", StateName(job.state()),
+      absl::StrCat("job ", job.id(), " ", service::JobStateName(job.state()),
                    job.error().empty() ? "" : ": ", job.error()));
 }
 
@@ -309,26 +293,11 @@ void PrintJobs(const proto::ListJobsResponse& jobs) {
   for (const proto::JobStatus& job : jobs.jobs()) {
     std::printf(
         "%-28s %-10s %-13s %s on \"%s\"%s\n", Shown(job.id()).c_str(),
-        StateName(job.state()).c_str(),
+        service::JobStateName(job.state()),
         absl::StrCat(job.trials_done(), "/", job.trials_total()).c_str(),
         Shown(absl::StrJoin(job.spec().workloads(), " ")).c_str(),
         Shown(job.spec().target()).c_str(),
         job.spec().simulated() ? " (simulated)" : "");
-  }
-}
-
-std::string RunnerStateName(proto::RunnerState state) {
-  switch (state) {
-    case proto::RUNNER_IDLE:
-      return "idle";
-    case proto::RUNNER_BUSY:
-      return "busy";
-    case proto::RUNNER_LOST:
-      return "lost";
-    case proto::RUNNER_QUARANTINED:
-      return "quarantined";
-    default:
-      return "unknown";
   }
 }
 
@@ -469,7 +438,7 @@ void AddServiceClientCommands(CLI::App& app) {
                   "FAILURES", "NAME / TARGET");
       for (const proto::RunnerInfo& r : runners->runners()) {
         std::printf("%-16s %-12s %-8lld %-9lld %s on \"%s\"%s\n",
-                    r.id().c_str(), RunnerStateName(r.state()).c_str(),
+                    r.id().c_str(), service::RunnerStateName(r.state()),
                     static_cast<long long>(r.results()),
                     static_cast<long long>(r.failures()),
                     Shown(r.name()).c_str(), Shown(r.target()).c_str(),

@@ -3,40 +3,9 @@
 #include <map>
 
 #include "tuner/service/prometheus_text.h"
+#include "tuner/service/state_names.h"
 
 namespace lathe::service {
-
-const char* JobStateLabel(proto::JobState state) {
-  switch (state) {
-    case proto::JOB_QUEUED:
-      return "queued";
-    case proto::JOB_RUNNING:
-      return "running";
-    case proto::JOB_DONE:
-      return "done";
-    case proto::JOB_FAILED:
-      return "failed";
-    case proto::JOB_CANCELLED:
-      return "cancelled";
-    default:
-      return "unspecified";
-  }
-}
-
-const char* RunnerStateLabel(proto::RunnerState state) {
-  switch (state) {
-    case proto::RUNNER_IDLE:
-      return "idle";
-    case proto::RUNNER_BUSY:
-      return "busy";
-    case proto::RUNNER_LOST:
-      return "lost";
-    case proto::RUNNER_QUARANTINED:
-      return "quarantined";
-    default:
-      return "unspecified";
-  }
-}
 
 std::string DaemonMetricsText(Daemon& daemon) {
   PrometheusText page;
@@ -45,7 +14,7 @@ std::string DaemonMetricsText(Daemon& daemon) {
               "Jobs the daemon knows (those of earlier daemons on its "
               "database included), by state.");
   for (const auto& [state, count] : daemon.jobs().CountByState()) {
-    page.Sample("lathe_jobs", {{"state", JobStateLabel(state)}},
+    page.Sample("lathe_jobs", {{"state", JobStateName(state)}},
                 static_cast<double>(count));
   }
 
@@ -89,7 +58,7 @@ std::string DaemonMetricsText(Daemon& daemon) {
   page.Family("lathe_runners", MetricType::kGauge,
               "Runners the daemon knows, by state.");
   for (const auto& [state, count] : runners) {
-    page.Sample("lathe_runners", {{"state", RunnerStateLabel(state)}},
+    page.Sample("lathe_runners", {{"state", RunnerStateName(state)}},
                 static_cast<double>(count));
   }
 

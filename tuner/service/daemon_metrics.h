@@ -14,12 +14,6 @@
 
 namespace lathe::service {
 
-// The label value of a job state ("queued", "running", "done", "failed",
-// "cancelled") and of a runner state ("idle", "busy", "lost",
-// "quarantined").
-const char* JobStateLabel(proto::JobState state);
-const char* RunnerStateLabel(proto::RunnerState state);
-
 // The page, read from the daemon now.
 std::string DaemonMetricsText(Daemon& daemon);
 

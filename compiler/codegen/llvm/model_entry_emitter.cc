@@ -248,35 +248,39 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> BuildModelModule(
   return module;
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> EmitModelObject(
-    const std::vector<ObjectKernel>& kernels, const ModelEntry& entry,
-    const Target& target) {
+// The object, or the module as text before LLVM's optimizer.
+absl::StatusOr<std::string> EmitModel(const std::vector<ObjectKernel>& kernels,
+                                      const ModelEntry& entry,
+                                      const Target& target, bool object) {
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
                          CreateTargetMachine(target));
   llvm::LLVMContext ctx;
   LATHE_ASSIGN_OR_RETURN(
       std::unique_ptr<llvm::Module> module,
       BuildModelModule(kernels, entry, target, tm.get(), &ctx));
-  OptimizeModule(module.get(), tm.get());
-  return EmitObjectToMemory(module.get(), tm.get());
-}
-
-absl::StatusOr<std::string> ModelModuleIr(
-    const std::vector<ObjectKernel>& kernels, const ModelEntry& entry,
-    const Target& target) {
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
-                         CreateTargetMachine(target));
-  llvm::LLVMContext ctx;
-  LATHE_ASSIGN_OR_RETURN(
-      std::unique_ptr<llvm::Module> module,
-      BuildModelModule(kernels, entry, target, tm.get(), &ctx));
+  if (object) {
+    OptimizeModule(module.get(), tm.get());
+    return EmitObjectToMemory(module.get(), tm.get());
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os, nullptr);
   os.flush();
   return text;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> EmitModelObject(
+    const std::vector<ObjectKernel>& kernels, const ModelEntry& entry,
+    const Target& target) {
+  return EmitModel(kernels, entry, target, /*object=*/true);
+}
+
+absl::StatusOr<std::string> ModelModuleIr(
+    const std::vector<ObjectKernel>& kernels, const ModelEntry& entry,
+    const Target& target) {
+  return EmitModel(kernels, entry, target, /*object=*/false);
 }
 
 }  // namespace lathe

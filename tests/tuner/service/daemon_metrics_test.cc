@@ -13,7 +13,9 @@
 #include "compiler/ir/structural_equal.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/workload/spec.h"
+#include "database/job_state.h"
 #include "tests/support/temp_folder.h"
+#include "tuner/service/state_names.h"
 
 namespace lathe::service {
 namespace {
@@ -168,9 +170,20 @@ TEST_F(DaemonMetricsTest, AJobsTrialsCommitsAndRunnerAreCounted) {
   EXPECT_GT(Value(page, "lathe_commit_seconds_sum"), 0) << page;
 }
 
-TEST(DaemonMetricsLabels, NameEveryState) {
-  EXPECT_STREQ(JobStateLabel(proto::JOB_CANCELLED), "cancelled");
-  EXPECT_STREQ(RunnerStateLabel(proto::RUNNER_QUARANTINED), "quarantined");
+TEST(StateNames, NameEveryState) {
+  EXPECT_STREQ(JobStateName(proto::JOB_QUEUED), "queued");
+  EXPECT_STREQ(JobStateName(proto::JOB_RUNNING), "running");
+  EXPECT_STREQ(JobStateName(proto::JOB_DONE), "done");
+  EXPECT_STREQ(JobStateName(proto::JOB_FAILED), "failed");
+  EXPECT_STREQ(JobStateName(proto::JOB_CANCELLED), "cancelled");
+  EXPECT_STREQ(JobStateName(static_cast<proto::JobState>(99)), "unspecified");
+  // The job states' names are the database's (job_state.h).
+  EXPECT_EQ(JobStateName(proto::JOB_CANCELLED),
+            db::JobStateName(db::JobState::kCancelled));
+  EXPECT_STREQ(RunnerStateName(proto::RUNNER_IDLE), "idle");
+  EXPECT_STREQ(RunnerStateName(proto::RUNNER_BUSY), "busy");
+  EXPECT_STREQ(RunnerStateName(proto::RUNNER_LOST), "lost");
+  EXPECT_STREQ(RunnerStateName(proto::RUNNER_QUARANTINED), "quarantined");
 }
 
 }  // namespace
