@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <random>
@@ -246,6 +247,15 @@ absl::Status Daemon::Resume() {
     }
     const bool unfinished = !IsFinal(job.state());
     if (unfinished) job.set_resumed(1);
+    // An ended job's report, written by the daemon that ran it, is still
+    // beside the database unless someone removed it.
+    if (!unfinished && !job.spec().simulated()) {
+      const std::string report =
+          report::JobReportPath(options_.db_path, job.id());
+      std::error_code error;
+      if (std::filesystem::is_regular_file(report, error))
+        job.set_report_path(report);
+    }
     LATHE_RETURN_IF_ERROR(jobs_.Add(job));
     if (unfinished) resume.push_back(job);
   }

@@ -226,6 +226,14 @@ TEST_F(DaemonTest,
   EXPECT_GT(std::filesystem::file_size(job.report_path()), 0u);
   other.reset();
   daemon.reset();
+  // The next daemon on the database finds the ended job's report again.
+  daemon = Daemon::Start(Options()).value();
+  EXPECT_EQ(daemon->GetJob(job.id()).value().report_path(), job.report_path());
+  daemon.reset();
+  std::filesystem::remove(job.report_path());
+  daemon = Daemon::Start(Options()).value();
+  EXPECT_EQ(daemon->GetJob(job.id()).value().report_path(), "");
+  daemon.reset();
   auto db = db::Database::Open(dir_ + "/t.db", {}).value();
   std::vector<proto::Record> records = db->RecordsOfJob(job.id()).value();
   ASSERT_EQ(records.size(), 10u);
