@@ -15,6 +15,7 @@
 #include "compiler/workload/spec.h"
 #include "database/job_state.h"
 #include "tests/support/temp_folder.h"
+#include "tests/tuner/service/fake_runner.h"
 #include "tuner/service/state_names.h"
 
 namespace lathe::service {
@@ -39,53 +40,6 @@ const std::string& TestTarget() {
       ParseTarget("llvm -mcpu=haswell -num-threads=1")->ToString();
   return target;
 }
-
-// A runner through the daemon's runner protocol (no gRPC) that answers
-// every lease at once with a fake time, until destroyed.
-class FakeRunner {
- public:
-  explicit FakeRunner(Daemon& daemon) : daemon_(daemon) {
-    proto::RegisterRunnerRequest request;
-    request.set_name("fake");
-    request.set_target(TestTarget());
-    id_ = daemon.RegisterRunner(request, "test").value().runner_id();
-    thread_ = std::thread([this] {
-      while (!stop_) Serve();
-    });
-  }
-  ~FakeRunner() {
-    stop_ = true;
-    thread_.join();
-  }
-
- private:
-  void Serve() {
-    proto::AcquireWorkRequest acquire;
-    acquire.set_runner_id(id_);
-    acquire.set_wait_s(0.05);
-    absl::StatusOr<proto::AcquireWorkResponse> work =
-        daemon_.AcquireWork(acquire);
-    if (!work.ok() || work->lease_id().empty()) return;
-    const proto::MeasureRequest& request = work->request();
-    Workload workload = ParseWorkloadSpec(request.workload()).value();
-    Trace trace = Trace::FromProto(request.trace()).value();
-    auto scheduled = ReplayTrace(trace, workload.InitialProgram().value());
-    proto::ReportResultRequest report;
-    report.set_runner_id(id_);
-    report.set_lease_id(work->lease_id());
-    proto::MeasureResult& result = *report.mutable_result();
-    result.set_status(proto::MEASURE_OK);
-    result.set_structural_hash(StructuralHashHex((*scheduled)->program()));
-    result.add_times_s(1e-4 *
-                       (1 + static_cast<double>(
-                                StructuralHash((*scheduled)->program()) % 97)));
-    (void)daemon_.ReportResult(report);
-  }
-  Daemon& daemon_;
-  std::string id_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
 
 class DaemonMetricsTest : public ::testing::Test {
  protected:
@@ -135,7 +89,7 @@ TEST_F(DaemonMetricsTest, AFreshDaemonShowsEveryMetricAndEveryStateAtZero) {
 
 TEST_F(DaemonMetricsTest, AJobsTrialsCommitsAndRunnerAreCounted) {
   std::unique_ptr<Daemon> daemon = Daemon::Start(Options()).value();
-  FakeRunner runner(*daemon);
+  test_support::FakeRunner runner(*daemon, TestTarget());
   proto::JobSpec spec;
   spec.add_workloads("matmul:M=32,N=32,K=16");
   spec.set_target(TestTarget());
