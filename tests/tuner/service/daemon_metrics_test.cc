@@ -2,17 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <string>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/cpu_target.h"
-#include "compiler/ir/structural_equal.h"
-#include "compiler/schedule/replay.h"
-#include "compiler/workload/spec.h"
 #include "database/job_state.h"
 #include "tests/support/temp_folder.h"
 #include "tests/tuner/service/fake_runner.h"
