@@ -8,10 +8,28 @@
 #include "compiler/graph/op_registry.h"
 #include "compiler/graph/ops/op_definition.h"
 #include "compiler/workload/custom_workload.h"
+#include "compiler/workload/expr_parser.h"
+#include "compiler/workload/flatten_dims.h"
 #include "compiler/workload/flop_count.h"
 
 namespace lathe::graph {
 namespace {
+
+// The workload of a group's text, its dimensions flattened
+// (flatten_dims.h): the loops the tuner sees.
+absl::StatusOr<Workload> FlatWorkload(const std::string& text,
+                                      const std::string& dims) {
+  absl::StatusOr<ParsedDefinition> parsed = ParseCustomExpr(text);
+  if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<std::map<std::string, int64_t>> dim_map = ParseDims(dims);
+  if (!dim_map.ok()) return dim_map.status();
+  absl::StatusOr<CustomDefinition> checked =
+      CheckCustomDefinition(std::move(*parsed), std::move(*dim_map));
+  if (!checked.ok()) return checked.status();
+  absl::StatusOr<CustomDefinition> flat = FlattenDims(*checked);
+  if (!flat.ok()) return flat.status();
+  return MakeCustomWorkload(std::move(*flat));
+}
 
 class Partitioner {
  public:
@@ -190,7 +208,7 @@ class Partitioner {
     // 3. The workload: canonical form and FLOPs.
     const std::string text = emitter.Text();
     const std::string dims = emitter.DimsText();
-    absl::StatusOr<Workload> workload = ParseCustomWorkload(text, dims);
+    absl::StatusOr<Workload> workload = FlatWorkload(text, dims);
     if (!workload.ok()) {
       return absl::InternalError(absl::StrCat(
           "fusion: the group of node ", graph_.nodes()[first].name,

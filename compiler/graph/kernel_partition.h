@@ -2,7 +2,11 @@
 //
 // - Kernel steps are fused groups of float32 nodes, each emitted as one
 //   custom workload (kernel_emitter.h) whose canonical form is the task key:
-//   identical groups anywhere give identical forms. An anchor (Conv,
+//   identical groups anywhere give identical forms. The form is the emitted
+//   text with its dimensions flattened (compiler/workload/flatten_dims.h):
+//   the same memory over fewer loops, so a kernel step's arguments are the
+//   graph values' buffers as they are, though the workload may declare
+//   them with fewer dimensions. An anchor (Conv,
 //   ConvTranspose, Gemm, MatMul, pools, reductions) or a kernel of its own
 //   (Softmax, LogSoftmax, LayerNormalization, data movement) absorbs the
 //   elementwise nodes that follow while each intermediate has exactly one

@@ -232,8 +232,28 @@ TEST(KernelPartition, EmittedTextIsDeterministic) {
   GraphBuilder a = build(), c = build();
   EXPECT_EQ(Partition(a).steps[0].workload, Partition(c).steps[0].workload);
   EXPECT_EQ(Partition(a).steps[0].workload,
-            "custom:input in0[3,4]; t0[v0,v1] = exp(in0[v0,v1]); "
-            "out[v2,v3] = max(t0[v2,v3], 0.0)|v0=3,v1=4,v2=3,v3=4");
+            "custom:input in0[12]; t0[v0] = exp(in0[v0]); "
+            "out[v2] = max(t0[v2], 0.0)|v0=12,v2=12");
+}
+
+// A 1x1 stride-1 convolution's group is tuned over one spatial index
+// (compiler/workload/flatten_dims.h); its arguments stay the graph values.
+TEST(KernelPartition, PointwiseConvolutionIsFlattened) {
+  GraphBuilder b;
+  int x = b.Input("x", F32({1, 8, 6, 5}));
+  int w = b.Const("w", TensorData(DType::Float32(), {4, 8, 1, 1}));
+  int conv = b.Add1("Conv", {x, w});
+  b.Output(b.Add1("Relu", {conv}));
+  KernelPartition partition = Partition(b);
+  ASSERT_EQ(partition.steps.size(), 1u);
+  EXPECT_EQ(partition.steps[0].workload,
+            "custom:input in0[1,8,30]; input in1[4,8,1,1] const; "
+            "t0[v0,v1,v2] += in0[v0,v4,v2] * in1[v1,v4,0,0]; "
+            "out[v7,v8,v9] = max(t0[v7,v8,v9], 0.0)"
+            "|v0=1,v1=4,v2=30,v4=8,v7=1,v8=4,v9=30");
+  EXPECT_EQ(partition.steps[0].args.size(), 3u);
+  EXPECT_EQ(partition.steps[0].args[0], x);
+  EXPECT_EQ(partition.steps[0].args[1], w);
 }
 
 }  // namespace
