@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -58,6 +59,8 @@
 namespace lathe::cli {
 namespace {
 
+constexpr int64_t kDefaultTrials = 200;
+
 struct TuneCommandOptions {
   std::vector<std::string> specs;  // or one model (MODEL.onnx)
   ModelArgs model;                 // its path set from specs; --shape
@@ -65,7 +68,8 @@ struct TuneCommandOptions {
   std::string workloads_file;
   std::string target = "host";
   int threads = 0;
-  int64_t trials = 200;
+  // -1: 200, or no limit when a --time-budget is given.
+  int64_t trials = -1;
   double time_budget_s = 0;
   std::string db_path = kDefaultDatabase;
   uint64_t seed = 1;
@@ -306,6 +310,11 @@ absl::Status RunTune(TuneCommandOptions options) {
       RequestedWorkloads(options, *is_model);
   if (!requested.ok()) return requested.status();
   if (requested->empty()) return absl::OkStatus();
+  if (options.trials == -1) {
+    options.trials = options.time_budget_s > 0
+                         ? std::numeric_limits<int64_t>::max()
+                         : kDefaultTrials;
+  }
   if (options.trials < 1)
     return absl::InvalidArgumentError("--trials must be at least 1");
   absl::StatusOr<Target> target = ParseTarget(options.target);
@@ -702,7 +711,8 @@ void AddTuneCommand(CLI::App& app) {
           "threads of parallel loops (default: the target's; host: every CPU)")
       ->check(WholeNumber(1, 1024));
   command->add_option("--trials", options->trials,
-                      "measurements in all (default 200)");
+                      "measurements in all (default 200; no limit beside "
+                      "--time-budget)");
   command
       ->add_option("--time-budget", options->time_budget_s,
                    "stop after this many seconds (default: no limit)")

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,11 +59,14 @@ class ProgressPrinter {
   }
 
   void Print(const tuner::TuneProgress& p) {
-    std::string line =
-        absl::StrFormat("[%lld/%lld trials, %s, ETA %s] ",
-                        static_cast<long long>(p.trials_done),
-                        static_cast<long long>(p.trials_total),
-                        FormatDuration(p.elapsed_s), FormatDuration(p.eta_s));
+    // No trial limit (a time budget alone): the count without a total.
+    const std::string total =
+        p.trials_total == std::numeric_limits<int64_t>::max()
+            ? ""
+            : absl::StrFormat("/%lld", static_cast<long long>(p.trials_total));
+    std::string line = absl::StrFormat(
+        "[%lld%s trials, %s, ETA %s] ", static_cast<long long>(p.trials_done),
+        total, FormatDuration(p.elapsed_s), FormatDuration(p.eta_s));
     if (model_) {
       line += ModelText(p);
     } else {

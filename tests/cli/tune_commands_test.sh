@@ -62,6 +62,11 @@ runs_and_continues)
   # A budget spent before the first measurement: nothing failed, nothing ran.
   "$lathe" tune "$W" --threads 1 --time-budget 0.001 --no-default --db empty.db > none.txt
   grep -q 'best     none (nothing measured yet)' none.txt || fail "nothing measured: $(cat none.txt)"
+  # A time budget alone sets no trial limit (the default 200 is for runs
+  # without one): progress counts trials without a total.
+  tune --time-budget 2 --db budget.db > /dev/null 2> budget.txt
+  grep -q '^\[[0-9]* trials, ' budget.txt || fail "budget progress: $(head -3 budget.txt)"
+  if grep -q '/200 trials' budget.txt; then fail "a time budget capped at 200 trials"; fi
   ;;
 sigint|sigterm)
   # SIGTERM (timeout, a CI job cancelled) stops as cleanly as Ctrl-C: it
