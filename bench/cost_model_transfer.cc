@@ -257,9 +257,9 @@ absl::Status Transfer(const Options& o, const Target& target) {
   // The saved model ranked the warm run's first batch; its pairwise accuracy
   // there (on programs it had not seen). The cold run's first batch is
   // random: its model had not trained yet.
-  if (warm.loaded_model && !warm.batch_accuracy.empty()) {
+  if (warm.loaded_model && !warm.judged_batches.empty()) {
     std::printf("warm run's first batch: pairwise accuracy %.2f\n",
-                warm.batch_accuracy.front());
+                warm.judged_batches.front().row.accuracy.value_or(0));
   }
   return absl::OkStatus();
 }

@@ -268,7 +268,7 @@ absl::Status MeasureBatchesAgain(const Options& opt,
                                    : 0);
     }
     batches.push_back(std::move(remeasured));
-    result.remeasured_trained_on.push_back(report.batch_accuracy_trained_on[b]);
+    result.remeasured_trained_on.push_back(batch.row.trained_on);
   }
   result.agreement = bench::MeasureAgreement(batches);
   result.remeasure_rounds = tune.measure_rounds;
@@ -351,10 +351,11 @@ absl::Status TuneConfig(const Options& opt, const Config& config,
       bench::FastestWithin(report->history, 0, config.within);
   result.wall_s = report->wall_s;
   result.measure_s = report->measure_s;
-  result.accuracy = report->batch_accuracy;
+  result.accuracy = report->BatchAccuracy();
   result.accuracy_apart =
       bench::AccuracyOnPairsApart(report->judged_batches, kOrderableGap);
-  result.trained_on = report->batch_accuracy_trained_on;
+  for (const tuner::TuneReport::JudgedBatch& b : report->judged_batches)
+    result.trained_on.push_back(b.row.trained_on);
   if (!report->tasks.empty() && report->tasks[0].best_s) {
     result.final_best_gflops = report->tasks[0].best_gflops;
   }

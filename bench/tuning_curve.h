@@ -51,9 +51,9 @@ struct AccuracySummary {
 
 // The mean of accuracy[i] over the batches whose model had trained on at
 // least `min_rows` rows and fewer than `max_rows` (trained_on[i]; the two
-// vectors are TuneReport's batch_accuracy and batch_accuracy_trained_on, of
-// equal length; extra entries of either are ignored). max_rows <= 0: no
-// upper bound.
+// vectors are the accuracy and trained_on of TuneReport::judged_batches'
+// rows, of equal length; extra entries of either are ignored). max_rows <=
+// 0: no upper bound.
 AccuracySummary MeanAccuracy(const std::vector<double>& accuracy,
                              const std::vector<int64_t>& trained_on,
                              int64_t min_rows, int64_t max_rows = 0);

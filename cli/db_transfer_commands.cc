@@ -1,5 +1,6 @@
-// `lathe db export|import|merge|prune`: moving records between databases and
-// keeping a database small. Every write is one transaction: all or nothing.
+// `lathe db export|import|merge|prune`: moving records (and the batch rows
+// of tuning runs with them) between databases and keeping a database small.
+// Every write is one transaction: all or nothing.
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -41,13 +42,13 @@ absl::Status RunExport(const TransferOptions& options) {
       options.db.Open(db::OpenOptions::Mode::kReadOnly);
   if (!db.ok()) return db.status();
   if (options.output.empty() || options.output == "-") {
-    absl::StatusOr<int64_t> count = db::ExportJsonl(**db, std::cout);
+    absl::StatusOr<db::ExportCounts> count = db::ExportJsonl(**db, std::cout);
     return count.status();
   }
   // Written beside and renamed into place, so a failed export never leaves
   // a partial file under the asked-for name.
   const std::string partial = options.output + ".partial";
-  absl::StatusOr<int64_t> count;
+  absl::StatusOr<db::ExportCounts> count;
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
     if (!out)
@@ -67,37 +68,48 @@ absl::Status RunExport(const TransferOptions& options) {
         absl::StrCat(options.output, ": cannot write"));
   }
   if (options.db.json) {
-    std::printf("{\"exported\": %lld, \"file\": %s}\n",
-                static_cast<long long>(*count),
+    std::printf("{\"exported\": %lld, \"batches\": %lld, \"file\": %s}\n",
+                static_cast<long long>(count->records),
+                static_cast<long long>(count->batches),
                 JsonString(options.output).c_str());
   } else {
-    std::printf("exported %lld records to %s\n", static_cast<long long>(*count),
-                options.output.c_str());
+    std::printf("exported %lld records and %lld batches to %s\n",
+                static_cast<long long>(count->records),
+                static_cast<long long>(count->batches), options.output.c_str());
   }
   return absl::OkStatus();
 }
 
 void PrintCommitted(const std::string& verb, const std::string& source,
                     const db::CommitResult& result) {
-  std::printf("%s %s: %lld records added, %lld exact duplicates skipped\n",
-              verb.c_str(), source.c_str(),
-              static_cast<long long>(result.added),
-              static_cast<long long>(result.duplicates));
+  std::printf(
+      "%s %s: %lld records added, %lld exact duplicates skipped; %lld "
+      "batches added, %lld copies skipped\n",
+      verb.c_str(), source.c_str(), static_cast<long long>(result.added),
+      static_cast<long long>(result.duplicates),
+      static_cast<long long>(result.batches_added),
+      static_cast<long long>(result.batch_duplicates));
+}
+
+// The counts of a commit as JSON members: "added": n, "duplicates": n,
+// "batches": n, "batch_duplicates": n.
+std::string CountsJson(const db::CommitResult& result) {
+  return absl::StrCat("\"added\": ", result.added,
+                      ", \"duplicates\": ", result.duplicates,
+                      ", \"batches\": ", result.batches_added,
+                      ", \"batch_duplicates\": ", result.batch_duplicates);
 }
 
 // --json: one object for the whole command, whatever the number of inputs:
-// {"db": ..., "sources": [...], "added": n, "duplicates": n}, each source a
-// JSON value (an import's: {"source": ..., "added": n, "duplicates": n}; a
-// merge, one commit for all: the file's name).
+// {"db": ..., "sources": [...], counts}, each source a JSON value (an
+// import's: {"source": ..., counts}; a merge, one commit for all: the
+// file's name), counts as CountsJson writes them.
 void PrintCommittedJson(const std::string& db_path,
                         const std::vector<std::string>& sources,
                         const db::CommitResult& total) {
-  std::printf(
-      "{\"db\": %s, \"sources\": [%s], \"added\": %lld, \"duplicates\": "
-      "%lld}\n",
-      JsonString(db_path).c_str(), absl::StrJoin(sources, ", ").c_str(),
-      static_cast<long long>(total.added),
-      static_cast<long long>(total.duplicates));
+  std::printf("{\"db\": %s, \"sources\": [%s], %s}\n",
+              JsonString(db_path).c_str(), absl::StrJoin(sources, ", ").c_str(),
+              CountsJson(total).c_str());
 }
 
 // Runs `fill` on the database at `path`, created if absent; a database this
@@ -137,11 +149,12 @@ absl::Status RunImport(const TransferOptions& options) {
           }
           if (!result.ok()) return result.status();
           if (!options.db.json) PrintCommitted("imported", input, *result);
-          sources.push_back(absl::StrCat(
-              "{\"source\": ", JsonString(input), ", \"added\": ",
-              result->added, ", \"duplicates\": ", result->duplicates, "}"));
+          sources.push_back(absl::StrCat("{\"source\": ", JsonString(input),
+                                         ", ", CountsJson(*result), "}"));
           total.added += result->added;
           total.duplicates += result->duplicates;
+          total.batches_added += result->batches_added;
+          total.batch_duplicates += result->batch_duplicates;
         }
         return absl::OkStatus();
       });
@@ -190,8 +203,8 @@ void AddDbTransferCommands(CLI::App* db) {
   auto export_options = std::make_shared<TransferOptions>();
   CLI::App* export_command =
       db->add_subcommand("export",
-                         "write every record as JSON lines (docs/database.md) "
-                         "to a file or stdout");
+                         "write every record and tuning batch as JSON lines "
+                         "(docs/database.md) to a file or stdout");
   export_options->db.AddTo(export_command);
   export_command->add_option("-o,--output", export_options->output,
                              "the file to write (default: stdout)");
@@ -201,8 +214,8 @@ void AddDbTransferCommands(CLI::App* db) {
   auto import_options = std::make_shared<TransferOptions>();
   CLI::App* import_command =
       db->add_subcommand("import",
-                         "add the records of JSON-lines files (each file all "
-                         "or nothing; - is stdin)");
+                         "add the records and batches of JSON-lines files "
+                         "(each file all or nothing; - is stdin)");
   import_options->db.AddTo(import_command);
   import_command
       ->add_option("files", import_options->inputs, "JSON-lines files")
@@ -213,8 +226,8 @@ void AddDbTransferCommands(CLI::App* db) {
   auto merge_options = std::make_shared<TransferOptions>();
   CLI::App* merge_command =
       db->add_subcommand("merge",
-                         "add every record of other databases (CI shards) to "
-                         "--db, dropping exact duplicates");
+                         "add every record and tuning batch of other databases "
+                         "(CI shards) to --db, dropping exact duplicates");
   merge_options->db.AddTo(merge_command);
   merge_command
       ->add_option("sources", merge_options->inputs, "databases to merge from")

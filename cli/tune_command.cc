@@ -600,7 +600,7 @@ absl::Status RunTune(TuneCommandOptions options) {
           "}"));
     }
     std::vector<std::string> accuracy;
-    for (double a : report->batch_accuracy)
+    for (double a : report->BatchAccuracy())
       accuracy.push_back(absl::StrFormat("%.4f", a));
     std::string model_fields;
     if (*is_model) {

@@ -313,18 +313,6 @@ absl::StatusOr<int64_t> Database::TargetId(const proto::TargetInfo& target) {
   return id;
 }
 
-// A batch's records mostly share their workload, target and job: their rows
-// are looked up (or created) once per batch, not per record. For one
-// transaction only (CommitFrom).
-struct Database::BatchIds {
-  std::unordered_map<std::string, std::pair<int64_t, std::string>>
-      workloads;                                     // key: id, form
-  std::unordered_map<std::string, int64_t> targets;  // canonical: id
-  std::unordered_set<std::string> jobs;
-  std::set<std::pair<int64_t, int64_t>>
-      tasks;  // (workload id, target id) given records
-};
-
 absl::Status Database::Insert(const proto::Record& record, CommitResult& result,
                               BatchIds& ids) {
   LATHE_RETURN_IF_ERROR(ValidateRecord(record));
@@ -401,6 +389,22 @@ absl::Status Database::Insert(const proto::Record& record, CommitResult& result,
 }
 
 absl::StatusOr<CommitResult> Database::CommitFrom(const RecordSource& source) {
+  return CommitAll(source, nullptr);
+}
+
+absl::StatusOr<CommitResult> Database::Commit(
+    const std::vector<proto::Record>& records, const TuningBatch* batch) {
+  return CommitAll(
+      [&](const RecordSink& sink, const BatchSink&) -> absl::Status {
+        for (const proto::Record& record : records)
+          LATHE_RETURN_IF_ERROR(sink(record));
+        return absl::OkStatus();
+      },
+      batch);
+}
+
+absl::StatusOr<CommitResult> Database::CommitAll(const RecordSource& source,
+                                                 const TuningBatch* batch) {
   if (options_.mode == OpenOptions::Mode::kReadOnly) {
     return absl::FailedPreconditionError(
         absl::StrCat(path_, ": opened for lookups only; cannot commit"));
@@ -412,32 +416,54 @@ absl::StatusOr<CommitResult> Database::CommitFrom(const RecordSource& source) {
   CommitResult result;
   BatchIds ids;
   int64_t index = 0;
+  // A full disk or size limit: the batch as a whole did not fit, and the
+  // record or batch row it had reached is no more at fault than the others.
+  auto full = [&](const absl::Status& status) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path_, ": batch not committed",
+                     options_.max_size_bytes > 0
+                         ? absl::StrCat(" (the database's size limit is ",
+                                        options_.max_size_bytes, " bytes)")
+                         : "",
+                     ": ", absl::StripPrefix(status.message(), path_ + ": ")));
+  };
+  // Store errors already name the file; validation errors do not.
+  auto named = [&](const absl::Status& status) {
+    return absl::StartsWith(status.message(), path_) ? "" : path_ + ": ";
+  };
+  auto record_sink = [&](const proto::Record& record) -> absl::Status {
+    absl::Status inserted = Insert(record, result, ids);
+    if (inserted.code() == absl::StatusCode::kResourceExhausted)
+      return full(inserted);
+    if (!inserted.ok()) {
+      return absl::Status(inserted.code(),
+                          absl::StrCat(named(inserted), "record ", index,
+                                       " of the batch: ", inserted.message()));
+    }
+    ++index;
+    return absl::OkStatus();
+  };
+  auto batch_row = [&](const TuningBatch& row,
+                       bool skip_copies) -> absl::Status {
+    absl::Status inserted = InsertBatch(row, skip_copies, result, ids);
+    if (inserted.code() == absl::StatusCode::kResourceExhausted)
+      return full(inserted);
+    if (!inserted.ok()) {
+      return absl::Status(
+          inserted.code(),
+          absl::StrCat(named(inserted), "batch row: ", inserted.message()));
+    }
+    return absl::OkStatus();
+  };
   absl::Status produced =
-      source([&](const proto::Record& record) -> absl::Status {
-        absl::Status inserted = Insert(record, result, ids);
-        if (inserted.code() == absl::StatusCode::kResourceExhausted) {
-          // A full disk or size limit: the batch as a whole did not fit, and
-          // the record it had reached is no more at fault than the others.
-          return absl::ResourceExhaustedError(absl::StrCat(
-              path_, ": batch not committed",
-              options_.max_size_bytes > 0
-                  ? absl::StrCat(" (the database's size limit is ",
-                                 options_.max_size_bytes, " bytes)")
-                  : "",
-              ": ", absl::StripPrefix(inserted.message(), path_ + ": ")));
-        }
-        if (!inserted.ok()) {
-          // Store errors already name the file; validation errors do not.
-          const bool names_file = absl::StartsWith(inserted.message(), path_);
-          return absl::Status(
-              inserted.code(),
-              absl::StrCat(names_file ? "" : path_ + ": ", "record ", index,
-                           " of the batch: ", inserted.message()));
-        }
-        ++index;
-        return absl::OkStatus();
+      source(record_sink, [&](const TuningBatch& row) -> absl::Status {
+        return batch_row(row, /*skip_copies=*/true);
       });
   if (!produced.ok()) return produced;  // the transaction rolls back
+  if (batch != nullptr) {
+    absl::Status added = batch_row(*batch, /*skip_copies=*/false);
+    if (!added.ok()) return added;
+  }
   if (schema_version_ >= 3) {
     for (const auto& [workload_id, target_id] : ids.tasks) {
       absl::Status refreshed = RefreshBest(workload_id, target_id);
@@ -447,15 +473,6 @@ absl::StatusOr<CommitResult> Database::CommitFrom(const RecordSource& source) {
   absl::Status committed = (*transaction)->Commit();
   if (!committed.ok()) return Prefixed(committed, "batch not committed: ");
   return result;
-}
-
-absl::StatusOr<CommitResult> Database::Commit(
-    const std::vector<proto::Record>& batch) {
-  return CommitFrom([&](const RecordSink& sink) -> absl::Status {
-    for (const proto::Record& record : batch)
-      LATHE_RETURN_IF_ERROR(sink(record));
-    return absl::OkStatus();
-  });
 }
 
 absl::Status Database::RefreshBest(int64_t workload_id, int64_t target_id) {

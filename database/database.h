@@ -76,6 +76,12 @@ struct Match {
 struct CommitResult {
   int64_t added = 0;
   int64_t duplicates = 0;  // exact copies of stored records, skipped
+  // Batch rows (TuningBatch) stored, and those skipped as exact copies of
+  // stored ones (import and merge: Database::BatchSink).
+  int64_t batches_added = 0;
+  int64_t batch_duplicates = 0;
+  // The index the batch row handed to Commit was given.
+  std::optional<int64_t> batch_index;
 };
 
 // One (workload, target) pair with records.
@@ -101,21 +107,30 @@ struct Stats {
 };
 
 // One measured batch of a tuning run (table batches, schema version 4 on):
-// what the report draws the cost model's accuracy from.
+// what the report draws the cost model's accuracy from. Stored with the
+// batch's records, in their transaction (Database::Commit).
 struct TuningBatch {
   std::string job;  // "": a run without a job
   std::string workload_key;
   std::string target;  // canonical string
-  // The job's batches in order, from 0; AddBatch assigns it (a resumed
-  // job's batches continue its numbering).
+  // The job's batches in order, from 0 (the batches of runs without a job
+  // count as one job's). The database assigns it when it stores the row,
+  // after the job's batches stored already: a resumed job's batches
+  // continue its numbering, and an imported or merged job's batches follow
+  // the destination's. What a caller sets is ignored.
   int64_t index = 0;
-  int64_t finished_ms = 0;  // Unix epoch
+  int64_t finished_ms = 0;  // Unix epoch; 0: when it is stored
   int64_t trials = 0;       // candidates measured in it
   // The cost model's pairwise accuracy on the batch before it trained on
   // it; nullopt while the model was untrained.
   std::optional<double> accuracy;
   int64_t trained_on = 0;  // rows the model had trained on
 };
+
+// InvalidArgument naming the field at fault when a batch row cannot be
+// stored: empty workload key or target, fewer than 1 trial, a negative
+// finish time or row count, an accuracy that is not a number in [0, 1].
+absl::Status ValidateBatch(const TuningBatch& batch);
 
 // A record without its trace and times: what a history of the search
 // needs (the report), read without the blobs.
@@ -159,13 +174,34 @@ class Database {
   // positive median) and an invalid one fails the whole batch naming its
   // index. Exact duplicates of stored records are skipped and counted. The
   // records' jobs are created when unknown.
-  absl::StatusOr<CommitResult> Commit(const std::vector<proto::Record>& batch);
+  //
+  // With `batch`, the batch's row (a tuning run's batch of these records)
+  // is stored in the same transaction, after the records, so that a crash
+  // never leaves one without the other: ValidateBatch's errors, or NotFound
+  // when its workload or target is unknown even after the records, fail
+  // the whole commit. Its index (CommitResult::batch_index) is assigned
+  // inside the transaction, which holds the database's write lock: runs
+  // committing beside it, in this process or another, never get the same
+  // index for one job.
+  absl::StatusOr<CommitResult> Commit(const std::vector<proto::Record>& records,
+                                      const TuningBatch* batch = nullptr);
 
-  // One transaction for every record `source` hands to its sink (import,
-  // merge): all are stored or, when the source or a record fails, none.
+  // One transaction for every record and batch row `source` hands to its
+  // sinks (import, merge): all are stored or, when the source, a record or
+  // a batch fails, none. A batch row's workload and target must be known by
+  // then (stored, or of a record handed before it); it is numbered after
+  // the job's batches stored (its own index is ignored), in the order
+  // handed; an exact copy of a stored row (same job, task, finish time,
+  // trials, accuracy and rows) is skipped and counted, so that importing or
+  // merging the same file twice adds nothing. At most kMaxBatchesPerCommit
+  // rows per commit (InvalidArgument beyond): what the copy check holds in
+  // memory stays bounded.
   using RecordSink = std::function<absl::Status(const proto::Record&)>;
-  using RecordSource = std::function<absl::Status(const RecordSink&)>;
+  using BatchSink = std::function<absl::Status(const TuningBatch&)>;
+  using RecordSource =
+      std::function<absl::Status(const RecordSink&, const BatchSink&)>;
   absl::StatusOr<CommitResult> CommitFrom(const RecordSource& source);
+  static constexpr int64_t kMaxBatchesPerCommit = 1000000;
 
   // Creates the job, or updates its description and state.
   absl::Status PutJob(const proto::Job& job);
@@ -226,15 +262,17 @@ class Database {
       const std::string& workload_key, const std::string& target,
       const std::string& job = "", int64_t limit = INT64_MAX);
 
-  // Appends a batch of a tuning run (its records committed already: its
-  // workload and target are known) and returns the index it was given.
-  // NotFound naming the workload or target when either is unknown.
-  absl::StatusOr<int64_t> AddBatch(const TuningBatch& batch);
   // The task's batches in the order added, `job`'s only unless it is
   // empty; none in a file older than schema version 4 opened read-only.
   absl::StatusOr<std::vector<TuningBatch>> Batches(
       const std::string& workload_key, const std::string& target,
       const std::string& job = "");
+  // Calls `visit` with every batch of a task that has records, in the order
+  // added, stopping at the first error it returns (export, merge: a batch
+  // of a task whose records were all pruned is in no report, and could not
+  // be stored without them). None in a file older than schema version 4.
+  absl::Status ForEachBatch(
+      const std::function<absl::Status(const TuningBatch&)>& visit);
   absl::StatusOr<Stats> GetStats();
 
   // One line that changes when, and only when, what lookups answer from
@@ -275,6 +313,13 @@ class Database {
   struct BatchIds;
   absl::Status Insert(const proto::Record& record, CommitResult& result,
                       BatchIds& ids);
+  // Stores a batch row inside the committing transaction (database_batches.cc);
+  // with `skip_copies`, an exact copy of a stored row is counted instead.
+  absl::Status InsertBatch(const TuningBatch& batch, bool skip_copies,
+                           CommitResult& result, BatchIds& ids);
+  // CommitFrom, and `batch` stored after what `source` handed (Commit).
+  absl::StatusOr<CommitResult> CommitAll(const RecordSource& source,
+                                         const TuningBatch* batch);
   absl::StatusOr<int64_t> WorkloadId(const proto::Record& record);
   absl::StatusOr<int64_t> TargetId(const proto::TargetInfo& target);
   absl::StatusOr<std::vector<Match>> Lookup(const std::string& workload_key,

@@ -39,28 +39,42 @@ absl::StatusOr<CommitResult> MergeInto(Database& dest,
   std::set<std::string> known;
   for (const proto::Job& job : *dest_jobs) known.insert(job.id());
 
-  return dest.CommitFrom([&](const Database::RecordSink& sink) -> absl::Status {
-    for (std::unique_ptr<Database>& source : opened) {
-      absl::StatusOr<std::vector<proto::Job>> jobs = source->Jobs();
-      if (!jobs.ok()) return jobs.status();
-      for (const proto::Job& job : *jobs) {
-        if (!known.insert(job.id()).second) continue;
-        LATHE_RETURN_IF_ERROR(dest.PutJob(job));
-      }
-      LATHE_RETURN_IF_ERROR(source->ForEachRecord(
-          [&](const proto::Record& record) -> absl::Status {
-            if (check) {
-              if (absl::Status st = check(record); !st.ok()) {
+  return dest.CommitFrom(
+      [&](const Database::RecordSink& sink,
+          const Database::BatchSink& batch_sink) -> absl::Status {
+        for (std::unique_ptr<Database>& source : opened) {
+          absl::StatusOr<std::vector<proto::Job>> jobs = source->Jobs();
+          if (!jobs.ok()) return jobs.status();
+          for (const proto::Job& job : *jobs) {
+            if (!known.insert(job.id()).second) continue;
+            LATHE_RETURN_IF_ERROR(dest.PutJob(job));
+          }
+          LATHE_RETURN_IF_ERROR(source->ForEachRecord(
+              [&](const proto::Record& record) -> absl::Status {
+                if (check) {
+                  if (absl::Status st = check(record); !st.ok()) {
+                    return absl::Status(
+                        st.code(),
+                        absl::StrCat(source->path(), ": record ", record.id(),
+                                     ": ", st.message()));
+                  }
+                }
+                return sink(record);
+              }));
+          // After every record of the source: each batch's task is known.
+          LATHE_RETURN_IF_ERROR(source->ForEachBatch(
+              [&](const TuningBatch& batch) -> absl::Status {
+                absl::Status stored = batch_sink(batch);
+                if (stored.ok()) return stored;
                 return absl::Status(
-                    st.code(), absl::StrCat(source->path(), ": record ",
-                                            record.id(), ": ", st.message()));
-              }
-            }
-            return sink(record);
-          }));
-    }
-    return absl::OkStatus();
-  });
+                    stored.code(),
+                    absl::StrCat(source->path(), ": batch ", batch.index,
+                                 " of job \"", batch.job,
+                                 "\": ", stored.message()));
+              }));
+        }
+        return absl::OkStatus();
+      });
 }
 
 }  // namespace lathe::db

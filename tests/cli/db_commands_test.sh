@@ -66,7 +66,7 @@ transfer)
   bench --job shard-b
   mv lathe.db b.db
   "$lathe" db export --db a.db -o a.jsonl
-  [ "$(sed -n 1p a.jsonl)" = '{"format":"lathe-records","version":1}' ] || fail "header"
+  [ "$(sed -n 1p a.jsonl)" = '{"format":"lathe-records","version":2}' ] || fail "header"
   "$lathe" db import --db c.db a.jsonl > import.txt
   grep -q '1 records added, 0 exact duplicates' import.txt || fail "import: $(cat import.txt)"
   "$lathe" db import --db c.db a.jsonl > reimport.txt
@@ -81,7 +81,7 @@ transfer)
   # One JSON object for an import of several files.
   "$lathe" db import --db d.db a.jsonl c.jsonl --json > import.json
   [ "$(wc -l < import.json)" = 1 ] || fail "import --json: $(cat import.json)"
-  grep -q '"sources": \[{"source": "a.jsonl", "added": 1, "duplicates": 0}, {"source": "c.jsonl", "added": 0, "duplicates": 1}\], "added": 1, "duplicates": 1' import.json ||
+  grep -q '"sources": \[{"source": "a.jsonl", "added": 1, "duplicates": 0, "batches": 0, "batch_duplicates": 0}, {"source": "c.jsonl", "added": 0, "duplicates": 1, "batches": 0, "batch_duplicates": 0}\], "added": 1, "duplicates": 1' import.json ||
     fail "import --json: $(cat import.json)"
   "$lathe" db export --db merged.db > merged.jsonl
   [ "$(grep -c '"job":"shard-' merged.jsonl)" = 2 ] || fail "provenance: $(cat merged.jsonl)"
@@ -98,7 +98,45 @@ transfer)
   expect_error 'bad.jsonl:3: not a record' "$lathe" db import --db c.db bad.jsonl
   "$lathe" db stats --db c.db --json | cmp - before.json || fail "a failed import changed the database"
   echo '{"format":"lathe-records","version":9}' > newer.jsonl
-  expect_error 'records format version 9; this Lathe reads version 1' "$lathe" db import --db c.db newer.jsonl
+  expect_error 'records format version 9; this Lathe reads version 2' "$lathe" db import --db c.db newer.jsonl
+  ;;
+batches)
+  # The batches of tuning runs (the report's cost-model accuracy) travel
+  # with the records through export, import and merge, numbered per job in
+  # the destination and added once.
+  tune() {
+    "$lathe" tune "$W" --threads 1 --min-time 0.005 --batch 4 --population 16 \
+      --generations 1 --trials 8 --no-default "$@" > /dev/null 2>&1
+  }
+  tune --seed 3 --job shard-a --db a.db
+  tune --seed 4 --job shard-b --db b.db
+  "$lathe" db export --db a.db -o a.jsonl > export.txt
+  # (8 trials and the near-ties measured again, if the timings made any.)
+  grep -q '^exported [0-9]* records and 2 batches to a.jsonl$' export.txt || fail "export: $(cat export.txt)"
+  [ "$(grep -c '^{"batch":{"job":"shard-a",' a.jsonl)" = 2 ] || fail "batch lines: $(cat a.jsonl)"
+  "$lathe" db import --db c.db a.jsonl --json > import.json
+  grep -q '"duplicates": 0, "batches": 2, "batch_duplicates": 0}' import.json ||
+    fail "import: $(cat import.json)"
+  "$lathe" db import --db c.db a.jsonl > reimport.txt
+  grep -q '0 batches added, 2 copies skipped' reimport.txt || fail "reimport: $(cat reimport.txt)"
+  "$lathe" report --db c.db -o c.html > /dev/null
+  grep -q '2 batches recorded' c.html || fail "the imported database's report has no batches"
+  grep -q 'job shard-a, its batch 1)' c.html || fail "no accuracy point in the imported database's report"
+  # Merged: each job's batches 0 and 1, in a report of the one task.
+  "$lathe" db merge --db m.db a.db b.db --json > merge.json
+  grep -q '"duplicates": 0, "batches": 4, "batch_duplicates": 0}' merge.json ||
+    fail "merge: $(cat merge.json)"
+  "$lathe" db merge --db m.db a.db b.db > remerge.txt
+  grep -q '0 batches added, 4 copies skipped' remerge.txt || fail "remerge: $(cat remerge.txt)"
+  "$lathe" report --db m.db -o m.html > /dev/null
+  grep -q '4 batches recorded' m.html || fail "the merged database's report: $(grep -o '[0-9]* batches recorded' m.html)"
+  grep -q 'job shard-a, its batch 1)' m.html || fail "shard-a's judged batch"
+  grep -q 'job shard-b, its batch 1)' m.html || fail "shard-b's judged batch"
+  # A batch line of a task no record before it names is refused, naming
+  # the line, and the import adds nothing.
+  { sed -n 1p a.jsonl; grep -m1 '^{"batch":' a.jsonl; } > orphan.jsonl
+  expect_error 'orphan.jsonl:2: .*no such workload' "$lathe" db import --db d.db orphan.jsonl
+  [ ! -e d.db ] || fail "a refused import left d.db behind"
   ;;
 refusals)
   expect_error 'lathe.db: no such database' "$lathe" db stats

@@ -26,15 +26,20 @@ case $case_name in
 runs_and_continues)
   tune --trials 8 --json > first.json
   grep -q '"trials": 8,' first.json || fail "first run: $(cat first.json)"
+  # The model's accuracy on each batch it was judged on (two batches of 4;
+  # the default schedule's record may have trained it before the first).
+  grep -qE '"batch_accuracy": \[[01]\.[0-9]{4}(, [01]\.[0-9]{4})?\],' first.json ||
+    fail "batch_accuracy: $(cat first.json)"
   # The job's report, beside the database (lathe report's own tests are in
   # tests/report/).
   grep -q '"report": "lathe.report.html"' first.json || fail "no report: $(cat first.json)"
   grep -q 'data-points="8"' lathe.report.html || fail "the report does not draw 8 trials"
   # The default schedule is measured once, for comparison, and recorded
   # (beside the 8 trials; near-ties re-measured at the end, if the timings
-  # made any, are records too, and not counted here).
+  # made any, are records too, and not counted here; so are the batch
+  # lines after the records).
   "$lathe" db export -o first.jsonl
-  [ "$(grep -v '(re-measure)' first.jsonl | tail -n +2 | wc -l)" = 9 ] ||
+  [ "$(grep '^{"workload_key"' first.jsonl | grep -cv '(re-measure)')" = 9 ] ||
     fail "records after the first run: $(grep -c . first.jsonl) lines"
   "$lathe" db best "$W" --target "host -num-threads=1" > best.txt
   grep -q '^replay    ok' best.txt || fail "best: $(cat best.txt)"
@@ -42,8 +47,9 @@ runs_and_continues)
   tune --trials 8 --json > second.json
   grep -q '"trials": 8,' second.json || fail "second run: $(cat second.json)"
   "$lathe" db export -o all.jsonl
-  # Trials, not the re-measurements of near-ties at the end of each run.
-  grep -v '(re-measure)' all.jsonl | tail -n +2 > trials.jsonl
+  # Trials, not the re-measurements of near-ties at the end of each run
+  # (nor the batch lines).
+  grep '^{"workload_key"' all.jsonl | grep -v '(re-measure)' > trials.jsonl
   records=$(wc -l < trials.jsonl)
   programs=$(grep -o '"structural_hash":"[0-9a-f]*"' trials.jsonl | sort -u | wc -l)
   [ "$records" = 17 ] || fail "$records records after two runs"

@@ -70,7 +70,8 @@ tuned_keys() {
   "$lathe" db export --db "$1" -o records.jsonl > /dev/null
   "$python" - <<'PY'
 import json
-records = [json.loads(l) for l in open("records.jsonl").readlines()[1:]]
+records = [r for r in (json.loads(l) for l in open("records.jsonl").readlines()[1:])
+           if "batch" not in r]
 default = {(r["workload_key"], r["structural_hash"]) for r in records
            if r["runner"] == "local (default schedule)" or r["runner"].startswith("lathe bench@")}
 print("\n".join(sorted({r["workload_key"] for r in records if r.get("status") == "MEASURE_OK"

@@ -4,7 +4,9 @@
 #include "database/database.h"
 
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -197,7 +199,8 @@ TEST_F(DatabaseTest, ASecondWriterFailsAsUnavailableWhileABatchIsOpen) {
   ASSERT_TRUE(other.ok()) << other.status();
   absl::StatusOr<CommitResult> inner;
   absl::StatusOr<CommitResult> outer =
-      db_->CommitFrom([&](const Database::RecordSink& sink) -> absl::Status {
+      db_->CommitFrom([&](const Database::RecordSink& sink,
+                          const Database::BatchSink&) -> absl::Status {
         LATHE_RETURN_IF_ERROR(sink(OkRecord("w", DefaultTarget(), "h1", 1e-3)));
         inner = (*other)->Commit({OkRecord("w", DefaultTarget(), "h2", 1e-3)});
         return absl::OkStatus();
@@ -212,6 +215,134 @@ TEST_F(DatabaseTest, ASecondWriterFailsAsUnavailableWhileABatchIsOpen) {
       (*other)->Commit({OkRecord("w", DefaultTarget(), "h2", 1e-3)});
   ASSERT_TRUE(retried.ok()) << retried.status();
   EXPECT_EQ(Task("w", DefaultTarget()).size(), 2u);
+}
+
+// Batch rows
+
+TuningBatch BatchRow(const std::string& job, const std::string& workload,
+                     const proto::TargetInfo& target) {
+  TuningBatch batch;
+  batch.job = job;
+  batch.workload_key = workload;
+  batch.target = target.canonical();
+  batch.trials = 2;
+  return batch;
+}
+
+TEST_F(DatabaseTest, ABatchRowIsCommittedWithItsRecordsOrNotAtAll) {
+  const proto::TargetInfo target = DefaultTarget();
+  // The row of a batch of a new task: its workload and target come with
+  // the records of the same commit.
+  TuningBatch batch = BatchRow("job-1", "w", target);
+  batch.accuracy = 0.75;
+  batch.trained_on = 6;
+  absl::StatusOr<CommitResult> committed = db_->Commit(
+      {OkRecord("w", target, "h1", 1e-3), OkRecord("w", target, "h2", 2e-3)},
+      &batch);
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  EXPECT_EQ(committed->added, 2);
+  EXPECT_EQ(committed->batches_added, 1);
+  EXPECT_EQ(committed->batch_index, 0);
+  std::vector<TuningBatch> rows = *db_->Batches("w", target.canonical());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].job, "job-1");
+  EXPECT_EQ(rows[0].accuracy.value_or(0), 0.75);
+  EXPECT_EQ(rows[0].trained_on, 6);
+  EXPECT_GT(rows[0].finished_ms, 0);  // 0 asked for the time of the commit
+
+  // A record the commit refuses takes the batch row with it, and a batch
+  // row it refuses (unknown target, or invalid) takes the records.
+  proto::Record invalid = OkRecord("w", target, "h3", 1e-3);
+  invalid.clear_structural_hash();
+  TuningBatch elsewhere = BatchRow("job-1", "w", MakeTarget("haswell", {}, 1));
+  TuningBatch wrong = BatchRow("job-1", "w", target);
+  wrong.accuracy = 1.5;
+  const struct {
+    std::vector<proto::Record> records;
+    const TuningBatch* batch;
+    absl::StatusCode code;
+    std::string words;
+  } refused[] = {
+      {{OkRecord("w", target, "h4", 1e-3), invalid},
+       &batch,
+       absl::StatusCode::kInvalidArgument,
+       "record 1 "},
+      {{OkRecord("w", target, "h4", 1e-3)},
+       &elsewhere,
+       absl::StatusCode::kNotFound,
+       "num-threads=1\": no such target"},
+      {{OkRecord("w", target, "h4", 1e-3)},
+       &wrong,
+       absl::StatusCode::kInvalidArgument,
+       "batch row: accuracy is 1.5"},
+  };
+  for (const auto& r : refused) {
+    SCOPED_TRACE(r.words);
+    committed = db_->Commit(r.records, r.batch);
+    ASSERT_FALSE(committed.ok());
+    EXPECT_EQ(committed.status().code(), r.code) << committed.status();
+    EXPECT_TRUE(Contains(committed.status(), path_)) << committed.status();
+    EXPECT_TRUE(Contains(committed.status(), r.words)) << committed.status();
+    EXPECT_EQ(db_->GetStats()->records, 2);
+    EXPECT_EQ(db_->Batches("w", target.canonical())->size(), 1u);
+  }
+
+  // The job's next batch is numbered after it; a run without a job numbers
+  // its own.
+  committed = db_->Commit({OkRecord("w", target, "h4", 1e-3)}, &batch);
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  EXPECT_EQ(committed->batch_index, 1);
+  const TuningBatch jobless = BatchRow("", "w", target);
+  EXPECT_EQ(db_->Commit({}, &jobless)->batch_index, 0);
+  EXPECT_EQ(db_->Commit({}, &jobless)->batch_index, 1);
+  EXPECT_TRUE(Problems().empty());
+}
+
+TEST_F(DatabaseTest, WritersOfOneJobOnOneFileNeverShareABatchIndex) {
+  // Two connections (as two runs of the daemon, or two processes) commit
+  // batches of the same job at once; each index is taken once.
+  constexpr int kBatches = 20;
+  MustCommit({OkRecord("w", DefaultTarget(), "h0", 1e-3)});
+  std::vector<std::unique_ptr<Database>> writers;
+  for (int w = 0; w < 2; ++w) {
+    absl::StatusOr<std::unique_ptr<Database>> db =
+        Database::Open(path_, ReadWriteMode());
+    ASSERT_TRUE(db.ok()) << db.status();
+    writers.push_back(*std::move(db));
+  }
+  std::vector<std::vector<int64_t>> taken(2);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w) {
+    threads.emplace_back([&, w] {
+      for (int b = 0; b < kBatches; ++b) {
+        const TuningBatch batch = BatchRow("shared", "w", DefaultTarget());
+        absl::StatusOr<CommitResult> committed =
+            writers[w]->Commit({OkRecord("w", DefaultTarget(),
+                                         absl::StrCat("h", w, "-", b), 1e-3)},
+                               &batch);
+        if (!committed.ok()) {
+          errors[w] = committed.status().ToString();
+          return;
+        }
+        taken[w].push_back(committed->batch_index.value_or(-1));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+  std::set<int64_t> all;
+  for (const std::vector<int64_t>& indices : taken)
+    all.insert(indices.begin(), indices.end());
+  EXPECT_EQ(all.size(), 2u * kBatches);
+  EXPECT_EQ(*all.begin(), 0);
+  EXPECT_EQ(*all.rbegin(), 2 * kBatches - 1);
+  std::vector<TuningBatch> rows =
+      *db_->Batches("w", DefaultTarget().canonical(), "shared");
+  ASSERT_EQ(rows.size(), 2u * kBatches);
+  for (size_t i = 0; i < rows.size(); ++i)
+    EXPECT_EQ(rows[i].index, static_cast<int64_t>(i));  // in commit order
 }
 
 TEST_F(DatabaseTest, CommitCreatesTheJobsOfItsRecords) {

@@ -1,5 +1,6 @@
 // Tests of database/database.h under faults: readers in other processes
-// beside a writer, and a writer killed mid-batch.
+// beside a writer, and a writer killed mid-batch (its records and batch
+// rows).
 #include <signal.h>
 #include <unistd.h>
 
@@ -171,9 +172,16 @@ TEST(Faults, AWriterKilledMidBatchLosesNoCommittedBatchAndLeavesNoPartOfOne) {
       if (!db.ok()) return db.status().ToString();
       for (int32_t b = 0;; ++b) {
         // Big records fill the log to a checkpoint every few dozen batches,
-        // so some kills land in one.
+        // so some kills land in one. Each batch has its row, as a tuning
+        // run's, its finish time saying which batch it is.
+        TuningBatch row;
+        row.job = "killed";
+        row.workload_key = "w";
+        row.target = DefaultTarget().canonical();
+        row.trials = kBatchSize;
+        row.finished_ms = b + 1;
         absl::StatusOr<CommitResult> committed =
-            (*db)->Commit(Batch(b, kBatchSize, 100));
+            (*db)->Commit(Batch(b, kBatchSize, 100), &row);
         if (!committed.ok())
           return absl::StrCat("batch ", b, ": ", committed.status().ToString());
         if (!WriteAll(reports[1], &b, sizeof b)) return "cannot report";
@@ -207,6 +215,15 @@ TEST(Faults, AWriterKilledMidBatchLosesNoCommittedBatchAndLeavesNoPartOfOne) {
       EXPECT_EQ((*counts)[batch], kBatchSize) << "batch " << batch;
     // At most the batch whose report the kill cut off is there unreported.
     EXPECT_LE(counts->size(), reported.size() + 1);
+    // Every batch of records has its row and every row its records.
+    absl::StatusOr<std::vector<TuningBatch>> rows =
+        (*db)->Batches("w", DefaultTarget().canonical());
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    ASSERT_EQ(rows->size(), counts->size());
+    for (size_t i = 0; i < rows->size(); ++i) {
+      EXPECT_EQ((*rows)[i].finished_ms, static_cast<int64_t>(i) + 1);
+      EXPECT_EQ((*rows)[i].index, static_cast<int64_t>(i));
+    }
     EXPECT_EQ(CheckProblems(**db), "");
     // The database takes new batches after the crash.
     absl::StatusOr<CommitResult> committed = (*db)->Commit(Batch(100000));

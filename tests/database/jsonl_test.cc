@@ -2,6 +2,7 @@
 #include "database/jsonl.h"
 
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <streambuf>
 #include <string>
@@ -77,9 +78,10 @@ TEST_F(JsonlTest, ExportThenImportIntoAFreshDatabaseGivesTheSameRecords) {
   ASSERT_TRUE(source->Commit(records).ok());
 
   std::stringstream file;
-  absl::StatusOr<int64_t> exported = ExportJsonl(*source, file);
+  absl::StatusOr<ExportCounts> exported = ExportJsonl(*source, file);
   ASSERT_TRUE(exported.ok()) << exported.status();
-  EXPECT_EQ(*exported, static_cast<int64_t>(records.size()));
+  EXPECT_EQ(exported->records, static_cast<int64_t>(records.size()));
+  EXPECT_EQ(exported->batches, 0);
   const std::vector<std::string> lines =
       absl::StrSplit(file.str(), '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), records.size() + 1);
@@ -113,6 +115,170 @@ TEST_F(JsonlTest, ExportThenImportIntoAFreshDatabaseGivesTheSameRecords) {
   ASSERT_TRUE(imported.ok()) << imported.status();
   EXPECT_EQ(imported->added, 0);
   EXPECT_EQ(imported->duplicates, static_cast<int64_t>(records.size()));
+}
+
+// A batch row of task (w1, the default target), or of `workload`.
+TuningBatch BatchOf(const std::string& job, int64_t finished_ms,
+                    std::optional<double> accuracy,
+                    const std::string& workload = "w1") {
+  TuningBatch batch;
+  batch.job = job;
+  batch.workload_key = workload;
+  batch.target = DefaultTarget().canonical();
+  batch.finished_ms = finished_ms;
+  batch.trials = 8;
+  batch.accuracy = accuracy;
+  batch.trained_on = accuracy ? 16 : 0;
+  return batch;
+}
+
+// What a batch row says, but for its index.
+std::string Content(const TuningBatch& b) {
+  return absl::StrCat(b.job, "|", b.workload_key, "|", b.target, "|",
+                      b.finished_ms, "|", b.trials, "|",
+                      b.accuracy ? absl::StrCat(*b.accuracy) : "none", "|",
+                      b.trained_on);
+}
+
+TEST_F(JsonlTest, BatchesTravelWithTheRecordsAndAreNumberedInTheDestination) {
+  std::unique_ptr<Database> source = Open("source.db");
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(source->Commit(Varied()).ok());
+  // Job-1's two batches (the first untrained), one of a run without a job,
+  // and an accuracy a decimal does not write exactly.
+  const std::vector<TuningBatch> batches = {
+      BatchOf("job-1", 1000, std::nullopt), BatchOf("", 1500, 0.5),
+      BatchOf("job-1", 2000, 1.0 / 3)};
+  for (const TuningBatch& batch : batches)
+    ASSERT_TRUE(source->Commit({}, &batch).ok());
+
+  std::stringstream file;
+  absl::StatusOr<ExportCounts> exported = ExportJsonl(*source, file);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  EXPECT_EQ(exported->batches, 3);
+  const std::vector<std::string> lines =
+      absl::StrSplit(file.str(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 1 + Varied().size() + 3);
+  EXPECT_EQ(lines[0], "{\"format\":\"lathe-records\",\"version\":2}");
+  // After the records, in the order stored, without an index.
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string& line = lines[1 + Varied().size() + i];
+    EXPECT_TRUE(IsBatchLine(line)) << line;
+    EXPECT_EQ(line.find("index"), std::string::npos) << line;
+  }
+
+  // The destination holds a batch of job-1 already: the imported ones
+  // follow it, in the file's order.
+  std::unique_ptr<Database> dest = Open("dest.db");
+  ASSERT_NE(dest, nullptr);
+  ASSERT_TRUE(dest->Commit({OkRecord("w1", DefaultTarget(), "d", 1e-3)}).ok());
+  const TuningBatch own = BatchOf("job-1", 500, 0.9);
+  ASSERT_TRUE(dest->Commit({}, &own).ok());
+  absl::StatusOr<CommitResult> imported =
+      ImportJsonl(*dest, file, "export.jsonl");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->batches_added, 3);
+  EXPECT_EQ(imported->batch_duplicates, 0);
+  const std::string target = DefaultTarget().canonical();
+  std::vector<TuningBatch> job1 = dest->Batches("w1", target, "job-1").value();
+  ASSERT_EQ(job1.size(), 3u);
+  EXPECT_EQ(Content(job1[0]), Content(own));
+  EXPECT_EQ(Content(job1[1]), Content(batches[0]));
+  EXPECT_EQ(Content(job1[2]), Content(batches[2]));
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(job1[i].index, i);
+  std::vector<TuningBatch> all = dest->Batches("w1", target).value();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(Content(all[2]), Content(batches[1]));
+  EXPECT_EQ(all[2].index, 0);  // the first of the runs without a job
+
+  // The same file again: its batches are copies, and nothing is added.
+  std::stringstream again(file.str());
+  imported = ImportJsonl(*dest, again, "export.jsonl");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->batches_added, 0);
+  EXPECT_EQ(imported->batch_duplicates, 3);
+  EXPECT_EQ(dest->Batches("w1", target)->size(), 4u);
+}
+
+TEST_F(JsonlTest, AVersion1FileImportsWithoutBatchesAndHasNoBatchLines) {
+  const std::string record =
+      *RecordToJsonLine(OkRecord("w1", DefaultTarget(), "h", 1e-3));
+  const std::string batch = *BatchToJsonLine(BatchOf("j", 1000, 0.5));
+  std::unique_ptr<Database> db = Open("dest.db");
+  ASSERT_NE(db, nullptr);
+  std::stringstream old_file;
+  old_file << "{\"format\":\"lathe-records\",\"version\":1}\n"
+           << record << "\n";
+  absl::StatusOr<CommitResult> imported =
+      ImportJsonl(*db, old_file, "v1.jsonl");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->added, 1);
+  EXPECT_EQ(imported->batches_added, 0);
+  // Version 1 had no batch lines: one there is not a record.
+  std::stringstream mixed;
+  mixed << "{\"format\":\"lathe-records\",\"version\":1}\n" << batch << "\n";
+  imported = ImportJsonl(*db, mixed, "v1.jsonl");
+  ASSERT_FALSE(imported.ok());
+  EXPECT_TRUE(Contains(imported.status(), "v1.jsonl:2: not a record"))
+      << imported.status();
+  EXPECT_TRUE(db->Batches("w1", DefaultTarget().canonical())->empty());
+}
+
+TEST_F(JsonlTest, ABadBatchLineFailsTheImportNamingItAndImportsNothing) {
+  const std::string record =
+      *RecordToJsonLine(OkRecord("w1", DefaultTarget(), "h", 1e-3));
+  auto with = [](const std::string& line, const std::string& from,
+                 const std::string& to) {
+    const size_t at = line.find(from);
+    EXPECT_NE(at, std::string::npos) << line;
+    std::string changed = line;
+    if (at != std::string::npos) changed.replace(at, from.size(), to);
+    return changed;
+  };
+  const std::string good = *BatchToJsonLine(BatchOf("j", 1000, 0.5));
+  const struct {
+    std::string name;
+    std::string batch_line;
+    bool before_records;
+    std::string words;
+  } cases[] = {
+      {"accuracy beyond 1", with(good, "0.5", "1.5"), false, "accuracy is 1.5"},
+      {"accuracy not a number", with(good, "0.5", "\"NaN\""), false,
+       "accuracy is nan"},
+      {"no trials", with(good, "\"trials\":\"8\"", "\"trials\":\"0\""), false,
+       "trials is 0"},
+      {"negative rows",
+       with(good, "\"trained_on\":\"16\"", "\"trained_on\":\"-1\""), false,
+       "trained_on is negative"},
+      {"unknown field", with(good, "\"trials\"", "\"joules\":1,\"trials\""),
+       false, "not a batch"},
+      {"unknown workload", with(good, "\"w1\"", "\"w9\""), false,
+       "workload w9: no such workload"},
+      {"unknown target", with(good, "znver4", "znver9"), false,
+       "no such target"},
+      {"before its task's records", good, true,
+       "workload w1: no such workload"},
+      {"not an object", "{\"batch\": 3}", false, "not a batch"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::stringstream file;
+    file << RecordsFileHeaderLine() << "\n";
+    if (c.before_records) file << c.batch_line << "\n";
+    file << record << "\n";
+    if (!c.before_records) file << c.batch_line << "\n";
+    std::unique_ptr<Database> db = Open(absl::StrCat("bad", &c - cases, ".db"));
+    ASSERT_NE(db, nullptr);
+    absl::StatusOr<CommitResult> imported =
+        ImportJsonl(*db, file, "shard.jsonl");
+    ASSERT_FALSE(imported.ok());
+    EXPECT_TRUE(Contains(imported.status(),
+                         c.before_records ? "shard.jsonl:2" : "shard.jsonl:3"))
+        << imported.status();
+    EXPECT_TRUE(Contains(imported.status(), c.words)) << imported.status();
+    EXPECT_EQ(db->GetStats()->records, 0);
+    EXPECT_TRUE(db->Batches("w1", DefaultTarget().canonical())->empty());
+  }
 }
 
 TEST_F(JsonlTest, ALineThatIsNotJsonFailsTheImportNamingItAndImportsNothing) {

@@ -3,7 +3,9 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sqlite3.h>
@@ -143,6 +145,106 @@ TEST_F(MergeTest, TakesTheUnionDroppingExactDuplicatesAndKeepsProvenance) {
   EXPECT_EQ(merged->duplicates, 6);
 }
 
+TuningBatch BatchOf(const std::string& job, const std::string& workload,
+                    int64_t finished_ms, std::optional<double> accuracy) {
+  TuningBatch batch;
+  batch.job = job;
+  batch.workload_key = workload;
+  batch.target = DefaultTarget().canonical();
+  batch.finished_ms = finished_ms;
+  batch.trials = 4;
+  batch.accuracy = accuracy;
+  return batch;
+}
+
+void AddBatches(const std::string& path,
+                const std::vector<TuningBatch>& batches) {
+  absl::StatusOr<std::unique_ptr<Database>> db =
+      Database::Open(path, testing::ReadWriteMode());
+  ASSERT_TRUE(db.ok()) << db.status();
+  for (const TuningBatch& batch : batches) {
+    absl::StatusOr<CommitResult> added = (*db)->Commit({}, &batch);
+    ASSERT_TRUE(added.ok()) << added.status();
+  }
+}
+
+// (finished_ms, index) of each batch.
+std::vector<std::pair<int64_t, int64_t>> TimesAndIndices(
+    const std::vector<TuningBatch>& batches) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const TuningBatch& b : batches) out.emplace_back(b.finished_ms, b.index);
+  return out;
+}
+
+using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+
+TEST_F(MergeTest, CarriesBatchesNumberedAfterTheDestinationsOwnAndOnlyOnce) {
+  // Shard a: two batches of job-a, and one of a task whose records were
+  // all pruned (in no report, and not carried).
+  {
+    absl::StatusOr<std::unique_ptr<Database>> a =
+        Database::Open(folder_.File("a.db"), testing::ReadWriteMode());
+    ASSERT_TRUE(a.ok());
+    ASSERT_TRUE((*a)->Commit({MakeRecord("gone", DefaultTarget(), "g", {},
+                                         proto::MEASURE_BUILD_ERROR)})
+                    .ok());
+    ASSERT_EQ((*a)->Prune(10).value(), 1);
+  }
+  AddBatches(folder_.File("a.db"), {BatchOf("job-a", "w", 1000, std::nullopt),
+                                    BatchOf("job-a", "w", 2000, 0.6),
+                                    BatchOf("job-a", "gone", 2500, 0.6)});
+  // Shard b ran job-a too, and job-b.
+  AddBatches(folder_.File("b.db"), {BatchOf("job-a", "w", 3000, 0.7),
+                                    BatchOf("job-b", "w", 4000, 0.8)});
+  // The destination holds a batch of job-a already.
+  const TuningBatch own = BatchOf("job-a", "w", 500, 0.5);
+  ASSERT_TRUE(dest_->Commit({}, &own).ok());
+
+  absl::StatusOr<CommitResult> merged =
+      MergeInto(*dest_, {folder_.File("a.db"), folder_.File("b.db")});
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->batches_added, 4);
+  EXPECT_EQ(merged->batch_duplicates, 0);
+  const std::string target = DefaultTarget().canonical();
+  // Each job's batches 0..n-1, in order: the destination's, then each
+  // source's in its order.
+  std::vector<TuningBatch> job_a = *dest_->Batches("w", target, "job-a");
+  EXPECT_EQ(TimesAndIndices(job_a),
+            (Pairs{{500, 0}, {1000, 1}, {2000, 2}, {3000, 3}}));
+  EXPECT_FALSE(job_a[1].accuracy.has_value());
+  EXPECT_EQ(job_a[2].accuracy.value_or(0), 0.6);
+  EXPECT_EQ(job_a[3].trials, 4);
+  EXPECT_EQ(TimesAndIndices(*dest_->Batches("w", target, "job-b")),
+            (Pairs{{4000, 0}}));
+  EXPECT_TRUE(dest_->Batches("gone", target)->empty());
+
+  // Merging again adds no batch either.
+  merged = MergeInto(*dest_, {folder_.File("a.db"), folder_.File("b.db")});
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->batches_added, 0);
+  EXPECT_EQ(merged->batch_duplicates, 4);
+  EXPECT_EQ(dest_->Batches("w", target)->size(), 5u);
+}
+
+TEST_F(MergeTest, ASourceFromBeforeBatchesMergesWithoutThem) {
+  AddBatches(folder_.File("a.db"), {BatchOf("job-a", "w", 1000, 0.6)});
+  // b.db as schema version 3 wrote it: no table batches.
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(folder_.File("b.db").c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE batches; PRAGMA user_version = 3",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  absl::StatusOr<CommitResult> merged =
+      MergeInto(*dest_, {folder_.File("a.db"), folder_.File("b.db")});
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->added, 5);
+  EXPECT_EQ(merged->batches_added, 1);
+  EXPECT_EQ(dest_->Batches("w", DefaultTarget().canonical())->size(), 1u);
+}
+
 TEST_F(MergeTest, RefusesToMergeADatabaseIntoItself) {
   const std::vector<std::string> before = Fingerprints(*dest_);
   for (const std::string& self :
@@ -222,6 +324,28 @@ TEST_F(MergeChecksTest, AppliesTheImportCheckToEveryRecord) {
   EXPECT_TRUE(Contains(merged.status(), "structural_hash h3 is refused"))
       << merged.status();
   EXPECT_EQ(Fingerprints(*dest_), before);
+}
+
+TEST_F(MergeChecksTest, RefusesAnInvalidBatchRowOfASource) {
+  AddBatches(folder_.File("b.db"), {BatchOf("job-b", "w", 1000, 0.5)});
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(folder_.File("b.db").c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "UPDATE batches SET accuracy = 7", nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  const std::vector<std::string> before = Fingerprints(*dest_);
+  absl::StatusOr<CommitResult> merged =
+      MergeInto(*dest_, {folder_.File("a.db"), folder_.File("b.db")});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(merged.status(), folder_.File("b.db")))
+      << merged.status();
+  EXPECT_TRUE(Contains(merged.status(), "accuracy is 7")) << merged.status();
+  EXPECT_EQ(Fingerprints(*dest_), before);
+  EXPECT_TRUE(dest_->Batches("w", DefaultTarget().canonical())->empty());
 }
 
 TEST_F(MergeChecksTest, RefusesAStoredTraceBeyondTheLimits) {

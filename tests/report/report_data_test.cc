@@ -98,11 +98,11 @@ class ReportDataTest : public ::testing::Test {
     batch.target = target;
     batch.trials = 4;
     batch.finished_ms = t0 + 4500;
-    ASSERT_TRUE(db_->AddBatch(batch).ok());  // untrained
+    ASSERT_TRUE(db_->Commit({}, &batch).ok());  // untrained
     batch.accuracy = 0.75;
     batch.trained_on = 4;
     batch.finished_ms = t0 + 8500;
-    ASSERT_TRUE(db_->AddBatch(batch).ok());
+    ASSERT_TRUE(db_->Commit({}, &batch).ok());
   }
 
   TempFolder folder_;

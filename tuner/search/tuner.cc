@@ -194,8 +194,11 @@ class Loop {
                    const proto::MeasureResult& result, double at_s);
   absl::Status Process(Batch& batch);
   absl::Status RemeasureNearTies();
-  // Commits the records in one transaction, timed for on_commit.
-  absl::Status Commit(const std::vector<proto::Record>& records);
+  // Commits the records, and the batch's row when given, in one
+  // transaction, timed for on_commit; returns the index the row was given
+  // (-1 without one).
+  absl::StatusOr<int64_t> Commit(const std::vector<proto::Record>& records,
+                                 const db::TuningBatch* batch = nullptr);
   proto::Record MakeRecord(const Task& task, const Candidate& candidate,
                            const proto::MeasureResult& result) const;
   proto::MeasureRequest MakeRequest(const Task& task,
@@ -645,8 +648,8 @@ void Loop::ReportProgress() {
     progress.eta_s = std::max(0.0, eta);
   }
   for (const TaskState& s : states_) progress.tasks.push_back(s.progress);
-  if (!report_.batch_accuracy.empty())
-    progress.last_accuracy = report_.batch_accuracy.back();
+  if (!report_.judged_batches.empty())
+    progress.last_accuracy = report_.judged_batches.back().row.accuracy;
   options_.on_progress(progress);
 }
 
@@ -680,42 +683,54 @@ absl::Status Loop::Process(Batch& batch) {
   for (size_t i = batch.results.size(); i < batch.candidates.size(); ++i) {
     Free(batch.task, batch.candidates[i]);
   }
-  if (!records.empty()) {
-    LATHE_RETURN_IF_ERROR(Commit(records));
-    if (runs_ != nullptr) {
-      for (const proto::Record& r : records) learned_.insert(RecordKey(r));
-    }
+  if (records.empty()) {
+    LATHE_RETURN_IF_ERROR(batch.error);
+    scheduler_.Report(batch.task, state.progress.best_s);
+    return absl::OkStatus();
   }
-  LATHE_RETURN_IF_ERROR(batch.error);
-  scheduler_.Report(batch.task, state.progress.best_s);
-  if (fresh.features.empty()) return absl::OkStatus();
 
-  // The model's accuracy on data it has not seen, then training on it.
-  // The batch and that accuracy go to the database (the report draws them).
+  // The model's accuracy on data it has not seen, before it trains on it:
+  // the batch's row, with that accuracy, is committed with its records, in
+  // one transaction (the report draws it), and numbered there.
   db::TuningBatch judged_row;
   judged_row.job = options_.job;
   judged_row.workload_key = task.key;
   judged_row.target = target_info_.canonical();
   judged_row.trials = static_cast<int64_t>(records.size());
+  judged_row.finished_ms = absl::ToUnixMillis(absl::Now());
+  // A model that cannot judge fails the run, but not before the batch's
+  // measurements are committed (its row then without an accuracy).
+  std::optional<std::vector<double>> predicted;
+  absl::Status judging;
   if (model_->trained()) {
-    absl::StatusOr<std::vector<double>> predicted =
+    absl::StatusOr<std::vector<double>> scores =
         model_->Predict(fresh.features);
-    if (!predicted.ok()) return predicted.status();
-    judged_row.accuracy =
-        PairwiseAccuracy(*predicted, fresh.throughputs, fresh.groups);
-    judged_row.trained_on = static_cast<int64_t>(training_.features.size());
-    report_.batch_accuracy.push_back(*judged_row.accuracy);
-    report_.batch_accuracy_trained_on.push_back(
-        static_cast<int64_t>(training_.features.size()));
-    TuneReport::JudgedBatch judged{
-        batch.task, {}, *std::move(predicted), fresh.throughputs};
-    for (size_t i = 0; i < batch.results.size(); ++i) {
-      judged.structural_hashes.push_back(records[i].structural_hash());
+    if (scores.ok()) {
+      judged_row.accuracy =
+          PairwiseAccuracy(*scores, fresh.throughputs, fresh.groups);
+      judged_row.trained_on = static_cast<int64_t>(training_.features.size());
+      predicted = *std::move(scores);
+    } else {
+      judging = scores.status();
     }
+  }
+  absl::StatusOr<int64_t> index = Commit(records, &judged_row);
+  if (!index.ok()) return index.status();
+  judged_row.index = *index;
+  if (runs_ != nullptr) {
+    for (const proto::Record& r : records) learned_.insert(RecordKey(r));
+  }
+  LATHE_RETURN_IF_ERROR(batch.error);
+  LATHE_RETURN_IF_ERROR(judging);
+  scheduler_.Report(batch.task, state.progress.best_s);
+
+  if (predicted) {
+    TuneReport::JudgedBatch judged{
+        batch.task, judged_row, {}, *std::move(predicted), fresh.throughputs};
+    for (const proto::Record& r : records)
+      judged.structural_hashes.push_back(r.structural_hash());
     report_.judged_batches.push_back(std::move(judged));
   }
-  if (absl::StatusOr<int64_t> added = db_.AddBatch(judged_row); !added.ok())
-    return added.status();
   for (size_t i = 0; i < fresh.features.size(); ++i) {
     training_.features.push_back(std::move(fresh.features[i]));
     training_.throughputs.push_back(fresh.throughputs[i]);
@@ -746,12 +761,13 @@ absl::Status Loop::Process(Batch& batch) {
   return absl::OkStatus();
 }
 
-absl::Status Loop::Commit(const std::vector<proto::Record>& records) {
+absl::StatusOr<int64_t> Loop::Commit(const std::vector<proto::Record>& records,
+                                     const db::TuningBatch* batch) {
   const Clock::time_point start = Clock::now();
-  absl::StatusOr<db::CommitResult> committed = db_.Commit(records);
+  absl::StatusOr<db::CommitResult> committed = db_.Commit(records, batch);
   if (!committed.ok()) return committed.status();
   if (options_.on_commit) options_.on_commit(Seconds(start));
-  return absl::OkStatus();
+  return committed->batch_index.value_or(-1);
 }
 
 absl::Status Loop::RemeasureNearTies() {
@@ -793,7 +809,7 @@ absl::Status Loop::RemeasureNearTies() {
       records.back().set_runner(
           absl::StrCat(records.back().runner(), " (re-measure)"));
     }
-    if (!records.empty()) LATHE_RETURN_IF_ERROR(Commit(records));
+    if (!records.empty()) LATHE_RETURN_IF_ERROR(Commit(records).status());
     // The task's best is now what the database ranks first.
     absl::StatusOr<std::optional<db::Match>> best =
         db_.Best(task.key, target_info_);
@@ -894,6 +910,13 @@ absl::StatusOr<TuneReport> Loop::Run() {
 }
 
 }  // namespace
+
+std::vector<double> TuneReport::BatchAccuracy() const {
+  std::vector<double> accuracy;
+  for (const JudgedBatch& judged : judged_batches)
+    accuracy.push_back(judged.row.accuracy.value_or(0));
+  return accuracy;
+}
 
 std::string CostModelName(const Target& target) {
   // The model is only valid for the features and the label it was trained

@@ -4,11 +4,11 @@
 // Each round the task scheduler picks a task, the evolutionary search picks
 // a batch of its candidates never measured (in this run or in the database),
 // a measurer builds, checks and times them (in rounds over the batch:
-// measurement_rounds.h), the batch is committed to the
-// database in one transaction, and the cost model is retrained on every
-// measurement so far (its pairwise accuracy on the new batch is computed
-// first, on data it has not seen; the batch, with that accuracy, is a row
-// of the database's batches: db::TuningBatch). With `overlap`, the search of
+// measurement_rounds.h), the cost model is judged on the batch (its
+// pairwise accuracy, on data it has not seen), the batch's records and its
+// row of the database's batches (db::TuningBatch, with that accuracy) are
+// committed in one transaction, and the model is retrained on every
+// measurement so far. With `overlap`, the search of
 // the next batch runs while the current one is measured, or, with
 // `search_while_building`, only while it is built; the next batch is then
 // searched with the model as it was before the current batch's results. A
@@ -156,21 +156,25 @@ struct TuneReport {
   double measure_s =
       0;  // wall time the measurer was busy (builds only included)
   int64_t build_only_requests = 0;  // search_while_building's, one per batch
-  // Pairwise accuracy of the model on each batch before it trained on it
-  // (batches measured while the model was untrained are left out), judged
-  // by the throughputs it learns (training_label.h: fastest repeats).
-  std::vector<double> batch_accuracy;
-  std::vector<int64_t> batch_accuracy_trained_on;  // rows the model had seen
-  // The batches of batch_accuracy themselves, in the same order: what the
-  // model was judged on, so that a benchmark can measure a batch again and
-  // see how far the measurement agrees with itself (bench_tune).
+  // The batches the model was judged on, in order (those measured while it
+  // was untrained are left out): each one's row as committed to the
+  // database (db::TuningBatch: its index in the job, trials, the model's
+  // pairwise accuracy on it before it trained on it, always set here, by
+  // the throughputs it learns, training_label.h, and the rows it had
+  // trained on), and what it was judged on, so that a benchmark can
+  // measure a batch again and see how far the measurement agrees with
+  // itself (bench_tune).
   struct JudgedBatch {
     int task = 0;
+    db::TuningBatch row;
     std::vector<std::string> structural_hashes;  // in the order measured
     std::vector<double> predicted;               // the model's scores
     std::vector<double> throughputs;             // the labels, GFLOP/s
   };
   std::vector<JudgedBatch> judged_batches;
+  // The accuracy of each judged batch, in order (`lathe tune --json`'s
+  // batch_accuracy).
+  std::vector<double> BatchAccuracy() const;
   bool interrupted = false;
   // The warm start from the database: its seconds; the training rows it
   // made of the records of the tasks tuned, and of other workloads of the

@@ -181,7 +181,7 @@ TEST_F(TunerTest, WarmStartWithoutASavedModelTrainsOnOtherWorkloads) {
   ASSERT_FALSE(log->trained.empty());
   EXPECT_EQ(log->trained[0].features.size(), 24u);
   EXPECT_EQ(RowsOfGroup(log->trained[0], 0), 0);
-  EXPECT_EQ(report->batch_accuracy.size(), 1u);
+  EXPECT_EQ(report->judged_batches.size(), 1u);
 }
 
 TEST_F(TunerTest, ASavedModelIsLoadedAndRanksTheFirstBatch) {
@@ -212,13 +212,13 @@ TEST_F(TunerTest, ASavedModelIsLoadedAndRanksTheFirstBatch) {
       ASSERT_FALSE(log->events.empty());
       EXPECT_EQ(log->events.front(), "load:earlier job's model");
       EXPECT_TRUE(predicted_first);
-      EXPECT_EQ(report->batch_accuracy.size(), 2u);
+      EXPECT_EQ(report->judged_batches.size(), 2u);
     } else {
       EXPECT_EQ(std::count(log->events.begin(), log->events.end(),
                            "load:earlier job's model"),
                 0);
       EXPECT_FALSE(predicted_first);
-      EXPECT_EQ(report->batch_accuracy.size(), 1u);
+      EXPECT_EQ(report->judged_batches.size(), 1u);
     }
   }
 }

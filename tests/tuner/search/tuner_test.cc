@@ -250,8 +250,8 @@ TEST_F(TunerTest, ReportsTheBatchesTheModelWasJudgedOn) {
       Tune(tasks, *db, FakeMeasure, FastOptions());
   ASSERT_TRUE(report.ok()) << report.status();
   // 3 batches of 8; the first is measured before the model has trained.
-  ASSERT_EQ(report->batch_accuracy.size(), 2u);
   ASSERT_EQ(report->judged_batches.size(), 2u);
+  ASSERT_EQ(report->BatchAccuracy().size(), 2u);
   std::map<std::string, proto::Record> by_hash;
   const std::vector<proto::Record> records =
       db->RecordsOfTask(tasks[0].key, HostTarget(1).ToString()).value();
@@ -262,11 +262,12 @@ TEST_F(TunerTest, ReportsTheBatchesTheModelWasJudgedOn) {
     ASSERT_EQ(judged.structural_hashes.size(), 8u);
     ASSERT_EQ(judged.predicted.size(), 8u);
     ASSERT_EQ(judged.throughputs.size(), 8u);
+    ASSERT_TRUE(judged.row.accuracy.has_value());
     EXPECT_DOUBLE_EQ(PairwiseAccuracy(judged.predicted, judged.throughputs,
                                       std::vector<int>(8, 0)),
-                     report->batch_accuracy[b]);
-    const int64_t first =
-        report->batch_accuracy_trained_on[b];  // an empty database
+                     *judged.row.accuracy);
+    EXPECT_DOUBLE_EQ(report->BatchAccuracy()[b], *judged.row.accuracy);
+    const int64_t first = judged.row.trained_on;  // an empty database
     for (size_t i = 0; i < 8; ++i) {
       EXPECT_EQ(
           judged.structural_hashes[i],
@@ -279,7 +280,7 @@ TEST_F(TunerTest, ReportsTheBatchesTheModelWasJudgedOn) {
     }
   }
   // Every batch is a row of the database's batches, in order, the first
-  // without an accuracy (untrained), the others with the report's.
+  // without an accuracy (untrained), the others the report's rows.
   const std::vector<db::TuningBatch> batches =
       db->Batches(tasks[0].key, HostTarget(1).ToString()).value();
   ASSERT_EQ(batches.size(), 3u);
@@ -290,9 +291,12 @@ TEST_F(TunerTest, ReportsTheBatchesTheModelWasJudgedOn) {
   }
   EXPECT_FALSE(batches[0].accuracy.has_value());
   for (size_t b = 1; b < 3; ++b) {
+    const db::TuningBatch& row = report->judged_batches[b - 1].row;
     ASSERT_TRUE(batches[b].accuracy.has_value());
-    EXPECT_DOUBLE_EQ(*batches[b].accuracy, report->batch_accuracy[b - 1]);
-    EXPECT_EQ(batches[b].trained_on, report->batch_accuracy_trained_on[b - 1]);
+    EXPECT_EQ(*batches[b].accuracy, *row.accuracy);
+    EXPECT_EQ(batches[b].trained_on, row.trained_on);
+    EXPECT_EQ(batches[b].index, row.index);
+    EXPECT_EQ(batches[b].finished_ms, row.finished_ms);
   }
 }
 

@@ -123,6 +123,27 @@ TEST_F(ConcurrentTuneTest, TwoRunsOfOneTaskNeverMeasureAProgramTwice) {
   // Every claim is forgotten once both runs are done (their records are in
   // the database for whoever comes next).
   EXPECT_EQ(registry.tasks(), 0);
+  // Every batch of both runs is a row, committed with its records and
+  // numbered in that transaction: the runs (both without a job, so one
+  // numbering) took each index once, 0..n-1 in commit order, and each
+  // run's report holds the rows it committed.
+  const tuner::Task task = SmallTask();
+  const std::vector<db::TuningBatch> rows =
+      OpenDb("shared.db")->Batches(task.key, task.target.ToString()).value();
+  ASSERT_EQ(rows.size(),
+            static_cast<size_t>(2 * budget / FastOptions().batch_size));
+  for (size_t i = 0; i < rows.size(); ++i)
+    EXPECT_EQ(rows[i].index, static_cast<int64_t>(i));
+  for (const TuneReport& report : out.reports) {
+    for (const TuneReport::JudgedBatch& judged : report.judged_batches) {
+      ASSERT_GE(judged.row.index, 0);
+      ASSERT_LT(judged.row.index, static_cast<int64_t>(rows.size()));
+      const db::TuningBatch& row = rows[judged.row.index];
+      EXPECT_EQ(row.finished_ms, judged.row.finished_ms);
+      EXPECT_EQ(row.accuracy, judged.row.accuracy);
+      EXPECT_EQ(row.trained_on, judged.row.trained_on);
+    }
+  }
 }
 
 // The same two runs without the registry: what the test above rules out

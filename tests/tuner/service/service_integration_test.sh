@@ -96,7 +96,7 @@ runners_registered() { [ "$(client runners --json | grep -o '"id":' | wc -l)" -g
 
 # The job's records in the database: "HASH RUNNER" lines.
 job_records() {
-  "$lathe" db export --db t.db -o - | grep "\"job\":\"$1\"" |
+  "$lathe" db export --db t.db -o - | grep "^{\"workload_key\".*\"job\":\"$1\"" |
     sed -E 's/.*"structural_hash":"([0-9a-f]*)".*"runner":"([^"]*)".*/\1 \2/'
 }
 committed_at_least() { [ "$(job_records "$1" | wc -l)" -ge "$2" ]; }
