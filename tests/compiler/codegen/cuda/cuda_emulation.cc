@@ -13,20 +13,27 @@
 namespace lathe::cuda::testing {
 namespace {
 
+// C headers only (the C++ library's <thread> and <algorithm> would take most
+// of the host compiler's time on every emulated module): min and max as
+// std::min and std::max define them, a block's threads as pthreads.
 constexpr char kPrelude[] = R"(
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
-#include <algorithm>
-#include <thread>
-#include <vector>
 struct lathe_dim3 { unsigned x = 0, y = 0, z = 0; };
 static thread_local lathe_dim3 threadIdx, blockIdx;
 static pthread_barrier_t lathe_barrier;
 static inline void __syncthreads() { pthread_barrier_wait(&lathe_barrier); }
 static inline float __int_as_float(unsigned v) { float f; memcpy(&f, &v, 4); return f; }
-using std::min;
-using std::max;
+template <typename T> static inline const T& min(const T& a, const T& b) { return b < a ? b : a; }
+template <typename T> static inline const T& max(const T& a, const T& b) { return a < b ? b : a; }
+template <typename F> struct lathe_thread { F* body; unsigned t; pthread_t id; };
+template <typename F> static void* lathe_thread_main(void* p) {
+  auto* thread = static_cast<lathe_thread<F>*>(p);
+  (*thread->body)(thread->t);
+  return nullptr;
+}
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -54,15 +61,23 @@ std::string Launcher(const CudaKernel& k, bool barriers) {
       ", t / ", k.block.x, " % ", k.block.y, ", t / ", k.block.x * k.block.y,
       "};\n", "      ", call, "\n    };\n",
       barriers
-          ? absl::StrCat("    pthread_barrier_init(&lathe_barrier, nullptr, ",
-                         k.block.Count(),
-                         ");\n"
-                         "    std::vector<std::thread> threads;\n"
-                         "    for (unsigned t = 0; t < ",
-                         k.block.Count(),
-                         "; ++t) threads.emplace_back(thread, t);\n"
-                         "    for (auto& t : threads) t.join();\n"
-                         "    pthread_barrier_destroy(&lathe_barrier);\n")
+          ? absl::StrCat(
+                "    pthread_barrier_init(&lathe_barrier, nullptr, ",
+                k.block.Count(),
+                ");\n"
+                "    lathe_thread<decltype(thread)> threads[",
+                k.block.Count(),
+                "];\n"
+                "    for (unsigned t = 0; t < ",
+                k.block.Count(),
+                "; ++t) {\n"
+                "      threads[t] = {&thread, t, {}};\n"
+                "      if (pthread_create(&threads[t].id, nullptr, "
+                "lathe_thread_main<decltype(thread)>, &threads[t]) != 0) "
+                "abort();\n"
+                "    }\n"
+                "    for (auto& t : threads) pthread_join(t.id, nullptr);\n"
+                "    pthread_barrier_destroy(&lathe_barrier);\n")
           : absl::StrCat("    for (unsigned t = 0; t < ", k.block.Count(),
                          "; ++t) thread(t);\n"),
       "  }\n}\n");
