@@ -1,5 +1,6 @@
 #include "compiler/arith/simplify.h"
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,11 +44,43 @@ int64_t ConstantDivisor(const Expr& e) {
   return e.operand(1).int_value();
 }
 
+// A term read as (x % c) // b (b = 1: x % c), with positive constants.
+struct Digit {
+  Expr x;
+  int64_t b = 1;
+  int64_t c = 0;
+};
+
+// The readings of `low` as a digit: x % c, (x % c) // b, and (y // b) % a
+// as (y % (a * b)) // b (for floor division, both are the digit of y in
+// [b, a * b)); empty when it is none of these.
+std::vector<Digit> ReadingsOfDigit(const Expr& low) {
+  std::vector<Digit> readings;
+  if (low.is(ExprKind::kFloorDiv)) {
+    const int64_t b = ConstantDivisor(low);
+    const Expr& mod = low.operand(0);
+    if (b > 0 && mod.is(ExprKind::kFloorMod) && ConstantDivisor(mod) > 0)
+      readings.push_back({mod.operand(0), b, ConstantDivisor(mod)});
+  } else if (const int64_t a = ConstantDivisor(low);
+             a > 0 && low.is(ExprKind::kFloorMod)) {
+    const Expr& inner = low.operand(0);
+    readings.push_back({inner, 1, a});
+    const int64_t b = ConstantDivisor(inner);
+    if (b > 0 && inner.is(ExprKind::kFloorDiv) &&
+        a <= std::numeric_limits<int64_t>::max() / b) {
+      readings.push_back({inner.operand(0), b, a * b});
+    }
+  }
+  return readings;
+}
+
 // (x // C) * (k * C / b) + ((x % C) // b) * k == (x // b) * k for positive
 // constants b dividing C (b = 1: (x // C) * C * k + (x % C) * k == x * k):
 // the pairs of terms of `form` that a split and a fuse of its parts leave
 // (the index of a loop split into [outer, a, b] whose a and b parts were
-// fused again) are merged back. Bounded: each merge removes two terms.
+// fused again) are merged back; with three parts or more, the middle digits
+// ((x // b) % a) merge with the one above first. Bounded: each merge
+// removes two terms.
 void RecombineDivMod(LinearTerms* form) {
   for (bool merged = true; merged;) {
     merged = false;
@@ -55,33 +88,31 @@ void RecombineDivMod(LinearTerms* form) {
       const Expr low = form->terms[m].first;
       const int64_t k = form->terms[m].second;
       if (k == 0) continue;
-      // low is x % C (b = 1) or (x % C) // b.
-      Expr mod = low;
-      int64_t b = 1;
-      if (low.is(ExprKind::kFloorDiv)) {
-        b = ConstantDivisor(low);
-        mod = low.operand(0);
-      }
-      if (b == 0 || !mod.is(ExprKind::kFloorMod)) continue;
-      const int64_t c = ConstantDivisor(mod);
-      if (c == 0 || c % b != 0) continue;
-      const Expr x = mod.operand(0);
-      for (size_t d = 0; d < form->terms.size(); ++d) {
-        const Expr& high = form->terms[d].first;
-        if (form->terms[d].second != k * (c / b) ||
-            !high.is(ExprKind::kFloorDiv) || ConstantDivisor(high) != c ||
-            !ExprEqual(high.operand(0), x)) {
-          continue;
+      // low is x % C (b = 1), (x % C) // b, or (x // b) % a, the same as
+      // (x % C) // b with C = a * b (the middle digits of a fuse of three
+      // or more parts); each reading is tried.
+      for (const Digit& digit : ReadingsOfDigit(low)) {
+        const Expr& x = digit.x;
+        const int64_t b = digit.b, c = digit.c;
+        if (c % b != 0) continue;
+        for (size_t d = 0; d < form->terms.size(); ++d) {
+          const Expr& high = form->terms[d].first;
+          if (form->terms[d].second != k * (c / b) ||
+              !high.is(ExprKind::kFloorDiv) || ConstantDivisor(high) != c ||
+              !ExprEqual(high.operand(0), x)) {
+            continue;
+          }
+          form->terms[m].second = 0;
+          form->terms[d].second = 0;
+          if (b == 1) {
+            CollectLinearTerms(x, k, form, EqualAtoms::kMerge);
+          } else {
+            form->AddTerm(FloorDiv(x, IntImm(b, x.dtype())), k);
+          }
+          merged = true;
+          break;
         }
-        form->terms[m].second = 0;
-        form->terms[d].second = 0;
-        if (b == 1) {
-          CollectLinearTerms(x, k, form, EqualAtoms::kMerge);
-        } else {
-          form->AddTerm(FloorDiv(x, IntImm(b, x.dtype())), k);
-        }
-        merged = true;
-        break;
+        if (merged) break;
       }
     }
   }

@@ -2,7 +2,9 @@
 //
 // Integer sums are rewritten in a canonical linear form (terms in order of
 // first appearance, constants last; the terms a split and a fuse leave,
-// (x // C) * (C / b) + (x % C) // b, merged back into x // b),
+// (x // C) * (C / b) + (x % C) // b, merged back into x // b, the middle
+// digits of a fuse of three parts or more, (x // b) % a, read as
+// (x % (a * b)) // b),
 // floordiv/floormod by constants cancel the multiples of the divisor
 // ((x % C) % c is x % c where c divides C) and vanish when bounds allow, and
 // comparisons,

@@ -32,7 +32,8 @@
 // kMaxSharedTileElements is refused; with sampled factors the splits are
 // always made, and a replay with decisions that do not fit (more threads
 // than a tile has elements to copy, a width that does not divide) fails or
-// is refused by the code generator's limits.
+// is refused by the code generator's limits; a design space's sampler
+// draws such a point again (SampleTrace in replay.h).
 // Tests: tests/compiler/schedule/gpu_shared_tile_test.cc.
 #pragma once
 

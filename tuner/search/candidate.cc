@@ -13,7 +13,7 @@ absl::StatusOr<Candidate> BuildCandidate(const Task& task, int space,
                                          const Decisions& decisions,
                                          uint64_t seed) {
   absl::StatusOr<std::unique_ptr<TracedSchedule>> scheduled =
-      ReplayTrace(trace, task.initial, decisions, seed);
+      SampleTrace(trace, task.initial, decisions, seed);
   if (!scheduled.ok()) return scheduled.status();
   // The same program MakeKernelProgram builds from the candidate's trace
   // (so the hash is the one the runner reports and the database stores).

@@ -32,7 +32,8 @@ struct Candidate {
 };
 
 // Replays `trace` (a space, or a record's trace) with `decisions` (missing
-// ones sampled from `seed`), lowers the program and extracts its features.
+// ones sampled from `seed`, drawn again while the point does not replay:
+// SampleTrace in replay.h), lowers the program and extracts its features.
 // An error when the point is invalid (a primitive's precondition fails,
 // lowering fails, a cuda target's code generator refuses it, naming the
 // limit): the search drops it.

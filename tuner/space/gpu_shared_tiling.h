@@ -20,9 +20,10 @@
 // reduction of at least kMinReduction; a reduction with few outputs (what the
 // default GPU schedule reduces across threads) is left to GpuBindBlock. The
 // rule never branches: it returns the tiled schedule, or its input when the
-// tile does not apply. Not every point of the space fits (more threads than a
-// tile has elements to copy, a vector width that does not divide its loop):
-// those fail to replay and the search drops them. Tests:
+// tile does not apply. Not every draw of the factors fits (more threads than
+// a tile has elements to copy, copy indices the data-parallel proof cannot
+// read): such a draw fails to replay, and the search draws the point again
+// (SampleTrace in compiler/schedule/replay.h). Tests:
 // tests/tuner/space/gpu_shared_tiling_test.cc.
 #pragma once
 

@@ -41,6 +41,20 @@ TEST(Simplify, RecombinesTheDigitsOfAFuseOfSplitParts) {
             "f // 8 * 4 + f % 8");
   EXPECT_EQ(Simplify(FloorDiv(f, 8) * 8 + FloorMod(s, 8)).ToString(),
             "f // 8 * 8 + s % 8");
+  // Three parts fused: the middle digit is (f // 7) % 4, which merges with
+  // f // 28 first, then with f % 7; (f // 7) % 3 does not (3 * 7 is not 28).
+  EXPECT_EQ(Simplify(s * 112 + FloorDiv(f, 28) * 28 +
+                     FloorMod(FloorDiv(f, 7), 4) * 7 + FloorMod(f, 7))
+                .ToString(),
+            "s * 112 + f");
+  EXPECT_EQ(Simplify(FloorDiv(f, 28) * 28 + FloorMod(FloorDiv(f, 7), 3) * 7 +
+                     FloorMod(f, 7))
+                .ToString(),
+            "f // 28 * 28 + f // 7 % 3 * 7 + f % 7");
+  // (f // 8) % 4 still pairs with (f // 8) // 4 read as a digit of f // 8.
+  EXPECT_EQ(
+      Simplify(FloorMod(FloorDiv(f, 8), 4) + FloorDiv(f, 32) * 4).ToString(),
+      "f // 8");
   // A digit of a digit: (f % 64) % 16 is f % 16; (f % 24) % 16 stays.
   EXPECT_EQ(Simplify(FloorMod(FloorMod(f, 64), 16)).ToString(), "f % 16");
   EXPECT_EQ(Simplify(FloorMod(FloorMod(f, 24), 16)).ToString(), "f % 24 % 16");

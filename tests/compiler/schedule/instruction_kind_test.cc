@@ -1,7 +1,8 @@
 // Tests of the instruction registry (compiler/schedule/instruction_kind.h):
 // names are unique and found, an unknown name is refused naming it, and
 // every recorded instruction carries its kind's attributes in order, its
-// decision exactly when it samples, and replays to itself.
+// decision exactly when it samples, and replays to itself; SampleTrace
+// (replay.h) draws again until a point replays.
 #include "compiler/schedule/instruction_kind.h"
 
 #include <gtest/gtest.h>
@@ -170,6 +171,68 @@ TEST(InstructionKinds, ReplayReadsTheDeclaredAttributes) {
     }
   }
   EXPECT_GE(checked.size(), 11u);  // every kind with attributes
+}
+
+// A space of two points: matmul's loop i (extent 16) split by a width,
+// 2 or 1000, drawn with the given probabilities (instruction 2); 1000 pads
+// the loop too much, so that point does not replay.
+Trace SplitByDrawnWidth(const Program& matmul, std::vector<double> probs) {
+  TracedSchedule sch(matmul);
+  LoopRV i = sch.GetLoops(sch.GetBlock("C").value()).value()[0];
+  ExprRV width =
+      sch.SampleCategorical({2, 1000}, probs, /*decision=*/0).value();
+  EXPECT_TRUE(sch.Split(i, {Factor{}, Factor{width}}).ok());
+  Trace space = sch.trace();
+  EXPECT_EQ(space.instructions[2].kind, "sample_categorical");
+  space.decisions.clear();
+  return space;
+}
+
+TEST(SampleTrace, DrawsAgainUntilThePointReplays) {
+  const Program matmul = testing::MatmulProgram(16, 16, 16);
+  const Trace space = SplitByDrawnWidth(matmul, {1, 1});
+  int refused = 0;
+  for (uint64_t seed = 0; seed < 32; ++seed) {
+    SCOPED_TRACE(seed);
+    auto first = ReplayTrace(space, matmul, {}, seed);
+    int attempts = 0;
+    auto sampled =
+        SampleTrace(space, matmul, {}, seed, kSampleAttempts, &attempts);
+    ASSERT_TRUE(sampled.ok()) << sampled.status();
+    EXPECT_EQ((*sampled)->trace().decisions.at(2), std::vector<int64_t>{0});
+    if (first.ok()) {
+      // The first draw is ReplayTrace's: the same point.
+      EXPECT_EQ(attempts, 1);
+      EXPECT_TRUE((*sampled)->trace() == (*first)->trace());
+    } else {
+      EXPECT_GT(attempts, 1);
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 4);  // the property is not vacuous
+}
+
+TEST(SampleTrace, NeverChangesAGivenDecision) {
+  const Program matmul = testing::MatmulProgram(16, 16, 16);
+  const Trace space = SplitByDrawnWidth(matmul, {1, 1});
+  int attempts = 0;
+  auto sampled = SampleTrace(space, matmul, {{2, {1}}}, /*seed=*/3,
+                             kSampleAttempts, &attempts);
+  ASSERT_FALSE(sampled.ok());
+  EXPECT_EQ(attempts, 1);
+  EXPECT_NE(sampled.status().message().find("split"), std::string::npos)
+      << sampled.status();
+}
+
+TEST(SampleTrace, GivesUpAfterItsAttempts) {
+  const Program matmul = testing::MatmulProgram(16, 16, 16);
+  const Trace space = SplitByDrawnWidth(matmul, {0, 1});
+  int attempts = 0;
+  auto sampled = SampleTrace(space, matmul, {}, /*seed=*/3,
+                             /*max_attempts=*/5, &attempts);
+  ASSERT_FALSE(sampled.ok());
+  EXPECT_EQ(attempts, 5);
+  EXPECT_EQ(sampled.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace
