@@ -8,7 +8,6 @@
 #include "compiler/graph/op_registry.h"
 #include "compiler/graph/ops/op_definition.h"
 #include "compiler/workload/custom_workload.h"
-#include "compiler/workload/expr_parser.h"
 #include "compiler/workload/flatten_dims.h"
 #include "compiler/workload/flop_count.h"
 
@@ -19,12 +18,7 @@ namespace {
 // (flatten_dims.h): the loops the tuner sees.
 absl::StatusOr<Workload> FlatWorkload(const std::string& text,
                                       const std::string& dims) {
-  absl::StatusOr<ParsedDefinition> parsed = ParseCustomExpr(text);
-  if (!parsed.ok()) return parsed.status();
-  absl::StatusOr<std::map<std::string, int64_t>> dim_map = ParseDims(dims);
-  if (!dim_map.ok()) return dim_map.status();
-  absl::StatusOr<CustomDefinition> checked =
-      CheckCustomDefinition(std::move(*parsed), std::move(*dim_map));
+  absl::StatusOr<CustomDefinition> checked = ParseCustomDefinition(text, dims);
   if (!checked.ok()) return checked.status();
   absl::StatusOr<CustomDefinition> flat = FlattenDims(*checked);
   if (!flat.ok()) return flat.status();

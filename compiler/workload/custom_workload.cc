@@ -723,14 +723,18 @@ absl::StatusOr<Workload> MakeCustomWorkload(CustomDefinition definition) {
                   std::move(outputs), std::move(canonical), std::move(def));
 }
 
-absl::StatusOr<Workload> ParseCustomWorkload(absl::string_view expr,
-                                             absl::string_view dims) {
+absl::StatusOr<CustomDefinition> ParseCustomDefinition(absl::string_view expr,
+                                                       absl::string_view dims) {
   absl::StatusOr<ParsedDefinition> parsed = ParseCustomExpr(expr);
   if (!parsed.ok()) return parsed.status();
   absl::StatusOr<std::map<std::string, int64_t>> dim_map = ParseDims(dims);
   if (!dim_map.ok()) return dim_map.status();
-  absl::StatusOr<CustomDefinition> checked =
-      CheckCustomDefinition(std::move(*parsed), std::move(*dim_map));
+  return CheckCustomDefinition(std::move(*parsed), std::move(*dim_map));
+}
+
+absl::StatusOr<Workload> ParseCustomWorkload(absl::string_view expr,
+                                             absl::string_view dims) {
+  absl::StatusOr<CustomDefinition> checked = ParseCustomDefinition(expr, dims);
   if (!checked.ok()) return checked.status();
   return MakeCustomWorkload(std::move(*checked));
 }

@@ -85,8 +85,11 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
 absl::StatusOr<CustomDefinition> CheckCustomDefinition(
     ParsedDefinition parsed, std::map<std::string, int64_t> dims);
 
-// Parse (expr_parser.h, ParseDims), check and build: the workload of `expr`
-// at `dims`, with every error of those steps.
+// Parse (expr_parser.h, ParseDims) and check: the definition of `expr` at
+// `dims`, with every error of those steps.
+absl::StatusOr<CustomDefinition> ParseCustomDefinition(absl::string_view expr,
+                                                       absl::string_view dims);
+// ParseCustomDefinition, then MakeCustomWorkload.
 absl::StatusOr<Workload> ParseCustomWorkload(absl::string_view expr,
                                              absl::string_view dims);
 // Builds the te tensors of a definition that CheckCustomDefinition returned.

@@ -5,19 +5,13 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/workload/expr_parser.h"
 #include "compiler/workload/reference.h"
 
 namespace lathe {
 namespace {
 
 CustomDefinition Checked(const std::string& expr, const std::string& dims) {
-  absl::StatusOr<ParsedDefinition> parsed = ParseCustomExpr(expr);
-  EXPECT_TRUE(parsed.ok()) << parsed.status();
-  absl::StatusOr<std::map<std::string, int64_t>> dim_map = ParseDims(dims);
-  EXPECT_TRUE(dim_map.ok()) << dim_map.status();
-  absl::StatusOr<CustomDefinition> def =
-      CheckCustomDefinition(std::move(*parsed), std::move(*dim_map));
+  absl::StatusOr<CustomDefinition> def = ParseCustomDefinition(expr, dims);
   EXPECT_TRUE(def.ok()) << def.status();
   return *def;
 }
