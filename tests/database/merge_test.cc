@@ -42,6 +42,16 @@ proto::Record ShardRecord(const std::string& shard, const std::string& hash,
   return record;
 }
 
+// Runs SQL on a database file behind the Database class's back (to
+// damage or age a source).
+void ExecSql(const std::string& path, const char* sql) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const int rc = sqlite3_exec(raw, sql, nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  ASSERT_EQ(rc, SQLITE_OK) << sql;
+}
+
 std::vector<std::string> Fingerprints(Database& db) {
   std::vector<std::string> out;
   EXPECT_TRUE(db.ForEachRecord([&](const proto::Record& record) {
@@ -229,14 +239,8 @@ TEST_F(MergeTest, CarriesBatchesNumberedAfterTheDestinationsOwnAndOnlyOnce) {
 TEST_F(MergeTest, ASourceFromBeforeBatchesMergesWithoutThem) {
   AddBatches(folder_.File("a.db"), {BatchOf("job-a", "w", 1000, 0.6)});
   // b.db as schema version 3 wrote it: no table batches.
-  {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(folder_.File("b.db").c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE batches; PRAGMA user_version = 3",
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK);
-    sqlite3_close(raw);
-  }
+  ASSERT_NO_FATAL_FAILURE(ExecSql(
+      folder_.File("b.db"), "DROP TABLE batches; PRAGMA user_version = 3"));
   absl::StatusOr<CommitResult> merged =
       MergeInto(*dest_, {folder_.File("a.db"), folder_.File("b.db")});
   ASSERT_TRUE(merged.ok()) << merged.status();
@@ -277,15 +281,9 @@ TEST_F(MergeTest, AnUnreadableSourceLeavesTheDestinationAsItWas) {
 TEST_F(MergeTest, ASourceBrokenPartWayLeavesTheDestinationAsItWas) {
   // b.db opens but its second record's trace is damaged: the merge fails
   // after a.db's records went into the open transaction.
-  {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(folder_.File("b.db").c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(
-        sqlite3_exec(raw, "UPDATE records SET trace = x'ffffffff' WHERE id = 2",
-                     nullptr, nullptr, nullptr),
-        SQLITE_OK);
-    sqlite3_close(raw);
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      ExecSql(folder_.File("b.db"),
+              "UPDATE records SET trace = x'ffffffff' WHERE id = 2"));
   const std::vector<std::string> before = Fingerprints(*dest_);
   absl::StatusOr<CommitResult> merged =
       MergeInto(*dest_, {folder_.File("a.db"), folder_.File("b.db")});
@@ -328,14 +326,8 @@ TEST_F(MergeChecksTest, AppliesTheImportCheckToEveryRecord) {
 
 TEST_F(MergeChecksTest, RefusesAnInvalidBatchRowOfASource) {
   AddBatches(folder_.File("b.db"), {BatchOf("job-b", "w", 1000, 0.5)});
-  {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(folder_.File("b.db").c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, "UPDATE batches SET accuracy = 7", nullptr,
-                           nullptr, nullptr),
-              SQLITE_OK);
-    sqlite3_close(raw);
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      ExecSql(folder_.File("b.db"), "UPDATE batches SET accuracy = 7"));
   const std::vector<std::string> before = Fingerprints(*dest_);
   absl::StatusOr<CommitResult> merged =
       MergeInto(*dest_, {folder_.File("a.db"), folder_.File("b.db")});
