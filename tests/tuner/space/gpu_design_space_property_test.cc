@@ -45,6 +45,22 @@ const std::vector<std::string>& Specs() {
   return *kSpecs;
 }
 
+// The one design space the GPU rules give a workload, its decisions
+// cleared so that each seed samples a point of it.
+absl::StatusOr<Trace> GpuSpaceOf(const Workload& workload,
+                                 const Target& target) {
+  absl::StatusOr<std::vector<Trace>> spaces =
+      GenerateDesignSpaces(workload, target, DefaultGpuRules());
+  if (!spaces.ok()) return spaces.status();
+  if (spaces->size() != 1) {
+    return absl::InternalError(
+        absl::StrCat(spaces->size(), " design spaces, expected one"));
+  }
+  Trace space = std::move(spaces->front());
+  space.decisions.clear();
+  return space;
+}
+
 TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
   if (absl::Status s = cuda::CheckNvrtc(); !s.ok()) GTEST_SKIP() << s;
   if (access(cuda::testing::kPtxas, X_OK) != 0)
@@ -58,14 +74,11 @@ TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
     ASSERT_TRUE(workload.ok()) << workload.status();
     absl::StatusOr<Program> initial = workload->InitialProgram();
     ASSERT_TRUE(initial.ok());
-    absl::StatusOr<std::vector<Trace>> spaces =
-        GenerateDesignSpaces(*workload, target, DefaultGpuRules());
-    ASSERT_TRUE(spaces.ok()) << spaces.status();
-    ASSERT_EQ(spaces->size(), 1u);
-    Trace space = spaces->front();
+    absl::StatusOr<Trace> space_or = GpuSpaceOf(*workload, target);
+    ASSERT_TRUE(space_or.ok()) << space_or.status();
+    const Trace& space = *space_or;
     for (const Instruction& inst : space.instructions)
       tiled += inst.kind == "sample_categorical";
-    space.decisions.clear();
     for (int p = 0; p < kPointsPerSpec; ++p) {
       absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
           SampleTrace(space, *initial, {}, /*seed=*/1000 + p);
@@ -135,11 +148,9 @@ TEST(GpuDesignSpace, SampledPointsOfTunedSizesReplay) {
     ASSERT_TRUE(workload.ok()) << workload.status();
     absl::StatusOr<Program> initial = workload->InitialProgram();
     ASSERT_TRUE(initial.ok());
-    absl::StatusOr<std::vector<Trace>> spaces =
-        GenerateDesignSpaces(*workload, target, DefaultGpuRules());
-    ASSERT_TRUE(spaces.ok()) << spaces.status();
-    Trace space = spaces->front();
-    space.decisions.clear();
+    absl::StatusOr<Trace> space_or = GpuSpaceOf(*workload, target);
+    ASSERT_TRUE(space_or.ok()) << space_or.status();
+    const Trace& space = *space_or;
     int replayed = 0, first_draws = 0, draws = 0;
     for (int p = 0; p < kPoints; ++p) {
       int attempts = 0;
