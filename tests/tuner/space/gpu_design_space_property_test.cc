@@ -45,12 +45,22 @@ const std::vector<std::string>& Specs() {
   return *kSpecs;
 }
 
-// The one design space the GPU rules give a workload, its decisions
-// cleared so that each seed samples a point of it.
-absl::StatusOr<Trace> GpuSpaceOf(const Workload& workload,
-                                 const Target& target) {
+// A spec's workload, initial program and the one design space the GPU
+// rules give it, the space's decisions cleared so that each seed samples a
+// point of it.
+struct GpuSpace {
+  Workload workload;
+  Program initial;
+  Trace space;
+};
+absl::StatusOr<GpuSpace> GpuSpaceOf(const std::string& spec,
+                                    const Target& target) {
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  if (!workload.ok()) return workload.status();
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  if (!initial.ok()) return initial.status();
   absl::StatusOr<std::vector<Trace>> spaces =
-      GenerateDesignSpaces(workload, target, DefaultGpuRules());
+      GenerateDesignSpaces(*workload, target, DefaultGpuRules());
   if (!spaces.ok()) return spaces.status();
   if (spaces->size() != 1) {
     return absl::InternalError(
@@ -58,7 +68,7 @@ absl::StatusOr<Trace> GpuSpaceOf(const Workload& workload,
   }
   Trace space = std::move(spaces->front());
   space.decisions.clear();
-  return space;
+  return GpuSpace{std::move(*workload), std::move(*initial), std::move(space)};
 }
 
 TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
@@ -70,18 +80,16 @@ TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
   int compiled = 0, emulated = 0, dropped = 0, refused = 0, tiled = 0;
   for (const std::string& spec : Specs()) {
     SCOPED_TRACE(spec);
-    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
-    ASSERT_TRUE(workload.ok()) << workload.status();
-    absl::StatusOr<Program> initial = workload->InitialProgram();
-    ASSERT_TRUE(initial.ok());
-    absl::StatusOr<Trace> space_or = GpuSpaceOf(*workload, target);
-    ASSERT_TRUE(space_or.ok()) << space_or.status();
-    const Trace& space = *space_or;
+    absl::StatusOr<GpuSpace> gpu = GpuSpaceOf(spec, target);
+    ASSERT_TRUE(gpu.ok()) << gpu.status();
+    const Workload& workload = gpu->workload;
+    const Program& initial = gpu->initial;
+    const Trace& space = gpu->space;
     for (const Instruction& inst : space.instructions)
       tiled += inst.kind == "sample_categorical";
     for (int p = 0; p < kPointsPerSpec; ++p) {
       absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
-          SampleTrace(space, *initial, {}, /*seed=*/1000 + p);
+          SampleTrace(space, initial, {}, /*seed=*/1000 + p);
       if (!point.ok()) {
         ++dropped;
         continue;
@@ -106,7 +114,7 @@ TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
           << module->source;
       if (compiled++ % 5 == 0) {
         absl::Status checked = CheckAgainstReference(
-            *workload, [&](const std::vector<float*>& args) {
+            workload, [&](const std::vector<float*>& args) {
               return cuda::testing::RunEmulated(*module, args);
             });
         EXPECT_TRUE(checked.ok()) << checked << "\n" << module->source;
@@ -144,18 +152,15 @@ TEST(GpuDesignSpace, SampledPointsOfTunedSizesReplay) {
   };
   for (const std::string& spec : specs) {
     SCOPED_TRACE(spec);
-    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
-    ASSERT_TRUE(workload.ok()) << workload.status();
-    absl::StatusOr<Program> initial = workload->InitialProgram();
-    ASSERT_TRUE(initial.ok());
-    absl::StatusOr<Trace> space_or = GpuSpaceOf(*workload, target);
-    ASSERT_TRUE(space_or.ok()) << space_or.status();
-    const Trace& space = *space_or;
+    absl::StatusOr<GpuSpace> gpu = GpuSpaceOf(spec, target);
+    ASSERT_TRUE(gpu.ok()) << gpu.status();
+    const Program& initial = gpu->initial;
+    const Trace& space = gpu->space;
     int replayed = 0, first_draws = 0, draws = 0;
     for (int p = 0; p < kPoints; ++p) {
       int attempts = 0;
       absl::StatusOr<std::unique_ptr<TracedSchedule>> point = SampleTrace(
-          space, *initial, {}, /*seed=*/1000 + p, kSampleAttempts, &attempts);
+          space, initial, {}, /*seed=*/1000 + p, kSampleAttempts, &attempts);
       draws += attempts;
       replayed += point.ok();
       first_draws += point.ok() && attempts == 1;
