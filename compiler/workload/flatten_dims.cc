@@ -13,9 +13,11 @@
 namespace lathe {
 namespace {
 
-void CollectAccesses(ParsedExpr& e, std::vector<ParsedExpr*>& out) {
+// The tensor accesses of an expression (const or not), in source order.
+template <typename Expr>
+void CollectAccesses(Expr& e, std::vector<Expr*>& out) {
   if (e.kind == ParsedExprKind::kAccess) out.push_back(&e);
-  for (ParsedExpr& operand : e.operands) CollectAccesses(operand, out);
+  for (Expr& operand : e.operands) CollectAccesses(operand, out);
 }
 
 // The variable an index is exactly (coefficient 1, no constant), or "".
@@ -91,8 +93,7 @@ using Position = std::pair<std::string, size_t>;  // tensor, dimension
 
 std::vector<AccessView> Accesses(const CustomDefinition& def) {
   std::vector<AccessView> views;
-  ParsedDefinition parsed = def.parsed;  // CollectAccesses wants non-const
-  for (ParsedStatement& st : parsed.statements) {
+  for (const ParsedStatement& st : def.parsed.statements) {
     AccessView lhs;
     lhs.tensor = st.output;
     for (const std::string& v : st.output_indices) {
@@ -101,9 +102,9 @@ std::vector<AccessView> Accesses(const CustomDefinition& def) {
       lhs.shape.push_back(def.dims.at(v));
     }
     views.push_back(std::move(lhs));
-    std::vector<ParsedExpr*> accesses;
+    std::vector<const ParsedExpr*> accesses;
     CollectAccesses(st.value, accesses);
-    for (ParsedExpr* a : accesses) {
+    for (const ParsedExpr* a : accesses) {
       AccessView view;
       view.tensor = a->name;
       view.shape = def.FindTensor(a->name)->shape;
@@ -122,8 +123,7 @@ std::vector<AccessView> Accesses(const CustomDefinition& def) {
 // The pairs that may merge, with the positions each is found at; empty when
 // none may.
 std::map<VarPair, std::set<Position>> MergeablePairs(
-    const CustomDefinition& def) {
-  const std::vector<AccessView> views = Accesses(def);
+    const CustomDefinition& def, const std::vector<AccessView>& views) {
   std::map<std::string, int> mentions;
   std::map<VarPair, int> found;
   std::map<VarPair, std::set<Position>> positions;
@@ -218,8 +218,7 @@ void ApplyMerge(const std::set<VarPair>& pairs,
 // two positions of one tensor overlap (d, d+1 and d+1, d+2).
 std::pair<std::set<VarPair>, std::set<Position>> MergeClosure(
     const VarPair& first, const std::map<VarPair, std::set<Position>>& pairs,
-    const CustomDefinition& def) {
-  const std::vector<AccessView> views = Accesses(def);
+    const std::vector<AccessView>& views) {
   std::set<VarPair> group = {first};
   std::set<Position> positions;
   std::vector<VarPair> work = {first};
@@ -251,11 +250,12 @@ absl::StatusOr<CustomDefinition> FlattenDims(const CustomDefinition& def) {
       CheckCustomDefinition(std::move(parsed), std::move(dims));
   // Each merge removes a variable, so this ends.
   while (current.ok()) {
+    const std::vector<AccessView> views = Accesses(*current);
     const std::map<VarPair, std::set<Position>> pairs =
-        MergeablePairs(*current);
+        MergeablePairs(*current, views);
     bool merged = false;
     for (const auto& [pair, positions] : pairs) {
-      auto [group, at] = MergeClosure(pair, pairs, *current);
+      auto [group, at] = MergeClosure(pair, pairs, views);
       if (group.empty()) continue;
       CustomDefinition next = *current;
       ApplyMerge(group, at, next);
