@@ -158,6 +158,10 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
   absl::StatusOr<std::unique_ptr<Connection>> connection =
       Connection::Open(path, flags);
   if (!connection.ok()) return connection.status();
+  // Before the first read: a process opening the file at the same moment
+  // (recovering its WAL, or checkpointing as its last connection closes)
+  // holds a lock for a moment, and a read without the timeout fails at once.
+  sqlite3_busy_timeout((*connection)->raw(), options.busy_timeout_ms);
   if (writable && sqlite3_db_readonly((*connection)->raw(), "main") == 1) {
     return absl::PermissionDeniedError(absl::StrCat(
         path, ": the file is read-only; it can be opened for lookups only"));
@@ -177,6 +181,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
     // it is read as it is.
     connection = Connection::OpenImmutable(path);
     if (!connection.ok()) return connection.status();
+    sqlite3_busy_timeout((*connection)->raw(), options.busy_timeout_ms);
     application_id = (*connection)->QueryInt("PRAGMA application_id");
   }
   if (!application_id.ok()) {
@@ -184,7 +189,6 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
     return Prefixed(application_id.status(), "not a Lathe database: ");
   }
   Connection& c = **connection;
-  sqlite3_busy_timeout(c.raw(), options.busy_timeout_ms);
   absl::StatusOr<int64_t> version = c.QueryInt("PRAGMA user_version");
   if (!version.ok()) return version.status();
   if (*application_id != kApplicationId) {
