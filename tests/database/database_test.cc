@@ -3,11 +3,14 @@
 // database_maintenance_test.cc).
 #include "database/database.h"
 
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sqlite3.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -215,6 +218,35 @@ TEST_F(DatabaseTest, ASecondWriterFailsAsUnavailableWhileABatchIsOpen) {
       (*other)->Commit({OkRecord("w", DefaultTarget(), "h2", 1e-3)});
   ASSERT_TRUE(retried.ok()) << retried.status();
   EXPECT_EQ(Task("w", DefaultTarget()).size(), 2u);
+}
+
+// A process holding the file's lock for a moment (recovering the WAL as it
+// opens, checkpointing as it closes) makes an opener wait, up to its busy
+// timeout, from its very first read: here the lock is held before Open
+// starts and let go a little later.
+TEST_F(DatabaseTest, OpeningWaitsForALockHeldForAMoment) {
+  MustCommit({OkRecord("w", DefaultTarget(), "h1", 1e-3)});
+  db_.reset();
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder,
+                         "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; "
+                         "SELECT COUNT(*) FROM sqlite_master;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  std::thread release([holder] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    sqlite3_exec(holder, "COMMIT", nullptr, nullptr, nullptr);
+    sqlite3_close(holder);
+  });
+  absl::StatusOr<std::unique_ptr<Database>> reader =
+      Database::Open(path_, ReadOnlyMode());
+  release.join();
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  absl::StatusOr<std::vector<proto::Record>> records =
+      (*reader)->RecordsOfTask("w", DefaultTarget().canonical());
+  ASSERT_TRUE(records.ok()) << records.status();
+  EXPECT_EQ(records->size(), 1u);
 }
 
 // Batch rows
