@@ -12,20 +12,6 @@
 namespace lathe {
 namespace {
 
-// The tensor accesses of an expression (const or not), in source order.
-template <typename Expr>
-void CollectAccesses(Expr& e, std::vector<Expr*>& out) {
-  if (e.kind == ParsedExprKind::kAccess) out.push_back(&e);
-  for (Expr& operand : e.operands) CollectAccesses(operand, out);
-}
-
-// The variable an index is exactly (coefficient 1, no constant), or "".
-std::string PlainVariable(const AffineIndex& index) {
-  if (index.constant != 0 || index.coefs.size() != 1) return "";
-  const auto& [var, coef] = *index.coefs.begin();
-  return coef == 1 ? var : "";
-}
-
 struct Blocking {
   int dim;
   int64_t block;

@@ -11,6 +11,12 @@
 
 namespace lathe {
 
+std::string PlainVariable(const AffineIndex& index) {
+  if (index.constant != 0 || index.coefs.size() != 1) return "";
+  const auto& [var, coef] = *index.coefs.begin();
+  return coef == 1 ? var : "";
+}
+
 std::string AffineIndex::ToString() const {
   std::string out;
   for (const auto& [var, coef] : coefs) {

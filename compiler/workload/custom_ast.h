@@ -139,6 +139,17 @@ struct ParsedDefinition {
   }
 };
 
+// The variable an index is exactly (coefficient 1, no constant), or "".
+std::string PlainVariable(const AffineIndex& index);
+
+// Appends the tensor accesses of an expression tree, in source order, to
+// `out`; Expr is ParsedExpr or const ParsedExpr.
+template <typename Expr>
+void CollectAccesses(Expr& expr, std::vector<Expr*>& out) {
+  if (expr.kind == ParsedExprKind::kAccess) out.push_back(&expr);
+  for (Expr& operand : expr.operands) CollectAccesses(operand, out);
+}
+
 std::string PrintParsedExpr(const ParsedExpr& expr);
 std::string PrintParsedStatement(const ParsedStatement& statement);
 std::string PrintInputDeclaration(const InputDeclaration& declaration);

@@ -7,23 +7,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/workload/reference.h"
+#include "tests/compiler/workload/definition_text.h"
 
 namespace lathe {
 namespace {
 
-CustomDefinition Checked(const std::string& expr, const std::string& dims) {
-  absl::StatusOr<CustomDefinition> def = ParseCustomDefinition(expr, dims);
-  EXPECT_TRUE(def.ok()) << def.status();
-  return *def;
-}
-
-std::string DimsText(const std::map<std::string, int64_t>& dims) {
-  std::string text;
-  for (const auto& [name, extent] : dims) {
-    absl::StrAppend(&text, text.empty() ? "" : ",", name, "=", extent);
-  }
-  return text;
-}
+using testing::Checked;
+using testing::DimsText;
 
 // The blocked form as "text|dims".
 std::string Blocked(const std::string& expr, const std::string& dims,
