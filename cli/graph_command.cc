@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
 #include "cli/model_args.h"
+#include "compiler/graph/blocked_layouts.h"
 #include "compiler/graph/kernel_partition.h"
 #include "compiler/graph/pipeline.h"
 #include "compiler/graph/printer.h"
@@ -102,6 +103,9 @@ absl::Status RunGraph(const GraphOptions& options) {
   absl::StatusOr<graph::KernelPartition> partition =
       graph::PartitionGraph(*graph);
   if (!partition.ok()) return partition.status();
+  if (absl::Status st = graph::BlockActivations(*graph, *partition); !st.ok()) {
+    return st;
+  }
   std::fputs(PrintPartition(*graph, *partition).c_str(), stdout);
   return absl::OkStatus();
 }

@@ -1,5 +1,6 @@
 #include "compiler/graph/pipeline.h"
 
+#include "compiler/graph/blocked_layouts.h"
 #include "compiler/graph/passes/average_pool_counts.h"
 #include "compiler/graph/passes/eliminate_dead_nodes.h"
 #include "compiler/graph/passes/fold_batch_norm.h"
@@ -31,7 +32,11 @@ absl::Status RunGraphPasses(Graph& graph, const PassObserver& observer) {
 absl::StatusOr<KernelPartition> RunPassesAndPartition(Graph& graph) {
   absl::Status status = RunGraphPasses(graph);
   if (!status.ok()) return status;
-  return PartitionGraph(graph);
+  absl::StatusOr<KernelPartition> partition = PartitionGraph(graph);
+  if (!partition.ok()) return partition.status();
+  status = BlockActivations(graph, *partition);
+  if (!status.ok()) return status;
+  return partition;
 }
 
 }  // namespace lathe::graph

@@ -23,10 +23,11 @@ using PassObserver = std::function<void(const std::string& pass, const Graph&)>;
 absl::Status RunGraphPasses(Graph& graph,
                             const PassObserver& observer = nullptr);
 
-// The passes, then the partition into steps (kernel_partition.h): what
-// every user of a model's kernels starts from (api/model.h, the model
-// library, `lathe tasks` and `lathe tune MODEL`), so that they agree on the
-// tasks. Errors: those of both.
+// The passes, then the partition into steps (kernel_partition.h) and the
+// activations stored channel-blocked (blocked_layouts.h, which adds the
+// blocked constants to `graph`): what every user of a model's kernels
+// starts from (api/model.h, the model library, `lathe tasks` and `lathe
+// tune MODEL`), so that they agree on the tasks. Errors: those of all.
 absl::StatusOr<KernelPartition> RunPassesAndPartition(Graph& graph);
 
 }  // namespace lathe::graph

@@ -20,7 +20,8 @@ struct Blocking {
 // Step 1: the tensors blocked and the variables split, to a fixed point.
 class Closure {
  public:
-  explicit Closure(const CustomDefinition& def) : def_(def) {}
+  Closure(const CustomDefinition& def, bool block_constants)
+      : def_(def), block_constants_(block_constants) {}
 
   absl::Status Block(const std::string& tensor, int dim, int64_t block) {
     auto [it, added] = tensors_.emplace(tensor, Blocking{dim, block});
@@ -91,13 +92,14 @@ class Closure {
   }
 
   // An intermediate read with a split variable in a dimension is blocked
-  // there: the statement that defines it then computes in blocks too.
+  // there: the statement that defines it then computes in blocks too. So
+  // is a constant input, with block_constants.
   absl::Status ReadOfIntermediate(const ParsedExpr& a) {
     const CustomTensor* tensor = def_.FindTensor(a.name);
-    if (tensor->role != CustomTensor::Role::kIntermediate ||
-        tensors_.count(a.name)) {
-      return absl::OkStatus();
-    }
+    const bool follows = tensor->role == CustomTensor::Role::kIntermediate ||
+                         (block_constants_ && tensor->constant &&
+                          tensor->role == CustomTensor::Role::kInput);
+    if (!follows || tensors_.count(a.name)) return absl::OkStatus();
     for (size_t p = 0; p < a.indices.size(); ++p) {
       auto var = vars_.find(PlainVariable(a.indices[p]));
       if (var != vars_.end() && tensor->shape[p] == def_.dims.at(var->first))
@@ -119,6 +121,7 @@ class Closure {
   }
 
   const CustomDefinition& def_;
+  const bool block_constants_;
   std::map<std::string, Blocking> tensors_;
   std::map<std::string, int64_t> vars_;  // variable -> block
   bool changed_ = false;
@@ -134,9 +137,10 @@ std::string FreshName(const std::string& base, std::set<std::string>& used) {
 
 }  // namespace
 
-absl::StatusOr<CustomDefinition> BlockDims(
-    const CustomDefinition& def, const std::vector<DimBlock>& blocks) {
-  Closure closure(def);
+absl::StatusOr<BlockedDefinition> BlockDims(const CustomDefinition& def,
+                                            const std::vector<DimBlock>& blocks,
+                                            bool block_constants) {
+  Closure closure(def, block_constants);
   std::set<std::string> requested;
   for (const DimBlock& b : blocks) {
     const CustomTensor* tensor = def.FindTensor(b.tensor);
@@ -230,30 +234,16 @@ absl::StatusOr<CustomDefinition> BlockDims(
     return absl::InternalError(absl::StrCat("blocking broke the definition: ",
                                             checked.status().message()));
   }
-  return checked;
-}
-
-std::vector<double> BlockValues(const std::vector<double>& values,
-                                const std::vector<int64_t>& shape, int dim,
-                                int64_t block) {
-  // Row-major: [outer][C][inner] -> [outer][C / block][inner][block].
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < dim; ++d) outer *= shape[d];
-  for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
-  const int64_t channels = shape[dim];
-  std::vector<double> out(values.size());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const int64_t from = (o * channels + c) * inner + i;
-        const int64_t to =
-            ((o * (channels / block) + c / block) * inner + i) * block +
-            c % block;
-        out[to] = values[from];
-      }
+  BlockedDefinition result{*std::move(checked), {}};
+  for (const CustomTensor& t : def.tensors) {
+    auto it = closure.tensors().find(t.name);
+    if (it == closure.tensors().end() ||
+        t.role == CustomTensor::Role::kIntermediate) {
+      continue;
     }
+    result.blocked.push_back({t.name, it->second.dim, it->second.block});
   }
-  return out;
+  return result;
 }
 
 }  // namespace lathe

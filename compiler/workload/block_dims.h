@@ -36,23 +36,52 @@ struct DimBlock {
   int64_t block = 0;   // elements per block: at least 2, dividing its extent
 };
 
-// The blocked definition, checked again (CheckCustomDefinition). Errors:
-// InvalidArgument for a request that names no input or output, a dimension
-// out of range, a block below 2 or not dividing the extent, a tensor named
-// twice; FailedPrecondition, naming the tensor, the dimension and the index,
-// when an access does not index the dimension with a plain variable over it
+struct BlockedDefinition {
+  CustomDefinition definition;
+  // The inputs and the output stored blocked: those requested, and with
+  // block_constants the constant inputs that followed.
+  std::vector<DimBlock> blocked;
+};
+
+// The blocked definition, checked again (CheckCustomDefinition). With
+// block_constants, a constant input (`const`: a weight the caller can
+// reorder once) read with a split variable over a whole dimension is
+// blocked there too, as an intermediate is, so that its reads follow the
+// lanes rather than stride across them. Errors: InvalidArgument for a
+// request that names no input or output, a dimension out of range, a block
+// below 2 or not dividing the extent, a tensor named twice;
+// FailedPrecondition, naming the tensor, the dimension and the index, when
+// an access does not index the dimension with a plain variable over it
 // whole, a variable would be split by two block sizes, a tensor would be
 // blocked along two dimensions, or the output (not requested) would have to
 // be blocked.
-absl::StatusOr<CustomDefinition> BlockDims(const CustomDefinition& def,
-                                           const std::vector<DimBlock>& blocks);
+absl::StatusOr<BlockedDefinition> BlockDims(const CustomDefinition& def,
+                                            const std::vector<DimBlock>& blocks,
+                                            bool block_constants = false);
 
 // The tensor's data in blocked order: element (.., c, ..) of `values` with
 // row-major `shape` goes to (.., c / block, .., c % block). Precondition:
 // dim < shape.size(), block divides shape[dim], values.size() is the
 // product of shape.
-std::vector<double> BlockValues(const std::vector<double>& values,
-                                const std::vector<int64_t>& shape, int dim,
-                                int64_t block);
+template <typename T>
+std::vector<T> BlockValues(const std::vector<T>& values,
+                           const std::vector<int64_t>& shape, int dim,
+                           int64_t block) {
+  // Row-major: [outer][C][inner] -> [outer][C / block][inner][block].
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= shape[d];
+  for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t channels = shape[dim];
+  std::vector<T> out(values.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t i = 0; i < inner; ++i) {
+        out[((o * (channels / block) + c / block) * inner + i) * block +
+            c % block] = values[(o * channels + c) * inner + i];
+      }
+    }
+  }
+  return out;
+}
 
 }  // namespace lathe

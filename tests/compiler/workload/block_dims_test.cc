@@ -18,12 +18,12 @@ using testing::DimsText;
 // The blocked form as "text|dims".
 std::string Blocked(const std::string& expr, const std::string& dims,
                     const std::vector<DimBlock>& blocks) {
-  absl::StatusOr<CustomDefinition> blocked =
+  absl::StatusOr<BlockedDefinition> blocked =
       BlockDims(Checked(expr, dims), blocks);
   EXPECT_TRUE(blocked.ok()) << blocked.status();
   if (!blocked.ok()) return "";
-  return absl::StrCat(PrintParsedDefinition(blocked->parsed), "|",
-                      DimsText(blocked->dims));
+  return absl::StrCat(PrintParsedDefinition(blocked->definition.parsed), "|",
+                      DimsText(blocked->definition.dims));
 }
 
 // The blocked workload computes what the original does: random inputs, the
@@ -33,10 +33,10 @@ std::string Blocked(const std::string& expr, const std::string& dims,
 void ExpectSameResults(const std::string& expr, const std::string& dims,
                        const std::vector<DimBlock>& blocks) {
   const CustomDefinition original = Checked(expr, dims);
-  absl::StatusOr<CustomDefinition> blocked = BlockDims(original, blocks);
+  absl::StatusOr<BlockedDefinition> blocked = BlockDims(original, blocks);
   ASSERT_TRUE(blocked.ok()) << blocked.status();
   absl::StatusOr<Workload> before = MakeCustomWorkload(original);
-  absl::StatusOr<Workload> after = MakeCustomWorkload(*blocked);
+  absl::StatusOr<Workload> after = MakeCustomWorkload(blocked->definition);
   ASSERT_TRUE(before.ok()) << before.status();
   ASSERT_TRUE(after.ok()) << after.status();
   ASSERT_EQ(before->inputs().size(), after->inputs().size());
@@ -155,16 +155,43 @@ TEST(BlockDims, SharedVariablesSplitEverywhere) {
   ExpectSameResults(expr, dims, {{"in0", 1, 8}, {"out", 1, 8}});
 }
 
+// With block_constants, the weights and bias follow the channel split
+// without being asked for, and the result says how they are stored.
+TEST(BlockDims, ConstantsFollowWhenAllowed) {
+  absl::StatusOr<BlockedDefinition> blocked =
+      BlockDims(Checked(kDepthwise, kDepthwiseDims),
+                {{"in0", 1, 4}, {"out", 1, 4}}, /*block_constants=*/true);
+  ASSERT_TRUE(blocked.ok()) << blocked.status();
+  ASSERT_EQ(blocked->blocked.size(), 4u);
+  std::map<std::string, int> dims;
+  for (const DimBlock& b : blocked->blocked) {
+    EXPECT_EQ(b.block, 4) << b.tensor;
+    dims[b.tensor] = b.dim;
+  }
+  EXPECT_EQ(dims, (std::map<std::string, int>{
+                      {"in0", 1}, {"in1", 0}, {"in2", 0}, {"out", 1}}));
+  ExpectSameResults(kDepthwise, kDepthwiseDims, blocked->blocked);
+
+  // Without it, they are read through 4*v1o + v1i, as they are.
+  absl::StatusOr<BlockedDefinition> plain = BlockDims(
+      Checked(kDepthwise, kDepthwiseDims), {{"in0", 1, 4}, {"out", 1, 4}});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->blocked.size(), 2u);
+  EXPECT_TRUE(absl::StrContains(PrintParsedDefinition(plain->definition.parsed),
+                                "in1[v1i+4*v1o,0,v4,v5]"))
+      << PrintParsedDefinition(plain->definition.parsed);
+}
+
 TEST(BlockDims, BlockValuesMovesTheLaneLast) {
   // [2 (c), 3 (w)] blocked at 0 by 2: [1, 3, 2], element (c, w) at (w, c).
-  EXPECT_EQ(BlockValues({0, 1, 2, 10, 11, 12}, {2, 3}, 0, 2),
+  EXPECT_EQ(BlockValues<double>({0, 1, 2, 10, 11, 12}, {2, 3}, 0, 2),
             (std::vector<double>{0, 10, 1, 11, 2, 12}));
 }
 
 TEST(BlockDims, RefusesWhatItCannotBlock) {
   const CustomDefinition dw = Checked(kDepthwise, kDepthwiseDims);
   auto error = [&](const std::vector<DimBlock>& blocks) {
-    absl::StatusOr<CustomDefinition> blocked = BlockDims(dw, blocks);
+    absl::StatusOr<BlockedDefinition> blocked = BlockDims(dw, blocks);
     EXPECT_FALSE(blocked.ok());
     return blocked.ok() ? std::string() : blocked.status().ToString();
   };
