@@ -105,6 +105,25 @@ class Blocker {
     for (int v : seeds) {
       if (!outside.count(v) && Fits(v)) chosen.insert(v);
     }
+    // A kernel that reads a blocked value writes blocked too where it can:
+    // a 1x1 projection then reads and writes blocks (a vector of output
+    // channels per input scalar) instead of reading lanes across pixels.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int s = 0; s < num_steps; ++s) {
+        const GraphStep& step = partition_.steps[s];
+        if (step.kind != GraphStep::Kind::kKernel) continue;
+        const int out = step.args.back();
+        if (chosen.count(out) || outside.count(out) || !Fits(out)) continue;
+        for (size_t a = 0; a + 1 < step.args.size(); ++a) {
+          if (chosen.count(step.args[a])) {
+            chosen.insert(out);
+            changed = true;
+            break;
+          }
+        }
+      }
+    }
     // Drop the values of any kernel that cannot take its requests, until
     // every kernel touching a chosen value can.
     std::map<int, BlockedDefinition> rewritten;

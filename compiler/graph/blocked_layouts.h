@@ -13,8 +13,10 @@
 // as any other constant.
 //
 // Which values: those a grouped (depthwise) convolution reads or writes,
-// whose producer and readers are all kernels, that are no graph input or
-// output, whose channels divide by the block, and whose every kernel can be
+// and then the outputs of kernels that read a blocked value (so a 1x1
+// projection after a depthwise layer writes blocks too), each only when its
+// producer and readers are all kernels, it is no graph input or output, its
+// channels divide by the block, and every kernel touching it can be
 // rewritten. Measured (bench/README.md, "Models"): a depthwise layer and
 // the 1x1 convolutions beside it tune faster blocked by 16; a dense 3x3
 // convolution does not, so the rest of a model keeps ONNX's layout.

@@ -1,5 +1,6 @@
 #include "compiler/workload/block_dims.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -35,7 +36,21 @@ class Closure {
     return absl::OkStatus();
   }
 
+  // The fixed point over the requested tensors and the intermediates; then,
+  // with block_constants, the constants blocked and the fixed point again
+  // (their reads checked like any blocked tensor's).
   absl::Status Run() {
+    LATHE_RETURN_IF_ERROR(Converge());
+    if (!block_constants_) return absl::OkStatus();
+    LATHE_RETURN_IF_ERROR(BlockConstants());
+    return Converge();
+  }
+
+  const std::map<std::string, Blocking>& tensors() const { return tensors_; }
+  const std::map<std::string, int64_t>& vars() const { return vars_; }
+
+ private:
+  absl::Status Converge() {
     do {
       changed_ = false;
       for (const ParsedStatement& st : def_.parsed.statements) {
@@ -64,10 +79,39 @@ class Closure {
     return absl::OkStatus();
   }
 
-  const std::map<std::string, Blocking>& tensors() const { return tensors_; }
-  const std::map<std::string, int64_t>& vars() const { return vars_; }
+  // Each constant input read with a split variable over a whole dimension
+  // is blocked there, preferring a variable the reading statement writes
+  // (its lanes then match the statement's output lanes: a 1x1
+  // convolution's weights blocked by output channel, not input channel).
+  absl::Status BlockConstants() {
+    for (const ParsedStatement& st : def_.parsed.statements) {
+      std::vector<const ParsedExpr*> accesses;
+      CollectAccesses(st.value, accesses);
+      for (const ParsedExpr* a : accesses) {
+        const CustomTensor* tensor = def_.FindTensor(a->name);
+        if (!tensor->constant || tensor->role != CustomTensor::Role::kInput ||
+            tensors_.count(a->name)) {
+          continue;
+        }
+        int chosen = -1;
+        for (size_t p = 0; p < a->indices.size(); ++p) {
+          const std::string v = PlainVariable(a->indices[p]);
+          if (!vars_.count(v) || tensor->shape[p] != def_.dims.at(v)) continue;
+          const bool written =
+              std::find(st.output_indices.begin(), st.output_indices.end(),
+                        v) != st.output_indices.end();
+          if (chosen < 0 || written) chosen = static_cast<int>(p);
+          if (written) break;
+        }
+        if (chosen >= 0) {
+          LATHE_RETURN_IF_ERROR(Block(
+              a->name, chosen, vars_.at(PlainVariable(a->indices[chosen]))));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
 
- private:
   absl::Status WriteOf(const ParsedStatement& st) {
     auto it = tensors_.find(st.output);
     if (it != tensors_.end()) {
@@ -92,14 +136,13 @@ class Closure {
   }
 
   // An intermediate read with a split variable in a dimension is blocked
-  // there: the statement that defines it then computes in blocks too. So
-  // is a constant input, with block_constants.
+  // there: the statement that defines it then computes in blocks too.
   absl::Status ReadOfIntermediate(const ParsedExpr& a) {
     const CustomTensor* tensor = def_.FindTensor(a.name);
-    const bool follows = tensor->role == CustomTensor::Role::kIntermediate ||
-                         (block_constants_ && tensor->constant &&
-                          tensor->role == CustomTensor::Role::kInput);
-    if (!follows || tensors_.count(a.name)) return absl::OkStatus();
+    if (tensor->role != CustomTensor::Role::kIntermediate ||
+        tensors_.count(a.name)) {
+      return absl::OkStatus();
+    }
     for (size_t p = 0; p < a.indices.size(); ++p) {
       auto var = vars_.find(PlainVariable(a.indices[p]));
       if (var != vars_.end() && tensor->shape[p] == def_.dims.at(var->first))

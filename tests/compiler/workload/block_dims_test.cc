@@ -182,6 +182,23 @@ TEST(BlockDims, ConstantsFollowWhenAllowed) {
       << PrintParsedDefinition(plain->definition.parsed);
 }
 
+// A 1x1 convolution between blocked activations: its weights, read with
+// both channel variables split, are blocked by output channel, the lanes
+// the statement writes.
+TEST(BlockDims, ConstantsTakeTheWrittenLanes) {
+  const std::string expr =
+      "input in0[1,8,30]; input in1[12,8,1,1] const; "
+      "out[v0,v1,v2] += in0[v0,v4,v2] * in1[v1,v4,0,0]";
+  const std::string dims = "v0=1,v1=12,v2=30,v4=8";
+  absl::StatusOr<BlockedDefinition> blocked =
+      BlockDims(Checked(expr, dims), {{"in0", 1, 4}, {"out", 1, 4}},
+                /*block_constants=*/true);
+  ASSERT_TRUE(blocked.ok()) << blocked.status();
+  const std::string text = PrintParsedDefinition(blocked->definition.parsed);
+  EXPECT_TRUE(absl::StrContains(text, "in1[v1o,v4i+4*v4o,0,0,v1i]")) << text;
+  ExpectSameResults(expr, dims, blocked->blocked);
+}
+
 TEST(BlockDims, BlockValuesMovesTheLaneLast) {
   // [2 (c), 3 (w)] blocked at 0 by 2: [1, 3, 2], element (c, w) at (w, c).
   EXPECT_EQ(BlockValues<double>({0, 1, 2, 10, 11, 12}, {2, 3}, 0, 2),
