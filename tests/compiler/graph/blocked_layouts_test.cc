@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -92,18 +93,14 @@ TEST(BlockedLayouts, AnInvertedResidualComputesInChannelBlocks) {
   ASSERT_EQ(blocked.steps.size(), 3u);
   // The expansion writes the blocked form, the depthwise layer reads and
   // writes it, the projection reads it.
-  EXPECT_TRUE(
-      absl::StrContains(blocked.steps[0].workload, "input in0[1,16,25]"))
-      << blocked.steps[0].workload;
-  EXPECT_TRUE(
-      absl::StrContains(blocked.steps[0].workload, "out[v7,v8o,v9,v8i]"))
-      << blocked.steps[0].workload;
-  EXPECT_TRUE(
-      absl::StrContains(blocked.steps[1].workload, "input in0[1,2,5,5,16]"))
-      << blocked.steps[1].workload;
-  EXPECT_TRUE(
-      absl::StrContains(blocked.steps[2].workload, "input in0[1,2,25,16]"))
-      << blocked.steps[2].workload;
+  const std::pair<size_t, const char*> forms[] = {{0, "input in0[1,16,25]"},
+                                                  {0, "out[v7,v8o,v9,v8i]"},
+                                                  {1, "input in0[1,2,5,5,16]"},
+                                                  {2, "input in0[1,2,25,16]"}};
+  for (const auto& [step, text] : forms) {
+    EXPECT_TRUE(absl::StrContains(blocked.steps[step].workload, text))
+        << text << " in " << blocked.steps[step].workload;
+  }
   // The activations between them keep their values: same ids, same size.
   EXPECT_EQ(blocked.steps[0].args.back(), block.expanded);
   EXPECT_EQ(blocked.steps[1].args[0], block.expanded);
