@@ -13,10 +13,11 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   (void)lathe::ParseCustomExpr(text);
-  const size_t bar = text.rfind('|');
-  if (bar == std::string::npos) return 0;
+  absl::StatusOr<lathe::CustomDefinition> definition =
+      lathe::ParseCustomSpec(text);
+  if (!definition.ok()) return 0;
   absl::StatusOr<lathe::Workload> workload =
-      lathe::ParseCustomWorkload(text.substr(0, bar), text.substr(bar + 1));
+      lathe::MakeCustomWorkload(*std::move(definition));
   if (!workload.ok()) return 0;
   (void)workload->InitialProgram();
   return 0;

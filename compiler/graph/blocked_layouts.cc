@@ -23,21 +23,9 @@ struct KernelView {
 };
 
 absl::StatusOr<KernelView> ViewOf(const GraphStep& step) {
-  std::string spec = step.workload;
-  if (!absl::StartsWith(spec, "custom:")) {
-    return absl::InternalError(
-        absl::StrCat("kernel step ", spec, ": not a custom workload"));
-  }
-  spec = spec.substr(7);
-  const size_t bar = spec.rfind('|');
-  if (bar == std::string::npos) {
-    return absl::InternalError(
-        absl::StrCat("kernel step custom:", spec, ": no dims"));
-  }
-  absl::StatusOr<CustomDefinition> def =
-      ParseCustomDefinition(spec.substr(0, bar), spec.substr(bar + 1));
+  absl::StatusOr<CustomDefinition> def = ParseCustomSpec(step.workload);
   if (!def.ok()) {
-    return absl::InternalError(absl::StrCat("kernel step custom:", spec, ": ",
+    return absl::InternalError(absl::StrCat("kernel step ", step.workload, ": ",
                                             def.status().message()));
   }
   KernelView view{*std::move(def), {}};

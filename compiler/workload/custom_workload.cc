@@ -739,4 +739,17 @@ absl::StatusOr<Workload> ParseCustomWorkload(absl::string_view expr,
   return MakeCustomWorkload(std::move(*checked));
 }
 
+absl::StatusOr<CustomDefinition> ParseCustomSpec(absl::string_view spec) {
+  const absl::string_view whole = spec;
+  absl::ConsumePrefix(&spec, "custom:");
+  const size_t bar = spec.rfind('|');
+  if (bar == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "workload spec \"", EscapedPrefix(whole),
+        "\": no '|' before the dims; a custom workload is custom:EXPR|DIMS, "
+        "such as custom:C[i,j] += A[i,k] * B[k,j]|i=64,j=64,k=64"));
+  }
+  return ParseCustomDefinition(spec.substr(0, bar), spec.substr(bar + 1));
+}
+
 }  // namespace lathe

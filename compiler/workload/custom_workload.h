@@ -92,6 +92,12 @@ absl::StatusOr<CustomDefinition> ParseCustomDefinition(absl::string_view expr,
 // ParseCustomDefinition, then MakeCustomWorkload.
 absl::StatusOr<Workload> ParseCustomWorkload(absl::string_view expr,
                                              absl::string_view dims);
+
+// The definition of a `custom:EXPR|DIMS` workload spec (the form a custom
+// workload's spec() prints; the `custom:` prefix may be left out), split at
+// its last '|'. Errors: no '|' (the message shows the expected form), then
+// those of ParseCustomDefinition.
+absl::StatusOr<CustomDefinition> ParseCustomSpec(absl::string_view spec);
 // Builds the te tensors of a definition that CheckCustomDefinition returned.
 absl::StatusOr<Workload> MakeCustomWorkload(CustomDefinition definition);
 

@@ -128,13 +128,9 @@ absl::StatusOr<Workload> ParseWorkloadSpec(absl::string_view spec) {
         spec, "no operator name before ':'; expected NAME:key=value,...");
   }
   if (name == "custom") {
-    const size_t bar = rest.rfind('|');
-    if (bar == absl::string_view::npos) {
-      return SpecError(spec,
-                       "a custom workload is custom:EXPR|DIMS, such as "
-                       "custom:C[i,j] += A[i,k] * B[k,j]|i=64,j=64,k=64");
-    }
-    return ParseCustomWorkload(rest.substr(0, bar), rest.substr(bar + 1));
+    absl::StatusOr<CustomDefinition> definition = ParseCustomSpec(rest);
+    if (!definition.ok()) return definition.status();
+    return MakeCustomWorkload(*std::move(definition));
   }
   std::vector<std::pair<std::string, std::string>> params;
   if (!absl::StripAsciiWhitespace(rest).empty()) {

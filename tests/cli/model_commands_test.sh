@@ -55,7 +55,7 @@ run_json)
     || fail "not JSON: $(cat twin_convs/stdout.txt)"
   ;;
 run_fused_models)
-  for m in conv_bias_add_relu batchnorm shape_chain; do
+  for m in conv_bias_add_relu batchnorm shape_chain inverted_residual; do
     make_model $m
     run_and_compare $m
   done

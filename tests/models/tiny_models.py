@@ -226,6 +226,41 @@ def conv_relu_gemm():
     return m, [x], [y.astype(np.float32), features]
 
 
+def depthwise2d(x, w, b, pad):
+    """NCHW depthwise convolution (one filter per channel), stride 1."""
+    c = x.shape[1]
+    return np.concatenate([
+        conv2d(x[:, i:i + 1], w[i:i + 1], b[i:i + 1], pad) for i in range(c)
+    ], axis=1)
+
+
+def inverted_residual():
+    """MobileNetV2's block: a 1x1 expansion 16 -> 32 + Relu, a depthwise 3x3
+    + Relu, a 1x1 projection 32 -> 16 + the residual input. The two
+    32-channel activations between them are stored channel-blocked."""
+    x = rand(1, 16, 6, 6)
+    w1, b1 = rand(32, 16, 1, 1), rand(32)
+    w2, b2 = rand(32, 1, 3, 3), rand(32)
+    w3, b3 = rand(16, 32, 1, 1), rand(16)
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["e"], name="expand"),
+        helper.make_node("Relu", ["e"], ["er"], name="relu1"),
+        helper.make_node("Conv", ["er", "w2", "b2"], ["d"], name="depthwise",
+                         group=32, pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+        helper.make_node("Relu", ["d"], ["dr"], name="relu2"),
+        helper.make_node("Conv", ["dr", "w3", "b3"], ["p"], name="project"),
+        helper.make_node("Add", ["p", "x"], ["y"], name="residual"),
+    ]
+    m = model(nodes, [vi("x", [1, 16, 6, 6])], [vi("y", [1, 16, 6, 6])], [
+        init("w1", w1), init("b1", b1), init("w2", w2), init("b2", b2),
+        init("w3", w3), init("b3", b3)
+    ])
+    er = np.maximum(conv2d(x, w1, b1, 0), 0)
+    dr = np.maximum(depthwise2d(er, w2, b2, 1), 0)
+    y = conv2d(dr, w3, b3, 0) + x
+    return m, [x], [y]
+
+
 MODELS = {
     "conv_bias_add_relu": conv_bias_add_relu,
     "batchnorm": batchnorm,
@@ -237,6 +272,7 @@ MODELS = {
     "unsupported_attribute": unsupported_attribute,
     "reshape_by_input": reshape_by_input,
     "conv_relu_gemm": conv_relu_gemm,
+    "inverted_residual": inverted_residual,
 }
 
 

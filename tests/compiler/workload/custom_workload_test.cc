@@ -86,6 +86,27 @@ TEST(CustomWorkload, CanonicalFormIsASpec) {
   }
 }
 
+TEST(CustomWorkload, ASpecParsesToTheDefinitionItPrints) {
+  Workload w = *ParseCustomWorkload(
+      "T[i,j] += A[i,k] * B[k,j]; C[i,j] = max(T[i,j], 0)", "i=4,j=5,k=3");
+  for (const std::string& spec :
+       {w.CanonicalForm(), w.CanonicalForm().substr(7)}) {
+    absl::StatusOr<CustomDefinition> def = ParseCustomSpec(spec);
+    ASSERT_TRUE(def.ok()) << spec << ": " << def.status();
+    EXPECT_EQ(def->dims,
+              (std::map<std::string, int64_t>{{"i", 4}, {"j", 5}, {"k", 3}}));
+    ASSERT_EQ(def->parsed.statements.size(), 2u);
+    EXPECT_EQ(def->parsed.statements.back().output, "C");
+    EXPECT_EQ(MakeCustomWorkload(*std::move(def))->Key(), w.Key());
+  }
+  absl::Status no_dims = ParseCustomSpec("custom:C[i] = A[i]").status();
+  EXPECT_EQ(no_dims.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(no_dims.message(), HasSubstr("\"custom:C[i] = A[i]\""));
+  EXPECT_THAT(no_dims.message(), HasSubstr("custom:EXPR|DIMS"));
+  EXPECT_THAT(ParseCustomSpec("custom:C[i] = A[i]|j=3").status().message(),
+              HasSubstr("j"));
+}
+
 TEST(CustomWorkload, EpilogueIsAFurtherStage) {
   Workload w = *ParseCustomWorkload(
       "C[i,j] += A[i,k] * B[k,j]; D[i,j] = max(C[i,j], 0)", "i=8,j=8,k=4");
