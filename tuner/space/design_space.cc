@@ -102,12 +102,12 @@ absl::StatusOr<std::vector<Trace>> GenerateDesignSpaces(
   // the rules after it, not by itself.
   for (const std::unique_ptr<ScheduleRule>& rule : rules) {
     std::vector<std::unique_ptr<TracedSchedule>> next;
-    for (std::unique_ptr<TracedSchedule>& state : states) {
+    for (size_t s = 0; s < states.size(); ++s) {
       std::vector<Pending> stack;
       Pending start;
-      for (const BlockNode* b : state->program().Blocks())
+      for (const BlockNode* b : states[s]->program().Blocks())
         start.blocks.push_back(b->name);
-      start.schedule = std::move(state);
+      start.schedule = std::move(states[s]);
       stack.push_back(std::move(start));
       while (!stack.empty()) {
         Pending top = std::move(stack.back());
@@ -132,6 +132,16 @@ absl::StatusOr<std::vector<Trace>> GenerateDesignSpaces(
                            ": rule ", rule->Name(), " on block \"", block,
                            "\": ", branches.status().message()));
         }
+        // Schedules under way besides this one: finished, stacked, and
+        // those of the previous rule not started yet. Past the bound, only
+        // the first branches go on (design_space.h).
+        const size_t others =
+            next.size() + stack.size() + states.size() - s - 1;
+        const size_t room =
+            others + 1 >= static_cast<size_t>(kMaxDesignSpaces)
+                ? 1
+                : static_cast<size_t>(kMaxDesignSpaces) - others;
+        if (branches->size() > room) branches->resize(room);
         // Pushed in reverse, so the first branch is finished first: the
         // spaces come out in the order the rules list their branches.
         for (auto it = branches->rbegin(); it != branches->rend(); ++it) {

@@ -24,6 +24,14 @@ std::vector<std::unique_ptr<ScheduleRule>> DefaultGpuRules();
 // DefaultGpuRules for a cuda target, else DefaultCpuRules.
 std::vector<std::unique_ptr<ScheduleRule>> RulesForTarget(const Target& target);
 
+// The most design spaces one workload gets. Branches multiply block after
+// block (a rule with two branches on each of n blocks gives 2^n spaces), so
+// a workload of many reductions would otherwise take minutes and gigabytes
+// before its first trial. Once this many schedules are under way, a rule's
+// further branches are dropped and only its first (its main choice) goes
+// on: generation stays linear in the blocks past the bound.
+inline constexpr int kMaxDesignSpaces = 32;
+
 absl::StatusOr<std::vector<Trace>> GenerateDesignSpaces(
     const Workload& workload, const Target& target,
     const std::vector<std::unique_ptr<ScheduleRule>>& rules);

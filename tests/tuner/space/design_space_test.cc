@@ -121,6 +121,52 @@ TEST(GenerateDesignSpaces, EveryBranchContinues) {
   }
 }
 
+TEST(GenerateDesignSpaces, BranchesStopMultiplyingAtTheBound) {
+  // 3 blocks, 8 branches each under rule a, then 2 under rule b: 8^3 * 2^3
+  // spaces unbounded; the first kMaxDesignSpaces come out, every block of
+  // each visited by both rules.
+  Workload w = ParseWorkloadSpec("softmax:M=2,N=4").value();
+  std::vector<std::unique_ptr<ScheduleRule>> rules;
+  rules.push_back(std::make_unique<MarkRule>("a", 8));
+  rules.push_back(std::make_unique<MarkRule>("b", 2));
+  auto spaces = GenerateDesignSpaces(w, HostTarget(1), rules);
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  ASSERT_EQ(spaces->size(), static_cast<size_t>(kMaxDesignSpaces));
+  for (const Trace& t : *spaces)
+    EXPECT_EQ(CountInstructions(t, "annotate_block"), 6);
+  auto first = ReplayTrace((*spaces)[0], w.InitialProgram().value()).value();
+  for (const BlockNode* b : first->program().Blocks()) {
+    EXPECT_EQ(std::get<int64_t>(b->annotations.at("a")), 0);
+    EXPECT_EQ(std::get<int64_t>(b->annotations.at("b")), 0);
+  }
+}
+
+TEST(DefaultCpuRules, AChainOfReductionsGetsBoundedSpacesAtOnce) {
+  // Five chained reductions (a Winograd convolution's transforms and
+  // products): unbounded, the rules' branches multiplied into thousands of
+  // schedules before the first trial.
+  Workload w = ParseWorkloadSpec(
+                   "custom:input in0[8,12,12]; input U[8,8,4,4] const; "
+                   "input BT[4,4] const; input AT[2,4] const; "
+                   "T1[c,p,q,e,b] += BT[e,a] * in0?[c,2*p+a-1,2*q+b-1]; "
+                   "V[c,p,q,e,n] += T1[c,p,q,e,b] * BT[n,b]; "
+                   "M[k,p,q,e,n] += U[k,c,e,n] * V[c,p,q,e,n]; "
+                   "Y1[k,p,q,i,n] += AT[i,e] * M[k,p,q,e,n]; "
+                   "out[k,p,i,q,j] += Y1[k,p,q,i,n] * AT[j,n]"
+                   "|c=8,p=6,q=6,e=4,b=4,a=4,n=4,k=8,i=2,j=2")
+                   .value();
+  auto spaces = GenerateDesignSpaces(w, HostTarget(1), DefaultCpuRules());
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  EXPECT_GE(spaces->size(), 2u);
+  EXPECT_LE(spaces->size(), static_cast<size_t>(kMaxDesignSpaces));
+  // The first and the last space still sample programs that compute what
+  // the reference does.
+  for (const Trace* space : {&spaces->front(), &spaces->back()}) {
+    absl::Status checked = CheckSpacePoint(w, *space, HostTarget(1), 7);
+    EXPECT_TRUE(checked.ok()) << checked;
+  }
+}
+
 TEST(GenerateDesignSpaces, MergesIdenticalSpaces) {
   Workload w = ParseWorkloadSpec("softmax:M=2,N=4").value();
   std::vector<std::unique_ptr<ScheduleRule>> rules;
