@@ -90,12 +90,21 @@ std::vector<std::string> AnnotatedBlocks(const Trace& trace,
   return names;
 }
 
-TEST(GenerateDesignSpaces, VisitsBlocksLastToFirstRuleAfterRule) {
-  Workload w = ParseWorkloadSpec("softmax:M=2,N=4").value();
+// softmax:M=2,N=4, three blocks: Y, row_sum, row_max.
+Workload Softmax() { return ParseWorkloadSpec("softmax:M=2,N=4").value(); }
+
+// Its design spaces under MarkRule "a" with `a` branches, then MarkRule "b"
+// with `b` branches.
+absl::StatusOr<std::vector<Trace>> MarkedSoftmaxSpaces(int a, int b) {
   std::vector<std::unique_ptr<ScheduleRule>> rules;
-  rules.push_back(std::make_unique<MarkRule>("a", 1));
-  rules.push_back(std::make_unique<MarkRule>("b", 1));
-  auto spaces = GenerateDesignSpaces(w, HostTarget(1), rules);
+  rules.push_back(std::make_unique<MarkRule>("a", a));
+  rules.push_back(std::make_unique<MarkRule>("b", b));
+  return GenerateDesignSpaces(Softmax(), HostTarget(1), rules);
+}
+
+TEST(GenerateDesignSpaces, VisitsBlocksLastToFirstRuleAfterRule) {
+  Workload w = Softmax();
+  auto spaces = MarkedSoftmaxSpaces(1, 1);
   ASSERT_TRUE(spaces.ok()) << spaces.status();
   ASSERT_EQ(spaces->size(), 1u);
   EXPECT_EQ((*spaces)[0].workload, w.CanonicalForm());
@@ -105,11 +114,8 @@ TEST(GenerateDesignSpaces, VisitsBlocksLastToFirstRuleAfterRule) {
 }
 
 TEST(GenerateDesignSpaces, EveryBranchContinues) {
-  Workload w = ParseWorkloadSpec("softmax:M=2,N=4").value();  // 3 blocks
-  std::vector<std::unique_ptr<ScheduleRule>> rules;
-  rules.push_back(std::make_unique<MarkRule>("a", 2));
-  rules.push_back(std::make_unique<MarkRule>("b", 1));
-  auto spaces = GenerateDesignSpaces(w, HostTarget(1), rules);
+  Workload w = Softmax();
+  auto spaces = MarkedSoftmaxSpaces(2, 1);
   ASSERT_TRUE(spaces.ok()) << spaces.status();
   ASSERT_EQ(spaces->size(), 8u);  // 2 x 2 x 2
   for (const Trace& t : *spaces)
@@ -125,11 +131,8 @@ TEST(GenerateDesignSpaces, BranchesStopMultiplyingAtTheBound) {
   // 3 blocks, 8 branches each under rule a, then 2 under rule b: 8^3 * 2^3
   // spaces unbounded; the first kMaxDesignSpaces come out, every block of
   // each visited by both rules.
-  Workload w = ParseWorkloadSpec("softmax:M=2,N=4").value();
-  std::vector<std::unique_ptr<ScheduleRule>> rules;
-  rules.push_back(std::make_unique<MarkRule>("a", 8));
-  rules.push_back(std::make_unique<MarkRule>("b", 2));
-  auto spaces = GenerateDesignSpaces(w, HostTarget(1), rules);
+  Workload w = Softmax();
+  auto spaces = MarkedSoftmaxSpaces(8, 2);
   ASSERT_TRUE(spaces.ok()) << spaces.status();
   ASSERT_EQ(spaces->size(), static_cast<size_t>(kMaxDesignSpaces));
   for (const Trace& t : *spaces)
