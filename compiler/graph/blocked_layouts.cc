@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/workload/block_dims.h"
 #include "compiler/workload/custom_workload.h"

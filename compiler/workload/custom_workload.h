@@ -98,6 +98,7 @@ absl::StatusOr<Workload> ParseCustomWorkload(absl::string_view expr,
 // its last '|'. Errors: no '|' (the message shows the expected form), then
 // those of ParseCustomDefinition.
 absl::StatusOr<CustomDefinition> ParseCustomSpec(absl::string_view spec);
+
 // Builds the te tensors of a definition that CheckCustomDefinition returned.
 absl::StatusOr<Workload> MakeCustomWorkload(CustomDefinition definition);
 

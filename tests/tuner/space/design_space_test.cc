@@ -171,7 +171,7 @@ TEST(DefaultCpuRules, AChainOfReductionsGetsBoundedSpacesAtOnce) {
 }
 
 TEST(GenerateDesignSpaces, MergesIdenticalSpaces) {
-  Workload w = ParseWorkloadSpec("softmax:M=2,N=4").value();
+  Workload w = Softmax();
   std::vector<std::unique_ptr<ScheduleRule>> rules;
   rules.push_back(std::make_unique<TwinRule>());
   rules.push_back(std::make_unique<MarkRule>("b", 1));
@@ -181,7 +181,7 @@ TEST(GenerateDesignSpaces, MergesIdenticalSpaces) {
 }
 
 TEST(GenerateDesignSpaces, ARuleErrorNamesTheRuleAndTheBlock) {
-  Workload w = ParseWorkloadSpec("softmax:M=2,N=4").value();
+  Workload w = Softmax();
   std::vector<std::unique_ptr<ScheduleRule>> rules;
   rules.push_back(std::make_unique<MarkRule>("a", 1, "row_sum"));
   auto spaces = GenerateDesignSpaces(w, HostTarget(1), rules);
