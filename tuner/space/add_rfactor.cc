@@ -8,10 +8,72 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/arith/linear_terms.h"
+#include "compiler/ir/expr_functor.h"
 #include "tuner/space/block_nest.h"
 
 namespace lathe::tuner {
 namespace {
+
+// The loop of a row reduction's own nest that walks its rows (see
+// add_rfactor.h), or -1: a reduction variable of extent >= kMinRowLength
+// that every read using it indexes in its last dimension only, with
+// coefficient 1 and no other variable of extent >= 2 there (a vector over it
+// loads contiguously, one over any spatial variable would gather), and every
+// such read uses every spatial variable of extent >= 2 too (no reuse across
+// rows: not a GEMM, which the tiling rule takes).
+constexpr int64_t kMinRowLength = 8;
+
+int RowReductionLoop(const BlockNode& block,
+                     const std::vector<NestLoop>& nest) {
+  const BlockAccesses accesses = AccessesOf(block);
+  std::vector<const BufferAccess*> reads;
+  for (const BufferAccess& read : accesses.reads) {
+    const bool accumulator = std::any_of(
+        accesses.writes.begin(), accesses.writes.end(),
+        [&](const BufferAccess& w) { return w.buffer == read.buffer; });
+    if (!accumulator && !read.indices.empty()) reads.push_back(&read);
+  }
+  auto uses = [](const BufferAccess& read, const Expr& var) {
+    return std::any_of(read.indices.begin(), read.indices.end(),
+                       [&](const Expr& index) { return UsesVar(index, var); });
+  };
+  for (int i = 0; i < static_cast<int>(nest.size()); ++i) {
+    const NestLoop& loop = nest[i];
+    if (loop.type != IterType::kReduce || loop.extent < kMinRowLength) continue;
+    const Expr& var = block.iter_vars[loop.iter_index].var;
+    bool contiguous = false, row_wise = true;
+    for (const BufferAccess* read : reads) {
+      if (!uses(*read, var)) continue;
+      LinearTerms terms;
+      CollectLinearTerms(read->indices.back(), 1, &terms, EqualAtoms::kMerge);
+      bool unit = false, others = terms.overflowed;
+      for (const auto& [atom, coefficient] : terms.terms) {
+        if (atom.same_as(var)) {
+          unit = coefficient == 1;
+          continue;
+        }
+        for (const IterVar& iv : block.iter_vars) {
+          others |= iv.extent >= 2 && UsesVar(atom, iv.var);
+        }
+      }
+      unit &= !others;
+      for (size_t d = 0; d + 1 < read->indices.size(); ++d) {
+        unit &= !UsesVar(read->indices[d], var);
+      }
+      row_wise &= unit;
+      contiguous |= unit;
+      for (const IterVar& iv : block.iter_vars) {
+        if (iv.type == IterType::kSpatial && iv.extent >= 2 &&
+            !uses(*read, iv.var)) {
+          row_wise = false;
+        }
+      }
+    }
+    if (contiguous && row_wise) return i;
+  }
+  return -1;
+}
 
 // The rfactor branch over part `part` (0 outer, 1 inner) of the split of the
 // block's loop number `loop_index`, on any schedule.
@@ -41,9 +103,11 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> AddRFactor::Apply(
   if (node != nullptr && node->IsReduction() && !IsTiled(*node)) {
     nest = OwnNest(program, *node);
   }
-  // 1. Little spatial parallelism, much reduction work.
+  // 1. Little spatial parallelism, much reduction work: both branches. Or a
+  //    row reduction: the inner one.
   int loop_index = -1;
   int64_t factor_axis = 0;
+  std::vector<int> parts = {0, 1};
   if (nest.has_value()) {
     const int64_t spatial = IterProduct(*node, IterType::kSpatial);
     const int64_t reduce = IterProduct(*node, IterType::kReduce);
@@ -57,6 +121,10 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> AddRFactor::Apply(
           loop_index = i;
         }
       }
+    }
+    if (loop_index < 0) {
+      loop_index = RowReductionLoop(*node, *nest);
+      parts = {1};
     }
     const BlockAccesses accesses = AccessesOf(*node);
     if (accesses.writes.empty()) loop_index = -1;
@@ -75,7 +143,7 @@ absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> AddRFactor::Apply(
     return absl::InvalidArgumentError(
         absl::StrCat(Name(), ": the context has no initial program"));
   }
-  for (int part : {0, 1}) {
+  for (int part : parts) {
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> fork,
                            ForkSchedule(*schedule, *context.initial));
     ConcreteSchedule scratch(program, fork->rng().state());

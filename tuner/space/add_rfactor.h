@@ -4,15 +4,25 @@
 // with a tiny M*N and a huge K), as MetaSchedule's rule of the same name.
 //
 // It applies to a reduction block whose loops are its own (block_nest.h)
-// and not tiled, when its spatial iterations are fewer than its reduction
-// iterations and fewer than threads x jobs_per_thread. The reduction loop of
-// the largest extent (>= 2) is split by a sampled perfect tile (inner factor
-// at most max_innermost) and the rule branches:
+// and not tiled, when either
+//  (a) its spatial iterations are fewer than its reduction iterations and
+//      fewer than threads x jobs_per_thread: the reduction loop of the
+//      largest extent (>= 2) is split, and the rule branches on both parts;
+//  (b) it is a row reduction (softmax's row max and sum, a layer norm's
+//      mean over a [rows, 256] input): a reduction loop of extent >= 8 runs
+//      along the last, contiguous dimension of every read that it indexes,
+//      alone there, and those reads use every spatial variable too (no
+//      reuse across rows, unlike a GEMM). Vectorized over rows, such a block
+//      gathers a row's stride apart; the loop is split and the rule
+//      branches on the inner part only.
+// The split is a sampled perfect tile (inner factor at most max_innermost);
+// the branches:
 //  - rfactor over the outer part: the partial results C_rf[..., ko] are
 //    independent across ko, so ParallelVectorizeUnroll fuses ko with the
 //    spatial loops into a parallel loop;
 //  - rfactor over the inner part: C_rf[..., ki] += x[..., ko * F + ki] with
-//    ki innermost and spatial: vectorized (the lanes accumulate separately);
+//    ki innermost and spatial: vectorized (the lanes accumulate separately,
+//    loading contiguously);
 //  - the block unchanged (the other rules decide).
 // The new dimension of C_rf is the last (factor_axis = rank of C), so the
 // inner branch's partial results are contiguous in ki. The final reduction

@@ -33,6 +33,10 @@ bool IsCostlyWindowReusedStage(const Program& program, const BlockNode& block) {
   return IsWindowReusedStage(program, block, CostlyToRecompute);
 }
 
+bool IsCostlySharedStage(const Program& program, const BlockNode& block) {
+  return IsSharedStage(program, block, CostlyToRecompute);
+}
+
 absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>>
 InlineElementwise::Apply(std::unique_ptr<TracedSchedule> schedule,
                          const std::string& block,
@@ -54,11 +58,13 @@ InlineElementwise::Apply(std::unique_ptr<TracedSchedule> schedule,
       Program copy = program;
       reverse = primitive::ReverseComputeInline(&copy, block).ok();
     }
-    // A stage read through overlapping windows: also the space where it
-    // stays a block (first, as the rule's other spaces come first).
+    // A stage read through overlapping windows or by several readers: also
+    // the space where it stays a block (first, as the rule's other spaces
+    // come first).
     if (forward && !inline_reused_stages_ &&
         window_reuse_ == WindowReuse::kBranch &&
-        IsCostlyWindowReusedStage(program, *node)) {
+        (IsCostlyWindowReusedStage(program, *node) ||
+         IsCostlySharedStage(program, *node))) {
       if (context.initial == nullptr) {
         return absl::InvalidArgumentError(
             absl::StrCat(Name(), ": the context has no initial program"));

@@ -21,6 +21,9 @@
 //     kept, for the search to decide by measurement (kept and computed under
 //     the consumer's tile, a depthwise 3x3 convolution ran 3.5x faster than
 //     inlined on this machine: bench/README.md, "Why the code is as it is").
+//     So does a costly stage that two or more blocks read, which inlined
+//     would be computed once per reader (softmax's exp, read by the row sum
+//     and by the division).
 //  2. otherwise reverse_compute_inline into its producer when accepted (an
 //     element-wise consumer of an element-wise producer: relu after add).
 // The rule branches only there; it does nothing to a block neither accepts.
@@ -40,6 +43,7 @@ namespace lathe::tuner {
 class InlineElementwise : public ScheduleRule {
  public:
   // What becomes of a stage read through overlapping windows (step 1).
+  // (Also what becomes of a costly stage with several readers.)
   enum class WindowReuse {
     kBranch,  // CPUs: a space with it inlined, one with it kept
     kInline,  // GPUs: a kept stage would be a kernel and a pass of its own
@@ -69,5 +73,9 @@ bool IsCostlyReusedStage(const Program& program, const BlockNode& block);
 // Whether `block` is a costly stage read through overlapping windows (step 1
 // above: the rule branches).
 bool IsCostlyWindowReusedStage(const Program& program, const BlockNode& block);
+
+// Whether `block` is a costly stage that two or more blocks read (step 1
+// above: the rule branches).
+bool IsCostlySharedStage(const Program& program, const BlockNode& block);
 
 }  // namespace lathe::tuner

@@ -74,4 +74,19 @@ bool IsWindowReusedStage(const Program& program, const BlockNode& stage,
   return false;
 }
 
+bool IsSharedStage(const Program& program, const BlockNode& stage,
+                   const std::function<bool(const Expr& value)>& costly) {
+  const StoreNode* store = stage.body ? stage.body->as<StoreNode>() : nullptr;
+  if (store == nullptr || !costly(store->value)) return false;
+  int readers = 0;
+  for (const BlockNode* reader : program.Blocks()) {
+    if (reader == &stage) continue;
+    const std::vector<BufferAccess> reads = AccessesOf(*reader).reads;
+    readers += std::any_of(
+        reads.begin(), reads.end(),
+        [&](const BufferAccess& read) { return read.buffer == store->buffer; });
+  }
+  return readers >= 2;
+}
+
 }  // namespace lathe

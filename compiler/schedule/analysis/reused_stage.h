@@ -41,4 +41,11 @@ bool IsReusedStage(const Program& program, const BlockNode& stage,
 bool IsWindowReusedStage(const Program& program, const BlockNode& stage,
                          const std::function<bool(const Expr& value)>& costly);
 
+// Whether `stage`'s body is one store whose value `costly` accepts, and two
+// or more other blocks read the stored buffer: inlined, the value would be
+// computed once per reader (softmax's exp(x - max), read by the row sum and
+// by the division).
+bool IsSharedStage(const Program& program, const BlockNode& stage,
+                   const std::function<bool(const Expr& value)>& costly);
+
 }  // namespace lathe

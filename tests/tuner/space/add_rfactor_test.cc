@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/codegen/cpu_target.h"
+#include "compiler/ir/expr_functor.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural_equal.h"
 #include "tests/tuner/space/space_test_util.h"
@@ -65,6 +66,88 @@ TEST(AddRFactor, LeavesReductionsWithEnoughSpatialWorkAlone) {
   out = rule.Apply(y.Fresh(), "Y", y.context);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->size(), 1u);
+}
+
+TEST(AddRFactor, RowReductionsGetTheInnerBranch) {
+  // 512 rows of 128: enough rows for the threads, but vectorized over rows
+  // the loads would gather 128 floats apart. The rfactor over the inner
+  // part of the row loads contiguously; with ParallelVectorizeUnroll its
+  // partial results are computed in vectors.
+  for (const char* spec :
+       {"softmax:M=512,N=128",
+        "custom:input X[128,256]; S[i,u] += X[i,k]|i=128,u=1,k=256"}) {
+    SCOPED_TRACE(spec);
+    RuleFixture f(spec, HostTarget(2));
+    const std::string block = f.initial.Blocks().front()->name;
+    auto out = AddRFactor().Apply(f.Fresh(), block, f.context);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), 2u);  // inner part, unchanged
+    const Program& p = (*out)[0]->program();
+    const BlockNode* rf = RFactorBlock(p, f.initial);
+    ASSERT_NE(rf, nullptr) << PrintProgram(p);
+    // The partial results' last dimension (a spatial variable of the rfactor
+    // block) walks the row contiguously: X's last index uses it, its first
+    // does not.
+    const BlockAccesses accesses = AccessesOf(*rf);
+    ASSERT_FALSE(accesses.writes.empty());
+    const int64_t lanes = accesses.writes[0].buffer->shape.back();
+    EXPECT_GE(lanes, 2) << PrintProgram(p);
+    bool contiguous = false;
+    for (const IterVar& iv : rf->iter_vars) {
+      if (iv.type != IterType::kSpatial || iv.extent != lanes) continue;
+      for (const BufferAccess& read : accesses.reads) {
+        contiguous |= read.buffer->name == "X" &&
+                      UsesVar(read.indices.back(), iv.var) &&
+                      !UsesVar(read.indices.front(), iv.var);
+      }
+    }
+    EXPECT_TRUE(contiguous) << PrintProgram(p);
+    EXPECT_TRUE(StructuralEqual((*out)[1]->program(), f.initial));
+
+    std::vector<std::unique_ptr<ScheduleRule>> rules;
+    rules.push_back(std::make_unique<AddRFactor>());
+    rules.push_back(std::make_unique<ParallelVectorizeUnroll>());
+    auto spaces = GenerateDesignSpaces(f.workload, HostTarget(2), rules);
+    ASSERT_TRUE(spaces.ok()) << spaces.status();
+    int vector_rf = 0;
+    for (const Trace& space : *spaces) {
+      for (uint64_t seed = 0; seed < 4; ++seed) {
+        absl::Status checked =
+            CheckSpacePoint(f.workload, space, HostTarget(2), seed);
+        ASSERT_TRUE(checked.ok()) << checked;
+        auto sampled = ReplayTrace(space, f.initial, Decisions{}, seed).value();
+        const BlockNode* sampled_rf =
+            RFactorBlock(sampled->program(), f.initial);
+        if (sampled_rf == nullptr) continue;
+        for (const ForNode* loop : sampled->program().LoopsAbove(sampled_rf))
+          vector_rf += loop->for_kind == ForKind::kVectorized;
+      }
+    }
+    EXPECT_GE(vector_rf, 1);
+  }
+}
+
+TEST(AddRFactor, LeavesProductsColumnsAndShortRowsAlone) {
+  for (const char* spec :
+       {// A GEMM whose operands both run along k: reused across rows.
+        "custom:C[i,j] += A[i,k] * B[j,k]|i=64,j=64,k=64",
+        // A column sum: a vector over j loads contiguously already.
+        "custom:y[j] += A[k,j]|j=64,k=64",
+        // Rows shorter than a vector.
+        "custom:y[i] += A[i,k]|i=64,k=4",
+        // The row reduction strided by 2.
+        "custom:input A[64,128]; y[i] += A[i,2*k]|i=64,k=64",
+        // A convolution: its window walks w, a spatial variable too.
+        "conv2d_nchw:N=1,C=16,H=8,W=8,K=16,R=3,S=3,pad=1"}) {
+    SCOPED_TRACE(spec);
+    RuleFixture f(spec, HostTarget(2));
+    for (const BlockNode* b : f.initial.Blocks()) {
+      if (!b->IsReduction()) continue;
+      auto out = AddRFactor().Apply(f.Fresh(), b->name, f.context);
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(out->size(), 1u) << b->name;
+    }
+  }
 }
 
 TEST(AddRFactor, MatrixVectorBranchesGoParallelAndVectorized) {

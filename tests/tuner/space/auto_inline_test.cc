@@ -123,6 +123,42 @@ TEST(InlineElementwise, BranchesOnDepthwisePadding) {
       "X_pad");
 }
 
+TEST(InlineElementwise, BranchesOnAMathStageWithTwoReaders) {
+  // Softmax's exp(x - max), read by the row sum and by the division: inlined
+  // it is computed twice per element, kept once; the search decides.
+  RuleFixture f(
+      "custom:input X[4,16]; M[i] max= X[i,k]; E[i,j] = exp(X[i,j] - M[i]); "
+      "S[i] += E[i,k]; Y[i,j] = E[i,j] / S[i]|i=4,j=16,k=16");
+  ASSERT_NE(f.initial.FindBlock("E"), nullptr) << PrintProgram(f.initial);
+  EXPECT_TRUE(IsCostlySharedStage(f.initial, *f.initial.FindBlock("E")));
+  auto out = InlineElementwise().Apply(f.Fresh(), "E", f.context);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_NE((*out)[0]->program().FindBlock("E"), nullptr);
+  EXPECT_EQ((*out)[1]->program().FindBlock("E"), nullptr);
+  for (const auto& sch : *out) {
+    absl::Status checked =
+        CheckProgram(f.workload, sch->program(), HostTarget(1));
+    EXPECT_TRUE(checked.ok()) << checked;
+  }
+  // For GPUs it is inlined.
+  auto gpu = InlineElementwise(false, InlineElementwise::WindowReuse::kInline)
+                 .Apply(f.Fresh(), "E", f.context);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  ASSERT_EQ(gpu->size(), 1u);
+  EXPECT_EQ(gpu->front()->program().FindBlock("E"), nullptr);
+  // A cheap stage with two readers is inlined as before.
+  RuleFixture cheap(
+      "custom:input X[4,16]; E[i,j] = X[i,j] * 2; S[i] += E[i,k]; "
+      "Y[i,j] = E[i,j] / S[i]|i=4,j=16,k=16");
+  EXPECT_FALSE(
+      IsCostlySharedStage(cheap.initial, *cheap.initial.FindBlock("E")));
+  auto inlined = InlineElementwise().Apply(cheap.Fresh(), "E", cheap.context);
+  ASSERT_TRUE(inlined.ok()) << inlined.status();
+  ASSERT_EQ(inlined->size(), 1u);
+  EXPECT_EQ(inlined->front()->program().FindBlock("E"), nullptr);
+}
+
 TEST(InlineElementwise, KeepsAMathStageThatAReductionReuses) {
   // exp(A[i,k]) read for every j: inlined it would run N times per element.
   RuleFixture costly(

@@ -264,6 +264,29 @@ TEST(DefaultCpuRules, SoftmaxGetsRFactorSpacesAndEveryBlockUsesTheThreads) {
   EXPECT_TRUE(parallel && vector) << PrintProgram(sampled->program());
 }
 
+TEST(DefaultCpuRules, AModelSoftmaxGetsSpacesThatComputeExpOnceAndRowVectors) {
+  // Softmax as an encoder's kernel has it, 512 rows of 128: enough rows for
+  // the threads, so only the row-reduction rfactor applies; exp(x - max)
+  // has two readers, so a space keeps it and one inlines it.
+  Workload w = ParseWorkloadSpec(
+                   "custom:input X[512,128]; M[i] max= X[i,k]; "
+                   "E[i,j] = exp(X[i,j] - M[i]); S[i] += E[i,k]; "
+                   "Y[i,j] = E[i,j] / S[i]|i=512,j=128,k=128")
+                   .value();
+  auto spaces = GenerateDesignSpaces(w, HostTarget(2), DefaultCpuRules());
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  const Program initial = w.InitialProgram().value();
+  int kept_with_both_rfactors = 0, inlined = 0;
+  for (const Trace& space : *spaces) {
+    auto sampled = ReplayTrace(space, initial, Decisions{}, 1).value();
+    const bool kept = sampled->program().FindBlock("E") != nullptr;
+    inlined += !kept;
+    kept_with_both_rfactors += kept && CountInstructions(space, "rfactor") == 2;
+  }
+  EXPECT_GE(kept_with_both_rfactors, 1);
+  EXPECT_GE(inlined, 1);
+}
+
 // ---- The property ---------------------------------------------------------
 
 constexpr int kPointsPerWorkload = 20;
@@ -286,6 +309,10 @@ const char* const kSpecs[] = {
     "max(C[i,j], 0)"
     "|i=5,j=6,k=7",
     "custom:y[i] += A[i,k] * x[k]|i=3,k=300",
+    // Softmax as a model's kernel has it: a shared exp stage, row
+    // reductions along the contiguous axis (rows of 40: tails).
+    "custom:input X[6,40]; M[i] max= X[i,k]; E[i,j] = exp(X[i,j] - M[i]); "
+    "S[i] += E[i,k]; Y[i,j] = E[i,j] / S[i]|i=6,j=40,k=40",
     // A padding stage from padded reads of a declared input, an epilogue.
     "custom:input X[1,3,7,7]; input W[4,3,3,3]; "
     "Y[n,k,p,q] += X?[n,c,p+r-1,q+s-1] * W[k,c,r,s]; "

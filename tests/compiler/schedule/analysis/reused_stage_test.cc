@@ -88,5 +88,24 @@ TEST(IsWindowReusedStage, WindowsOfOneElementDoNotOverlap) {
                                    HasGuardedLoad));
 }
 
+// Softmax as a model's kernel has it: exp(x - max) read by the sum and by
+// the division.
+constexpr char kSoftmax[] =
+    "custom:input X[4,16]; M[i] max= X[i,k]; E[i,j] = exp(X[i,j] - M[i]); "
+    "S[i] += E[i,k]; Y[i,j] = E[i,j] / S[i]|i=4,j=16,k=16";
+
+TEST(IsSharedStage, AStageReadByTwoBlocks) {
+  Program softmax = Initial(kSoftmax);
+  ASSERT_NE(softmax.FindBlock("E"), nullptr);
+  EXPECT_TRUE(IsSharedStage(softmax, *softmax.FindBlock("E"), HasCall));
+  // Read twice, but not costly to the caller.
+  EXPECT_FALSE(IsSharedStage(softmax, *softmax.FindBlock("E"),
+                             [](const Expr&) { return false; }));
+  // One reader, read twice within it, is not shared.
+  Program once =
+      Initial("custom:input X[16]; E[i] = exp(X[i]); Y[i] = E[i] * E[i]|i=16");
+  EXPECT_FALSE(IsSharedStage(once, *once.FindBlock("E"), HasCall));
+}
+
 }  // namespace
 }  // namespace lathe
