@@ -15,6 +15,9 @@
 namespace lathe::tuner {
 namespace {
 
+// The shortest row worth vectorizing along: 8 floats, an AVX2 vector.
+constexpr int64_t kMinRowLength = 8;
+
 // The loop of a row reduction's own nest that walks its rows (see
 // add_rfactor.h), or -1: a reduction variable of extent >= kMinRowLength
 // that every read using it indexes in its last dimension only, with
@@ -22,8 +25,6 @@ namespace {
 // loads contiguously, one over any spatial variable would gather), and every
 // such read uses every spatial variable of extent >= 2 too (no reuse across
 // rows: not a GEMM, which the tiling rule takes).
-constexpr int64_t kMinRowLength = 8;
-
 int RowReductionLoop(const BlockNode& block,
                      const std::vector<NestLoop>& nest) {
   const BlockAccesses accesses = AccessesOf(block);
