@@ -27,27 +27,16 @@ constexpr int64_t kMinRowLength = 8;
 // rows: not a GEMM, which the tiling rule takes).
 int RowReductionLoop(const BlockNode& block,
                      const std::vector<NestLoop>& nest) {
-  const BlockAccesses accesses = AccessesOf(block);
-  std::vector<const BufferAccess*> reads;
-  for (const BufferAccess& read : accesses.reads) {
-    const bool accumulator = std::any_of(
-        accesses.writes.begin(), accesses.writes.end(),
-        [&](const BufferAccess& w) { return w.buffer == read.buffer; });
-    if (!accumulator && !read.indices.empty()) reads.push_back(&read);
-  }
-  auto uses = [](const BufferAccess& read, const Expr& var) {
-    return std::any_of(read.indices.begin(), read.indices.end(),
-                       [&](const Expr& index) { return UsesVar(index, var); });
-  };
+  const std::vector<BufferAccess> operands = Operands(block);
   for (int i = 0; i < static_cast<int>(nest.size()); ++i) {
     const NestLoop& loop = nest[i];
     if (loop.type != IterType::kReduce || loop.extent < kMinRowLength) continue;
     const Expr& var = block.iter_vars[loop.iter_index].var;
     bool contiguous = false, row_wise = true;
-    for (const BufferAccess* read : reads) {
-      if (!uses(*read, var)) continue;
+    for (const BufferAccess& read : operands) {
+      if (!AccessUses(read, var)) continue;
       LinearTerms terms;
-      CollectLinearTerms(read->indices.back(), 1, &terms, EqualAtoms::kMerge);
+      CollectLinearTerms(read.indices.back(), 1, &terms, EqualAtoms::kMerge);
       bool unit = false, others = terms.overflowed;
       for (const auto& [atom, coefficient] : terms.terms) {
         if (atom.same_as(var)) {
@@ -59,14 +48,14 @@ int RowReductionLoop(const BlockNode& block,
         }
       }
       unit &= !others;
-      for (size_t d = 0; d + 1 < read->indices.size(); ++d) {
-        unit &= !UsesVar(read->indices[d], var);
+      for (size_t d = 0; d + 1 < read.indices.size(); ++d) {
+        unit &= !UsesVar(read.indices[d], var);
       }
       row_wise &= unit;
       contiguous |= unit;
       for (const IterVar& iv : block.iter_vars) {
         if (iv.type == IterType::kSpatial && iv.extent >= 2 &&
-            !uses(*read, iv.var)) {
+            !AccessUses(read, iv.var)) {
           row_wise = false;
         }
       }

@@ -2,6 +2,11 @@
 // Tests: tests/tuner/space/block_nest_test.cc.
 #include "tuner/space/block_nest.h"
 
+#include <algorithm>
+#include <set>
+
+#include "compiler/ir/expr_functor.h"
+
 namespace lathe::tuner {
 namespace {
 
@@ -70,6 +75,22 @@ int64_t IterProduct(const BlockNode& block, IterType type) {
     if (iv.type == type) product *= iv.extent;
   }
   return product;
+}
+
+std::vector<BufferAccess> Operands(const BlockNode& block) {
+  BlockAccesses accesses = AccessesOf(block);
+  std::set<const Buffer*> written;
+  for (const BufferAccess& w : accesses.writes) written.insert(w.buffer.get());
+  std::vector<BufferAccess> operands;
+  for (BufferAccess& r : accesses.reads) {
+    if (!written.count(r.buffer.get())) operands.push_back(std::move(r));
+  }
+  return operands;
+}
+
+bool AccessUses(const BufferAccess& access, const Expr& var) {
+  return std::any_of(access.indices.begin(), access.indices.end(),
+                     [&](const Expr& index) { return UsesVar(index, var); });
 }
 
 }  // namespace lathe::tuner

@@ -59,4 +59,12 @@ bool AloneAtRoot(const Program& program, const BlockNode& block);
 // The product of the extents of the block's iteration variables of `type`.
 int64_t IterProduct(const BlockNode& block, IterType type);
 
+// The block's operands: its reads of buffers it does not write (a
+// reduction's read of its own accumulator is not one), in the order of
+// AccessesOf.
+std::vector<BufferAccess> Operands(const BlockNode& block);
+
+// Whether some index of `access` uses `var`.
+bool AccessUses(const BufferAccess& access, const Expr& var);
+
 }  // namespace lathe::tuner

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -29,21 +28,7 @@ int IterIndexOf(const BlockNode& block, const Expr& var) {
 }
 
 bool UsesIter(const BufferAccess& access, const BlockNode& block, int iter) {
-  const Expr& var = block.iter_vars[iter].var;
-  return std::any_of(access.indices.begin(), access.indices.end(),
-                     [&](const Expr& index) { return UsesVar(index, var); });
-}
-
-// The operands: reads of buffers that the block does not write.
-std::vector<BufferAccess> Operands(const BlockNode& block) {
-  BlockAccesses accesses = AccessesOf(block);
-  std::set<const Buffer*> written;
-  for (const BufferAccess& w : accesses.writes) written.insert(w.buffer.get());
-  std::vector<BufferAccess> operands;
-  for (const BufferAccess& r : accesses.reads) {
-    if (!written.count(r.buffer.get())) operands.push_back(r);
-  }
-  return operands;
+  return AccessUses(access, block.iter_vars[iter].var);
 }
 
 // For each dimension of the block's only written buffer, the spatial

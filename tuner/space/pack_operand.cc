@@ -3,7 +3,6 @@
 #include "tuner/space/pack_operand.h"
 
 #include <algorithm>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -18,14 +17,10 @@ namespace {
 // The distinct buffers that `block` reads and does not write, in order of
 // first appearance: the numbering of cache_read's read_index.
 std::vector<const Buffer*> ReadOrder(const BlockNode& block) {
-  const BlockAccesses accesses = AccessesOf(block);
-  std::set<const Buffer*> written;
-  for (const BufferAccess& w : accesses.writes) written.insert(w.buffer.get());
   std::vector<const Buffer*> order;
-  for (const BufferAccess& r : accesses.reads) {
+  for (const BufferAccess& r : Operands(block)) {
     const Buffer* b = r.buffer.get();
-    if (!written.count(b) &&
-        std::find(order.begin(), order.end(), b) == order.end()) {
+    if (std::find(order.begin(), order.end(), b) == order.end()) {
       order.push_back(b);
     }
   }

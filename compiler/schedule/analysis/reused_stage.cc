@@ -14,6 +14,15 @@ bool HasLoad(const Expr& e) {
   return found;
 }
 
+// The one store that is `stage`'s body, when `costly` accepts its value;
+// nullptr otherwise.
+const StoreNode* CostlyStore(
+    const BlockNode& stage,
+    const std::function<bool(const Expr& value)>& costly) {
+  const StoreNode* store = stage.body ? stage.body->as<StoreNode>() : nullptr;
+  return store != nullptr && costly(store->value) ? store : nullptr;
+}
+
 }  // namespace
 
 bool HasGuardedLoad(const Expr& value) {
@@ -30,8 +39,8 @@ bool HasGuardedLoad(const Expr& value) {
 bool IsReusedStage(const Program& program, const BlockNode& stage,
                    const std::function<bool(const Expr& value)>& costly,
                    UnitIterVars unit_vars) {
-  const StoreNode* store = stage.body ? stage.body->as<StoreNode>() : nullptr;
-  if (store == nullptr || !costly(store->value)) return false;
+  const StoreNode* store = CostlyStore(stage, costly);
+  if (store == nullptr) return false;
   for (const BlockNode* reader : program.Blocks()) {
     if (reader == &stage) continue;
     std::vector<Expr> indices;
@@ -55,8 +64,8 @@ bool IsReusedStage(const Program& program, const BlockNode& stage,
 
 bool IsWindowReusedStage(const Program& program, const BlockNode& stage,
                          const std::function<bool(const Expr& value)>& costly) {
-  const StoreNode* store = stage.body ? stage.body->as<StoreNode>() : nullptr;
-  if (store == nullptr || !costly(store->value)) return false;
+  const StoreNode* store = CostlyStore(stage, costly);
+  if (store == nullptr) return false;
   for (const BlockNode* reader : program.Blocks()) {
     if (reader == &stage) continue;
     for (const BufferAccess& read : AccessesOf(*reader).reads) {
@@ -76,8 +85,8 @@ bool IsWindowReusedStage(const Program& program, const BlockNode& stage,
 
 bool IsSharedStage(const Program& program, const BlockNode& stage,
                    const std::function<bool(const Expr& value)>& costly) {
-  const StoreNode* store = stage.body ? stage.body->as<StoreNode>() : nullptr;
-  if (store == nullptr || !costly(store->value)) return false;
+  const StoreNode* store = CostlyStore(stage, costly);
+  if (store == nullptr) return false;
   int readers = 0;
   for (const BlockNode* reader : program.Blocks()) {
     if (reader == &stage) continue;
