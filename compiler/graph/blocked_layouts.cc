@@ -56,8 +56,8 @@ int ChannelDimension(const std::vector<int64_t>& value_shape,
 
 class Blocker {
  public:
-  Blocker(Graph& graph, KernelPartition& partition, int64_t block)
-      : graph_(graph), partition_(partition), block_(block) {}
+  Blocker(Graph& graph, KernelPartition& partition)
+      : graph_(graph), partition_(partition) {}
 
   absl::Status Run() {
     const int num_steps = static_cast<int>(partition_.steps.size());
@@ -124,7 +124,7 @@ class Blocker {
         const std::vector<int>& args = partition_.steps[s].args;
         for (size_t a = 0; a < args.size(); ++a) {
           if (!chosen.count(args[a])) continue;
-          requests.push_back({views_[s].names[a], Dim(s, a), block_});
+          requests.push_back({views_[s].names[a], Dim(s, a), BlockOf(args[a])});
           requested.push_back(args[a]);
         }
         if (requests.empty()) continue;
@@ -153,14 +153,19 @@ class Blocker {
     return ChannelDimension(graph_.value(v).type.shape, t->shape);
   }
 
+  // The block of activation v (its shape [N, C, ...] has at least 3 dims).
+  int64_t BlockOf(int v) const {
+    return ChannelBlockOf(graph_.value(v).type.shape[1]);
+  }
+
   // Whether v can be blocked as far as its shape and its kernels' forms
-  // show: made by a kernel, channels dividing by the block, and a
-  // dimension holding them in every kernel that touches it.
+  // show: made by a kernel, channels dividing by a block, and a dimension
+  // holding them in every kernel that touches it.
   bool Fits(int v) const {
     const Value& value = graph_.value(v);
     if (value.constant || !producer_.count(v)) return false;
     const std::vector<int64_t>& shape = value.type.shape;
-    if (shape.size() < 3 || shape[1] % block_ != 0) return false;
+    if (shape.size() < 3 || BlockOf(v) == 0) return false;
     for (int s : touching_.at(v)) {
       const std::vector<int>& args = partition_.steps[s].args;
       for (size_t a = 0; a < args.size(); ++a) {
@@ -209,7 +214,6 @@ class Blocker {
 
   Graph& graph_;
   KernelPartition& partition_;
-  const int64_t block_;
   std::vector<KernelView> views_;
   std::map<int, std::vector<int>> touching_;  // value -> kernel steps
   std::map<int, int> producer_;               // value -> kernel step
@@ -218,9 +222,15 @@ class Blocker {
 
 }  // namespace
 
-absl::Status BlockActivations(Graph& graph, KernelPartition& partition,
-                              int64_t block) {
-  return Blocker(graph, partition, block).Run();
+int64_t ChannelBlockOf(int64_t channels) {
+  for (int64_t block : {kChannelBlock, kNarrowChannelBlock}) {
+    if (channels > 0 && channels % block == 0) return block;
+  }
+  return 0;
+}
+
+absl::Status BlockActivations(Graph& graph, KernelPartition& partition) {
+  return Blocker(graph, partition).Run();
 }
 
 }  // namespace lathe::graph

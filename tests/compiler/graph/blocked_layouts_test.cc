@@ -130,6 +130,38 @@ TEST(BlockedLayouts, AnInvertedResidualComputesInChannelBlocks) {
     EXPECT_NEAR(got.values[i], want.values[i], 1e-5) << "element " << i;
 }
 
+TEST(BlockedLayouts, ChannelsNotDividingBySixteenTakeBlocksOfEight) {
+  EXPECT_EQ(ChannelBlockOf(32), 16);
+  EXPECT_EQ(ChannelBlockOf(24), 8);
+  EXPECT_EQ(ChannelBlockOf(20), 0);
+  EXPECT_EQ(ChannelBlockOf(0), 0);
+
+  Block narrow(24);
+  auto [plain, blocked] = BothPartitions(narrow.b.graph);
+  ASSERT_EQ(blocked.steps.size(), 3u);
+  const std::pair<size_t, const char*> forms[] = {{0, "out[v7,v8o,v9,v8i]"},
+                                                  {1, "input in0[1,3,5,5,8]"},
+                                                  {2, "input in0[1,3,25,8]"}};
+  for (const auto& [step, text] : forms) {
+    EXPECT_TRUE(absl::StrContains(blocked.steps[step].workload, text))
+        << text << " in " << blocked.steps[step].workload;
+  }
+  const Graph& graph = narrow.b.graph;
+  const int w2_blocked = blocked.steps[1].args[1];
+  ASSERT_TRUE(graph.IsConstant(w2_blocked));
+  EXPECT_EQ(graph.value(w2_blocked).type.shape,
+            (std::vector<int64_t>{3, 1, 3, 3, 8}));
+
+  std::mt19937 rng(6);
+  const TensorData x = RandomFloats({1, 16, 5, 5}, rng);
+  const TensorData want = RunSteps(graph, plain, narrow.x, x, narrow.out);
+  const TensorData got = RunSteps(graph, blocked, narrow.x, x, narrow.out);
+  ASSERT_EQ(want.values.size(), 16u * 25u);
+  ASSERT_EQ(got.values.size(), want.values.size());
+  for (size_t i = 0; i < want.values.size(); ++i)
+    EXPECT_NEAR(got.values[i], want.values[i], 1e-5) << "element " << i;
+}
+
 TEST(BlockedLayouts, ValuesLeftInOnnxLayout) {
   // A depthwise output that is also a graph output stays NCHW; and then so
   // does its input, as a depthwise layer's input and output channels are
@@ -140,13 +172,13 @@ TEST(BlockedLayouts, ValuesLeftInOnnxLayout) {
   for (size_t s = 0; s < plain.steps.size(); ++s)
     EXPECT_EQ(blocked.steps[s].workload, plain.steps[s].workload);
 
-  // Channels that do not divide by the block: nothing changes.
-  Block narrow(24);
-  auto [plain24, blocked24] = BothPartitions(narrow.b.graph);
-  ASSERT_EQ(blocked24.steps.size(), plain24.steps.size());
-  for (size_t s = 0; s < plain24.steps.size(); ++s) {
-    EXPECT_EQ(blocked24.steps[s].workload, plain24.steps[s].workload);
-    EXPECT_EQ(blocked24.steps[s].args, plain24.steps[s].args);
+  // Channels that divide by neither block: nothing changes.
+  Block odd(20);
+  auto [plain20, blocked20] = BothPartitions(odd.b.graph);
+  ASSERT_EQ(blocked20.steps.size(), plain20.steps.size());
+  for (size_t s = 0; s < plain20.steps.size(); ++s) {
+    EXPECT_EQ(blocked20.steps[s].workload, plain20.steps[s].workload);
+    EXPECT_EQ(blocked20.steps[s].args, plain20.steps[s].args);
   }
 
   // Dense convolutions keep ONNX's layout.
