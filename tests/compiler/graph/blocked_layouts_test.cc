@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <string>
@@ -87,20 +88,41 @@ TensorData RunSteps(const Graph& graph, const KernelPartition& partition,
   return data[output];
 }
 
+// Each (step, text): the step's blocked workload contains the text.
+void ExpectForms(const KernelPartition& blocked,
+                 std::initializer_list<std::pair<size_t, const char*>> forms) {
+  for (const auto& [step, text] : forms) {
+    ASSERT_LT(step, blocked.steps.size());
+    EXPECT_TRUE(absl::StrContains(blocked.steps[step].workload, text))
+        << text << " in " << blocked.steps[step].workload;
+  }
+}
+
+// The blocked steps' output equals the plain steps' on random input (the
+// graph output is never blocked).
+void ExpectSameOutput(const Block& block, const KernelPartition& plain,
+                      const KernelPartition& blocked, unsigned seed) {
+  std::mt19937 rng(seed);
+  const TensorData x = RandomFloats({1, 16, 5, 5}, rng);
+  const Graph& graph = block.b.graph;
+  const TensorData want = RunSteps(graph, plain, block.x, x, block.out);
+  const TensorData got = RunSteps(graph, blocked, block.x, x, block.out);
+  ASSERT_EQ(want.values.size(), 16u * 25u);
+  ASSERT_EQ(got.values.size(), want.values.size());
+  for (size_t i = 0; i < want.values.size(); ++i)
+    EXPECT_NEAR(got.values[i], want.values[i], 1e-5) << "element " << i;
+}
+
 TEST(BlockedLayouts, AnInvertedResidualComputesInChannelBlocks) {
   Block block;
   auto [plain, blocked] = BothPartitions(block.b.graph);
   ASSERT_EQ(blocked.steps.size(), 3u);
   // The expansion writes the blocked form, the depthwise layer reads and
   // writes it, the projection reads it.
-  const std::pair<size_t, const char*> forms[] = {{0, "input in0[1,16,25]"},
-                                                  {0, "out[v7,v8o,v9,v8i]"},
-                                                  {1, "input in0[1,2,5,5,16]"},
-                                                  {2, "input in0[1,2,25,16]"}};
-  for (const auto& [step, text] : forms) {
-    EXPECT_TRUE(absl::StrContains(blocked.steps[step].workload, text))
-        << text << " in " << blocked.steps[step].workload;
-  }
+  ExpectForms(blocked, {{0, "input in0[1,16,25]"},
+                        {0, "out[v7,v8o,v9,v8i]"},
+                        {1, "input in0[1,2,5,5,16]"},
+                        {2, "input in0[1,2,25,16]"}});
   // The activations between them keep their values: same ids, same size.
   EXPECT_EQ(blocked.steps[0].args.back(), block.expanded);
   EXPECT_EQ(blocked.steps[1].args[0], block.expanded);
@@ -118,16 +140,7 @@ TEST(BlockedLayouts, AnInvertedResidualComputesInChannelBlocks) {
       graph.value(w2_blocked).constant->values,
       BlockValues(graph.value(w2).constant->values, {32, 1, 3, 3}, 0, 16));
 
-  // The model computes the same: the blocked steps' output equals the
-  // plain steps' (the graph output is never blocked).
-  std::mt19937 rng(5);
-  const TensorData x = RandomFloats({1, 16, 5, 5}, rng);
-  const TensorData want = RunSteps(graph, plain, block.x, x, block.out);
-  const TensorData got = RunSteps(graph, blocked, block.x, x, block.out);
-  ASSERT_EQ(want.values.size(), 16u * 25u);
-  ASSERT_EQ(got.values.size(), want.values.size());
-  for (size_t i = 0; i < want.values.size(); ++i)
-    EXPECT_NEAR(got.values[i], want.values[i], 1e-5) << "element " << i;
+  ExpectSameOutput(block, plain, blocked, /*seed=*/5);
 }
 
 TEST(BlockedLayouts, ChannelsNotDividingBySixteenTakeBlocksOfEight) {
@@ -139,27 +152,16 @@ TEST(BlockedLayouts, ChannelsNotDividingBySixteenTakeBlocksOfEight) {
   Block narrow(24);
   auto [plain, blocked] = BothPartitions(narrow.b.graph);
   ASSERT_EQ(blocked.steps.size(), 3u);
-  const std::pair<size_t, const char*> forms[] = {{0, "out[v7,v8o,v9,v8i]"},
-                                                  {1, "input in0[1,3,5,5,8]"},
-                                                  {2, "input in0[1,3,25,8]"}};
-  for (const auto& [step, text] : forms) {
-    EXPECT_TRUE(absl::StrContains(blocked.steps[step].workload, text))
-        << text << " in " << blocked.steps[step].workload;
-  }
+  ExpectForms(blocked, {{0, "out[v7,v8o,v9,v8i]"},
+                        {1, "input in0[1,3,5,5,8]"},
+                        {2, "input in0[1,3,25,8]"}});
   const Graph& graph = narrow.b.graph;
   const int w2_blocked = blocked.steps[1].args[1];
   ASSERT_TRUE(graph.IsConstant(w2_blocked));
   EXPECT_EQ(graph.value(w2_blocked).type.shape,
             (std::vector<int64_t>{3, 1, 3, 3, 8}));
 
-  std::mt19937 rng(6);
-  const TensorData x = RandomFloats({1, 16, 5, 5}, rng);
-  const TensorData want = RunSteps(graph, plain, narrow.x, x, narrow.out);
-  const TensorData got = RunSteps(graph, blocked, narrow.x, x, narrow.out);
-  ASSERT_EQ(want.values.size(), 16u * 25u);
-  ASSERT_EQ(got.values.size(), want.values.size());
-  for (size_t i = 0; i < want.values.size(); ++i)
-    EXPECT_NEAR(got.values[i], want.values[i], 1e-5) << "element " << i;
+  ExpectSameOutput(narrow, plain, blocked, /*seed=*/6);
 }
 
 TEST(BlockedLayouts, ValuesLeftInOnnxLayout) {
