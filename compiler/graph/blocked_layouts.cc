@@ -82,10 +82,11 @@ class Blocker {
         touching_[step.args[a]].push_back(s);
         if (a + 1 == step.args.size()) producer_[step.args[a]] = s;
       }
-      const Node& anchor = graph_.nodes()[step.nodes.front()];
-      if (anchor.op == "Conv" && anchor.Has("group") &&
-          anchor.Int("group") > 1) {
-        for (int v : step.args) seeds.insert(v);
+      for (int n : step.nodes) {
+        const Node& node = graph_.nodes()[n];
+        if (node.op == "Conv" && node.Has("group") && node.Int("group") > 1) {
+          for (int v : step.args) seeds.insert(v);
+        }
       }
     }
     std::set<int> chosen;

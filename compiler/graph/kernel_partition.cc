@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/graph/kernel_emitter.h"
@@ -61,6 +63,16 @@ class Partitioner {
       if (def->role == FusionRole::kView && !SecondaryOutputsRead(node)) {
         step.kind = GraphStep::Kind::kAlias;
         step.nodes = {index};
+      } else if (std::vector<int> chain = PrologueChain(index);
+                 !chain.empty()) {
+        // Emitted at the head of its reader's kernel (KernelStep).
+        const int reader =
+            consumers_[graph_.nodes()[chain.back()].outputs[0]][0];
+        for (int n : chain) {
+          assigned_[n] = true;
+          prologues_[reader].push_back(n);
+        }
+        continue;
       } else if (Emittable(index)) {
         LATHE_ASSIGN_OR_RETURN(step, KernelStep(index));
       } else {
@@ -151,6 +163,33 @@ class Partitioner {
     return ok;
   }
 
+  // A prologue: a Transpose at node `first` and the elementwise nodes that
+  // Follower chains after it, when the chain's value has exactly one
+  // reader, a MatMul or Gemm, and is no graph output. The chain then joins
+  // that reader's kernel ahead of it (KernelStep), so the product reads the
+  // data through the transpose's index map (which the tuner may inline into
+  // the operand read, or pack), where a kernel of its own would write the
+  // whole tensor and the product read it back. Empty otherwise.
+  std::vector<int> PrologueChain(int first) {
+    if (graph_.nodes()[first].op != "Transpose" || !Emittable(first)) return {};
+    std::vector<int> chain = {first};
+    std::set<int> values = {graph_.nodes()[first].outputs[0]};
+    for (int next = Follower(first, values); next >= 0;
+         next = Follower(chain.back(), values)) {
+      chain.push_back(next);
+      values.insert(graph_.nodes()[next].outputs[0]);
+    }
+    const int v = graph_.nodes()[chain.back()].outputs[0];
+    if (is_output_[v] || consumers_[v].size() != 1) return {};
+    const int reader = consumers_[v][0];
+    const std::string& op = graph_.nodes()[reader].op;
+    if (assigned_[reader] || (op != "MatMul" && op != "Gemm") ||
+        !Emittable(reader)) {
+      return {};
+    }
+    return chain;
+  }
+
   // The node that may join a group ending with node `tail`, or -1.
   int Follower(int tail, const std::set<int>& group_values) {
     const Node& node = graph_.nodes()[tail];
@@ -170,9 +209,13 @@ class Partitioner {
   }
 
   absl::StatusOr<GraphStep> KernelStep(int first) {
-    // 1. The group.
-    std::vector<int> group = {first};
-    std::set<int> group_values = {graph_.nodes()[first].outputs[0]};
+    // 1. The group: the prologues deferred to it, then `first` and the
+    //    elementwise nodes that follow.
+    std::vector<int> group = prologues_[first];
+    std::set<int> group_values;
+    for (int n : group) group_values.insert(graph_.nodes()[n].outputs[0]);
+    group.push_back(first);
+    group_values.insert(graph_.nodes()[first].outputs[0]);
     for (int next = Follower(first, group_values); next >= 0;
          next = Follower(group.back(), group_values)) {
       group.push_back(next);
@@ -229,6 +272,7 @@ class Partitioner {
   std::vector<bool> assigned_;
   std::vector<bool> ready_;
   std::map<int, bool> emittable_;
+  std::map<int, std::vector<int>> prologues_;  // reader -> its prologue nodes
 };
 
 }  // namespace

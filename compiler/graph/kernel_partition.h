@@ -11,8 +11,12 @@
 //   (Softmax, LogSoftmax, LayerNormalization, data movement) absorbs the
 //   elementwise nodes that follow while each intermediate has exactly one
 //   reader (in the group) and is not a graph output; elementwise nodes that
-//   follow no anchor chain the same way. Every group has exactly one output.
-//   A node absorbed must read nothing computed by a later step.
+//   follow no anchor chain the same way. A Transpose (and the elementwise
+//   nodes chained after it) whose value only a MatMul or Gemm reads is that
+//   product's prologue: emitted first in the product's group rather than as
+//   a kernel of its own, so the tuner can fold the transpose into the
+//   product's operand read. Every group has exactly one output. A node
+//   absorbed must read nothing computed by a later step.
 // - Alias steps are the views (Reshape, Flatten, Squeeze, Unsqueeze,
 //   Identity, Dropout): the output shares the input's buffer.
 // - Host steps are everything else: non-float32 work, multi-output nodes

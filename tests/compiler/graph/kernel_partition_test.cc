@@ -1,6 +1,7 @@
 #include "compiler/graph/kernel_partition.h"
 
 #include "compiler/graph/pipeline.h"
+#include "compiler/workload/reference.h"
 #include "compiler/workload/spec.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/graph/graph_builder.h"
@@ -254,6 +255,72 @@ TEST(KernelPartition, PointwiseConvolutionIsFlattened) {
   EXPECT_EQ(partition.steps[0].args.size(), 3u);
   EXPECT_EQ(partition.steps[0].args[0], x);
   EXPECT_EQ(partition.steps[0].args[1], w);
+}
+
+// Attention's operands: the scaled queries and the transposed keys are the
+// product's prologue, one kernel with it, which computes q/8 . k^T.
+TEST(KernelPartition, TransposesReadOnlyByAProductAreItsPrologue) {
+  GraphBuilder b;
+  int q = b.Input("q", F32({3, 2, 4}));
+  int k = b.Input("k", F32({5, 2, 4}));
+  int qt = b.Add1("Transpose", {q}, {{"perm", Ints64{1, 0, 2}}});
+  int scaled = b.Add1("Div", {qt, b.Const("eight", Scalar(8))});
+  int kt = b.Add1("Transpose", {k}, {{"perm", Ints64{1, 2, 0}}});
+  b.Output(b.Add1("MatMul", {scaled, kt}));
+  KernelPartition p = Partition(b);
+  ASSERT_EQ(p.steps.size(), 1u);
+  const GraphStep& step = p.steps[0];
+  EXPECT_EQ(step.anchor, "MatMul");
+  EXPECT_EQ(
+      Ops(b.graph, step),
+      (std::vector<std::string>{"Transpose", "Div", "Transpose", "MatMul"}));
+  EXPECT_EQ(step.args, (std::vector<int>{q, k, b.graph.outputs()[0]}));
+
+  // The kernel computes it: out[h, i, j] = sum_d q[i, h, d] / 8 * k[j, h, d].
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(step.workload);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  TensorData qd(DType::Float32(), {3, 2, 4});
+  TensorData kd(DType::Float32(), {5, 2, 4});
+  for (size_t i = 0; i < qd.values.size(); ++i) qd.values[i] = 0.5 * i - 3;
+  for (size_t i = 0; i < kd.values.size(); ++i) kd.values[i] = 1.0 - 0.25 * i;
+  std::vector<TensorData> args = {qd, kd};
+  for (size_t a = 0; a < args.size(); ++a)
+    args[a].shape = workload->inputs()[a].shape();
+  absl::StatusOr<std::vector<TensorData>> got = RunReference(*workload, args);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ((*got)[0].values.size(), 2u * 3u * 5u);
+  for (int h = 0; h < 2; ++h) {
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 5; ++j) {
+        double want = 0;
+        for (int d = 0; d < 4; ++d) {
+          want += qd.values[(i * 2 + h) * 4 + d] / 8 *
+                  kd.values[(j * 2 + h) * 4 + d];
+        }
+        EXPECT_NEAR((*got)[0].values[(h * 3 + i) * 5 + j], want, 1e-9)
+            << h << "," << i << "," << j;
+      }
+    }
+  }
+}
+
+TEST(KernelPartition, ATransposeReadByOtherWorkIsAKernelOfItsOwn) {
+  GraphBuilder b;
+  int x = b.Input("x", F32({3, 4}));
+  int y = b.Input("y", F32({5, 4}));
+  // Chained into a graph output: a kernel with what follows, as before.
+  b.Output(
+      b.Add1("Relu", {b.Add1("Transpose", {x}, {{"perm", Ints64{1, 0}}})}));
+  // Read by a product and by a second node: a kernel of its own.
+  int t = b.Add1("Transpose", {y}, {{"perm", Ints64{1, 0}}});
+  b.Output(b.Add1("MatMul", {x, t}));
+  b.Output(b.Add1("Neg", {t}));
+  KernelPartition p = Partition(b);
+  ASSERT_EQ(p.steps.size(), 4u);
+  EXPECT_EQ(Ops(b.graph, p.steps[0]),
+            (std::vector<std::string>{"Transpose", "Relu"}));
+  EXPECT_EQ(Ops(b.graph, p.steps[1]), (std::vector<std::string>{"Transpose"}));
+  EXPECT_EQ(Ops(b.graph, p.steps[2]), (std::vector<std::string>{"MatMul"}));
 }
 
 }  // namespace
