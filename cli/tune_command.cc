@@ -402,6 +402,8 @@ absl::Status RunTune(TuneCommandOptions options) {
                       ? absl::StrCat(" (x", (*requested)[i].count, ")").c_str()
                       : "");
     }
+    // Before the progress lines (stderr): a log of both reads in order.
+    std::fflush(stdout);
   }
   if (tuning.empty()) {
     // Like a --workloads-file that lists nothing: success.
