@@ -63,16 +63,8 @@ class Partitioner {
       if (def->role == FusionRole::kView && !SecondaryOutputsRead(node)) {
         step.kind = GraphStep::Kind::kAlias;
         step.nodes = {index};
-      } else if (std::vector<int> chain = PrologueChain(index);
-                 !chain.empty()) {
-        // Emitted at the head of its reader's kernel (KernelStep).
-        const int reader =
-            consumers_[graph_.nodes()[chain.back()].outputs[0]][0];
-        for (int n : chain) {
-          assigned_[n] = true;
-          prologues_[reader].push_back(n);
-        }
-        continue;
+      } else if (DeferPrologue(index)) {
+        continue;  // emitted at the head of its reader's kernel
       } else if (Emittable(index)) {
         LATHE_ASSIGN_OR_RETURN(step, KernelStep(index));
       } else {
@@ -163,31 +155,45 @@ class Partitioner {
     return ok;
   }
 
-  // A prologue: a Transpose at node `first` and the elementwise nodes that
-  // Follower chains after it, when the chain's value has exactly one
-  // reader, a MatMul or Gemm, and is no graph output. The chain then joins
-  // that reader's kernel ahead of it (KernelStep), so the product reads the
-  // data through the transpose's index map (which the tuner may inline into
-  // the operand read, or pack), where a kernel of its own would write the
-  // whole tensor and the product read it back. Empty otherwise.
-  std::vector<int> PrologueChain(int first) {
-    if (graph_.nodes()[first].op != "Transpose" || !Emittable(first)) return {};
+  // Whether node `first` starts a prologue, which is then assigned to its
+  // reader (prologues_): a Transpose and the elementwise nodes that Follower
+  // chains after it, when the chain's value has exactly one reader, a
+  // MatMul or Gemm (whose emitters read operands unpadded, so a tensor of
+  // the group will do), and is no graph output. KernelStep emits the chain
+  // ahead of the product, which then reads the data through the transpose's
+  // index map (the tuner may inline it into the operand read, or pack it)
+  // where a kernel of its own would write the whole tensor and the product
+  // read it back.
+  bool DeferPrologue(int first) {
+    if (graph_.nodes()[first].op != "Transpose" || !Emittable(first)) {
+      return false;
+    }
     std::vector<int> chain = {first};
     std::set<int> values = {graph_.nodes()[first].outputs[0]};
-    for (int next = Follower(first, values); next >= 0;
-         next = Follower(chain.back(), values)) {
-      chain.push_back(next);
-      values.insert(graph_.nodes()[next].outputs[0]);
-    }
+    ExtendChain(chain, values);
     const int v = graph_.nodes()[chain.back()].outputs[0];
-    if (is_output_[v] || consumers_[v].size() != 1) return {};
+    if (is_output_[v] || consumers_[v].size() != 1) return false;
     const int reader = consumers_[v][0];
     const std::string& op = graph_.nodes()[reader].op;
     if (assigned_[reader] || (op != "MatMul" && op != "Gemm") ||
         !Emittable(reader)) {
-      return {};
+      return false;
     }
-    return chain;
+    for (int n : chain) {
+      assigned_[n] = true;
+      prologues_[reader].push_back(n);
+    }
+    return true;
+  }
+
+  // Appends to `group` (ending with the node whose output it holds last)
+  // the nodes Follower admits one after another, their outputs to `values`.
+  void ExtendChain(std::vector<int>& group, std::set<int>& values) {
+    for (int next = Follower(group.back(), values); next >= 0;
+         next = Follower(group.back(), values)) {
+      group.push_back(next);
+      values.insert(graph_.nodes()[next].outputs[0]);
+    }
   }
 
   // The node that may join a group ending with node `tail`, or -1.
@@ -216,11 +222,7 @@ class Partitioner {
     for (int n : group) group_values.insert(graph_.nodes()[n].outputs[0]);
     group.push_back(first);
     group_values.insert(graph_.nodes()[first].outputs[0]);
-    for (int next = Follower(first, group_values); next >= 0;
-         next = Follower(group.back(), group_values)) {
-      group.push_back(next);
-      group_values.insert(graph_.nodes()[next].outputs[0]);
-    }
+    ExtendChain(group, group_values);
     // 2. Emit its statements.
     KernelEmitter emitter;
     std::map<int, std::string> names;

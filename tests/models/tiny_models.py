@@ -234,19 +234,21 @@ def depthwise2d(x, w, b, pad):
     ], axis=1)
 
 
-def inverted_residual():
-    """MobileNetV2's block: a 1x1 expansion 16 -> 32 + Relu, a depthwise 3x3
-    + Relu, a 1x1 projection 32 -> 16 + the residual input. The two
-    32-channel activations between them are stored channel-blocked."""
+def inverted_residual(channels=32):
+    """MobileNetV2's block: a 1x1 expansion 16 -> `channels` + Relu, a
+    depthwise 3x3 + Relu, a 1x1 projection back to 16 + the residual input.
+    The two activations between them are stored channel-blocked (by 16, or
+    by 8 for 24 channels)."""
     x = rand(1, 16, 6, 6)
-    w1, b1 = rand(32, 16, 1, 1), rand(32)
-    w2, b2 = rand(32, 1, 3, 3), rand(32)
-    w3, b3 = rand(16, 32, 1, 1), rand(16)
+    w1, b1 = rand(channels, 16, 1, 1), rand(channels)
+    w2, b2 = rand(channels, 1, 3, 3), rand(channels)
+    w3, b3 = rand(16, channels, 1, 1), rand(16)
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["e"], name="expand"),
         helper.make_node("Relu", ["e"], ["er"], name="relu1"),
         helper.make_node("Conv", ["er", "w2", "b2"], ["d"], name="depthwise",
-                         group=32, pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+                         group=channels, pads=[1, 1, 1, 1],
+                         kernel_shape=[3, 3]),
         helper.make_node("Relu", ["d"], ["dr"], name="relu2"),
         helper.make_node("Conv", ["dr", "w3", "b3"], ["p"], name="project"),
         helper.make_node("Add", ["p", "x"], ["y"], name="residual"),
@@ -261,6 +263,27 @@ def inverted_residual():
     return m, [x], [y]
 
 
+def attention_scores():
+    """Attention's scores from heads laid out [sequence, heads, dim]: the
+    queries transposed to [heads, sequence, dim] and scaled by 1/8, the keys
+    transposed to [heads, dim, sequence], their product. Both transposes
+    are the product's prologue: one kernel."""
+    q, k = rand(5, 2, 4), rand(6, 2, 4)
+    nodes = [
+        helper.make_node("Transpose", ["q"], ["qt"], name="q_heads",
+                         perm=[1, 0, 2]),
+        helper.make_node("Div", ["qt", "eight"], ["qs"], name="scale"),
+        helper.make_node("Transpose", ["k"], ["kt"], name="k_heads",
+                         perm=[1, 2, 0]),
+        helper.make_node("MatMul", ["qs", "kt"], ["s"], name="scores"),
+    ]
+    m = model(nodes, [vi("q", [5, 2, 4]), vi("k", [6, 2, 4])],
+              [vi("s", [2, 5, 6])],
+              [init("eight", np.array(8, dtype=np.float32))])
+    s = np.matmul(q.transpose(1, 0, 2) / 8, k.transpose(1, 2, 0))
+    return m, [q, k], [s]
+
+
 MODELS = {
     "conv_bias_add_relu": conv_bias_add_relu,
     "batchnorm": batchnorm,
@@ -273,6 +296,8 @@ MODELS = {
     "reshape_by_input": reshape_by_input,
     "conv_relu_gemm": conv_relu_gemm,
     "inverted_residual": inverted_residual,
+    "inverted_residual_24": lambda: inverted_residual(24),
+    "attention_scores": attention_scores,
 }
 
 
