@@ -13,6 +13,8 @@
 # default GPU schedule compiled by NVRTC, run on the GPU, checked against the
 # CPU reference, timed with CUDA events (one PASS/FAIL line each); then fp32
 # GEMM 4096^3 against cublasSgemm (tensor cores off), with the ratio; then
+# the shared-memory tile's fixed parameters varied (K chunk, register tile
+# and its groups), each against cublasSgemm; then
 # a kernel for builds (softmax) emitted, compiled with the machine's g++
 # against the driver (tools/host_entry_check.cc) and checked on the GPU;
 # then candidates measured through a LocalRunner and its confined CUDA
@@ -20,10 +22,11 @@
 # --target cuda` and `lathe runner --target cuda` do); then short tuning
 # runs (the GPU design space, the search and its cost model, every
 # candidate checked and timed on the GPU): fp32 GEMM 4096^3 (1000 trials or
-# 130 s, then the best against cublasSgemm) and the ResNet-50 3x3
+# 190 s, then the best against cublasSgemm) and the ResNet-50 3x3
 # convolution (C=K=128, 28x28, batch 1 and 16; 300 trials or 45 s each, then
-# the best against cuDNN). Each step is bounded by `timeout`, under 9
-# minutes in all at worst (about six and a half expected on an H100). Exit status: the first failing step's
+# the best against cuDNN). Each step is bounded by `timeout`, under 11
+# minutes in all at worst (about seven and a half expected on an H100).
+# Exit status: the first failing step's
 # (lathe-gpu-check: 1 a failure, 2 no driver or no GPU), else 0.
 set -uo pipefail
 
@@ -54,8 +57,8 @@ echo "gpu-check: LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 echo "gpu-check: step 1/7: every operator's default GPU schedule, checked and timed"
 timeout 60 "$binary" --gemm 0
 ops_status=$?
-echo "gpu-check: step 2/7: fp32 GEMM 4096^3, Lathe's default GPU schedule against cublasSgemm"
-timeout 40 "$binary" --ops 'matmul:M=64,N=64,K=64' --gemm 4096
+echo "gpu-check: step 2/7: fp32 GEMM 4096^3, Lathe's default GPU schedule and its variants against cublasSgemm"
+timeout 90 "$binary" --ops 'matmul:M=64,N=64,K=64' --gemm 4096 --gemm-variants
 gemm_status=$?
 echo "gpu-check: step 3/7: a kernel for builds (emitted, compiled with g++ -lcuda, run)"
 work=$(mktemp -d)
@@ -79,9 +82,9 @@ mkdir -p "$results"
 echo "gpu-check: step 4/7: candidates through a LocalRunner and confined CUDA workers, faults included"
 timeout 60 "$binary" --runner-check
 runner_status=$?
-echo "gpu-check: step 5/7: tuning fp32 GEMM 4096^3 (1000 trials or 130 s), the best against cublasSgemm"
-timeout 160 "$binary" --tune matmul:M=4096,N=4096,K=4096 --trials 1000 \
-  --time-budget 130 --db "$results/gemm4096.db"
+echo "gpu-check: step 5/7: tuning fp32 GEMM 4096^3 (1000 trials or 190 s), the best against cublasSgemm"
+timeout 220 "$binary" --tune matmul:M=4096,N=4096,K=4096 --trials 1000 \
+  --time-budget 190 --db "$results/gemm4096.db"
 tune_gemm_status=$?
 echo "gpu-check: step 6/7: tuning the ResNet-50 3x3 convolution, batch 1 (300 trials or 45 s), the best against cuDNN"
 timeout 60 "$binary" --tune conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \

@@ -12,8 +12,9 @@
 //     or FAIL line each. Then an fp32 GEMM N^3 (default 4096) against
 //     cublasSgemm (tensor cores off) on the same device buffers: both
 //     outputs compared, both timed, the ratio printed; with
-//     --gemm-variants, also the shared-memory tile's K chunk and register
-//     tile varied (DefaultGpuScheduleOptions), one comparison each.
+//     --gemm-variants, also the shared-memory tile's K chunk, register
+//     tile and register groups varied (DefaultGpuScheduleOptions), one
+//     comparison each.
 //     Exit 0 when everything passed, 1 when something failed, and
 //     --no-device-exit's code (default 2) when there is no CUDA driver or
 //     device, after one line saying so.
@@ -683,13 +684,15 @@ int Main(int argc, char** argv) {
     // what a GPU design space would sample.
     for (int64_t chunk : gemm_variants ? std::vector<int64_t>{8, 16, 32}
                                        : std::vector<int64_t>{}) {
-      for (int64_t registers : {8, 4}) {
+      for (auto [registers, groups] :
+           {std::pair{8, 1}, std::pair{8, 2}, std::pair{4, 1}}) {
         DefaultGpuScheduleOptions variant = options;
         variant.shared_tile_k_chunk = chunk;
         variant.shared_tile_max_registers = registers;
-        (CompareWithCublas(
-             device->get(), *target, gemm, variant,
-             absl::StrCat("k-chunk ", chunk, " registers<=", registers))
+        variant.shared_tile_register_groups = groups;
+        (CompareWithCublas(device->get(), *target, gemm, variant,
+                           absl::StrCat("k-chunk ", chunk, " registers<=",
+                                        registers, " in ", groups, " groups"))
              ? passed
              : failed)++;
       }

@@ -251,10 +251,14 @@ absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
               "and a reduction of ",
               loops.reduce_extents[0], " divisible by 16, 8 or 4"));
         }
+        // Runs of 4 (float4 reads) when the register tile is 8.
+        auto groups = [&](int64_t registers) -> int64_t {
+          return registers >= 8 ? options.shared_tile_register_groups : 1;
+        };
         SharedTileFactors f;
         f.axes.resize(n);
-        f.axes[n - 2] = SharedTileAxis{kAxis, ri};
-        f.axes[n - 1] = SharedTileAxis{kAxis, rj};
+        f.axes[n - 2] = SharedTileAxis{kAxis, ri / groups(ri), groups(ri)};
+        f.axes[n - 1] = SharedTileAxis{kAxis, rj / groups(rj), groups(rj)};
         f.k_chunk = chunk;
         f.lanes = int64_t{4};
         return f;
@@ -418,6 +422,12 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
     return absl::InvalidArgumentError(absl::StrCat(
         "default gpu schedule: max registers ",
         options.shared_tile_max_registers, " is not one of 2, 4, 8"));
+  }
+  if (options.shared_tile_register_groups != 1 &&
+      options.shared_tile_register_groups != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("default gpu schedule: register groups ",
+                     options.shared_tile_register_groups, " is not 1 or 2"));
   }
   TracedSchedule sch(initial);
   auto note = [&](const absl::Status& status, const std::string& what) {

@@ -24,8 +24,10 @@
 //     last two divisible by 16 threads times a register tile r of {8, 4, 2},
 //     r_i * r_j >= 16, and its reduction loops, fused, by a K chunk of
 //     {16, 8, 4}; 256 threads at least): the two loops split into
-//     [outer, 16, r], the reduction into [chunks, chunk], ordered outer...
-//     chunks 16 16 chunk r r; the outer loops fused and bound to blockIdx.x
+//     [outer, 16, r] (or, for r = 8 and options.shared_tile_register_groups
+//     2, [outer, 2, 16, 4]: the register tile in two runs, 64 apart), the
+//     reduction into [chunks, chunk], ordered outer... chunks 16 16 chunk
+//     (2 2) r r; the outer loops fused and bound to blockIdx.x
 //     (a block of 16r_i x 16r_j outputs), the 16x16 thread loops fused and
 //     bound to threadIdx.x; a local cache of the output, its write-back
 //     moved after the chunks under the block loop with its own 16x16 thread
@@ -88,6 +90,11 @@ struct DefaultGpuScheduleOptions {
   // The largest register tile per axis the shared-memory tile tries, of
   // {8, 4, 2}.
   int64_t shared_tile_max_registers = 8;
+  // The shared-memory tile's register groups per axis (SharedTileAxis), 1
+  // or 2: with 2, an axis's register tile of 8 is 2 runs of 4, one run of
+  // each of the 16 threads apart (a warp's float4 reads of a tile row then
+  // fall in distinct banks); smaller register tiles stay whole.
+  int64_t shared_tile_register_groups = 2;
 };
 
 // The default GPU schedule of `initial`, as a trace (`trace.workload` left

@@ -73,6 +73,13 @@ Layout ReductionInnermost(const BlockNode& block,
 
 bool IsFixed(const Factor& f) { return std::holds_alternative<int64_t>(f); }
 
+// Whether an axis's registers come in groups: a sampled count (which may be
+// 1) or a fixed one above 1. A fixed 1 keeps the three-way split.
+bool Grouped(const SharedTileAxis& axis) {
+  const int64_t* fixed = std::get_if<int64_t>(&axis.groups);
+  return fixed == nullptr || *fixed > 1;
+}
+
 absl::StatusOr<int64_t> ValueOf(const ConcreteSchedule& sch, const Factor& f) {
   if (const auto* c = std::get_if<int64_t>(&f)) return *c;
   if (const auto* rv = std::get_if<ExprRV>(&f)) return sch.Value(*rv);
@@ -147,7 +154,7 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
     if (!axis.has_value()) continue;
     thread_factors.push_back(axis->threads);
     register_factors.push_back(axis->registers);
-    fixed &= IsFixed(axis->threads);
+    fixed &= IsFixed(axis->threads) && IsFixed(axis->groups);
     LATHE_ASSIGN_OR_RETURN(const int64_t t, ValueOf(*sch, axis->threads));
     threads *= t;
   }
@@ -155,18 +162,30 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
     return absl::InvalidArgumentError(
         "a shared-memory tile needs factors for two spatial loops");
   }
-  std::vector<LoopRV> outer, thread_parts, register_parts;
+  std::vector<LoopRV> outer, group_parts, thread_parts, register_parts;
   for (size_t d = 0; d < n; ++d) {
     if (!f.axes[d].has_value()) {
       outer.push_back(spatial[d]);
       continue;
     }
-    LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
-                           sch->Split(spatial[d], {Factor{}, f.axes[d]->threads,
-                                                   f.axes[d]->registers}));
+    const SharedTileAxis& axis = *f.axes[d];
+    if (!Grouped(axis)) {
+      LATHE_ASSIGN_OR_RETURN(
+          std::vector<LoopRV> parts,
+          sch->Split(spatial[d], {Factor{}, axis.threads, axis.registers}));
+      outer.push_back(parts[0]);
+      thread_parts.push_back(parts[1]);
+      register_parts.push_back(parts[2]);
+      continue;
+    }
+    LATHE_ASSIGN_OR_RETURN(
+        std::vector<LoopRV> parts,
+        sch->Split(spatial[d],
+                   {Factor{}, axis.groups, axis.threads, axis.registers}));
     outer.push_back(parts[0]);
-    thread_parts.push_back(parts[1]);
-    register_parts.push_back(parts[2]);
+    group_parts.push_back(parts[1]);
+    thread_parts.push_back(parts[2]);
+    register_parts.push_back(parts[3]);
   }
   // The first reduction loop into [chunks, chunk]: the chunks outside the
   // threads (a shared tile per chunk), the chunk and the other reduction
@@ -180,6 +199,7 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
   order.push_back(kc[0]);
   order.insert(order.end(), thread_parts.begin(), thread_parts.end());
   order.insert(order.end(), in_chunk.begin(), in_chunk.end());
+  order.insert(order.end(), group_parts.begin(), group_parts.end());
   order.insert(order.end(), register_parts.begin(), register_parts.end());
   LATHE_RETURN_IF_ERROR(sch->Reorder(order));
   LATHE_ASSIGN_OR_RETURN(BlockRV write_back, CacheOutputLocally(sch, block));
@@ -203,23 +223,30 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
     if (wb.size() != expected) {
       return absl::FailedPreconditionError("the write-back lost its tile");
     }
-    std::vector<LoopRV> wb_threads, wb_registers;
+    // Each thread writes back the accumulators it computed: the same
+    // groups, threads and registers as the products.
+    std::vector<LoopRV> wb_groups, wb_threads, wb_registers;
     size_t factor = 0;
     for (size_t d = 0; d < n; ++d) {
       if (!f.axes[d].has_value()) continue;
       const size_t at = fixed ? 1 + factor : 1 + d;
+      const SharedTileAxis& axis = *f.axes[d];
+      std::vector<Factor> factors = {axis.threads, axis.registers};
+      if (Grouped(axis)) factors.insert(factors.begin(), axis.groups);
       LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
-                             sch->Split(wb[at], {thread_factors[factor],
-                                                 register_factors[factor]}));
-      wb_threads.push_back(parts[0]);
-      wb_registers.push_back(parts[1]);
+                             sch->Split(wb[at], factors));
+      if (Grouped(axis)) wb_groups.push_back(parts.front());
+      wb_threads.push_back(parts[parts.size() - 2]);
+      wb_registers.push_back(parts.back());
       ++factor;
     }
     std::vector<LoopRV> wb_order = wb_threads;
+    wb_order.insert(wb_order.end(), wb_groups.begin(), wb_groups.end());
     wb_order.insert(wb_order.end(), wb_registers.begin(), wb_registers.end());
     LATHE_RETURN_IF_ERROR(sch->Reorder(wb_order));
     LATHE_ASSIGN_OR_RETURN(LoopRV wt, sch->Fuse(wb_threads));
     LATHE_RETURN_IF_ERROR(sch->Bind(wt, "threadIdx.x"));
+    for (LoopRV l : wb_groups) LATHE_RETURN_IF_ERROR(sch->Unroll(l));
     for (LoopRV l : wb_registers) LATHE_RETURN_IF_ERROR(sch->Unroll(l));
   }
   // The init: before the K loops, under a copy of the thread loop.
@@ -322,6 +349,7 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
   // The accumulators stay in registers only when every loop that indexes
   // them is unrolled.
   for (LoopRV l : in_chunk) LATHE_RETURN_IF_ERROR(sch->Unroll(l));
+  for (LoopRV l : group_parts) LATHE_RETURN_IF_ERROR(sch->Unroll(l));
   for (LoopRV l : register_parts) LATHE_RETURN_IF_ERROR(sch->Unroll(l));
   return absl::OkStatus();
 }

@@ -10,8 +10,9 @@
 // them with SamplePerfectTile): for each spatial loop either none (the loop
 // stays whole, a loop of blocks) or threads and registers, and the chunk
 // of the first reduction loop. Each spatial loop with factors is split into
-// [outer, threads, registers] and the first reduction loop into [chunks,
-// chunk], ordered outers... chunks threads... chunk other-reductions...
+// [outer, threads, registers] (or [outer, groups, threads, registers]: see
+// SharedTileAxis) and the first reduction loop into [chunks, chunk], ordered
+// outers... chunks threads... chunk other-reductions... groups...
 // registers... (the reduction loops keep their order: reorder does not
 // reassociate a reduction); the outer loops fused and
 // bound to blockIdx.x, the thread loops fused and bound to threadIdx.x; a
@@ -54,10 +55,16 @@ namespace lathe {
 // allows.
 inline constexpr int64_t kMaxSharedTileElements = 8192;
 
-// Threads and registers of one spatial loop.
+// Threads and registers of one spatial loop. A thread's accumulators along
+// the loop are `groups` runs of `registers` neighbours, one run of every
+// thread apart: the loop is split into [outer, groups, threads, registers].
+// With groups > 1, neighbouring threads read neighbouring runs of a shared
+// tile (a warp's vector loads spread over all the banks instead of
+// colliding two ways when each thread's run is 8 wide).
 struct SharedTileAxis {
   Factor threads;
   Factor registers;
+  Factor groups = int64_t{1};
 };
 
 struct SharedTileFactors {

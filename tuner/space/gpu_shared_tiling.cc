@@ -48,7 +48,9 @@ absl::StatusOr<SharedTileFactors> SampleFactors(ConcreteSchedule* sch,
         std::vector<ExprRV> tile,
         sch->SamplePerfectTile(loops.spatial[d], 3,
                                GpuSharedTiling::kMaxRegistersPerAxis));
-    f.axes[d] = SharedTileAxis{tile[1], tile[2]};
+    LATHE_ASSIGN_OR_RETURN(ExprRV groups,
+                           sch->SampleCategorical({1, 2}, {1, 1}));
+    f.axes[d] = SharedTileAxis{tile[1], tile[2], groups};
   }
   LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> k,
                          sch->SamplePerfectTile(loops.reduce.front(), 2,

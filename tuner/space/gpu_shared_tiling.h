@@ -3,7 +3,10 @@
 // shared-memory tile of compiler/schedule/gpu_shared_tile.h with its factors
 // sampled: every spatial loop of more than one iteration by
 // SamplePerfectTile into [blocks, threads, registers] (registers at most
-// kMaxRegistersPerAxis; TVM's SSSRRSRS structure with one level each), the
+// kMaxRegistersPerAxis; TVM's SSSRRSRS structure with one level each) and
+// its registers in 1 or 2 groups (SharedTileAxis: with 2, the loop is
+// [blocks, 2, threads, registers], a thread's runs one run of every thread
+// apart, as TVM's virtual threads place them), the
 // first reduction loop into [chunks, chunk] (chunk at most kMaxKChunk), the
 // other reduction loops whole inside the chunk (not fused into one, so that
 // a convolution's unrolled chunk indexes its input without divisions), and

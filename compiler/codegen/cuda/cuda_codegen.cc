@@ -95,20 +95,55 @@ void CollectTouched(const StmtNode& stmt, Touched* out) {
 // access, and rest in [0, coef) (a dimension without t: rest is the index,
 // over the whole dimension). The digits determine t, so threads own
 // disjoint elements, and a thread's share is an array of the coefs' shape
-// indexed by the rests (see the header).
+// indexed by the rests (see the header). A rest may also hold whole runs
+// of every thread's elements: rest = coef * N * q + low with N the digit's
+// values and low in [0, coef) (a register tile in groups, one run of every
+// thread apart: gpu_shared_tile.h); the index is then coef * (D + N * q) +
+// low, still one thread's, and its place in the share q * coef + low.
 struct ThreadPartition {
   std::vector<int64_t> shape;
 };
+
+// A rest beyond [0, coef) as the place in the share of its thread: for rest
+// = coef * N * q + low (N the values of `digit` of `thread_var`, low in
+// [0, coef), q >= 0), q * coef + low; nullopt when the rest is not of that
+// form (see ThreadPartition).
+std::optional<Expr> GroupedRest(const Expr& rest, int64_t coef,
+                                const Digit& digit, const Expr& thread_var,
+                                const VarRanges& ranges) {
+  int64_t values = digit.b;
+  if (values == 0) {
+    auto range = ranges.find(thread_var.get());
+    if (range == ranges.end()) return std::nullopt;
+    values = (range->second.max + digit.a) / digit.a;
+  }
+  if (values <= 0 || coef > (int64_t{1} << 40) / values) return std::nullopt;
+  const int64_t stride = coef * values;
+  const Expr low = Simplify(FloorMod(rest, stride), ranges);
+  const Expr group = Simplify(FloorDiv(rest, stride), ranges);
+  const Interval low_bound = BoundOf(low, ranges);
+  const Interval group_bound = BoundOf(group, ranges);
+  if (low_bound.min < 0 || low_bound.max >= coef || group_bound.min < 0 ||
+      !group_bound.is_bounded() ||
+      group_bound.max > (int64_t{1} << 40) / coef) {
+    return std::nullopt;
+  }
+  return Simplify(group * coef + low, ranges);
+}
 
 // The rests of `indices` for a partition of `buffer` by `thread_var` of
 // `extent` iterations; `digits` and `coefs` are the partition's (filled on
 // the first access, compared on the others). Empty when the access does not
 // fit.
+// `widths`, when given, gets each dimension's share width this access needs
+// (the largest seen so far kept).
 std::optional<std::vector<Expr>> PartitionRests(
     const Buffer& buffer, const std::vector<Expr>& indices,
     const Expr& thread_var, const VarRanges& ranges,
-    std::vector<std::optional<std::pair<int64_t, Digit>>>* parts, bool* first) {
+    std::vector<std::optional<std::pair<int64_t, Digit>>>* parts, bool* first,
+    std::vector<int64_t>* widths = nullptr) {
   if (indices.size() != buffer.shape.size()) return std::nullopt;
+  if (widths != nullptr) widths->resize(indices.size(), 0);
   std::vector<Expr> rests;
   for (size_t d = 0; d < indices.size(); ++d) {
     Expr index = Simplify(indices[d], ranges);
@@ -132,7 +167,18 @@ std::optional<std::vector<Expr>> PartitionRests(
       return std::nullopt;
     }
     Interval bound = BoundOf(rest, ranges);
-    if (bound.min < 0 || bound.max >= width) return std::nullopt;
+    if (bound.min < 0) return std::nullopt;
+    if (bound.max >= width && part.has_value()) {
+      std::optional<Expr> grouped =
+          GroupedRest(rest, part->first, part->second, thread_var, ranges);
+      if (!grouped.has_value()) return std::nullopt;
+      rest = *grouped;
+      bound = BoundOf(rest, ranges);
+      width = bound.max + 1;
+    } else if (bound.max >= width) {
+      return std::nullopt;
+    }
+    if (widths != nullptr) (*widths)[d] = std::max((*widths)[d], width);
     rests.push_back(rest);
   }
   *first = false;
@@ -548,6 +594,7 @@ class KernelEmitter {
   std::optional<ThreadPartition> PartitionOf(const BlockNode& scope,
                                              const Buffer* buffer) {
     std::vector<std::optional<std::pair<int64_t, Digit>>> parts;
+    std::vector<int64_t> widths;
     bool first = true, fits = true;
     const ForNode* axis = nullptr;  // the first thread loop met
     VarRanges ranges = ranges_;
@@ -569,7 +616,7 @@ class KernelEmitter {
           auto access = [&](const std::vector<Expr>& indices) {
             if (thread_loop == nullptr ||
                 !PartitionRests(*buffer, indices, thread_loop->var, ranges,
-                                &parts, &first)
+                                &parts, &first, &widths)
                      .has_value()) {
               fits = false;
             }
@@ -592,7 +639,7 @@ class KernelEmitter {
     ThreadPartition partition;
     for (size_t d = 0; d < parts.size(); ++d) {
       if (parts[d].has_value()) digits.push_back(parts[d]->second);
-      partition.shape.push_back(parts[d].has_value() ? parts[d]->first
+      partition.shape.push_back(parts[d].has_value() ? widths[d]
                                                      : buffer->shape[d]);
     }
     if (digits.empty() || !DigitsDetermine(digits, axis->extent)) {

@@ -89,6 +89,34 @@ TEST(GpuSharedTile, FixedFactorsTileAMatmul) {
   EXPECT_TRUE(testing::CheckSameResult(initial, *lowered).ok());
 }
 
+TEST(GpuSharedTile, RegisterGroupsSitOneRunOfEveryThreadApart) {
+  const Program initial = Initial("matmul:M=64,N=64,K=16");
+  ConcreteSchedule sch(initial);
+  ASSERT_TRUE(ApplySharedTile(
+                  &sch, Reduction(initial), true,
+                  [](ConcreteSchedule*, const SharedTileLoops&)
+                      -> absl::StatusOr<SharedTileFactors> {
+                    SharedTileFactors f;
+                    // 8x8 threads, each 2x2 groups of 2x2 registers.
+                    f.axes = {SharedTileAxis{8, 2, 2}, SharedTileAxis{8, 2, 2}};
+                    f.k_chunk = int64_t{8};
+                    f.lanes = int64_t{2};
+                    return f;
+                  })
+                  .ok());
+  absl::StatusOr<Program> lowered = LowerProgram(sch.program());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const std::string text = PrintProgram(*lowered);
+  // One block of 32x32 outputs; a thread's column runs 16 apart (8 threads
+  // of 2), its rows too.
+  for (const char* part :
+       {"in range(4) thread_binding(blockIdx.x)",
+        "in range(64) thread_binding(threadIdx.x)", "j_1 * 16", "i_1 * 16"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+  }
+  EXPECT_TRUE(testing::CheckSameResult(initial, *lowered).ok());
+}
+
 TEST(GpuSharedTile, SampledFactorsReplayToCorrectPrograms) {
   const Program initial = Initial("batch_matmul:B=2,M=16,N=32,K=8");
   TracedSchedule sch(initial, /*seed=*/3);

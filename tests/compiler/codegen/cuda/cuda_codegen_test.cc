@@ -26,6 +26,7 @@
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/measure/reference_check.h"
+#include "compiler/schedule/default_gpu_schedule.h"
 #include "compiler/schedule/traced_schedule.h"
 #include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
@@ -399,6 +400,43 @@ TEST(CudaEmulation, SharedTileAccumulatorsAreEachThreadsRegisters) {
         return testing::RunEmulated(program->module, args);
       });
   EXPECT_TRUE(checked.ok()) << checked << "\n" << src;
+}
+
+TEST_F(CudaCodegen, GroupedRegisterTilesAreEachThreadsRegisters) {
+  // The default schedule of a 128x128 matmul with each thread's 8x8 as 2x2
+  // groups of 4x4, one run of every thread apart: the accumulators are still
+  // the thread's 64, and neighbouring threads read neighbouring float4s of
+  // a B tile row (threadIdx % 16 * 4 + a multiple of 64).
+  absl::StatusOr<Workload> workload =
+      ParseWorkloadSpec("matmul:M=128,N=128,K=32");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  ASSERT_TRUE(initial.ok());
+  DefaultGpuScheduleOptions options;
+  options.shared_tile_register_groups = 2;
+  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, options);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::StatusOr<CudaProgram> program =
+      MakeCudaProgram(*workload, &*trace, Arch("sm_90"));
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string& src = program->module.source;
+  EXPECT_NE(src.find("float C_local[64];"), std::string::npos) << src;
+  EXPECT_NE(src.find("% 16) * 4)"), std::string::npos) << src;
+  EXPECT_EQ(src.find("% 16) * 8)"), std::string::npos) << src;
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(program->module, args);
+      });
+  EXPECT_TRUE(checked.ok()) << checked << "\n" << src;
+  // NVRTC keeps the accumulators in registers and reads the tiles four
+  // floats at a time.
+  absl::StatusOr<CompiledCuda> compiled = CompileCuda(src, "sm_90", false);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(compiled->ptx.find(".local"), std::string::npos) << compiled->ptx;
+  EXPECT_NE(compiled->ptx.find("ld.shared.v4.f32"), std::string::npos);
+  if (access(kPtxas, X_OK) == 0) {
+    EXPECT_EQ(Assemble(compiled->ptx, "sm_90"), "");
+  }
 }
 
 TEST_F(CudaCodegen, RefusesMoreSharedMemoryThanTheTargetHas) {
