@@ -9,7 +9,8 @@
 //     custom matmul, unless --ops): the default GPU schedule, CUDA C, NVRTC
 //     to a cubin, a run on the GPU checked against the CPU reference, and
 //     its time (CUDA events, median of repeats after a warm-up): one PASS
-//     or FAIL line each. Then an fp32 GEMM N^3 (default 4096) against
+//     or FAIL line each; without --ops, then the device check's probes
+//     (device_check_probe.h). Then an fp32 GEMM N^3 (default 4096) against
 //     cublasSgemm (tensor cores off) on the same device buffers: both
 //     outputs compared, both timed, the ratio printed; with
 //     --gemm-variants, also the shared-memory tile's K chunk, register
@@ -83,6 +84,7 @@
 #include "runner/worker_sandbox.h"
 #include "tools/cublas_sgemm.h"
 #include "tools/cudnn_conv.h"
+#include "tools/device_check_probe.h"
 #include "tools/gpu_tune.h"
 #include "tools/runner_check.h"
 
@@ -672,6 +674,9 @@ int Main(int argc, char** argv) {
   int passed = 0, failed = 0;
   for (const std::string& spec : specs) {
     (CheckOne(device->get(), *target, spec) ? passed : failed)++;
+  }
+  if (ops.empty()) {
+    (ProbeDeviceCheck(device->get(), *target) ? passed : failed)++;
   }
   if (gemm > 0) {
     DefaultGpuScheduleOptions options;

@@ -117,7 +117,7 @@ absl::Status CheckAgainstReference(const Workload& workload,
   }
   if (absl::Status st = kernel(args); !st.ok()) return st;
 
-  const double rtol = 1e-4;
+  const double rtol = kCheckRtol;
   for (size_t o = 0; o < entry.outputs.size(); ++o) {
     const TensorData& want = entry.outputs[o];
     const float* got = args[num_inputs + o];

@@ -21,6 +21,10 @@ namespace lathe {
 
 using KernelCall = std::function<absl::Status(const std::vector<float*>& args)>;
 
+// The relative tolerance of every check (the absolute one grows with the
+// work per output: ReferenceCache::Entry::atol).
+inline constexpr double kCheckRtol = 1e-4;
+
 // Fills the inputs from `seed` (random_fill.h), poisons the outputs with NaN
 // (a kernel that skips an element cannot pass), runs the kernel and the
 // reference, and compares every output with a tolerance that grows with the

@@ -88,6 +88,47 @@ absl::StatusOr<std::vector<TensorData>> CudaMeasurer::DeviceReference(
   return outputs;
 }
 
+absl::Status CudaMeasurer::CheckCandidate(const Workload& workload,
+                                          uint64_t seed,
+                                          cuda::LoadedModule* module) {
+  const int num_inputs = static_cast<int>(workload.inputs().size());
+  auto on_host = [&] {
+    return CheckAgainstReference(
+        workload,
+        [&](const std::vector<float*>& args) {
+          return module->Run(args, num_inputs);
+        },
+        seed, &references_);
+  };
+  // The host check refuses what is not all float32, before any reference.
+  for (const std::vector<te::Tensor>* tensors :
+       {&workload.inputs(), &workload.outputs()}) {
+    for (const te::Tensor& t : *tensors) {
+      if (t.dtype() != DType::Float32()) return on_host();
+    }
+  }
+  absl::StatusOr<const ReferenceCache::Entry*> entry =
+      references_.Get(workload, seed);
+  if (!entry.ok() || !DeviceCheck::Wants(**entry) ||
+      !device_check_status_.ok()) {
+    return on_host();
+  }
+  if (device_check_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<DeviceCheck>> made =
+        DeviceCheck::Create(device_, device_->info().arch);
+    if (!made.ok()) {
+      device_check_status_ = made.status();
+      return on_host();
+    }
+    device_check_ = *std::move(made);
+  }
+  absl::Status checked =
+      device_check_->Check(absl::StrCat(workload.CanonicalForm(), "#", seed),
+                           **entry, workload, module);
+  // A mismatch is settled (and its element named) on the host.
+  return absl::IsFailedPrecondition(checked) ? on_host() : checked;
+}
+
 proto::MeasureResult CudaMeasurer::Measure(
     const proto::MeasureRequest& request) {
   return MeasureBuilt(request, BuildCudaCandidate(request, target_, options_));
@@ -126,13 +167,8 @@ proto::MeasureResult CudaMeasurer::MeasureBuilt(
       cuda::LoadedModule::Load(device_, built.module, built.cubin);
   if (!loaded.ok()) return fail(proto::MEASURE_RUN_ERROR, loaded.status());
   cuda::LoadedModule& module = **loaded;
-  const int num_inputs = static_cast<int>(workload->inputs().size());
-  absl::Status checked = CheckAgainstReference(
-      *workload,
-      [&](const std::vector<float*>& args) {
-        return module.Run(args, num_inputs);
-      },
-      request.check_seed(), &references_);
+  absl::Status checked =
+      CheckCandidate(*workload, request.check_seed(), &module);
   result.set_check_ms(MsSince(run_start));
   if (!checked.ok()) {
     return fail(absl::IsFailedPrecondition(checked)

@@ -13,10 +13,11 @@
 // workload and seed): the CPU reference for workloads of at most
 // kCpuReferenceMaxFlops, else the default GPU schedule's kernel on the
 // device (checked against the CPU reference at smaller shapes by the tests
-// and scripts/gpu-check.sh); then timed with CUDA events: one warm-up call,
-// then samples of enough back-to-back calls for kSampleTime of GPU time
-// each, until the samples total min_time_s with at least min_repeats (at
-// most max_repeats), the L2 cache flushed (a device buffer of kFlushBytes
+// and scripts/gpu-check.sh); compared on the device when the operands are
+// large (device_check.h), else on the host; then timed with CUDA events: one
+// warm-up call, then samples of enough back-to-back calls for kSampleTime of
+// GPU time each, until the samples total min_time_s with at least min_repeats
+// (at most max_repeats), the L2 cache flushed (a device buffer of kFlushBytes
 // overwritten) before each sample on request. A candidate that faults
 // (illegal address, launch failure) leaves the CUDA context unusable: its
 // result is a run error, and every later request fails too, so a runner
@@ -36,6 +37,7 @@
 #include "compiler/target/target.h"
 #include "proto/measure.pb.h"
 #include "runner/cuda/cuda_candidate.h"
+#include "runner/cuda/device_check.h"
 
 namespace lathe::runner {
 
@@ -74,11 +76,22 @@ class CudaMeasurer {
   absl::StatusOr<std::vector<TensorData>> DeviceReference(
       const Workload& workload, const std::vector<TensorData>& inputs);
 
+  // The check of a loaded candidate: on the device for large operands
+  // (device_check.h; a mismatch there settled by the host check, which
+  // names the element), else on the host.
+  absl::Status CheckCandidate(const Workload& workload, uint64_t seed,
+                              cuda::LoadedModule* module)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(device_mutex_);
+
   cuda::CudaDevice* device_;
   Target target_;
   Options options_;
   absl::Mutex device_mutex_;
   ReferenceCache references_ ABSL_GUARDED_BY(device_mutex_);
+  // Made at the first large workload; its error, when it cannot be made,
+  // keeps every check on the host.
+  std::unique_ptr<DeviceCheck> device_check_ ABSL_GUARDED_BY(device_mutex_);
+  absl::Status device_check_status_ ABSL_GUARDED_BY(device_mutex_);
   cuda::DevicePtr flush_ = 0;
 };
 

@@ -44,6 +44,7 @@ struct DriverApi {
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void**,
@@ -94,6 +95,7 @@ const absl::StatusOr<const DriverApi*>& Api() {
         load(api->cuMemFree, {"cuMemFree_v2"});
         load(api->cuMemcpyHtoD, {"cuMemcpyHtoD_v2"});
         load(api->cuMemcpyDtoH, {"cuMemcpyDtoH_v2"});
+        load(api->cuMemcpyDtoD, {"cuMemcpyDtoD_v2"});
         load(api->cuMemsetD8, {"cuMemsetD8_v2"});
         load(api->cuLaunchKernel, {"cuLaunchKernel"});
         load(api->cuEventCreate, {"cuEventCreate"});
@@ -216,6 +218,12 @@ absl::Status CudaDevice::CopyToDevice(DevicePtr dst, const void* src,
 
 absl::Status CudaDevice::CopyToHost(void* dst, DevicePtr src, int64_t bytes) {
   LATHE_CU(cuMemcpyDtoH, dst, src, static_cast<size_t>(bytes));
+  return absl::OkStatus();
+}
+
+absl::Status CudaDevice::CopyOnDevice(DevicePtr dst, DevicePtr src,
+                                      int64_t bytes) {
+  LATHE_CU(cuMemcpyDtoD, dst, src, static_cast<size_t>(bytes));
   return absl::OkStatus();
 }
 

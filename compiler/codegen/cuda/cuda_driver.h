@@ -58,6 +58,7 @@ class CudaDevice {
   void Free(DevicePtr ptr);
   absl::Status CopyToDevice(DevicePtr dst, const void* src, int64_t bytes);
   absl::Status CopyToHost(void* dst, DevicePtr src, int64_t bytes);
+  absl::Status CopyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes);
   absl::Status Fill(DevicePtr dst, uint8_t value, int64_t bytes);
   absl::Status Synchronize();
 
