@@ -24,8 +24,11 @@
 # candidate checked and timed on the GPU): fp32 GEMM 4096^3 (1000 trials or
 # 190 s, then the best against cublasSgemm) and the ResNet-50 3x3
 # convolution (C=K=128, 28x28, batch 1 and 16; 300 trials or 45 s each, then
-# the best against cuDNN). Each step is bounded by `timeout`, under 11
-# minutes in all at worst (about seven and a half expected on an H100).
+# the best against cuDNN; a tuning run ends at the first batch boundary
+# past its budget, and a batch of convolution candidates, whose NVRTC
+# compiles take seconds each, can take half a minute). Each step is bounded
+# by `timeout`, under 13 minutes in all at worst (about seven expected on
+# an H100 or H200).
 # Exit status: the first failing step's
 # (lathe-gpu-check: 1 a failure, 2 no driver or no GPU), else 0.
 set -uo pipefail
@@ -87,11 +90,11 @@ timeout 220 "$binary" --tune matmul:M=4096,N=4096,K=4096 --trials 1000 \
   --time-budget 190 --db "$results/gemm4096.db"
 tune_gemm_status=$?
 echo "gpu-check: step 6/7: tuning the ResNet-50 3x3 convolution, batch 1 (300 trials or 45 s), the best against cuDNN"
-timeout 60 "$binary" --tune conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \
+timeout 120 "$binary" --tune conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \
   --trials 300 --time-budget 45 --db "$results/conv3x3.db"
 tune_conv_status=$?
 echo "gpu-check: step 7/7: the same convolution, batch 16 (300 trials or 45 s), the best against cuDNN"
-timeout 60 "$binary" --tune conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \
+timeout 120 "$binary" --tune conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1 \
   --trials 300 --time-budget 45 --db "$results/conv3x3_b16.db"
 tune_conv16_status=$?
 echo "gpu-check: operators exit $ops_status, cuBLAS comparison exit $gemm_status," \

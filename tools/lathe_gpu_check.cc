@@ -175,7 +175,13 @@ int PrintSource(const std::string& spec, const std::string& target_text,
     std::ifstream in(trace_file);
     std::stringstream text;
     text << in.rdbuf();
-    absl::StatusOr<Trace> parsed = ParseTraceText(text.str());
+    // JSON (`lathe db best --trace-out`) or the trace text.
+    const std::string contents = text.str();
+    const size_t first = contents.find_first_not_of(" \t\r\n");
+    absl::StatusOr<Trace> parsed =
+        first != std::string::npos && contents[first] == '{'
+            ? Trace::FromJson(contents)
+            : ParseTraceText(contents);
     if (parsed.ok()) trace = *parsed;
     status = parsed.status();
   }

@@ -197,7 +197,9 @@ int64_t UnrolledStores(const StmtNode* stmt, int64_t cap) {
       const bool unrolled = loop->for_kind == ForKind::kUnrolled ||
                             loop->for_kind == ForKind::kVectorized;
       if (!unrolled || body == 0) return body;
-      return loop->extent > cap / body ? cap : loop->extent * body;
+      const int64_t copies =
+          loop->extent > kMaxFullUnroll ? kPartialUnroll : loop->extent;
+      return copies > cap / body ? cap : copies * body;
     }
     case StmtKind::kSeq: {
       int64_t total = 0;
@@ -792,7 +794,9 @@ class KernelEmitter {
     if (loop.for_kind == ForKind::kUnrolled ||
         loop.for_kind == ForKind::kVectorized) {
       Indent(depth, out);
-      out->append("#pragma unroll\n");
+      out->append(loop.extent > kMaxFullUnroll
+                      ? absl::StrCat("#pragma unroll ", kPartialUnroll, "\n")
+                      : std::string("#pragma unroll\n"));
     }
     Indent(depth, out);
     absl::StrAppend(out, "for (", index_type_, " ", var, " = 0; ", var, " < ",

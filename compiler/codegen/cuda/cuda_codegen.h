@@ -32,7 +32,11 @@
 //   earlier ones wrote since the last barrier, or writes shared memory they
 //   read; and at the end of a serial loop body that writes and reads shared
 //   memory (the next iteration overwrites what this one read).
-// - Unrolled and vectorized loops are serial loops under `#pragma unroll`.
+// - Unrolled and vectorized loops are serial loops under `#pragma unroll`,
+//   unrolled by kPartialUnroll only when longer than kMaxFullUnroll (the
+//   copies of a large tile by few threads: hundreds of steps whose indices
+//   divide and take remainders made NVRTC compile for a minute; a thread's
+//   accumulators are indexed by shorter loops, which stay whole).
 // - Kernel parameters are declared 16-byte aligned (device allocations are),
 //   so that NVRTC merges neighbouring accesses into vector loads and stores.
 // - Integer index arithmetic is in `int` when every buffer has fewer than
@@ -65,6 +69,9 @@ inline constexpr int64_t kMaxThreadArrayElements = 4096;
 // register tiles times long K chunks), for code no faster than a smaller
 // tile's.
 inline constexpr int64_t kMaxUnrolledStores = 4096;
+// Unrolled loops longer than this are unrolled kPartialUnroll times.
+inline constexpr int64_t kMaxFullUnroll = 32;
+inline constexpr int64_t kPartialUnroll = 4;
 
 struct Dim3 {
   int64_t x = 1, y = 1, z = 1;

@@ -483,35 +483,57 @@ TEST_F(CudaCodegen, RefusesMoreThreadsThanTheTargetHas) {
 }
 
 TEST_F(CudaCodegen, RefusesAThreadsCodeUnrolledPastTheLimit) {
-  // relu over 64 x 128: a block per row, each thread unrolling 128 / 2 = 64
-  // stores is fine; with M = 64 rows unrolled inside the thread too, 64 x 64
-  // = 4096 stores is at the limit, and 8192 past it.
-  for (const auto& [spec, refused] :
-       {std::pair<std::string, bool>{"relu:M=64,N=128", false},
-        {"relu:M=128,N=128", true}}) {
-    SCOPED_TRACE(spec);
-    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  // relu over M x N: two threads, each unrolling the M rows and its N / 2
+  // columns as [a, b]. Loops of at most kMaxFullUnroll iterations unroll
+  // whole: 32 x 8 x 16 = 4096 stores is at the limit, 32 x 16 x 16 past it.
+  // Longer loops unroll kPartialUnroll times: 64 rows of 64 columns count
+  // 4 x 4 stores.
+  struct Case {
+    std::string spec;
+    int64_t a;
+    bool refused;
+    bool partial;
+  };
+  for (const Case& c : {Case{"relu:M=32,N=256", 8, false, false},
+                        Case{"relu:M=32,N=512", 16, true, false},
+                        Case{"relu:M=64,N=128", 1, false, true}}) {
+    SCOPED_TRACE(c.spec);
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(c.spec);
     ASSERT_TRUE(workload.ok());
     absl::StatusOr<Program> initial = workload->InitialProgram();
     ASSERT_TRUE(initial.ok());
     TracedSchedule sch(*initial);
     auto loops = sch.GetLoops(*sch.GetBlock("Y"));
-    auto j = sch.Split((*loops)[1], {Factor{2}, Factor{}});
+    auto j = sch.Split((*loops)[1], {Factor{2}, Factor{c.a}, Factor{}});
     ASSERT_TRUE(j.ok());
-    ASSERT_TRUE(sch.Reorder({(*j)[0], (*loops)[0], (*j)[1]}).ok());
+    ASSERT_TRUE(sch.Reorder({(*j)[0], (*loops)[0], (*j)[1], (*j)[2]}).ok());
     ASSERT_TRUE(sch.Bind((*j)[0], "threadIdx.x").ok());
-    ASSERT_TRUE(sch.Unroll((*loops)[0]).ok());
-    ASSERT_TRUE(sch.Unroll((*j)[1]).ok());
+    for (LoopRV l : {(*loops)[0], (*j)[1], (*j)[2]})
+      ASSERT_TRUE(sch.Unroll(l).ok());
     absl::StatusOr<Program> lowered = LowerProgram(sch.program());
     ASSERT_TRUE(lowered.ok());
     absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
-    EXPECT_EQ(module.ok(), !refused) << module.status();
-    if (refused) {
+    EXPECT_EQ(module.ok(), !c.refused) << module.status();
+    if (c.refused) {
       EXPECT_NE(module.status().message().find(
                     absl::StrCat("unrolls to more than ", kMaxUnrolledStores,
                                  " stores per thread")),
                 std::string::npos)
           << module.status();
+      continue;
+    }
+    if (!module.ok()) continue;
+    EXPECT_EQ(
+        module->source.find(absl::StrCat("#pragma unroll ", kPartialUnroll,
+                                         "\n")) != std::string::npos,
+        c.partial)
+        << module->source;
+    if (c.partial) {
+      absl::Status checked = CheckAgainstReference(
+          *workload, [&](const std::vector<float*>& args) {
+            return testing::RunEmulated(*module, args);
+          });
+      EXPECT_TRUE(checked.ok()) << checked << "\n" << module->source;
     }
   }
 }
