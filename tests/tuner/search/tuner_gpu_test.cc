@@ -7,8 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
-#include "absl/synchronization/mutex.h"
 
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/codegen/cuda/cuda_target.h"
@@ -68,45 +66,5 @@ TEST_F(TunerTest, TunesACudaTaskInItsGpuDesignSpace) {
   EXPECT_NE(program->module.source.find("__shared__"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace lathe::tuner
-namespace lathe::tuner {
-namespace {
-TEST_F(TunerTest, ScratchSearchThroughput) {
-  const Target target = cuda::ArchTarget("sm_90").value();
-  std::vector<Task> tasks = {
-      MakeTask(ParseWorkloadSpec("matmul:M=4096,N=4096,K=4096").value(), target, 1)
-          .value()};
-  std::atomic<int> measured{0};
-  absl::Mutex mu;
-  double measure_s = 0;
-  MeasureFn measure = [&](const proto::MeasureRequest& request)
-      -> absl::StatusOr<proto::MeasureResult> {
-    auto t0 = std::chrono::steady_clock::now();
-    ++measured;
-    auto r = tuner_testing::FakeMeasure(request);
-    absl::MutexLock l(&mu);
-    measure_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
-  };
-  auto db = OpenDb("gpu.db");
-  TuneOptions options;
-  options.max_trials = 256;
-  options.batch_size = 64;
-  options.overlap = true;
-  options.measure_parallelism = 2;
-  options.measure_rounds = 1;
-  options.min_time_s = 0.02;
-  options.min_repeats = 3;
-  options.lathe_version = "test";
-  auto t0 = std::chrono::steady_clock::now();
-  options.on_progress = [&](const TuneProgress& p) {
-    printf("progress trials %lld at %.1f s\n", (long long)p.trials_done, p.elapsed_s);
-  };
-  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  printf("trials %lld wall %.1f s, fake measure %.1f s\n", (long long)report->trials,
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), measure_s);
-}
 }  // namespace
 }  // namespace lathe::tuner
