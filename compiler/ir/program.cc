@@ -75,45 +75,71 @@ std::vector<BlockNode*> Program::Blocks() const {
   return blocks;
 }
 
-StmtNode* Program::ParentOf(const StmtNode* stmt) const {
-  // Trees are small (tens of nodes); a walk is cheaper to keep correct than
-  // parent pointers that every primitive must maintain.
-  StmtNode* parent = nullptr;
-  VisitStmts(root.get(), [&](StmtNode* s) {
-    if (parent) return false;
-    for (StmtNode* child : ChildStmts(s)) {
-      if (child == stmt) parent = s;
-    }
-    return true;
+namespace {
+
+// The statements from `node` down to `target`'s parent, outermost first,
+// appended to `path`; false (and `path` as it was) when `target` is not
+// below `node`. Trees are small (tens of nodes): one walk is cheaper to
+// keep correct than parent pointers every primitive must maintain.
+bool PathTo(StmtNode* node, const StmtNode* target,
+            std::vector<StmtNode*>* path) {
+  path->push_back(node);
+  bool found = false;
+  ForEachChildSlot(node, [&](StmtPtr& child) {
+    found = found || child.get() == target || PathTo(child.get(), target, path);
   });
-  return parent;
+  if (!found) path->pop_back();
+  return found;
+}
+
+// Whether `name` is `hint` or `hint` "_" followed by anything: the only
+// names FreshName's candidates can collide with.
+bool MayCollide(const std::string& name, const std::string& hint) {
+  return name.size() >= hint.size() &&
+         name.compare(0, hint.size(), hint) == 0 &&
+         (name.size() == hint.size() || name[hint.size()] == '_');
+}
+
+}  // namespace
+
+StmtNode* Program::ParentOf(const StmtNode* stmt) const {
+  std::vector<StmtNode*> path;
+  if (root == nullptr || !PathTo(root.get(), stmt, &path)) return nullptr;
+  return path.back();
 }
 
 std::vector<ForNode*> Program::LoopsAbove(const StmtNode* stmt) const {
+  std::vector<StmtNode*> path;
   std::vector<ForNode*> loops;
-  for (StmtNode* p = ParentOf(stmt); p != nullptr; p = ParentOf(p)) {
-    if (p->kind == StmtKind::kBlock) break;
-    if (auto* f = p->as<ForNode>()) loops.insert(loops.begin(), f);
+  if (root == nullptr || !PathTo(root.get(), stmt, &path)) return loops;
+  for (auto p = path.rbegin(); p != path.rend(); ++p) {
+    if ((*p)->kind == StmtKind::kBlock) break;
+    if (auto* f = (*p)->as<ForNode>()) loops.insert(loops.begin(), f);
   }
   return loops;
 }
 
 BlockNode* Program::EnclosingBlock(const StmtNode* stmt) const {
-  for (StmtNode* p = ParentOf(stmt); p != nullptr; p = ParentOf(p)) {
-    if (auto* b = p->as<BlockNode>()) return b;
+  std::vector<StmtNode*> path;
+  if (root == nullptr || !PathTo(root.get(), stmt, &path)) return nullptr;
+  for (auto p = path.rbegin(); p != path.rend(); ++p) {
+    if (auto* b = (*p)->as<BlockNode>()) return b;
   }
   return nullptr;
 }
 
 std::string Program::FreshName(const std::string& hint) const {
   std::set<std::string> used;
-  for (const BufferPtr& b : Params()) used.insert(b->name);
+  auto use = [&](const std::string& name) {
+    if (MayCollide(name, hint)) used.insert(name);
+  };
+  for (const BufferPtr& b : Params()) use(b->name);
   VisitStmts(root.get(), [&](StmtNode* s) {
-    if (auto* f = s->as<ForNode>()) used.insert(f->var->name);
+    if (auto* f = s->as<ForNode>()) use(f->var->name);
     if (auto* b = s->as<BlockNode>()) {
-      used.insert(b->name);
-      for (const IterVar& iv : b->iter_vars) used.insert(iv.var->name);
-      for (const BufferPtr& buf : b->alloc_buffers) used.insert(buf->name);
+      use(b->name);
+      for (const IterVar& iv : b->iter_vars) use(iv.var->name);
+      for (const BufferPtr& buf : b->alloc_buffers) use(buf->name);
     }
     return true;
   });

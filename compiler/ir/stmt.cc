@@ -120,39 +120,19 @@ StmtPtr CloneStmt(const StmtNode& stmt) {
 
 std::vector<StmtPtr*> ChildSlots(StmtNode* stmt) {
   std::vector<StmtPtr*> slots;
-  auto add = [&](StmtPtr& s) {
-    if (s) slots.push_back(&s);
-  };
-  switch (stmt->kind) {
-    case StmtKind::kFor:
-      add(stmt->as<ForNode>()->body);
-      break;
-    case StmtKind::kSeq:
-      for (auto& s : stmt->as<SeqNode>()->stmts) add(s);
-      break;
-    case StmtKind::kBlock:
-      add(stmt->as<BlockNode>()->init);
-      add(stmt->as<BlockNode>()->body);
-      break;
-    case StmtKind::kStore:
-      break;
-    case StmtKind::kIf:
-      add(stmt->as<IfNode>()->then_case);
-      add(stmt->as<IfNode>()->else_case);
-      break;
-  }
+  ForEachChildSlot(stmt, [&](StmtPtr& s) { slots.push_back(&s); });
   return slots;
 }
 
 std::vector<StmtNode*> ChildStmts(StmtNode* stmt) {
   std::vector<StmtNode*> children;
-  for (StmtPtr* slot : ChildSlots(stmt)) children.push_back(slot->get());
+  ForEachChildSlot(stmt, [&](StmtPtr& s) { children.push_back(s.get()); });
   return children;
 }
 
 void VisitStmts(StmtNode* root, const std::function<bool(StmtNode*)>& fn) {
   if (root == nullptr || !fn(root)) return;
-  for (StmtNode* child : ChildStmts(root)) VisitStmts(child, fn);
+  ForEachChildSlot(root, [&](StmtPtr& child) { VisitStmts(child.get(), fn); });
 }
 
 void VisitStmts(const StmtNode* root,

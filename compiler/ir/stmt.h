@@ -153,6 +153,12 @@ StmtPtr MakeIf(Expr cond, StmtPtr then_case, StmtPtr else_case = nullptr);
 StmtPtr CloneStmt(const StmtNode& stmt);
 std::unique_ptr<BlockNode> CloneBlock(const BlockNode& block);
 
+// Calls fn(slot) for the owning slot of each direct child, in execution
+// order (what ChildSlots lists, without building the list: the walks of
+// every primitive go through it).
+template <typename Fn>
+void ForEachChildSlot(StmtNode* stmt, Fn&& fn);
+
 // The direct children of a statement, in execution order.
 std::vector<StmtNode*> ChildStmts(StmtNode* stmt);
 // The owning slots of the direct children (to replace a child in place).
@@ -175,5 +181,30 @@ void MutateAllExprs(StmtNode* root, const std::function<Expr(const Expr&)>& fn);
 
 // Maps each statement below root to its parent.
 std::map<const StmtNode*, StmtNode*> ParentMap(StmtNode* root);
+
+template <typename Fn>
+void ForEachChildSlot(StmtNode* stmt, Fn&& fn) {
+  auto visit = [&](StmtPtr& s) {
+    if (s) fn(s);
+  };
+  switch (stmt->kind) {
+    case StmtKind::kFor:
+      visit(stmt->as<ForNode>()->body);
+      break;
+    case StmtKind::kSeq:
+      for (auto& s : stmt->as<SeqNode>()->stmts) visit(s);
+      break;
+    case StmtKind::kBlock:
+      visit(stmt->as<BlockNode>()->init);
+      visit(stmt->as<BlockNode>()->body);
+      break;
+    case StmtKind::kStore:
+      break;
+    case StmtKind::kIf:
+      visit(stmt->as<IfNode>()->then_case);
+      visit(stmt->as<IfNode>()->else_case);
+      break;
+  }
+}
 
 }  // namespace lathe

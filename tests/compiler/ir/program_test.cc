@@ -65,6 +65,13 @@ TEST(Program, LoopsAboveABlockStopAtTheEnclosingBlock) {
   EXPECT_EQ(p.EnclosingBlock(c), p.root.get());
   EXPECT_EQ(p.ParentOf(p.root.get()), nullptr);
   EXPECT_EQ(p.ParentOf(c), loops[2]);
+  EXPECT_EQ(p.ParentOf(loops[1]), loops[0]);
+  // A statement of another program has no parent, loops or block here.
+  Program other = MatmulScale();
+  BlockNode* foreign = other.FindBlock("C");
+  EXPECT_EQ(p.ParentOf(foreign), nullptr);
+  EXPECT_TRUE(p.LoopsAbove(foreign).empty());
+  EXPECT_EQ(p.EnclosingBlock(foreign), nullptr);
 }
 
 TEST(Program, FreshNamesAvoidEveryNameInUse) {
