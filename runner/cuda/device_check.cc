@@ -104,27 +104,23 @@ absl::StatusOr<const DeviceCheck::Resident*> DeviceCheck::Upload(
   }
   Resident resident;
   absl::Status status;
-  for (const std::vector<float>& input : entry.inputs) {
-    const int64_t bytes = static_cast<int64_t>(input.size()) * 4;
+  // Allocates `bytes` on the device, records the pointer and copies `data`.
+  auto upload = [&](const void* data, int64_t bytes,
+                    std::vector<cuda::DevicePtr>* into) {
     absl::StatusOr<cuda::DevicePtr> ptr = device_->Alloc(bytes);
-    if (!ptr.ok()) {
-      status = ptr.status();
-      break;
-    }
-    resident.inputs.push_back(*ptr);
-    status = device_->CopyToDevice(*ptr, input.data(), bytes);
-    if (!status.ok()) break;
+    if (!ptr.ok()) return ptr.status();
+    into->push_back(*ptr);
+    return device_->CopyToDevice(*ptr, data, bytes);
+  };
+  for (size_t i = 0; status.ok() && i < entry.inputs.size(); ++i) {
+    status = upload(entry.inputs[i].data(),
+                    static_cast<int64_t>(entry.inputs[i].size()) * 4,
+                    &resident.inputs);
   }
   for (size_t o = 0; status.ok() && o < entry.outputs.size(); ++o) {
     const std::vector<double>& values = entry.outputs[o].values;
-    const int64_t bytes = static_cast<int64_t>(values.size()) * 8;
-    absl::StatusOr<cuda::DevicePtr> ptr = device_->Alloc(bytes);
-    if (!ptr.ok()) {
-      status = ptr.status();
-      break;
-    }
-    resident.outputs.push_back(*ptr);
-    status = device_->CopyToDevice(*ptr, values.data(), bytes);
+    status = upload(values.data(), static_cast<int64_t>(values.size()) * 8,
+                    &resident.outputs);
   }
   if (!status.ok()) {
     Release(&resident);
