@@ -793,10 +793,11 @@ class KernelEmitter {
     }
     if (loop.for_kind == ForKind::kUnrolled ||
         loop.for_kind == ForKind::kVectorized) {
+      const int64_t factor = UnrollFactor(loop);
       Indent(depth, out);
-      out->append(loop.extent > kMaxFullUnroll
-                      ? absl::StrCat("#pragma unroll ", kPartialUnroll, "\n")
-                      : std::string("#pragma unroll\n"));
+      out->append(factor >= loop.extent
+                      ? std::string("#pragma unroll\n")
+                      : absl::StrCat("#pragma unroll ", factor, "\n"));
     }
     Indent(depth, out);
     absl::StrAppend(out, "for (", index_type_, " ", var, " = 0; ", var, " < ",
@@ -823,6 +824,47 @@ class KernelEmitter {
     Indent(depth, out);
     out->append("}\n");
     return absl::OkStatus();
+  }
+
+  // How many times an unrolled loop is unrolled (see the header): whole,
+  // unless it is longer than kMaxFullUnroll (kPartialUnroll), or its
+  // unrolled body would pass kMaxUnrolledRegion stores and its variable
+  // indexes no array of the thread (the largest divisor of its extent that
+  // keeps the region within the bound, 1 at least).
+  int64_t UnrollFactor(const ForNode& loop) const {
+    if (loop.extent > kMaxFullUnroll) return kPartialUnroll;
+    const int64_t body = std::max<int64_t>(
+        1, UnrolledStores(loop.body.get(), kMaxUnrolledRegion + 1));
+    if (loop.extent * body <= kMaxUnrolledRegion || IndexesThreadArray(loop))
+      return loop.extent;
+    int64_t factor = 1;
+    for (int64_t f = 1; f <= loop.extent && f * body <= kMaxUnrolledRegion;
+         ++f) {
+      if (loop.extent % f == 0) factor = f;
+    }
+    return factor;
+  }
+
+  // Whether `loop`'s variable indexes an array of the thread below it (a
+  // register tile's loop, which must unroll whole for the array to stay in
+  // registers).
+  bool IndexesThreadArray(const ForNode& loop) const {
+    bool found = false;
+    auto check = [&](const Buffer* b, const std::vector<Expr>& indices) {
+      if (found || !block_local_.count(b) || shared_.count(b)) return;
+      for (const Expr& index : indices) found |= UsesVar(index, loop.var);
+    };
+    VisitStmts(loop.body.get(), [&](const StmtNode* s) {
+      if (const auto* store = s->as<StoreNode>())
+        check(store->buffer.get(), store->indices);
+      VisitOwnExprs(*s, [&](const Expr& e) {
+        VisitExpr(e, [&](const Expr& x) {
+          if (x.is(ExprKind::kLoad)) check(x->buffer.get(), x->operands);
+        });
+      });
+      return !found;
+    });
+    return found;
   }
 
   const Target& target_;

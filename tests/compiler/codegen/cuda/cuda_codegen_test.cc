@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -437,6 +438,46 @@ TEST_F(CudaCodegen, GroupedRegisterTilesAreEachThreadsRegisters) {
   if (access(kPtxas, X_OK) == 0) {
     EXPECT_EQ(Assemble(compiled->ptx, "sm_90"), "");
   }
+}
+
+TEST_F(CudaCodegen, LargeUnrolledRegionsUnrollInPartsButRegisterLoopsWhole) {
+  // The default tile of a 128x128 matmul with K chunks of 32 and 8x8
+  // accumulators: the chunk loop around 64 products would unroll to 2048,
+  // past kMaxUnrolledRegion, and indexes no array of the thread, so it
+  // unrolls by 16 (1024); the register loops, which index the
+  // accumulators, unroll whole, and the accumulators stay in registers.
+  absl::StatusOr<Workload> workload =
+      ParseWorkloadSpec("matmul:M=128,N=128,K=64");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  ASSERT_TRUE(initial.ok());
+  DefaultGpuScheduleOptions options;
+  options.shared_tile_k_chunk = 32;
+  options.shared_tile_register_groups = 1;
+  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, options);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::StatusOr<CudaProgram> program =
+      MakeCudaProgram(*workload, &*trace, Arch("sm_90"));
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string& src = program->module.source;
+  const size_t chunk = src.find("for (int k_1 = 0; k_1 < 32; ++k_1)");
+  ASSERT_NE(chunk, std::string::npos) << src;
+  // The line before the chunk loop, and no other loop, unrolls in parts.
+  const size_t line = src.rfind('\n', src.rfind('\n', chunk) - 1) + 1;
+  EXPECT_EQ(absl::StripAsciiWhitespace(src.substr(line, chunk - line)),
+            "#pragma unroll 16")
+      << src;
+  EXPECT_EQ(src.find("#pragma unroll 16"), line + src.substr(line).find('#'))
+      << src;
+  EXPECT_EQ(src.find("#pragma unroll 16", chunk), std::string::npos) << src;
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(program->module, args);
+      });
+  EXPECT_TRUE(checked.ok()) << checked << "\n" << src;
+  absl::StatusOr<CompiledCuda> compiled = CompileCuda(src, "sm_90", false);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(compiled->ptx.find(".local"), std::string::npos);
 }
 
 TEST_F(CudaCodegen, RefusesMoreSharedMemoryThanTheTargetHas) {
