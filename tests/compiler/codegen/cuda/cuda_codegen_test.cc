@@ -403,32 +403,36 @@ TEST(CudaEmulation, SharedTileAccumulatorsAreEachThreadsRegisters) {
   EXPECT_TRUE(checked.ok()) << checked << "\n" << src;
 }
 
+// `spec`'s default GPU schedule with `options`, as CUDA for sm_90; its
+// outputs checked against the reference in the emulator.
+absl::StatusOr<CudaProgram> CheckedDefaultProgram(
+    const std::string& spec, const DefaultGpuScheduleOptions& options) {
+  LATHE_ASSIGN_OR_RETURN(Workload workload, ParseWorkloadSpec(spec));
+  LATHE_ASSIGN_OR_RETURN(Program initial, workload.InitialProgram());
+  LATHE_ASSIGN_OR_RETURN(Trace trace, DefaultGpuSchedule(initial, options));
+  LATHE_ASSIGN_OR_RETURN(CudaProgram program,
+                         MakeCudaProgram(workload, &trace, Arch("sm_90")));
+  LATHE_RETURN_IF_ERROR(
+      CheckAgainstReference(workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(program.module, args);
+      }));
+  return program;
+}
+
 TEST_F(CudaCodegen, GroupedRegisterTilesAreEachThreadsRegisters) {
   // The default schedule of a 128x128 matmul with each thread's 8x8 as 2x2
   // groups of 4x4, one run of every thread apart: the accumulators are still
   // the thread's 64, and neighbouring threads read neighbouring float4s of
   // a B tile row (threadIdx % 16 * 4 + a multiple of 64).
-  absl::StatusOr<Workload> workload =
-      ParseWorkloadSpec("matmul:M=128,N=128,K=32");
-  ASSERT_TRUE(workload.ok());
-  absl::StatusOr<Program> initial = workload->InitialProgram();
-  ASSERT_TRUE(initial.ok());
   DefaultGpuScheduleOptions options;
   options.shared_tile_register_groups = 2;
-  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, options);
-  ASSERT_TRUE(trace.ok()) << trace.status();
   absl::StatusOr<CudaProgram> program =
-      MakeCudaProgram(*workload, &*trace, Arch("sm_90"));
+      CheckedDefaultProgram("matmul:M=128,N=128,K=32", options);
   ASSERT_TRUE(program.ok()) << program.status();
   const std::string& src = program->module.source;
   EXPECT_NE(src.find("float C_local[64];"), std::string::npos) << src;
   EXPECT_NE(src.find("% 16) * 4)"), std::string::npos) << src;
   EXPECT_EQ(src.find("% 16) * 8)"), std::string::npos) << src;
-  absl::Status checked =
-      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
-        return testing::RunEmulated(program->module, args);
-      });
-  EXPECT_TRUE(checked.ok()) << checked << "\n" << src;
   // NVRTC keeps the accumulators in registers and reads the tiles four
   // floats at a time.
   absl::StatusOr<CompiledCuda> compiled = CompileCuda(src, "sm_90", false);
@@ -446,18 +450,11 @@ TEST_F(CudaCodegen, LargeUnrolledRegionsUnrollInPartsButRegisterLoopsWhole) {
   // past kMaxUnrolledRegion, and indexes no array of the thread, so it
   // unrolls by 16 (1024); the register loops, which index the
   // accumulators, unroll whole, and the accumulators stay in registers.
-  absl::StatusOr<Workload> workload =
-      ParseWorkloadSpec("matmul:M=128,N=128,K=64");
-  ASSERT_TRUE(workload.ok());
-  absl::StatusOr<Program> initial = workload->InitialProgram();
-  ASSERT_TRUE(initial.ok());
   DefaultGpuScheduleOptions options;
   options.shared_tile_k_chunk = 32;
   options.shared_tile_register_groups = 1;
-  absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, options);
-  ASSERT_TRUE(trace.ok()) << trace.status();
   absl::StatusOr<CudaProgram> program =
-      MakeCudaProgram(*workload, &*trace, Arch("sm_90"));
+      CheckedDefaultProgram("matmul:M=128,N=128,K=64", options);
   ASSERT_TRUE(program.ok()) << program.status();
   const std::string& src = program->module.source;
   const size_t chunk = src.find("for (int k_1 = 0; k_1 < 32; ++k_1)");
@@ -470,11 +467,6 @@ TEST_F(CudaCodegen, LargeUnrolledRegionsUnrollInPartsButRegisterLoopsWhole) {
   EXPECT_EQ(src.find("#pragma unroll 16"), line + src.substr(line).find('#'))
       << src;
   EXPECT_EQ(src.find("#pragma unroll 16", chunk), std::string::npos) << src;
-  absl::Status checked =
-      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
-        return testing::RunEmulated(program->module, args);
-      });
-  EXPECT_TRUE(checked.ok()) << checked << "\n" << src;
   absl::StatusOr<CompiledCuda> compiled = CompileCuda(src, "sm_90", false);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   EXPECT_EQ(compiled->ptx.find(".local"), std::string::npos);
