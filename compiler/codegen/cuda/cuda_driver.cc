@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
@@ -244,6 +246,15 @@ absl::StatusOr<void*> CudaDevice::LoadModule(const std::string& image) {
   return module;
 }
 
+void CudaDevice::UnloadModule(void* module) {
+  auto it = std::find(modules_.begin(), modules_.end(), module);
+  if (it == modules_.end()) return;
+  modules_.erase(it);
+  const DriverApi* api = *Api();
+  api->cuCtxSynchronize();  // a failed context fails here too: unload anyway
+  api->cuModuleUnload(static_cast<CUmodule>(module));
+}
+
 absl::StatusOr<void*> CudaDevice::Function(void* module,
                                            const std::string& name) {
   CUfunction function = nullptr;
@@ -285,6 +296,7 @@ absl::StatusOr<std::unique_ptr<LoadedModule>> LoadedModule::Load(
     loaded->buffers_.push_back(ptr);
   }
   LATHE_ASSIGN_OR_RETURN(void* handle, device->LoadModule(image));
+  loaded->handle_ = handle;
   for (const CudaKernel& k : module.kernels) {
     LATHE_ASSIGN_OR_RETURN(void* fn, device->Function(handle, k.name));
     loaded->functions_.push_back(fn);
@@ -293,6 +305,7 @@ absl::StatusOr<std::unique_ptr<LoadedModule>> LoadedModule::Load(
 }
 
 LoadedModule::~LoadedModule() {
+  if (handle_ != nullptr) device_->UnloadModule(handle_);
   for (DevicePtr p : buffers_) device_->Free(p);
 }
 

@@ -62,9 +62,13 @@ class CudaDevice {
   absl::Status Fill(DevicePtr dst, uint8_t value, int64_t bytes);
   absl::Status Synchronize();
 
-  // A module loaded from a cubin (or PTX); functions by name. Unloaded with
-  // the device.
+  // A module loaded from a cubin (or PTX); functions by name. Unloaded by
+  // UnloadModule, or with the device.
   absl::StatusOr<void*> LoadModule(const std::string& image);
+  // Waits for the device's work, then unloads `module` (one LoadModule
+  // returned; others are ignored). A runner loads a module per candidate,
+  // thousands a day: kept loaded, they would fill the device.
+  void UnloadModule(void* module);
   absl::StatusOr<void*> Function(void* module, const std::string& name);
   // Launches on the default stream; `args` points at each argument's value.
   absl::Status Launch(void* function, const Dim3& grid, const Dim3& block,
@@ -108,6 +112,7 @@ class LoadedModule {
   LoadedModule() = default;
   CudaDevice* device_ = nullptr;
   CudaModule module_;
+  void* handle_ = nullptr;  // the loaded image, unloaded with this module
   std::vector<DevicePtr> buffers_;
   std::vector<void*> functions_;
 };
