@@ -80,6 +80,32 @@ bool Grouped(const SharedTileAxis& axis) {
   return fixed == nullptr || *fixed > 1;
 }
 
+// The loops a tiled axis is split into, below its outer part.
+struct AxisParts {
+  std::vector<LoopRV>* groups;
+  std::vector<LoopRV>* threads;
+  std::vector<LoopRV>* registers;
+};
+
+// Splits `loop` of a tiled axis by [groups (when Grouped),] threads,
+// registers, after an outer part when `outer` is given (the block's loop
+// of the axis, inferred), and appends the parts to `outer` and `into`.
+absl::Status SplitAxis(ConcreteSchedule* sch, LoopRV loop,
+                       const SharedTileAxis& axis, std::vector<LoopRV>* outer,
+                       const AxisParts& into) {
+  std::vector<Factor> factors;
+  if (outer != nullptr) factors.push_back(Factor{});
+  if (Grouped(axis)) factors.push_back(axis.groups);
+  factors.push_back(axis.threads);
+  factors.push_back(axis.registers);
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch->Split(loop, factors));
+  if (outer != nullptr) outer->push_back(parts.front());
+  if (Grouped(axis)) into.groups->push_back(parts[parts.size() - 3]);
+  into.threads->push_back(parts[parts.size() - 2]);
+  into.registers->push_back(parts.back());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> ValueOf(const ConcreteSchedule& sch, const Factor& f) {
   if (const auto* c = std::get_if<int64_t>(&f)) return *c;
   if (const auto* rv = std::get_if<ExprRV>(&f)) return sch.Value(*rv);
@@ -146,14 +172,13 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
         absl::StrCat("a shared-memory tile got factors for ", f.axes.size(),
                      " loops, not its ", n, " spatial loops"));
   }
-  // The tiled axes' thread and register factors, in loop order.
-  std::vector<Factor> thread_factors, register_factors;
+  // The tiled axes' thread factors, in loop order.
+  std::vector<Factor> thread_factors;
   bool fixed = IsFixed(f.lanes);
   int64_t threads = 1;
   for (const std::optional<SharedTileAxis>& axis : f.axes) {
     if (!axis.has_value()) continue;
     thread_factors.push_back(axis->threads);
-    register_factors.push_back(axis->registers);
     fixed &= IsFixed(axis->threads) && IsFixed(axis->groups);
     LATHE_ASSIGN_OR_RETURN(const int64_t t, ValueOf(*sch, axis->threads));
     threads *= t;
@@ -168,24 +193,9 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
       outer.push_back(spatial[d]);
       continue;
     }
-    const SharedTileAxis& axis = *f.axes[d];
-    if (!Grouped(axis)) {
-      LATHE_ASSIGN_OR_RETURN(
-          std::vector<LoopRV> parts,
-          sch->Split(spatial[d], {Factor{}, axis.threads, axis.registers}));
-      outer.push_back(parts[0]);
-      thread_parts.push_back(parts[1]);
-      register_parts.push_back(parts[2]);
-      continue;
-    }
-    LATHE_ASSIGN_OR_RETURN(
-        std::vector<LoopRV> parts,
-        sch->Split(spatial[d],
-                   {Factor{}, axis.groups, axis.threads, axis.registers}));
-    outer.push_back(parts[0]);
-    group_parts.push_back(parts[1]);
-    thread_parts.push_back(parts[2]);
-    register_parts.push_back(parts[3]);
+    LATHE_RETURN_IF_ERROR(
+        SplitAxis(sch, spatial[d], *f.axes[d], &outer,
+                  {&group_parts, &thread_parts, &register_parts}));
   }
   // The first reduction loop into [chunks, chunk]: the chunks outside the
   // threads (a shared tile per chunk), the chunk and the other reduction
@@ -230,14 +240,9 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
     for (size_t d = 0; d < n; ++d) {
       if (!f.axes[d].has_value()) continue;
       const size_t at = fixed ? 1 + factor : 1 + d;
-      const SharedTileAxis& axis = *f.axes[d];
-      std::vector<Factor> factors = {axis.threads, axis.registers};
-      if (Grouped(axis)) factors.insert(factors.begin(), axis.groups);
-      LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
-                             sch->Split(wb[at], factors));
-      if (Grouped(axis)) wb_groups.push_back(parts.front());
-      wb_threads.push_back(parts[parts.size() - 2]);
-      wb_registers.push_back(parts.back());
+      LATHE_RETURN_IF_ERROR(
+          SplitAxis(sch, wb[at], *f.axes[d], nullptr,
+                    {&wb_groups, &wb_threads, &wb_registers}));
       ++factor;
     }
     std::vector<LoopRV> wb_order = wb_threads;
