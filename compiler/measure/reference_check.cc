@@ -30,6 +30,16 @@ std::vector<TensorData> MakeInputs(const Workload& workload, uint64_t seed) {
 
 absl::StatusOr<const ReferenceCache::Entry*> ReferenceCache::Get(
     const Workload& workload, uint64_t seed) {
+  for (const std::vector<te::Tensor>* tensors :
+       {&workload.inputs(), &workload.outputs()}) {
+    for (const te::Tensor& t : *tensors) {
+      if (t.dtype() != DType::Float32()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("check: tensor ", t.name(), " is ",
+                         t.dtype().ToString(), ", not float32"));
+      }
+    }
+  }
   const std::pair<std::string, uint64_t> key{workload.CanonicalForm(), seed};
   auto it = entries_.find(key);
   if (it == entries_.end()) {
@@ -84,16 +94,6 @@ std::vector<float*> ReferenceCache::Arguments(const Entry& entry) {
 absl::Status CheckAgainstReference(const Workload& workload,
                                    const KernelCall& kernel, uint64_t seed,
                                    ReferenceCache* cache) {
-  for (const std::vector<te::Tensor>* tensors :
-       {&workload.inputs(), &workload.outputs()}) {
-    for (const te::Tensor& t : *tensors) {
-      if (t.dtype() != DType::Float32()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("check: tensor ", t.name(), " is ",
-                         t.dtype().ToString(), ", not float32"));
-      }
-    }
-  }
   // Without a cache, one for this check.
   ReferenceCache own(/*capacity=*/1);
   if (cache == nullptr) cache = &own;

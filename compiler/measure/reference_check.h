@@ -62,8 +62,9 @@ class ReferenceCache {
     double atol = 0;  // CheckAgainstReference's, from the work per output
     uint64_t last_used = 0;
   };
-  // The entry of (workload, seed), computed when not cached. The workload
-  // must be all float32 (CheckAgainstReference checks).
+  // The entry of (workload, seed), computed when not cached. Errors:
+  // InvalidArgument naming the tensor for a workload that is not all
+  // float32; the reference's.
   absl::StatusOr<const Entry*> Get(const Workload& workload, uint64_t seed);
 
   // Buffers for the kernel's arguments of `entry` (inputs, then outputs),

@@ -1,6 +1,7 @@
 // Tests of compiler/measure/reference_check.h with kernels written here.
 #include "compiler/measure/reference_check.h"
 
+#include "compiler/te/tensor.h"
 #include "compiler/workload/spec.h"
 #include "gtest/gtest.h"
 
@@ -49,6 +50,27 @@ TEST(ReferenceCheck, AnUnwrittenOutputFails) {
   absl::Status st =
       CheckAgainstReference(*w, [](const auto&) { return absl::OkStatus(); });
   EXPECT_FALSE(st.ok());
+}
+
+TEST(ReferenceCheck, RefusesAWorkloadThatIsNotFloat32BeforeRunningIt) {
+  // Specs accept float32 only; a workload made directly may hold another
+  // type (an integer input here).
+  const te::Tensor x = te::Placeholder("X", {4}, DType::Int32());
+  const te::Tensor y = te::Placeholder("Y", {4});
+  const Workload w("probe", {}, {x}, {y}, "probe:dtype=int32");
+  bool ran = false;
+  absl::Status st = CheckAgainstReference(w, [&](const auto&) {
+    ran = true;
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("not float32"), std::string::npos) << st;
+  EXPECT_FALSE(ran);
+  // The cache refuses it too: what a caller that reads entries directly
+  // (a GPU runner's check on the device) relies on.
+  ReferenceCache cache;
+  EXPECT_EQ(cache.Get(w, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ReferenceCheck, ACacheGivesTheSameVerdictsAndKeepsFewEntries) {
