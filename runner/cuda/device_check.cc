@@ -68,7 +68,7 @@ absl::StatusOr<std::unique_ptr<DeviceCheck>> DeviceCheck::Create(
 }
 
 DeviceCheck::~DeviceCheck() {
-  for (auto& [key, resident] : resident_) Release(&resident);
+  Release();
   device_->Free(first_bad_);
 }
 
@@ -80,30 +80,18 @@ bool DeviceCheck::Wants(const ReferenceCache::Entry& entry) {
   return bytes >= kMinBytes;
 }
 
-void DeviceCheck::Release(Resident* resident) {
-  for (cuda::DevicePtr p : resident->inputs) device_->Free(p);
-  for (cuda::DevicePtr p : resident->outputs) device_->Free(p);
-  resident->inputs.clear();
-  resident->outputs.clear();
+void DeviceCheck::Release() {
+  for (cuda::DevicePtr p : inputs_) device_->Free(p);
+  for (cuda::DevicePtr p : references_) device_->Free(p);
+  inputs_.clear();
+  references_.clear();
+  resident_key_.clear();
 }
 
-absl::StatusOr<const DeviceCheck::Resident*> DeviceCheck::Upload(
-    const std::string& key, const ReferenceCache::Entry& entry) {
-  auto it = resident_.find(key);
-  if (it != resident_.end()) {
-    it->second.last_used = ++clock_;
-    return &it->second;
-  }
-  if (resident_.size() >= 2) {
-    auto oldest = resident_.begin();
-    for (auto r = resident_.begin(); r != resident_.end(); ++r) {
-      if (r->second.last_used < oldest->second.last_used) oldest = r;
-    }
-    Release(&oldest->second);
-    resident_.erase(oldest);
-  }
-  Resident resident;
-  absl::Status status;
+absl::Status DeviceCheck::Upload(const std::string& key,
+                                 const ReferenceCache::Entry& entry) {
+  if (!resident_key_.empty() && key == resident_key_) return absl::OkStatus();
+  Release();
   // Allocates `bytes` on the device, records the pointer and copies `data`.
   auto upload = [&](const void* data, int64_t bytes,
                     std::vector<cuda::DevicePtr>* into) {
@@ -112,29 +100,29 @@ absl::StatusOr<const DeviceCheck::Resident*> DeviceCheck::Upload(
     into->push_back(*ptr);
     return device_->CopyToDevice(*ptr, data, bytes);
   };
+  absl::Status status;
   for (size_t i = 0; status.ok() && i < entry.inputs.size(); ++i) {
     status = upload(entry.inputs[i].data(),
-                    static_cast<int64_t>(entry.inputs[i].size()) * 4,
-                    &resident.inputs);
+                    static_cast<int64_t>(entry.inputs[i].size()) * 4, &inputs_);
   }
   for (size_t o = 0; status.ok() && o < entry.outputs.size(); ++o) {
     const std::vector<double>& values = entry.outputs[o].values;
     status = upload(values.data(), static_cast<int64_t>(values.size()) * 8,
-                    &resident.outputs);
+                    &references_);
   }
   if (!status.ok()) {
-    Release(&resident);
+    Release();
     return status;
   }
-  resident.last_used = ++clock_;
-  return &resident_.emplace(key, std::move(resident)).first->second;
+  resident_key_ = key;
+  return absl::OkStatus();
 }
 
 absl::Status DeviceCheck::Check(const std::string& key,
                                 const ReferenceCache::Entry& entry,
                                 const Workload& workload,
                                 cuda::LoadedModule* module) {
-  LATHE_ASSIGN_OR_RETURN(const Resident* resident, Upload(key, entry));
+  LATHE_RETURN_IF_ERROR(Upload(key, entry));
   const int num_inputs = static_cast<int>(entry.inputs.size());
   for (int i = 0; i < num_inputs; ++i) {
     const cuda::DevicePtr dst = module->ParamPointer(i);
@@ -144,8 +132,7 @@ absl::Status DeviceCheck::Check(const std::string& key,
                        i, " of ", workload.CanonicalForm()));
     }
     LATHE_RETURN_IF_ERROR(device_->CopyOnDevice(
-        dst, resident->inputs[i],
-        static_cast<int64_t>(entry.inputs[i].size()) * 4));
+        dst, inputs_[i], static_cast<int64_t>(entry.inputs[i].size()) * 4));
   }
   std::vector<cuda::DevicePtr> outputs;
   for (size_t o = 0; o < entry.outputs.size(); ++o) {
@@ -168,7 +155,7 @@ absl::Status DeviceCheck::Check(const std::string& key,
     const int64_t blocks =
         std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks);
     cuda::DevicePtr got = outputs[o];
-    cuda::DevicePtr want = resident->outputs[o];
+    cuda::DevicePtr want = references_[o];
     double rtol = kCheckRtol;
     double atol = entry.atol;
     cuda::DevicePtr bad = first_bad_;

@@ -19,7 +19,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -58,27 +57,26 @@ class DeviceCheck {
   // entry's on the device. Ok when every output is close; FailedPrecondition
   // naming the output and the first mismatching index when one is not;
   // the driver's error when a copy, a launch or the kernel fails. `key`
-  // names the entry (its workload and seed): its device copies are kept
-  // under it, the two most recent keys at a time.
+  // names the entry (its workload and seed): the device copies of the last
+  // key checked are kept (a runner checks a batch of one workload's
+  // candidates in a row).
   absl::Status Check(const std::string& key, const ReferenceCache::Entry& entry,
                      const Workload& workload, cuda::LoadedModule* module);
 
  private:
-  struct Resident {
-    std::vector<cuda::DevicePtr> inputs, outputs;
-    uint64_t last_used = 0;
-  };
   DeviceCheck(cuda::CudaDevice* device, void* function)
       : device_(device), function_(function) {}
-  absl::StatusOr<const Resident*> Upload(const std::string& key,
-                                         const ReferenceCache::Entry& entry);
-  void Release(Resident* resident);
+  // Makes `key`'s inputs and reference the resident ones.
+  absl::Status Upload(const std::string& key,
+                      const ReferenceCache::Entry& entry);
+  void Release();
 
   cuda::CudaDevice* device_;
   void* function_;
   cuda::DevicePtr first_bad_ = 0;  // kMaxBlocks int64 results
-  std::map<std::string, Resident> resident_;
-  uint64_t clock_ = 0;
+  // The resident copies: of `resident_key_` ("" when none).
+  std::string resident_key_;
+  std::vector<cuda::DevicePtr> inputs_, references_;
 };
 
 }  // namespace lathe::runner
