@@ -1,45 +1,16 @@
 #include "cli/trace_file.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "base/bounded_read.h"
-#include "base/untrusted_text.h"
 #include "cli/shown_text.h"
-#include "compiler/schedule/trace_text.h"
-#include "proto/trace_limits.h"
+#include "compiler/schedule/trace_file.h"
 
 namespace lathe::cli {
-namespace {
-
-// A file whose first non-blank character is not '{' holds the text form;
-// anything else (an empty file too) is read as JSON, with its errors.
-absl::StatusOr<Trace> LoadTrace(const std::string& path) {
-  absl::StatusOr<std::string> text =
-      ReadBoundedFile(path, "trace file", kMaxTraceBytes, "kMaxTraceBytes");
-  if (!text.ok()) return text.status();
-  const size_t first = text->find_first_not_of(" \t\r\n");
-  absl::StatusOr<Trace> trace =
-      first == std::string::npos || (*text)[first] == '{'
-          ? Trace::FromJson(*text)
-          : ParseTraceText(*text);
-  if (!trace.ok()) {
-    return absl::Status(trace.status().code(),
-                        absl::StrCat("trace file ", EscapedPrefix(path), ": ",
-                                     trace.status().message()));
-  }
-  return trace;
-}
-
-}  // namespace
 
 absl::StatusOr<Trace> LoadTraceFor(const std::string& path,
                                    const Workload& workload) {
-  absl::StatusOr<Trace> trace = LoadTrace(path);
+  absl::StatusOr<Trace> trace = ReadTraceFile(path);
   if (!trace.ok()) return trace.status();
   const std::string canonical = workload.CanonicalForm();
   if (!trace->workload.empty() && trace->workload != canonical) {

@@ -1,7 +1,7 @@
 // A trace file given on the command line for one workload (--trace of
-// lathe lower, compile and bench): the JSON form (a file starting with '{',
-// trace.h) or the text form of Trace::ToText (trace_text.h), which names no
-// workload. Errors name the file (and for the text form the line and column).
+// lathe lower, compile and bench), read by ReadTraceFile
+// (compiler/schedule/trace_file.h: JSON or text form, bounded, errors naming
+// the file).
 //
 // A trace recorded on another workload may still replay on this one (its
 // splits divide these extents too), and then schedules a program of this

@@ -76,7 +76,7 @@
 #include "compiler/interp/random_fill.h"
 #include "compiler/measure/reference_check.h"
 #include "compiler/schedule/default_gpu_schedule.h"
-#include "compiler/schedule/trace_text.h"
+#include "compiler/schedule/trace_file.h"
 #include "compiler/workload/flop_count.h"
 #include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
@@ -172,16 +172,7 @@ int PrintSource(const std::string& spec, const std::string& target_text,
   absl::Status status = workload.status();
   std::optional<Trace> trace;
   if (status.ok() && !trace_file.empty()) {
-    std::ifstream in(trace_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    // JSON (`lathe db best --trace-out`) or the trace text.
-    const std::string contents = text.str();
-    const size_t first = contents.find_first_not_of(" \t\r\n");
-    absl::StatusOr<Trace> parsed =
-        first != std::string::npos && contents[first] == '{'
-            ? Trace::FromJson(contents)
-            : ParseTraceText(contents);
+    absl::StatusOr<Trace> parsed = ReadTraceFile(trace_file);
     if (parsed.ok()) trace = *parsed;
     status = parsed.status();
   }
