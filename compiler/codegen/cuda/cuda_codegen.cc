@@ -175,6 +175,9 @@ std::optional<std::vector<Expr>> PartitionRests(
       rest = *grouped;
       bound = BoundOf(rest, ranges);
       width = bound.max + 1;
+      // A thread's share of a dimension is no wider than the dimension (so
+      // the share's element count stays within the buffer's).
+      if (width > buffer.shape[d]) return std::nullopt;
     } else if (bound.max >= width) {
       return std::nullopt;
     }
