@@ -22,7 +22,7 @@ const std::map<std::string, OpDef>& Registry() {
           PadOps,       ExpandOps,       ConstantOps,      ArgReduceOps,
           ModOps,       TriluOps,        IsNanInfOps,      CumSumOps,
           TileOps,      DepthToSpaceOps, LossOps,          HardmaxOps,
-          ScatterOps,   OneHotOps}) {
+          ScatterOps,   OneHotOps,       WinogradOps}) {
       for (OpDef& def : family()) {
         std::string op = def.op;
         (*map)[op] = std::move(def);

@@ -5,6 +5,7 @@
 #include "compiler/graph/passes/eliminate_dead_nodes.h"
 #include "compiler/graph/passes/fold_batch_norm.h"
 #include "compiler/graph/passes/infer_types.h"
+#include "compiler/graph/passes/winograd_conv.h"
 
 namespace lathe::graph {
 
@@ -18,6 +19,7 @@ absl::Status RunGraphPasses(Graph& graph, const PassObserver& observer) {
   const Pass passes[] = {
       {"infer-types", [](Graph& g) { return InferTypes(g); }},
       {"fold-batch-norm", [](Graph& g) { return FoldBatchNorm(g); }},
+      {"winograd-conv", [](Graph& g) { return SplitWinogradConvs(g); }},
       {"average-pool-counts", [](Graph& g) { return AddAveragePoolCounts(g); }},
       {"eliminate-dead-nodes", [](Graph& g) { return EliminateDeadNodes(g); }},
   };

@@ -1,6 +1,7 @@
 // The graph pass pipeline, in order: type inference with constant folding,
-// BatchNorm folded into convolutions, the window counts of average pools
-// that need them, dead-node elimination. Each pass
+// BatchNorm folded into convolutions, eligible 3x3 convolutions split into
+// Winograd's kernels, the window counts of average pools that need them,
+// dead-node elimination. Each pass
 // lives in its own file under passes/; this file is their table of
 // contents. The observer sees the graph after each pass (`lathe graph
 // --print-after-each`).

@@ -55,7 +55,7 @@ run_json)
     || fail "not JSON: $(cat twin_convs/stdout.txt)"
   ;;
 run_fused_models)
-  for m in conv_bias_add_relu batchnorm shape_chain inverted_residual \
+  for m in conv_bias_add_relu winograd_block batchnorm shape_chain inverted_residual \
       inverted_residual_24 attention_scores; do
     make_model $m
     run_and_compare $m

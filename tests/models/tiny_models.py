@@ -70,6 +70,24 @@ def conv_bias_add_relu():
     return m, [x, res], [y]
 
 
+def winograd_block():
+    """A residual block's second convolution, 16 -> 128 channels 3x3 on 8x8
+    with bias, a residual Add and Relu: split into Winograd's kernels, the
+    Add and Relu fused into the output transform."""
+    x, res = rand(1, 16, 8, 8), rand(1, 128, 8, 8)
+    w, b = rand(128, 16, 3, 3), rand(128)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["conv"], name="conv",
+                         pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+        helper.make_node("Add", ["conv", "res"], ["sum"], name="add"),
+        helper.make_node("Relu", ["sum"], ["y"], name="relu"),
+    ]
+    m = model(nodes, [vi("x", [1, 16, 8, 8]), vi("res", [1, 128, 8, 8])],
+              [vi("y", [1, 128, 8, 8])], [init("w", w), init("b", b)])
+    y = np.maximum(conv2d(x, w, b, 1) + res, 0)
+    return m, [x, res], [y]
+
+
 def batchnorm():
     """Conv without bias, BatchNormalization, Relu: the norm folds into the
     convolution's weights and bias."""
@@ -287,6 +305,7 @@ def attention_scores():
 MODELS = {
     "conv_bias_add_relu": conv_bias_add_relu,
     "batchnorm": batchnorm,
+    "winograd_block": winograd_block,
     "shape_chain": shape_chain,
     "twin_convs": twin_convs,
     "add_relu": add_relu,

@@ -57,6 +57,8 @@ std::vector<OpDef> LossOps();           // loss.cc
 std::vector<OpDef> HardmaxOps();        // hardmax.cc
 std::vector<OpDef> ScatterOps();        // scatter.cc (GatherND, ScatterND, ...)
 std::vector<OpDef> OneHotOps();         // one_hot.cc (OneHot, EyeLike)
+// Lathe's own, made by passes/winograd_conv.h:
+std::vector<OpDef> WinogradOps();  // winograd.cc
 
 // A grouped Conv (1 < group, not depthwise) computes on a view of its
 // output, so nothing may follow it inside its kernel (conv.cc).

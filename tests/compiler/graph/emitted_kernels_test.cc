@@ -151,6 +151,20 @@ std::vector<KernelCase> Cases() {
        "Conv",
        {In({1, 2, 5, 6}), In({2, 2, 2, 3})},
        {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints64{2, 2}}}});
+  // Winograd's transforms (any table of the right shape; odd extents leave
+  // the last tile part outside the input).
+  cases.push_back({"WinogradInputTransform",
+                   "WinogradInputTransform",
+                   {In({2, 3, 6, 5}), In({4, 4, 4, 4})},
+                   {}});
+  cases.push_back({"WinogradOutputTransform bias",
+                   "WinogradOutputTransform",
+                   {In({4, 4, 3, 2, 2, 3}), In({2, 2, 4, 4}), In({3})},
+                   {}});
+  cases.push_back({"WinogradOutputTransform",
+                   "WinogradOutputTransform",
+                   {In({5, 5, 2, 1, 3, 2}), In({3, 3, 5, 5})},
+                   {}});
   cases.push_back({"ConvTranspose",
                    "ConvTranspose",
                    {In({1, 3, 4, 4}), In({3, 2, 3, 3}), In({2})},

@@ -28,7 +28,7 @@ TEST(Pipeline, RunsThePassesInOrderAndObservesEach) {
         seen.push_back(pass + ":" + std::to_string(graph.nodes().size()));
       }).ok());
   EXPECT_EQ(seen, (std::vector<std::string>{
-                      "infer-types:3", "fold-batch-norm:3",
+                      "infer-types:3", "fold-batch-norm:3", "winograd-conv:3",
                       "average-pool-counts:3", "eliminate-dead-nodes:1"}));
   ASSERT_EQ(b.graph.nodes().size(), 1u);
   EXPECT_EQ(b.graph.nodes()[0].op, "Conv");
