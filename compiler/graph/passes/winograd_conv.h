@@ -12,12 +12,15 @@
 // input channels and kWinogradMinOutputChannels output channels. Each
 // transformed input element feeds K products, so the multiplies saved per
 // byte the input transform writes grow with K: measured on ResNet-18's
-// layers (bench/README.md, "Winograd"), the split runs 1.3x faster at 128
-// output channels, 1.9x at 256, and slower than the direct kernel at 64. The rewrite, with T = N * H/2 * W/2 tiles:
+// layers (bench/README.md, "ResNet-18 with Winograd convolutions"), the
+// split runs 1.3x faster at 128 output channels, 1.9x at 256, and slower
+// than the direct kernel at 64.
 //
-//   X -> WinogradInputTransform(X, Bt)  [4,4,C,N,H/2,W/2]
+// The rewrite, with T = N * H/2 * W/2 tiles:
+//
+//   X -> WinogradInputTransform(X, B)  [4,4,C,N,H/2,W/2]
 //     -> Reshape [16, C, T] -> MatMul(U [16, K, C], .) -> [16, K, T]
-//     -> Reshape [4,4,K,N,H/2,W/2] -> WinogradOutputTransform(., At, bias)
+//     -> Reshape [4,4,K,N,H/2,W/2] -> WinogradOutputTransform(., A, bias)
 //     [N, K, H/2, 2, W/2, 2] -> elementwise followers -> Reshape [N,K,H,W]
 //
 // U = G g G^T is a new constant computed here, so the weights are

@@ -5,6 +5,7 @@
 #include "compiler/interp/random_fill.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/graph/graph_builder.h"
+#include "tests/compiler/graph/run_on_host.h"
 
 namespace lathe::graph {
 namespace {
@@ -12,6 +13,7 @@ namespace {
 using testing::F32;
 using testing::Floats;
 using testing::GraphBuilder;
+using testing::RunOnHost;
 
 TensorData Random(std::vector<int64_t> shape, uint64_t seed, bool positive) {
   TensorData t(DType::Float32(), std::move(shape));
@@ -44,31 +46,14 @@ ConvBn Build(bool conv_bias) {
   return g;
 }
 
-// Runs the live nodes in order on the host.
-TensorData RunOnHost(const Graph& graph, const TensorData& x) {
-  std::map<int, TensorData> data = {{graph.inputs()[0], x}};
-  for (const Node& node : graph.nodes()) {
-    if (node.dead) continue;
-    std::vector<const TensorData*> in;
-    for (int v : node.inputs) {
-      in.push_back(v == kNoValue         ? nullptr
-                   : graph.IsConstant(v) ? &*graph.value(v).constant
-                                         : &data[v]);
-    }
-    absl::StatusOr<std::vector<TensorData>> out = EvaluateNode(node, in);
-    EXPECT_TRUE(out.ok()) << out.status();
-    data[node.outputs[0]] = (*out)[0];
-  }
-  return data[graph.outputs()[0]];
-}
-
 TEST(FoldBatchNorm, FoldsIntoTheConvAndKeepsTheResult) {
   for (bool conv_bias : {false, true}) {
     ConvBn g = Build(conv_bias);
     g.b.Output(g.bn);
     ASSERT_TRUE(InferTypes(g.b.graph).ok());
     TensorData x = Random({1, 2, 5, 5}, 9, false);
-    TensorData before = RunOnHost(g.b.graph, x);
+    const std::vector<TensorData> before = RunOnHost(g.b.graph, {x});
+    ASSERT_EQ(before.size(), 1u);
     int folded = 0;
     ASSERT_TRUE(FoldBatchNorm(g.b.graph, &folded).ok());
     EXPECT_EQ(folded, 1);
@@ -78,10 +63,11 @@ TEST(FoldBatchNorm, FoldsIntoTheConvAndKeepsTheResult) {
     ASSERT_EQ(conv.inputs.size(), 3u);
     EXPECT_TRUE(g.b.graph.IsConstant(conv.inputs[2]));
     EXPECT_TRUE(g.b.graph.Verify().ok()) << g.b.graph.Verify();
-    TensorData after = RunOnHost(g.b.graph, x);
-    ASSERT_EQ(after.values.size(), before.values.size());
-    for (size_t i = 0; i < after.values.size(); ++i) {
-      EXPECT_NEAR(after.values[i], before.values[i], 1e-5) << i;
+    const std::vector<TensorData> after = RunOnHost(g.b.graph, {x});
+    ASSERT_EQ(after.size(), 1u);
+    ASSERT_EQ(after[0].values.size(), before[0].values.size());
+    for (size_t i = 0; i < after[0].values.size(); ++i) {
+      EXPECT_NEAR(after[0].values[i], before[0].values[i], 1e-5) << i;
     }
   }
 }
