@@ -42,14 +42,19 @@ const OpDef* FindOpDef(const std::string& op) {
 
 std::vector<std::string> SupportedOps() {
   std::vector<std::string> ops;
-  for (const auto& [op, def] : Registry()) ops.push_back(op);
+  for (const auto& [op, def] : Registry()) {
+    if (def.onnx) ops.push_back(op);
+  }
   return ops;
 }
 
 absl::Status CheckSupported(const std::string& op) {
-  if (FindOpDef(op) != nullptr) return absl::OkStatus();
-  return absl::UnimplementedError(
-      absl::StrCat("operator ", op, " is not supported"));
+  const OpDef* def = FindOpDef(op);
+  if (def != nullptr && def->onnx) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      "operator ", op,
+      def != nullptr ? " is Lathe's own, made by its graph passes, not ONNX's"
+                     : " is not supported"));
 }
 
 absl::StatusOr<std::vector<TensorType>> InferNodeTypes(const Graph& graph,

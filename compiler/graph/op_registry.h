@@ -66,14 +66,18 @@ struct OpDef {
   InferFn infer;
   EvalFn eval;
   EmitFn emit;  // empty: never a kernel
+  // False for Lathe's own operators, which only graph passes create (the
+  // Winograd transforms): an ONNX file naming one is refused.
+  bool onnx = true;
 };
 
 // The definition of `op`, or null.
 const OpDef* FindOpDef(const std::string& op);
-// Every supported op, sorted.
+// Every supported ONNX op, sorted.
 std::vector<std::string> SupportedOps();
 
-// InvalidArgument naming the op when Lathe does not have it.
+// Unimplemented naming the op when it is not a supported ONNX operator
+// (Lathe does not have it, or it is one of Lathe's own).
 absl::Status CheckSupported(const std::string& op);
 // The types of the node's outputs, from the types (and constant data) of its
 // inputs in `graph`. Errors name the node, op and the input or attribute.

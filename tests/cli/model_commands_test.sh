@@ -121,6 +121,10 @@ run_unsupported_op)
   expect_no_outputs out
   expect_error 'det.*Det' "$lathe" graph unsupported_op/model.onnx
   expect_error 'det.*Det' "$lathe" tasks unsupported_op/model.onnx
+  make_model lathe_own_op
+  expect_error 'node wit: operator WinogradInputTransform (opset 17) is not supported' \
+    "$lathe" run lathe_own_op/model.onnx --input lathe_own_op/input_0.pb --output-dir out
+  expect_no_outputs out
   ;;
 run_unsupported_attribute)
   make_model unsupported_attribute

@@ -1,7 +1,8 @@
 // WinogradInputTransform and WinogradOutputTransform: the two transforms of
 // a Winograd F(m x m, 3 x 3) convolution (stride 1, pad 1), which
 // passes/winograd_conv.h splits an eligible Conv into around a batched
-// MatMul. They are Lathe's own operators, never read from ONNX.
+// MatMul. They are Lathe's own operators: an ONNX file naming one is
+// refused (op_registry.h).
 //
 // With a = m + 2 (the tile) and the tables as inputs, so the operators hold
 // no numbers of their own (for Winograd's matrices, B[p,q,i,j] =
@@ -209,9 +210,9 @@ absl::Status EmitOutputTransform(const Node& node, KernelEmitter& e) {
 
 std::vector<OpDef> WinogradOps() {
   return {{"WinogradInputTransform", FusionRole::kAnchor, InferInputTransform,
-           EvalInputTransform, EmitInputTransform},
+           EvalInputTransform, EmitInputTransform, /*onnx=*/false},
           {"WinogradOutputTransform", FusionRole::kAnchor, InferOutputTransform,
-           EvalOutputTransform, EmitOutputTransform}};
+           EvalOutputTransform, EmitOutputTransform, /*onnx=*/false}};
 }
 
 }  // namespace lathe::graph

@@ -92,6 +92,17 @@ TEST(OpRegistry, RefusesUnknownOperatorsByName) {
   EXPECT_NE(infer.message().find("Loop"), std::string::npos) << infer;
 }
 
+TEST(OpRegistry, LathesOwnOperatorsAreNotOnnxs) {
+  // The Winograd transforms exist for the graph passes, not for ONNX files.
+  ASSERT_NE(FindOpDef("WinogradInputTransform"), nullptr);
+  absl::Status status = CheckSupported("WinogradInputTransform");
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(status.message().find("Lathe's own"), std::string::npos) << status;
+  std::vector<std::string> ops = SupportedOps();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "WinogradOutputTransform"), 0);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Conv"), 1);
+}
+
 TEST(OpRegistry, InferenceNamesAnUntypedInput) {
   GraphBuilder b;
   int x = b.Input("x", F32({2}));
