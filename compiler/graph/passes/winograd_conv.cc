@@ -54,8 +54,9 @@ TensorData TransformWeights(const TensorData& w) {
         for (int64_t q = 0; q < kTile; ++q) {
           double acc = 0;
           for (int r = 0; r < 3; ++r) {
-            for (int s = 0; s < 3; ++s)
+            for (int s = 0; s < 3; ++s) {
               acc += kG[p][r] * g[r * 3 + s] * kG[q][s];
+            }
           }
           u.values[((p * kTile + q) * k_count + k) * c_count + c] = acc;
         }
@@ -153,11 +154,13 @@ class Splitter {
     const int64_t tiles = n * th * tw;
     const std::vector<int64_t> full = {n, k, x[2], x[3]};
     const std::vector<int64_t> tiled = {n, k, th, kOutput, tw, kOutput};
-    // 1. The constants: tables and transformed weights.
-    const int bt = graph_.AddConstant(base + "_winograd_bt",
-                                      ProductTable(&kBt[0][0], kTile));
-    const int at = graph_.AddConstant(base + "_winograd_at",
-                                      ProductTable(&kAt[0][0], kOutput));
+    // 1. The constants: the tables (one pair for the graph) and the
+    //    transformed weights.
+    if (bt_ == kNoValue) {
+      bt_ = graph_.AddConstant("winograd_bt", ProductTable(&kBt[0][0], kTile));
+      at_ =
+          graph_.AddConstant("winograd_at", ProductTable(&kAt[0][0], kOutput));
+    }
     const int u =
         graph_.AddConstant(base + "_winograd_weight", std::move(u_data));
     // 2. The kernels in the conv's place.
@@ -165,7 +168,7 @@ class Splitter {
     const int v6 =
         Value(base + "_winograd_input", {kTile, kTile, c, n, th, tw});
     nodes.push_back(MakeNode("WinogradInputTransform", base + "_winograd_input",
-                             {conv.inputs[0], bt}, v6));
+                             {conv.inputs[0], bt_}, v6));
     const int v3 =
         Value(base + "_winograd_input_rows", {kTile * kTile, c, tiles});
     nodes.push_back(Reshape(base + "_winograd_input_rows", v6,
@@ -177,14 +180,16 @@ class Splitter {
         Value(base + "_winograd_product_tiles", {kTile, kTile, k, n, th, tw});
     nodes.push_back(Reshape(base + "_winograd_product_tiles", m3,
                             {kTile, kTile, k, n, th, tw}, m6));
-    std::vector<int> out_inputs = {m6, at};
+    std::vector<int> out_inputs = {m6, at_};
     if (HasInput(conv, 2)) out_inputs.push_back(conv.inputs[2]);
     int current = Value(base + "_winograd_output", tiled);
     nodes.push_back(MakeNode("WinogradOutputTransform",
                              base + "_winograd_output", out_inputs, current));
     // 3. The elementwise chain moved ahead of the last Reshape.
     int original = conv.outputs[0];
-    int tail = index;  // the node after which the last Reshape goes
+    // The node after which the last Reshape goes (Rebuild puts after_[index]
+    // after the conv's replacement).
+    int tail = index;
     for (;;) {
       if (is_output_[original] || consumers_[original].size() != 1) break;
       const int next = consumers_[original][0];
@@ -211,11 +216,6 @@ class Splitter {
     }
     after_[tail].push_back(Reshape(graph_.value(original).name + "_untile",
                                    current, full, original));
-    if (tail == index) {
-      std::vector<Node>& own = replacement_[index];
-      own.insert(own.end(), after_[tail].begin(), after_[tail].end());
-      after_.erase(tail);
-    }
   }
 
   // Whether every operand of `node` besides `value` is the convolution's
@@ -289,6 +289,7 @@ class Splitter {
   Graph& graph_;
   std::vector<std::vector<int>> consumers_;
   std::vector<bool> is_output_;
+  int bt_ = kNoValue, at_ = kNoValue;             // the transforms' tables
   std::map<int, std::vector<Node>> replacement_;  // conv -> its kernels
   std::map<int, std::vector<Node>> before_;  // node -> Reshapes ahead of it
   std::map<int, std::vector<Node>> after_;   // node -> Reshapes after it

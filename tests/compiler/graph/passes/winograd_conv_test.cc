@@ -136,6 +136,36 @@ TEST(WinogradConv, AnOperandWrittenAfterTheConvLeavesTheAddInPlace) {
   ExpectClose(after[0], before[0]);
 }
 
+TEST(WinogradConv, TwoConvsShareTheTablesAndKeepTheirWeights) {
+  GraphBuilder b;
+  const int x = b.Input("x", F32({1, 16, 4, 4}));
+  const std::map<std::string, Attr> pad1 = {{"pads", Ints64{1, 1, 1, 1}}};
+  const int first =
+      b.Add1("Conv", {x, b.Const("w1", Random({128, 16, 3, 3}, 1))}, pad1);
+  b.Output(b.Add1("Conv", {first, b.Const("w2", Random({128, 128, 3, 3}, 2))},
+                  pad1));
+  ASSERT_TRUE(InferTypes(b.graph).ok());
+  const std::vector<TensorData> inputs = {Random({1, 16, 4, 4}, 3)};
+  const std::vector<TensorData> before = RunOnHost(b.graph, inputs);
+  ASSERT_EQ(before.size(), 1u);
+  int split = 0;
+  ASSERT_TRUE(SplitWinogradConvs(b.graph, &split).ok());
+  EXPECT_EQ(split, 2);
+  ASSERT_TRUE(b.graph.Verify().ok()) << b.graph.Verify();
+  std::vector<const Node*> transforms, products;
+  for (const Node& node : b.graph.nodes()) {
+    if (node.op == "WinogradInputTransform") transforms.push_back(&node);
+    if (node.op == "MatMul") products.push_back(&node);
+  }
+  ASSERT_EQ(transforms.size(), 2u);
+  ASSERT_EQ(products.size(), 2u);
+  EXPECT_EQ(transforms[0]->inputs[1], transforms[1]->inputs[1]);
+  EXPECT_NE(products[0]->inputs[0], products[1]->inputs[0]);
+  const std::vector<TensorData> after = RunOnHost(b.graph, inputs);
+  ASSERT_EQ(after.size(), 1u);
+  ExpectClose(after[0], before[0]);
+}
+
 TEST(WinogradConv, AConvOutputWithTwoReadersKeepsBoth) {
   Block g = BuildBlock({1, 16, 4, 4}, 128);
   g.b.Output(g.relu);
