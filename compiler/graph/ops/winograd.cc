@@ -22,7 +22,12 @@
 // pass joins them with Reshapes (views) and no data moves between kernels.
 //
 // Kernel form: each one `+=` statement over the two summed axes, then the
-// bias add.
+// bias add; except an input transform whose table is a constant that is
+// zero outside F(2x2, 3x3)'s pairs (each row p of Bt has its non-zeros at
+// columns p and 2 - floor(p/2)): one elementwise statement of the four
+// products per element that can be non-zero, a quarter of the dense form's
+// multiplies and of its reads of X, with the same values (the terms left
+// out are exact zeros). The task key tells the two forms apart.
 #include "compiler/graph/ops/op_definition.h"
 
 namespace lathe::graph {
@@ -103,10 +108,72 @@ absl::StatusOr<std::vector<TensorData>> EvalInputTransform(
   return std::vector<TensorData>{std::move(v)};
 }
 
+// F(2x2, 3x3)'s Bt has two non-zeros per row p, at columns p and
+// 2 - floor(p/2) (Bt = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]). True when
+// the constant table B[p,q,i,j] is zero outside those pairs of columns
+// (every table of that shape, whatever its signs).
+bool IsPairSupported(const TensorData& table) {
+  if (table.shape != std::vector<int64_t>{4, 4, 4, 4}) return false;
+  auto in_pair = [](int64_t p, int64_t i) { return i == p || i == 2 - p / 2; };
+  size_t flat = 0;
+  for (int64_t p = 0; p < 4; ++p) {
+    for (int64_t q = 0; q < 4; ++q) {
+      for (int64_t i = 0; i < 4; ++i) {
+        for (int64_t j = 0; j < 4; ++j) {
+          if (table.values[flat++] != 0 && !(in_pair(p, i) && in_pair(q, j))) {
+            return false;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+// The 4-term form of a pair-supported table: with p = 2*ph + pl, the output
+// declared [2,2,2,2,C,N,Th,Tw] (the bytes of [4,4,C,N,Th,Tw]) and one
+// elementwise statement of four products per element where the dense form
+// sums sixteen. The index maps are affine in (ph, pl): row p and row
+// 2 - ph of the tile.
+absl::Status EmitPairInputTransform(const std::vector<int64_t>& out_shape,
+                                    KernelEmitter& e) {
+  std::vector<std::string> o = e.NewVars(
+      {2, 2, 2, 2, out_shape[2], out_shape[3], out_shape[4], out_shape[5]});
+  const std::string &ph = o[0], &pl = o[1], &qh = o[2], &ql = o[3];
+  const std::string &c = o[4], &n = o[5], &y = o[6], &x = o[7];
+  // The tile's rows (and columns): p itself and its pair 2 - ph.
+  const std::string p = KernelEmitter::Affine({{2, ph}, {1, pl}}, 0);
+  const std::string q = KernelEmitter::Affine({{2, qh}, {1, ql}}, 0);
+  const std::string rows[2] = {p, KernelEmitter::Affine({{-1, ph}}, 2)};
+  const std::string cols[2] = {q, KernelEmitter::Affine({{-1, qh}}, 2)};
+  const std::string xrows[2] = {
+      KernelEmitter::Affine({{2, y}, {2, ph}, {1, pl}}, -1),
+      KernelEmitter::Affine({{2, y}, {-1, ph}}, 1)};
+  const std::string xcols[2] = {
+      KernelEmitter::Affine({{2, x}, {2, qh}, {1, ql}}, -1),
+      KernelEmitter::Affine({{2, x}, {-1, qh}}, 1)};
+  std::string sum;
+  for (int r = 0; r < 2; ++r) {
+    for (int t = 0; t < 2; ++t) {
+      LATHE_ASSIGN_OR_RETURN(
+          std::string xr,
+          e.Read(0, {n, c, xrows[r], xcols[t]}, /*padded=*/true));
+      LATHE_ASSIGN_OR_RETURN(std::string br,
+                             e.Read(1, {p, q, rows[r], cols[t]}));
+      absl::StrAppend(&sum, sum.empty() ? "" : " + ", br, " * ", xr);
+    }
+  }
+  e.Add(e.output_name(), o, "=", sum);
+  return absl::OkStatus();
+}
+
 absl::Status EmitInputTransform(const Node& node, KernelEmitter& e) {
   LATHE_ASSIGN_OR_RETURN(
       std::vector<int64_t> out_shape,
       InputTransformShape(node, e.input(0).type.shape, e.input(1).type.shape));
+  if (e.input(1).constant != nullptr && IsPairSupported(*e.input(1).constant)) {
+    return EmitPairInputTransform(out_shape, e);
+  }
   const int64_t a = out_shape[0], m = a - 2;
   std::vector<std::string> o = e.NewVars(out_shape);
   const std::string i = e.NewVar(a), j = e.NewVar(a);

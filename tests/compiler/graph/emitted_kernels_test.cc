@@ -64,6 +64,30 @@ struct KernelCase {
 
 using Ints64 = std::vector<int64_t>;
 
+// A [4,4,4,4] input-transform table B[p,q,i,j] that is zero unless i is p or
+// 2 - p/2 and j is q or 2 - q/2: F(2x2, 3x3)'s Bt[p,i] Bt[q,j], or
+// (winograd false) arbitrary values on those entries.
+TensorData PairTable(bool winograd) {
+  constexpr double kBt[4][4] = {
+      {1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  auto in_pair = [](int p, int i) { return i == p || i == 2 - p / 2; };
+  std::vector<double> values;
+  for (int p = 0; p < 4; ++p) {
+    for (int q = 0; q < 4; ++q) {
+      for (int i = 0; i < 4; ++i) {
+        for (int j = 0; j < 4; ++j) {
+          const bool on = in_pair(p, i) && in_pair(q, j);
+          values.push_back(!on ? 0.0
+                           : winograd
+                               ? kBt[p][i] * kBt[q][j]
+                               : 0.25 * (p + 1) - 0.5 * (i + 1) * (j - q));
+        }
+      }
+    }
+  }
+  return Floats({4, 4, 4, 4}, values);
+}
+
 std::vector<KernelCase> Cases() {
   std::vector<KernelCase> cases;
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Erf", "Abs", "Neg",
@@ -156,6 +180,17 @@ std::vector<KernelCase> Cases() {
   cases.push_back({"WinogradInputTransform",
                    "WinogradInputTransform",
                    {In({2, 3, 6, 5}), In({4, 4, 4, 4})},
+                   {}});
+  // A constant table zero outside F(2x2, 3x3)'s pairs of columns takes the
+  // 4-term form (ops/winograd.cc): Winograd's own table, and other values
+  // on the same pairs (the form reads them, it does not assume them).
+  cases.push_back({"WinogradInputTransform F(2x2,3x3) table",
+                   "WinogradInputTransform",
+                   {In({2, 3, 6, 5}), Const(PairTable(/*winograd=*/true))},
+                   {}});
+  cases.push_back({"WinogradInputTransform other values on the pairs",
+                   "WinogradInputTransform",
+                   {In({1, 2, 4, 8}), Const(PairTable(/*winograd=*/false))},
                    {}});
   cases.push_back({"WinogradOutputTransform bias",
                    "WinogradOutputTransform",
