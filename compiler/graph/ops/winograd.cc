@@ -114,6 +114,7 @@ absl::StatusOr<std::vector<TensorData>> EvalInputTransform(
 // (every table of that shape, whatever its signs).
 bool IsPairSupported(const TensorData& table) {
   if (table.shape != std::vector<int64_t>{4, 4, 4, 4}) return false;
+  // The same pairs as EmitPairInputTransform's index maps (p, 2 - ph).
   auto in_pair = [](int64_t p, int64_t i) { return i == p || i == 2 - p / 2; };
   size_t flat = 0;
   for (int64_t p = 0; p < 4; ++p) {

@@ -157,9 +157,8 @@ class Splitter {
     // 1. The constants: the tables (one pair for the graph) and the
     //    transformed weights.
     if (bt_ == kNoValue) {
-      bt_ = graph_.AddConstant("winograd_bt", ProductTable(&kBt[0][0], kTile));
-      at_ =
-          graph_.AddConstant("winograd_at", ProductTable(&kAt[0][0], kOutput));
+      bt_ = graph_.AddConstant("winograd_bt", WinogradInputTable());
+      at_ = graph_.AddConstant("winograd_at", WinogradOutputTable());
     }
     const int u =
         graph_.AddConstant(base + "_winograd_weight", std::move(u_data));
@@ -296,6 +295,10 @@ class Splitter {
 };
 
 }  // namespace
+
+TensorData WinogradInputTable() { return ProductTable(&kBt[0][0], kTile); }
+
+TensorData WinogradOutputTable() { return ProductTable(&kAt[0][0], kOutput); }
 
 absl::Status SplitWinogradConvs(Graph& graph, int* split) {
   const int count = Splitter(graph).Run();

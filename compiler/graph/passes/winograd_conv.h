@@ -44,6 +44,12 @@ namespace lathe::graph {
 inline constexpr int64_t kWinogradMinInputChannels = 16;
 inline constexpr int64_t kWinogradMinOutputChannels = 64;
 
+// F(2x2, 3x3)'s tables as the Winograd operators take them
+// (ops/winograd.cc): the input table B[p,q,i,j] = Bt[p,i] Bt[q,j], [4,4,4,4],
+// and the output table A[i,j,p,q] = At[i,p] At[j,q], [2,2,4,4].
+TensorData WinogradInputTable();
+TensorData WinogradOutputTable();
+
 // Precondition: types are inferred (infer_types.h) and BatchNormalization
 // folded (fold_batch_norm.h). Returns how many convolutions were split
 // through `split` when it is not null.

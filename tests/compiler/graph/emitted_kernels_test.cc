@@ -22,6 +22,7 @@
 #include "compiler/graph/op_registry.h"
 #include "compiler/graph/passes/average_pool_counts.h"
 #include "compiler/graph/passes/infer_types.h"
+#include "compiler/graph/passes/winograd_conv.h"
 #include "compiler/interp/allclose.h"
 #include "compiler/interp/random_fill.h"
 #include "compiler/workload/reference.h"
@@ -65,22 +66,18 @@ struct KernelCase {
 using Ints64 = std::vector<int64_t>;
 
 // A [4,4,4,4] input-transform table B[p,q,i,j] that is zero unless i is p or
-// 2 - p/2 and j is q or 2 - q/2: F(2x2, 3x3)'s Bt[p,i] Bt[q,j], or
-// (winograd false) arbitrary values on those entries.
-TensorData PairTable(bool winograd) {
-  constexpr double kBt[4][4] = {
-      {1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+// 2 - p/2 and j is q or 2 - q/2, as F(2x2, 3x3)'s is, with other values on
+// those entries.
+TensorData OtherValuesOnThePairs() {
   auto in_pair = [](int p, int i) { return i == p || i == 2 - p / 2; };
   std::vector<double> values;
   for (int p = 0; p < 4; ++p) {
     for (int q = 0; q < 4; ++q) {
       for (int i = 0; i < 4; ++i) {
         for (int j = 0; j < 4; ++j) {
-          const bool on = in_pair(p, i) && in_pair(q, j);
-          values.push_back(!on ? 0.0
-                           : winograd
-                               ? kBt[p][i] * kBt[q][j]
-                               : 0.25 * (p + 1) - 0.5 * (i + 1) * (j - q));
+          values.push_back(in_pair(p, i) && in_pair(q, j)
+                               ? 0.25 * (p + 1) - 0.5 * (i + 1) * (j - q)
+                               : 0.0);
         }
       }
     }
@@ -182,15 +179,15 @@ std::vector<KernelCase> Cases() {
                    {In({2, 3, 6, 5}), In({4, 4, 4, 4})},
                    {}});
   // A constant table zero outside F(2x2, 3x3)'s pairs of columns takes the
-  // 4-term form (ops/winograd.cc): Winograd's own table, and other values
-  // on the same pairs (the form reads them, it does not assume them).
+  // 4-term form (ops/winograd.cc): the pass's table, and other values on
+  // the same pairs (the form reads them, it does not assume them).
   cases.push_back({"WinogradInputTransform F(2x2,3x3) table",
                    "WinogradInputTransform",
-                   {In({2, 3, 6, 5}), Const(PairTable(/*winograd=*/true))},
+                   {In({2, 3, 6, 5}), Const(WinogradInputTable())},
                    {}});
   cases.push_back({"WinogradInputTransform other values on the pairs",
                    "WinogradInputTransform",
-                   {In({1, 2, 4, 8}), Const(PairTable(/*winograd=*/false))},
+                   {In({1, 2, 4, 8}), Const(OtherValuesOnThePairs())},
                    {}});
   cases.push_back({"WinogradOutputTransform bias",
                    "WinogradOutputTransform",
@@ -436,6 +433,41 @@ TEST(EmittedKernel, EveryEmitterIsCovered) {
     if (def->emit) {
       EXPECT_TRUE(covered.count(op)) << op << " has no case";
     }
+  }
+}
+
+// Which form the input transform's emitter takes: four products per
+// element (one `=` statement) for a constant table zero outside the pairs,
+// the dense sum (`+=`) for any other table, constant or not.
+TEST(EmittedKernel, InputTransformTakesTheFourTermFormOnlyForPairTables) {
+  TensorData dense(DType::Float32(), {4, 4, 4, 4});
+  FillRandom(&dense, 7);
+  struct Case {
+    const char* label;
+    std::optional<TensorData> table;  // nullopt: a graph input
+    bool four_terms;
+  };
+  const Case cases[] = {
+      {"F(2x2,3x3)", WinogradInputTable(), true},
+      {"other values on the pairs", OtherValuesOnThePairs(), true},
+      {"dense constant", dense, false},
+      {"table as an input", std::nullopt, false}};
+  for (const Case& c : cases) {
+    GraphBuilder b;
+    const int x = b.Input("x", F32({1, 2, 4, 4}));
+    const int table = c.table.has_value() ? b.Const("b", *c.table)
+                                          : b.Input("b", F32({4, 4, 4, 4}));
+    b.Output(b.Add1("WinogradInputTransform", {x, table}));
+    ASSERT_TRUE(InferTypes(b.graph).ok()) << c.label;
+    absl::StatusOr<KernelPartition> partition = PartitionGraph(b.graph);
+    ASSERT_TRUE(partition.ok()) << c.label << ": " << partition.status();
+    ASSERT_EQ(partition->steps.size(), 1u) << c.label;
+    const std::string& text = partition->steps[0].workload;
+    const bool dense_sum = text.find("+=") != std::string::npos;
+    EXPECT_EQ(dense_sum, !c.four_terms) << c.label << ": " << text;
+    const bool elementwise =
+        text.find("out[v0,v1,v2,v3,v4,v5,v6,v7] =") != std::string::npos;
+    EXPECT_EQ(elementwise, c.four_terms) << c.label << ": " << text;
   }
 }
 

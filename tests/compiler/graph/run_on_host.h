@@ -24,9 +24,17 @@ inline std::vector<TensorData> RunOnHost(
     if (node.dead) continue;
     std::vector<const TensorData*> in;
     for (int v : node.inputs) {
-      in.push_back(v == kNoValue         ? nullptr
-                   : graph.IsConstant(v) ? &*graph.value(v).constant
-                                         : &data[v]);
+      if (v == kNoValue || graph.IsConstant(v)) {
+        in.push_back(v == kNoValue ? nullptr : &*graph.value(v).constant);
+        continue;
+      }
+      auto it = data.find(v);
+      if (it == data.end()) {
+        ADD_FAILURE() << node.name << " reads " << graph.value(v).name
+                      << ", which no earlier node or input gives";
+        return {};
+      }
+      in.push_back(&it->second);
     }
     absl::StatusOr<std::vector<TensorData>> out = EvaluateNode(node, in);
     EXPECT_TRUE(out.ok()) << node.name << ": " << out.status();
@@ -36,7 +44,14 @@ inline std::vector<TensorData> RunOnHost(
     }
   }
   std::vector<TensorData> outputs;
-  for (int v : graph.outputs()) outputs.push_back(data[v]);
+  for (int v : graph.outputs()) {
+    auto it = data.find(v);
+    if (it == data.end()) {
+      ADD_FAILURE() << "no node gives the output " << graph.value(v).name;
+      return {};
+    }
+    outputs.push_back(it->second);
+  }
   return outputs;
 }
 
