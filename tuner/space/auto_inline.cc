@@ -9,6 +9,7 @@
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/reused_stage.h"
 #include "compiler/schedule/primitive/compute_inline.h"
+#include "tuner/space/compute_producer_at_tile.h"
 
 namespace lathe::tuner {
 namespace {
@@ -44,7 +45,10 @@ InlineElementwise::Apply(std::unique_ptr<TracedSchedule> schedule,
   std::vector<std::unique_ptr<TracedSchedule>> result;
   const Program& program = schedule->program();
   const BlockNode* node = program.FindBlock(block);
-  if (node != nullptr && !node->IsReduction()) {
+  // An epilogue between two reductions stays a block: the tiling rule
+  // computes it at its reader's tile (compute_producer_at_tile.h).
+  if (node != nullptr && !node->IsReduction() &&
+      !IsEpilogueBetweenReductions(program, *node)) {
     // 1. Into the readers; 2. else into the producer. Each is tried on a copy
     // so that a refusal leaves no get_block in the trace.
     bool forward =

@@ -26,6 +26,12 @@
 //     and by the division).
 //  2. otherwise reverse_compute_inline into its producer when accepted (an
 //     element-wise consumer of an element-wise producer: relu after add).
+// Except an epilogue between two reductions that reuse data (a depthwise
+// convolution's bias and clip, read by a 1x1 projection:
+// compute_producer_at_tile.h, IsEpilogueBetweenReductions): it stays a
+// block, which the tiling rule computes at the projection's tile once per
+// element; inlined into the projection, it would be computed again for
+// every output channel.
 // The rule branches only there; it does nothing to a block neither accepts.
 // Both primitives are tried on a copy first, so nothing is recorded for a block
 // that stays.

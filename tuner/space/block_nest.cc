@@ -88,6 +88,18 @@ std::vector<BufferAccess> Operands(const BlockNode& block) {
   return operands;
 }
 
+bool HasDataReuse(const BlockNode& block) {
+  for (const BufferAccess& read : Operands(block)) {
+    for (const IterVar& iv : block.iter_vars) {
+      if (iv.type == IterType::kSpatial && iv.extent >= 2 &&
+          !AccessUses(read, iv.var)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool AccessUses(const BufferAccess& access, const Expr& var) {
   return std::any_of(access.indices.begin(), access.indices.end(),
                      [&](const Expr& index) { return UsesVar(index, var); });

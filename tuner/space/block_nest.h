@@ -64,6 +64,12 @@ int64_t IterProduct(const BlockNode& block, IterType type);
 // AccessesOf.
 std::vector<BufferAccess> Operands(const BlockNode& block);
 
+// Whether some operand is not indexed by some spatial variable of extent
+// >= 2: the values it reads are reused across that variable, which tiling
+// can keep in registers or cache (a matmul's A across j; a convolution's
+// weights across the pixels). Plain reductions and pooling reuse nothing.
+bool HasDataReuse(const BlockNode& block);
+
 // Whether some index of `access` uses `var`.
 bool AccessUses(const BufferAccess& access, const Expr& var);
 

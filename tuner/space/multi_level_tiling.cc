@@ -14,6 +14,7 @@
 #include "compiler/ir/expr_functor.h"
 #include "tuner/space/block_nest.h"
 #include "tuner/space/cache_write_output.h"
+#include "tuner/space/compute_producer_at_tile.h"
 #include "tuner/space/pack_operand.h"
 
 namespace lathe::tuner {
@@ -25,10 +26,6 @@ int IterIndexOf(const BlockNode& block, const Expr& var) {
     if (block.iter_vars[i].var.same_as(var)) return static_cast<int>(i);
   }
   return -1;
-}
-
-bool UsesIter(const BufferAccess& access, const BlockNode& block, int iter) {
-  return AccessUses(access, block.iter_vars[iter].var);
 }
 
 // For each dimension of the block's only written buffer, the spatial
@@ -50,22 +47,6 @@ std::optional<std::vector<int>> OutputIters(const BlockNode& block) {
     iters.push_back(iter);
   }
   return iters;
-}
-
-// Whether some operand is not indexed by some spatial variable of extent
-// >= 2: the values it reads are reused across that variable, which tiling
-// can keep in registers or cache.
-bool HasDataReuse(const BlockNode& block) {
-  for (const BufferAccess& read : Operands(block)) {
-    for (size_t i = 0; i < block.iter_vars.size(); ++i) {
-      const IterVar& iv = block.iter_vars[i];
-      if (iv.type == IterType::kSpatial && iv.extent >= 2 &&
-          !UsesIter(read, block, static_cast<int>(i))) {
-        return true;
-      }
-    }
-  }
-  return false;
 }
 
 // Whether every operand either does not use `iter` or uses it as a plain
@@ -366,13 +347,19 @@ absl::StatusOr<TiledNest> TileBlock(TracedSchedule* schedule,
 
 namespace {
 
-// Steps 1-4 of one branch (multi_level_tiling.h) on `schedule`.
+// Steps 1-4 of one branch (multi_level_tiling.h) on `schedule`, with the
+// producer chain computed at the outer tile when there is one.
 absl::Status BuildBranch(TracedSchedule* schedule, const std::string& block,
-                         const TilePlan& plan, bool pack_operands) {
+                         const TilePlan& plan, bool pack_operands,
+                         const std::optional<ProducerChain>& chain) {
   LATHE_ASSIGN_OR_RETURN(TiledNest nest, TileBlock(schedule, block, plan));
   LATHE_RETURN_IF_ERROR(CacheWriteOutput(schedule, nest).status());
   if (pack_operands) LATHE_RETURN_IF_ERROR(PackOperands(schedule, nest));
   LATHE_RETURN_IF_ERROR(schedule->Parallel(nest.parallel_loop));
+  // After the parallel loop is marked, so that compute_at refuses a move
+  // whose copies would write the same elements in two of its iterations.
+  if (chain.has_value())
+    LATHE_RETURN_IF_ERROR(ComputeProducerAtTile(schedule, nest, *chain));
   if (nest.row_loop.has_value())
     LATHE_RETURN_IF_ERROR(schedule->Unroll(*nest.row_loop));
   LATHE_RETURN_IF_ERROR(schedule->Vectorize(nest.vector_loop));
@@ -388,14 +375,28 @@ MultiLevelTiling::Apply(std::unique_ptr<TracedSchedule> schedule,
   std::vector<std::unique_ptr<TracedSchedule>> result;
   const BlockNode* node = schedule->program().FindBlock(block);
   std::vector<TilePlan> plans;
-  if (node != nullptr)
+  std::optional<ProducerChain> chain;
+  if (node != nullptr) {
     plans = PlanTilings(schedule->program(), *node, context.target);
+    chain = ProducerChainOf(schedule->program(), *node);
+  }
   for (const TilePlan& plan : plans) {
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> branch,
                            ForkSchedule(*schedule, *context.initial));
     // A refusal drops the branch: the plan's checks are heuristics over the
-    // block, the primitives the authority on what applies.
-    if (BuildBranch(branch.get(), block, plan, options_.pack_operands).ok()) {
+    // block, the primitives the authority on what applies. A branch whose
+    // producer chain cannot move is built again without it.
+    if (chain.has_value()) {
+      if (BuildBranch(branch.get(), block, plan, options_.pack_operands, chain)
+              .ok()) {
+        result.push_back(std::move(branch));
+        continue;
+      }
+      LATHE_ASSIGN_OR_RETURN(branch, ForkSchedule(*schedule, *context.initial));
+    }
+    if (BuildBranch(branch.get(), block, plan, options_.pack_operands,
+                    std::nullopt)
+            .ok()) {
       result.push_back(std::move(branch));
     }
   }
