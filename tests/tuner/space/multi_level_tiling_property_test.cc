@@ -88,7 +88,22 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"conv2d_nchw:N=1,C=3,H=11,W=13,K=16,R=3,S=3,pad=1,stride=2", "Y"},
         Case{"conv2d_nchw:N=2,C=4,H=5,W=5,K=32,R=3,S=3,pad=1", "Y"},
         Case{"conv2d_nchw:N=1,C=4,H=8,W=16,K=8,R=3,S=3,pad=1,groups=2", "Y"},
-        Case{"conv2d_nhwc:N=1,C=3,H=11,W=13,K=19,R=3,S=3,pad=1,stride=2", "Y"}),
+        Case{"conv2d_nhwc:N=1,C=3,H=11,W=13,K=19,R=3,S=3,pad=1,stride=2", "Y"},
+        // A depthwise layer (16 channels, 7 x 9: a prime width that four
+        // positions do not divide) read by a 1x1 projection to 8 channels:
+        // the branches parallel over pixels compute it at the projection's
+        // tile (compute_producer_at_tile.h).
+        Case{"custom:input in0[1,1,7,9,16]; input in1[1,1,3,3,16] const; "
+             "input in2[1,16] const; input in3[1,16,1,1,8] const; "
+             "d1[a0,a1o,a2,a3,a1i] += in0?[a0,a1o,a2+a4-1,a3+a5-1,a1i] * "
+             "in1[a1o,0,a4,a5,a1i]; "
+             "d0[b0,b1o,b2,b3,b1i] = min(max(d1[b0,b1o,b2,b3,b1i] + "
+             "in2[b1o,b1i], 0.0), 6.0); "
+             "out[c0,c1o,c2,c3,c1i] += d0[c0,c4o,c2,c3,c4i] * "
+             "in3[c1o,c4i+16*c4o,0,0,c1i]"
+             "|a0=1,a1o=1,a2=7,a3=9,a1i=16,a4=3,a5=3,b0=1,b1o=1,b2=7,b3=9,"
+             "b1i=16,c0=1,c1o=1,c2=7,c3=9,c1i=8,c4o=1,c4i=16",
+             "out"}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = info.param.spec;
       for (char& ch : name) {
