@@ -48,7 +48,7 @@ InlineElementwise::Apply(std::unique_ptr<TracedSchedule> schedule,
   // An epilogue between two reductions stays a block: the tiling rule
   // computes it at its reader's tile (compute_producer_at_tile.h).
   if (node != nullptr && !node->IsReduction() &&
-      !IsEpilogueBetweenReductions(program, *node)) {
+      !(keep_tile_epilogues_ && IsEpilogueBetweenReductions(program, *node))) {
     // 1. Into the readers; 2. else into the producer. Each is tried on a copy
     // so that a refusal leaves no get_block in the trace.
     bool forward =

@@ -55,11 +55,16 @@ class InlineElementwise : public ScheduleRule {
     kInline,  // GPUs: a kept stage would be a kernel and a pass of its own
   };
   // inline_reused_stages: also inline the stages that step 1 keeps (for
-  // experiments and tests).
+  // experiments and tests). keep_tile_epilogues: keep an epilogue between
+  // two reductions a block (above; CPUs, whose tiling rule computes it at
+  // its reader's tile; GPUs have no such step, and a kept stage would be a
+  // kernel of its own).
   explicit InlineElementwise(bool inline_reused_stages = false,
-                             WindowReuse window_reuse = WindowReuse::kBranch)
+                             WindowReuse window_reuse = WindowReuse::kBranch,
+                             bool keep_tile_epilogues = true)
       : inline_reused_stages_(inline_reused_stages),
-        window_reuse_(window_reuse) {}
+        window_reuse_(window_reuse),
+        keep_tile_epilogues_(keep_tile_epilogues) {}
 
   std::string Name() const override { return "inline_elementwise"; }
   absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> Apply(
@@ -69,6 +74,7 @@ class InlineElementwise : public ScheduleRule {
  private:
   bool inline_reused_stages_;
   WindowReuse window_reuse_;
+  bool keep_tile_epilogues_;
 };
 
 // Whether inlining `block` would make some reader recompute a costly value

@@ -47,9 +47,12 @@ std::vector<std::unique_ptr<ScheduleRule>> DefaultGpuRules() {
   //    its own kernel (inlined, its guarded loads would be in every
   //    unrolled product, and NVRTC takes tens of seconds over them); a
   //    padding read through overlapping windows (pooling, depthwise) is
-  //    inlined, where CPUs branch: kept, it would be a kernel of its own.
+  //    inlined, where CPUs branch: kept, it would be a kernel of its own;
+  //    so is an epilogue between two reductions, which CPUs keep for the
+  //    tiling rule to compute at its reader's tile.
   rules.push_back(std::make_unique<InlineElementwise>(
-      /*inline_reused_stages=*/false, InlineElementwise::WindowReuse::kInline));
+      /*inline_reused_stages=*/false, InlineElementwise::WindowReuse::kInline,
+      /*keep_tile_epilogues=*/false));
   // 2. The sampled shared-memory tile of GEMM- and convolution-like blocks.
   rules.push_back(std::make_unique<GpuSharedTiling>());
   // 3. Every block left gets the default GPU schedule's binding.

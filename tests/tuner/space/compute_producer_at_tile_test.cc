@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compiler/codegen/cpu_target.h"
+#include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/ir/printer.h"
 #include "tests/tuner/space/space_test_util.h"
 #include "tuner/space/block_nest.h"
@@ -212,6 +213,23 @@ TEST(ComputeProducerAtTile, DesignSpacesOfTheEmittedBlockFuseIt) {
     }
   }
   EXPECT_GE(fused, 2) << spaces->size() << " spaces";
+}
+
+// GPUs have no step computing a producer at a tile: the epilogue is inlined
+// there, as before, rather than left a kernel of its own.
+TEST(ComputeProducerAtTile, GpuSpacesInlineTheEpilogue) {
+  RuleFixture f(kEmitted, cuda::ArchTarget("sm_80").value());
+  absl::StatusOr<std::vector<Trace>> spaces =
+      GenerateDesignSpaces(f.workload, f.context.target, DefaultGpuRules());
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  ASSERT_FALSE(spaces->empty());
+  for (const Trace& space : *spaces) {
+    absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
+        ReplayTrace(space, f.initial, Decisions{}, 1);
+    ASSERT_TRUE(point.ok()) << point.status();
+    EXPECT_EQ((*point)->program().FindBlock("t2"), nullptr)
+        << PrintProgram((*point)->program());
+  }
 }
 
 }  // namespace
