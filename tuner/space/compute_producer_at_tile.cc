@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -105,19 +106,24 @@ bool IsChainReduction(const Program& program, const BlockNode& block) {
 }
 
 // Whether `block` reads, through element-wise blocks only, a channel-wise
-// reduction. `depth` bounds the walk.
+// reduction: a walk up its producers that visits each block once (a
+// workload's stages form a DAG that may share producers widely).
 bool ReadsReductionThroughElementwise(const Program& program,
-                                      const BlockNode& block, int depth) {
-  if (depth <= 0) return false;
-  for (const BufferAccess& read : Operands(block)) {
-    const BlockNode* writer = WriterOf(program, read.buffer.get());
-    if (writer == nullptr) continue;
-    if (writer->IsReduction()) {
-      if (IsChannelwiseReduction(*writer)) return true;
-      continue;
+                                      const BlockNode& block) {
+  std::vector<const BlockNode*> stack = {&block};
+  std::set<const BlockNode*> visited = {&block};
+  while (!stack.empty()) {
+    const BlockNode* current = stack.back();
+    stack.pop_back();
+    for (const BufferAccess& read : Operands(*current)) {
+      const BlockNode* writer = WriterOf(program, read.buffer.get());
+      if (writer == nullptr || !visited.insert(writer).second) continue;
+      if (!writer->IsReduction()) {
+        stack.push_back(writer);
+      } else if (IsChannelwiseReduction(*writer)) {
+        return true;
+      }
     }
-    if (ReadsReductionThroughElementwise(program, *writer, depth - 1))
-      return true;
   }
   return false;
 }
@@ -179,8 +185,7 @@ bool IsEpilogueBetweenReductions(const Program& program,
   }
   if (reader == nullptr || !reader->IsReduction() || !HasDataReuse(*reader))
     return false;
-  const int depth = static_cast<int>(program.Blocks().size());
-  return ReadsReductionThroughElementwise(program, block, depth);
+  return ReadsReductionThroughElementwise(program, block);
 }
 
 absl::Status ComputeProducerAtTile(TracedSchedule* schedule,

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/ir/printer.h"
@@ -106,6 +107,27 @@ TEST(ProducerChainOf, NoneWhenTheProducersLanesShareOperands) {
       ProducerChainOf(f.initial, *f.initial.FindBlock("out")).has_value());
   EXPECT_FALSE(
       IsEpilogueBetweenReductions(f.initial, *f.initial.FindBlock("r")));
+}
+
+// Sixty element-wise stages, each reading the two before it, then a product:
+// the walk up the producers visits each stage once (a walk along every
+// path would take 2^60 steps).
+TEST(IsEpilogueBetweenReductions, WalksASharedDagOnce) {
+  constexpr int kStages = 60;
+  std::string spec =
+      "custom:input in0[8]; input in1[8,4]; s0[a0] = in0[a0]; "
+      "s1[a1] = s0[a1] + in0[a1]; ";
+  std::string dims = "|a0=8,a1=8";
+  for (int k = 2; k < kStages; ++k) {
+    spec += absl::StrCat("s", k, "[a", k, "] = s", k - 1, "[a", k, "] + s",
+                         k - 2, "[a", k, "]; ");
+    dims += absl::StrCat(",a", k, "=8");
+  }
+  spec += absl::StrCat("out[j] += s", kStages - 1, "[r] * in1[r,j]");
+  RuleFixture f(spec + dims + ",j=4,r=8");
+  const BlockNode* last = f.initial.FindBlock(absl::StrCat("s", kStages - 1));
+  ASSERT_NE(last, nullptr);
+  EXPECT_FALSE(IsEpilogueBetweenReductions(f.initial, *last));
 }
 
 TEST(IsEpilogueBetweenReductions, OnlyTheStageTheProjectionReads) {
