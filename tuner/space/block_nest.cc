@@ -100,6 +100,18 @@ bool HasDataReuse(const BlockNode& block) {
   return false;
 }
 
+bool StoresEndWith(const BlockNode& block, int iter) {
+  const BlockAccesses accesses = AccessesOf(block);
+  if (accesses.writes.empty()) return false;
+  for (const BufferAccess& write : accesses.writes) {
+    if (write.indices.empty() ||
+        !write.indices.back().same_as(block.iter_vars[iter].var)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool AccessUses(const BufferAccess& access, const Expr& var) {
   return std::any_of(access.indices.begin(), access.indices.end(),
                      [&](const Expr& index) { return UsesVar(index, var); });

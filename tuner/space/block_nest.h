@@ -70,6 +70,11 @@ std::vector<BufferAccess> Operands(const BlockNode& block);
 // weights across the pixels). Plain reductions and pooling reuse nothing.
 bool HasDataReuse(const BlockNode& block);
 
+// Whether every store of the block writes at a last index that is exactly
+// the iteration variable `iter` (consecutive iterations, consecutive
+// elements: the variable a vector loop takes).
+bool StoresEndWith(const BlockNode& block, int iter);
+
 // Whether some index of `access` uses `var`.
 bool AccessUses(const BufferAccess& access, const Expr& var);
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "compiler/schedule/analysis/block_motion.h"
 #include "tuner/space/block_nest.h"
 
 namespace lathe::tuner {
@@ -25,40 +26,23 @@ const Buffer* WrittenBuffer(const BlockNode& block) {
   return written;
 }
 
-// The index of the last dimension at which `block` writes its buffer, as
-// the expression it writes there; null when the block writes nowhere.
-const ExprNode* LastWriteIndex(const BlockNode& block) {
-  BlockAccesses accesses = AccessesOf(block);
-  if (accesses.writes.empty() || accesses.writes.front().indices.empty())
-    return nullptr;
-  return accesses.writes.front().indices.back().get();
-}
-
 // The only block writing `buffer`, or null (none, or several).
-const BlockNode* WriterOf(const Program& program, const Buffer* buffer) {
-  const BlockNode* writer = nullptr;
-  for (const BlockNode* b : program.Blocks()) {
-    if (b == program.root.get()) continue;
-    for (const BufferAccess& w : AccessesOf(*b).writes) {
-      if (w.buffer.get() != buffer) continue;
-      if (writer != nullptr && writer != b) return nullptr;
-      writer = b;
-    }
-  }
-  return writer;
+const BlockNode* SoleWriter(const Program& program, const Buffer* buffer) {
+  const std::vector<BlockNode*> writers = WritersOf(program, buffer);
+  return writers.size() == 1 ? writers.front() : nullptr;
 }
 
-// Whether `reader` is the only block other than the writer that reads
-// `buffer`.
-bool OnlyReader(const Program& program, const Buffer* buffer,
-                const BlockNode& reader) {
-  for (const BlockNode* b : program.Blocks()) {
-    if (b == program.root.get() || b == &reader) continue;
-    for (const BufferAccess& r : Operands(*b)) {
-      if (r.buffer.get() == buffer) return false;
-    }
+// The only block that reads `buffer` and does not write it (a reduction
+// reads its own accumulator), or null (none, or several).
+const BlockNode* SoleReader(const Program& program, const Buffer* buffer) {
+  const std::vector<BlockNode*> writers = WritersOf(program, buffer);
+  const BlockNode* reader = nullptr;
+  for (const BlockNode* b : ReadersOf(program, buffer)) {
+    if (std::find(writers.begin(), writers.end(), b) != writers.end()) continue;
+    if (reader != nullptr) return nullptr;
+    reader = b;
   }
-  return true;
+  return reader;
 }
 
 // A block at the root in a nest of its own that no rule has claimed.
@@ -67,33 +51,25 @@ bool Movable(const Program& program, const BlockNode& block) {
          OwnNest(program, block).has_value();
 }
 
-// Whether the nest's loop `loop` binds the variable the block writes its
-// buffer's last dimension with.
-bool BindsLastWriteIndex(const BlockNode& block, const NestLoop& loop) {
-  const ExprNode* last = LastWriteIndex(block);
-  return last != nullptr && last == block.iter_vars[loop.iter_index].var.get();
+// E of a chain: a movable element-wise stage writing one intermediate, its
+// innermost loop binding the stores' last index (the lanes).
+bool IsChainEpilogue(const Program& program, const BlockNode& block) {
+  if (block.IsReduction() || !Movable(program, block)) return false;
+  const Buffer* written = WrittenBuffer(block);
+  return written != nullptr && !program.IsOutput(written) &&
+         StoresEndWith(block, OwnNest(program, block)->back().iter_index);
 }
 
-// A reduction reusing data across positions whose lanes (the variable of
-// its output's last index) are independent channels: every operand reads
-// at the lane's own index (a depthwise convolution; not a matmul, whose A
-// every column of a row reads).
-bool IsChannelwiseReduction(const BlockNode& block) {
-  if (!block.IsReduction() || !HasDataReuse(block)) return false;
-  const ExprNode* lanes = LastWriteIndex(block);
-  if (lanes == nullptr || lanes->kind != ExprKind::kVar) return false;
-  for (const BufferAccess& read : Operands(block)) {
-    bool indexed = false;
-    for (const Expr& index : read.indices) indexed |= index.get() == lanes;
-    if (!indexed) return false;
-  }
-  return true;
-}
-
-// P of a chain: a movable channel-wise reduction whose spatial loops all
-// come before its reduction loops, the last spatial one binding the lanes.
+// P of a chain: a movable reduction reusing data across positions whose
+// lanes (the last spatial loop, binding the stores' last index) are
+// independent channels, every operand read at the lane's own index (a
+// depthwise convolution; not a matmul, whose A every column of a row
+// reads), its spatial loops all before its reduction loops.
 bool IsChainReduction(const Program& program, const BlockNode& block) {
-  if (!IsChannelwiseReduction(block) || !Movable(program, block)) return false;
+  if (!block.IsReduction() || !HasDataReuse(block) ||
+      !Movable(program, block)) {
+    return false;
+  }
   const std::vector<NestLoop> nest = *OwnNest(program, block);
   size_t spatial = 0;
   while (spatial < nest.size() && nest[spatial].type == IterType::kSpatial)
@@ -102,25 +78,34 @@ bool IsChainReduction(const Program& program, const BlockNode& block) {
   for (size_t i = spatial; i < nest.size(); ++i) {
     if (nest[i].type != IterType::kReduce) return false;
   }
-  return BindsLastWriteIndex(block, nest[spatial - 1]);
+  const int lanes = nest[spatial - 1].iter_index;
+  if (!StoresEndWith(block, lanes)) return false;
+  const Expr& lane_var = block.iter_vars[lanes].var;
+  for (const BufferAccess& read : Operands(block)) {
+    if (std::none_of(
+            read.indices.begin(), read.indices.end(),
+            [&](const Expr& index) { return index.same_as(lane_var); }))
+      return false;
+  }
+  return true;
 }
 
-// Whether `block` reads, through element-wise blocks only, a channel-wise
+// Whether `block` reads, through element-wise blocks only, a chain's
 // reduction: a walk up its producers that visits each block once (a
 // workload's stages form a DAG that may share producers widely).
-bool ReadsReductionThroughElementwise(const Program& program,
-                                      const BlockNode& block) {
+bool ReadsChainReductionThroughElementwise(const Program& program,
+                                           const BlockNode& block) {
   std::vector<const BlockNode*> stack = {&block};
   std::set<const BlockNode*> visited = {&block};
   while (!stack.empty()) {
     const BlockNode* current = stack.back();
     stack.pop_back();
     for (const BufferAccess& read : Operands(*current)) {
-      const BlockNode* writer = WriterOf(program, read.buffer.get());
+      const BlockNode* writer = SoleWriter(program, read.buffer.get());
       if (writer == nullptr || !visited.insert(writer).second) continue;
       if (!writer->IsReduction()) {
         stack.push_back(writer);
-      } else if (IsChannelwiseReduction(*writer)) {
+      } else if (IsChainReduction(program, *writer)) {
         return true;
       }
     }
@@ -147,20 +132,17 @@ std::optional<ProducerChain> ProducerChainOf(const Program& program,
                                              const BlockNode& consumer) {
   for (const BufferAccess& x : Operands(consumer)) {
     const Buffer* x_buffer = x.buffer.get();
-    if (program.IsOutput(x_buffer)) continue;
-    const BlockNode* e = WriterOf(program, x_buffer);
-    if (e == nullptr || e == &consumer || e->IsReduction() ||
-        !Movable(program, *e) || WrittenBuffer(*e) != x_buffer ||
-        !OnlyReader(program, x_buffer, consumer) ||
-        !BindsLastWriteIndex(*e, OwnNest(program, *e)->back())) {
+    const BlockNode* e = SoleWriter(program, x_buffer);
+    if (e == nullptr || !IsChainEpilogue(program, *e) ||
+        SoleReader(program, x_buffer) != &consumer) {
       continue;
     }
     for (const BufferAccess& y : Operands(*e)) {
       const Buffer* y_buffer = y.buffer.get();
-      const BlockNode* p = WriterOf(program, y_buffer);
+      const BlockNode* p = SoleWriter(program, y_buffer);
       if (p == nullptr || program.IsOutput(y_buffer) ||
           WrittenBuffer(*p) != y_buffer || !IsChainReduction(program, *p) ||
-          !OnlyReader(program, y_buffer, *e)) {
+          SoleReader(program, y_buffer) != e) {
         continue;
       }
       return ProducerChain{e->name, p->name};
@@ -171,21 +153,10 @@ std::optional<ProducerChain> ProducerChainOf(const Program& program,
 
 bool IsEpilogueBetweenReductions(const Program& program,
                                  const BlockNode& block) {
-  if (block.IsReduction()) return false;
-  const Buffer* written = WrittenBuffer(block);
-  if (written == nullptr || program.IsOutput(written)) return false;
-  const BlockNode* reader = nullptr;
-  for (const BlockNode* b : program.Blocks()) {
-    if (b == program.root.get() || b == &block) continue;
-    for (const BufferAccess& r : Operands(*b)) {
-      if (r.buffer.get() != written) continue;
-      if (reader != nullptr && reader != b) return false;
-      reader = b;
-    }
-  }
-  if (reader == nullptr || !reader->IsReduction() || !HasDataReuse(*reader))
-    return false;
-  return ReadsReductionThroughElementwise(program, block);
+  if (!IsChainEpilogue(program, block)) return false;
+  const BlockNode* reader = SoleReader(program, WrittenBuffer(block));
+  return reader != nullptr && reader->IsReduction() && HasDataReuse(*reader) &&
+         ReadsChainReductionThroughElementwise(program, block);
 }
 
 absl::Status ComputeProducerAtTile(TracedSchedule* schedule,
@@ -215,10 +186,16 @@ absl::Status ComputeProducerAtTile(TracedSchedule* schedule,
         "\" reads what \"", chain.epilogue,
         "\" writes at the same elements in every parallel iteration"));
   }
+  // P's own loops, last under its location: spatial ones (positions, then
+  // lanes) and then `reduce_loops` reduction loops (IsChainReduction).
   const size_t reduce_loops = static_cast<size_t>(std::count_if(
       p_node->iter_vars.begin(), p_node->iter_vars.end(),
       [](const IterVar& iv) { return iv.type == IterType::kReduce; }));
-  const size_t p_iters = p_node->iter_vars.size();
+  if (reduce_loops == 0 || p_node->iter_vars.size() < reduce_loops + 2) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "compute_producer_at_tile: block \"", chain.reduction,
+        "\" needs a position and a lane variable before its reductions"));
+  }
 
   // 1. E at the outer tile, its lanes vectorized.
   LATHE_ASSIGN_OR_RETURN(BlockRV e, schedule->GetBlock(chain.epilogue));
@@ -243,21 +220,16 @@ absl::Status ComputeProducerAtTile(TracedSchedule* schedule,
   LATHE_RETURN_IF_ERROR(schedule->ComputeAt(p, position_parts[0],
                                             /*preserve_unit_loops=*/true));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> p_loops, schedule->GetLoops(p));
-  const size_t n = p_loops.size();
-  if (reduce_loops == 0 || n < p_iters || p_iters < reduce_loops + 2) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("compute_producer_at_tile: block \"", chain.reduction,
-                     "\" has ", n, " loops for ", p_iters, " variables"));
-  }
+  const size_t n = p_loops.size();  // preserve_unit_loops: at least p's own
   const LoopRV lanes = p_loops[n - reduce_loops - 1];
-  const LoopRV columns = p_loops[n - reduce_loops - 2];
+  const LoopRV positions = p_loops[n - reduce_loops - 2];
   std::vector<LoopRV> order(p_loops.end() - reduce_loops, p_loops.end());
-  order.push_back(columns);
+  order.push_back(positions);
   order.push_back(lanes);
   LATHE_RETURN_IF_ERROR(schedule->Reorder(order));
   LATHE_ASSIGN_OR_RETURN(BlockRV init,
                          schedule->DecomposeReduction(p, order.front()));
-  LATHE_RETURN_IF_ERROR(schedule->Unroll(columns));
+  LATHE_RETURN_IF_ERROR(schedule->Unroll(positions));
   LATHE_RETURN_IF_ERROR(schedule->Vectorize(lanes));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> init_loops,
                          schedule->GetLoops(init));

@@ -2,14 +2,15 @@
 // that computes a tiled block's producing reduction inside the block's outer
 // tile, so the value between them is never written out whole: a depthwise
 // convolution and its epilogue computed at the tile of the 1x1 projection
-// that reads them (a fused MobileNetV2 block,
-// compiler/graph/kernel_partition.h), one pixel's channels at a time.
+// that reads them (a MobileNetV2 block's second half written as one custom
+// workload), a few pixels' channels at a time.
 //
 // The chain (ProducerChainOf): the tiled block C reads a buffer X written by
 // an element-wise block E (the producer's epilogue: bias, clip), which reads
-// a buffer Y written by a reduction P that reuses data (HasDataReuse: a
-// convolution, not a plain sum). E and P sit at the root in nests of their
-// own, untouched by other rules, each with a single reader (C, E); E's
+// a buffer Y written by a channel-wise reduction P: it reuses data across
+// positions (HasDataReuse) and every operand reads at the lane's own index
+// (a depthwise convolution; not a matmul). E and P sit at the root in nests of
+// their own, untouched by other rules, each with a single reader (C, E); E's
 // innermost variable and P's last spatial variable index the last dimension
 // of what they write (the lanes of a channel-blocked activation), and P's
 // spatial loops come before its reduction loops.
@@ -59,7 +60,7 @@ namespace lathe::tuner {
 
 // Positions of P computed together (step 2): four independent vector
 // accumulators, each fed by the window's taps; 2 and 8 measured the same on
-// a fused MobileNetV2 block (bench/README.md, "Models").
+// a fused MobileNetV2 block (bench/README.md, "Why the code is as it is").
 inline constexpr int64_t kFusedPositions = 4;
 
 // The producer chain of a tiled block: the names of E and P (above).
@@ -72,10 +73,10 @@ struct ProducerChain {
 std::optional<ProducerChain> ProducerChainOf(const Program& program,
                                              const BlockNode& consumer);
 
-// Whether `block` is an element-wise stage whose single reader is a
-// reduction that reuses data and which reads, through element-wise stages
-// only, a reduction that reuses data: the E of a chain (or an element-wise
-// stage that inlining will make one).
+// Whether `block` has the shape of a chain's E, its single reader is a
+// reduction that reuses data, and it reads, through element-wise stages
+// only, a block with the shape of a chain's P: the E of a chain once the
+// stages between (a bias before the clip) are inlined into it.
 bool IsEpilogueBetweenReductions(const Program& program,
                                  const BlockNode& block);
 

@@ -378,7 +378,7 @@ MultiLevelTiling::Apply(std::unique_ptr<TracedSchedule> schedule,
   std::optional<ProducerChain> chain;
   if (node != nullptr) {
     plans = PlanTilings(schedule->program(), *node, context.target);
-    chain = ProducerChainOf(schedule->program(), *node);
+    if (!plans.empty()) chain = ProducerChainOf(schedule->program(), *node);
   }
   for (const TilePlan& plan : plans) {
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> branch,

@@ -32,21 +32,6 @@ VectorCut ChooseVectorCut(int64_t extent, int64_t lanes) {
   return {true, lanes};  // a tail: the predicate guards the last vector
 }
 
-// Whether every store of the block writes at a last index that is exactly
-// the iteration variable `iter` (consecutive iterations, consecutive
-// elements).
-bool StoresEndWith(const BlockNode& block, int iter) {
-  const BlockAccesses accesses = AccessesOf(block);
-  if (accesses.writes.empty()) return false;
-  for (const BufferAccess& write : accesses.writes) {
-    if (write.indices.empty() ||
-        !write.indices.back().same_as(block.iter_vars[iter].var)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // What the rule will do to one block, decided from its nest alone.
 struct Plan {
   int vec = -1;  // index of the vector loop in the nest

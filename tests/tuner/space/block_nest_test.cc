@@ -76,5 +76,20 @@ TEST(IsTiled, ReadsTheAnnotation) {
   EXPECT_TRUE(IsPlaced(*sch->program().FindBlock("C")));
 }
 
+TEST(HasDataReuse, OperandsMissingASpatialVariable) {
+  RuleFixture matmul("matmul:M=4,N=6,K=8");  // A[i,k] is reused across j
+  EXPECT_TRUE(HasDataReuse(*matmul.initial.FindBlock("C")));
+  RuleFixture sum("custom:input in0[4,8]; out[i] += in0[i,k]|i=4,k=8");
+  EXPECT_FALSE(HasDataReuse(*sum.initial.FindBlock("out")));
+}
+
+TEST(StoresEndWith, TheVariableOfTheLastIndex) {
+  RuleFixture f("matmul:M=4,N=6,K=8");  // C[i, j]
+  const BlockNode* c = f.initial.FindBlock("C");
+  EXPECT_FALSE(StoresEndWith(*c, 0));
+  EXPECT_TRUE(StoresEndWith(*c, 1));
+  EXPECT_FALSE(StoresEndWith(*c, 2));
+}
+
 }  // namespace
 }  // namespace lathe::tuner
