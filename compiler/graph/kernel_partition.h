@@ -15,8 +15,12 @@
 //   nodes chained after it) whose value only a MatMul or Gemm reads is that
 //   product's prologue: emitted first in the product's group rather than as
 //   a kernel of its own, so the tuner can fold the transpose into the
-//   product's operand read. Every group has exactly one output. A node
-//   absorbed must read nothing computed by a later step.
+//   product's operand read. A depthwise convolution and the 1x1 projection
+//   reading it stay two kernels: as one (which the tuner computes at the
+//   projection's tiles, tuner/space/compute_producer_at_tile.h) they ran no
+//   faster in MobileNetV2 (bench/README.md, "Why the code is as it is").
+//   Every group has exactly one output. A node absorbed must read nothing
+//   computed by a later step.
 // - Alias steps are the views (Reshape, Flatten, Squeeze, Unsqueeze,
 //   Identity, Dropout): the output shares the input's buffer.
 // - Host steps are everything else: non-float32 work, multi-output nodes
