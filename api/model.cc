@@ -33,10 +33,6 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
@@ -91,28 +87,29 @@ absl::StatusOr<graph::Graph> BindInputValues(
 class Model::Workspace {
  public:
   Workspace(const graph::Graph& graph, const graph::MemoryPlan& plan,
-            const std::vector<std::vector<float>>& constant_floats)
+            const std::vector<float*>& constant_data)
       : graph_(graph),
         plan_(plan),
         base_(graph.values().size(), nullptr),
         pointer_(graph.values().size(), nullptr),
         host_(graph.values().size()),
         owned_(graph.values().size()) {
-    if (plan.peak_bytes > 0) {
-      arena_.reset(static_cast<char*>(
-          std::aligned_alloc(graph::kArenaAlignment, plan.peak_bytes)));
-    }
+    absl::StatusOr<HugePageBuffer> arena =
+        HugePageBuffer::Allocate(static_cast<size_t>(plan.peak_bytes));
+    if (arena.ok()) arena_ = *std::move(arena);
     for (size_t v = 0; v < base_.size(); ++v) {
-      if (v < constant_floats.size() && graph.IsConstant(static_cast<int>(v)) &&
-          !constant_floats[v].empty()) {
-        base_[v] = const_cast<float*>(constant_floats[v].data());
-      } else if (arena_ != nullptr && plan.offsets[v] != graph::kNotPlanned) {
-        base_[v] = reinterpret_cast<float*>(arena_.get() + plan.offsets[v]);
+      if (v < constant_data.size() && constant_data[v] != nullptr) {
+        base_[v] = constant_data[v];
+      } else if (arena_.data() != nullptr &&
+                 plan.offsets[v] != graph::kNotPlanned) {
+        base_[v] = reinterpret_cast<float*>(arena_.data() + plan.offsets[v]);
       }
     }
   }
 
-  bool arena_ok() const { return plan_.peak_bytes == 0 || arena_ != nullptr; }
+  bool arena_ok() const {
+    return plan_.peak_bytes == 0 || arena_.data() != nullptr;
+  }
 
   // Forgets the previous call's inputs, outputs and host values.
   void Begin() {
@@ -192,7 +189,7 @@ class Model::Workspace {
 
   const graph::Graph& graph_;
   const graph::MemoryPlan& plan_;
-  std::unique_ptr<char, FreeDeleter> arena_;
+  HugePageBuffer arena_;
   // Per value: constants' floats and the arena's slots, fixed; and where
   // the current call finds each value (base_ plus what the call set).
   std::vector<float*> base_;
@@ -217,7 +214,7 @@ class Model::WorkspaceLease {
     }
     if (workspace_ == nullptr) {
       workspace_ = std::make_unique<Workspace>(model.graph_, model.memory_plan_,
-                                               model.constant_floats_);
+                                               model.constant_data_);
     }
   }
   ~WorkspaceLease() {
@@ -280,6 +277,8 @@ absl::Status Model::Prepare(const ModelOptions& options) {
   //    float32 constants read by kernels, views or as outputs are converted
   //    once.
   std::set<int> float_reads(graph_.outputs().begin(), graph_.outputs().end());
+  // Those outside kernel arguments: outputs and views' inputs.
+  std::set<int> other_float_reads = float_reads;
   std::vector<std::string> workloads;
   for (const GraphStep& step : partition_.steps) {
     switch (step.kind) {
@@ -309,19 +308,20 @@ absl::Status Model::Prepare(const ModelOptions& options) {
           const graph::Node& node = graph_.nodes()[n];
           if (!node.inputs.empty() && node.inputs[0] != kNoValue) {
             float_reads.insert(node.inputs[0]);
+            other_float_reads.insert(node.inputs[0]);
           }
         }
         break;
     }
   }
-  constant_floats_.assign(graph_.values().size(), {});
+  std::vector<std::vector<float>> constant_floats(graph_.values().size());
   for (int v : float_reads) {
     const graph::Value& value = graph_.value(v);
     if (!value.constant.has_value() ||
         value.constant->dtype != DType::Float32()) {
       continue;
     }
-    std::vector<float>& floats = constant_floats_[v];
+    std::vector<float>& floats = constant_floats[v];
     floats.resize(std::max<int64_t>(value.constant->size(), 1));
     std::copy(value.constant->values.begin(), value.constant->values.end(),
               floats.begin());
@@ -383,16 +383,16 @@ absl::Status Model::Prepare(const ModelOptions& options) {
                     graph_.value(root).type.NumElements() == type.NumElements();
     output_roots_.push_back(in_place ? root : kNoValue);
   }
-  // 4. The constant inputs that kernels take packed: packed once, here, and
+  // 5. The constant inputs that kernels take packed: packed once, here, and
   //    passed packed on every Run.
+  std::map<std::pair<size_t, int>, std::vector<float>> packed_constants;
   for (size_t s = 0; s < partition_.steps.size(); ++s) {
     const GraphStep& step = partition_.steps[s];
     if (step.kind != GraphStep::Kind::kKernel) continue;
     const Kernel& kernel = kernels_.at(step.workload);
     for (size_t k = 0; k < kernel.packed_inputs().size(); ++k) {
       const PackedInputInfo& info = kernel.packed_inputs()[k];
-      const std::vector<float>& values =
-          constant_floats_[step.args[info.input]];
+      const std::vector<float>& values = constant_floats[step.args[info.input]];
       if (values.empty()) {
         return absl::InternalError(
             absl::StrCat("kernel ", step.workload, " takes argument ",
@@ -403,13 +403,52 @@ absl::Status Model::Prepare(const ModelOptions& options) {
         return absl::InternalError(absl::StrCat(
             "prepack ", k, " of kernel ", step.workload, " returned ", rc));
       }
-      packed_constants_[{s, info.input}] = std::move(packed);
+      packed_constants[{s, info.input}] = std::move(packed);
     }
   }
+  // 6. Every constant a run reads, packed or as floats, in one block, in
+  //    the order the steps first read them (HugePageBuffer says why). A
+  //    constant only packed kernels read is not kept unpacked.
+  std::vector<std::pair<const std::vector<float>*, float**>> blocks;
+  constant_data_.assign(graph_.values().size(), nullptr);
   step_packed_args_.assign(partition_.steps.size(), {});
-  for (auto& [key, packed] : packed_constants_) {
-    step_packed_args_[key.first].push_back(
-        {static_cast<size_t>(key.second), packed.data()});
+  std::vector<bool> placed(graph_.values().size(), false);
+  auto place_floats = [&](int v) {
+    if (placed[v] || constant_floats[v].empty()) return;
+    placed[v] = true;
+    blocks.push_back({&constant_floats[v], &constant_data_[v]});
+  };
+  for (size_t s = 0; s < partition_.steps.size(); ++s) {
+    const GraphStep& step = partition_.steps[s];
+    if (step.kind != GraphStep::Kind::kKernel) continue;
+    // Room for every argument, so that the pointers to its entries that
+    // blocks keeps stay valid.
+    step_packed_args_[s].reserve(step.args.size());
+    for (size_t a = 0; a + 1 < step.args.size(); ++a) {
+      auto packed = packed_constants.find({s, static_cast<int>(a)});
+      if (packed == packed_constants.end()) {
+        place_floats(step.args[a]);
+        continue;
+      }
+      step_packed_args_[s].push_back({a, nullptr});
+      blocks.push_back({&packed->second, &step_packed_args_[s].back().second});
+    }
+  }
+  for (int v : other_float_reads) place_floats(v);
+  auto aligned_bytes = [](const std::vector<float>& floats) {
+    return (floats.size() * sizeof(float) + graph::kArenaAlignment - 1) /
+           graph::kArenaAlignment * graph::kArenaAlignment;
+  };
+  size_t bytes = 0;
+  for (const auto& [floats, pointer] : blocks) bytes += aligned_bytes(*floats);
+  absl::StatusOr<HugePageBuffer> constants = HugePageBuffer::Allocate(bytes);
+  if (!constants.ok()) return constants.status();
+  constants_ = *std::move(constants);
+  size_t offset = 0;
+  for (const auto& [floats, pointer] : blocks) {
+    *pointer = reinterpret_cast<float*>(constants_.data() + offset);
+    std::memcpy(*pointer, floats->data(), floats->size() * sizeof(float));
+    offset += aligned_bytes(*floats);
   }
   stats_.distinct_kernels = static_cast<int>(kernels_.size());
   stats_.peak_intermediate_bytes = memory_plan_.peak_bytes;
@@ -572,12 +611,13 @@ absl::Status Model::RunSteps(Workspace& workspace,
         float* out = workspace.FloatStorage(output);
         if (graph_.value(output).type.NumElements() == 0) break;
         const size_t n = step.args.size();
-        args.resize(n);
+        args.assign(n, nullptr);
+        for (const auto& [a, packed] : step_packed_args_[s]) args[a] = packed;
         for (size_t a = 0; a + 1 < n; ++a) {
+          if (args[a] != nullptr) continue;
           float* p = workspace.FloatStorage(step.args[a]);
           args[a] = p != nullptr ? p : &empty_tensor;
         }
-        for (const auto& [a, packed] : step_packed_args_[s]) args[a] = packed;
         args[n - 1] = out;
         int rc = (*step_kernels_[s])(args.data());
         if (rc != 0) {

@@ -21,11 +21,13 @@
 // - Float32 constants are converted once, at load; a kernel whose tuned
 //   schedule packs a constant weight (a layout-free input, Kernel::
 //   packed_inputs) gets it packed once, at load, and packed on every Run.
-//   Intermediate float32
-//   tensors live in one arena laid out by compiler/graph/memory_plan.h;
-//   views (alias steps) share their input's bytes; non-float32 work (shape
-//   and index arithmetic left after folding) runs on the host through the
-//   operators' host evaluators.
+//   The constants a run reads, packed or not, lie in one block in the order
+//   the steps read them; that block and each arena ask for huge pages
+//   (api/huge_page_buffer.h). Intermediate float32 tensors live in one
+//   arena laid out by compiler/graph/memory_plan.h; views (alias steps)
+//   share their input's bytes; non-float32 work (shape and index
+//   arithmetic left after folding) runs on the host through the operators'
+//   host evaluators.
 // - Run checks the inputs (count, dtype, shape) and names the one at fault.
 // - RunFloat is the path for float32 inputs and outputs: the caller's
 //   buffers are read in place (no conversion); an output the steps make
@@ -60,6 +62,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "api/huge_page_buffer.h"
 #include "api/lathe.h"
 #include "compiler/graph/graph.h"
 #include "compiler/graph/kernel_partition.h"
@@ -157,14 +160,17 @@ class Model {
   std::map<std::string, Kernel> kernels_;
   // Per step of partition_: its kernel (null for host and alias steps).
   std::vector<const Kernel*> step_kernels_;
-  // Per (step index, argument position): a constant input packed at load
-  // for a kernel that takes it packed (Kernel::packed_inputs).
-  std::map<std::pair<size_t, int>, std::vector<float>> packed_constants_;
-  // Per step of partition_: (argument position, packed buffer) for the
-  // constants its kernel takes packed, so a run looks nothing up.
+  // The constants a run reads, in the order the steps read them: those
+  // kernels take packed (Kernel::packed_inputs), packed at load for their
+  // step, and the float32 constants read as floats.
+  HugePageBuffer constants_;
+  // Per step of partition_: (argument position, its packed constant in
+  // constants_) for the constants its kernel takes packed, so a run looks
+  // nothing up.
   std::vector<std::vector<std::pair<size_t, float*>>> step_packed_args_;
-  // Per value id: the float32 constant's data as floats (empty otherwise).
-  std::vector<std::vector<float>> constant_floats_;
+  // Per value id: the float32 constant's floats in constants_, when a step
+  // reads it unpacked (null otherwise).
+  std::vector<float*> constant_data_;
   std::vector<ModelTensor> inputs_;
   std::vector<ModelTensor> outputs_;
   // Per graph output: the value whose storage RunFloat points at the

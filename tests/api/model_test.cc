@@ -177,6 +177,56 @@ TEST(Model, ConstantWeightsArePackedOnceAtLoad) {
   }
 }
 
+// w is read packed by the product's kernel and as plain floats as the
+// model's second output: both forms are kept, each where its reader finds
+// it (a packed kernel never gets the plain floats, nor the output the
+// packed ones).
+TEST(Model, AConstantReadPackedAndPlainKeepsBothForms) {
+  Graph graph;
+  int x = graph.AddValue("x", F32({16, 8}));
+  graph.AddInput(x);
+  TensorData w(DType::Float32(), {8, 48});
+  for (int64_t i = 0; i < w.size(); ++i) w.values[i] = (i * 5 % 13) - 6;
+  const TensorData weights = w;
+  int weight = graph.AddConstant("w", std::move(w));
+  int y = graph.AddValue("y", F32({16, 48}));
+  AddNode(graph, "MatMul", {x, weight}, {y});
+  graph.AddOutput(y);
+  graph.AddOutput(weight);
+
+  absl::StatusOr<std::unique_ptr<Model>> untuned = Model::FromGraph(graph);
+  ASSERT_TRUE(untuned.ok()) << untuned.status();
+  const std::string workload = (*untuned)->kernels().begin()->first;
+  TempFolder dir;
+  ModelOptions options;
+  options.db_path = dir.path() + "/t.db";
+  options.target = "host -num-threads=1";
+  CreateDatabase(options.db_path,
+                 {PackingRecord(workload, HostTarget(1), "out")});
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::FromGraph(graph, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ((*model)->kernels().begin()->second.packed_inputs().size(), 1u);
+
+  std::vector<float> input(16 * 8), product(16 * 48), plain(8 * 48);
+  for (size_t i = 0; i < input.size(); ++i) input[i] = (i * 3 % 7) - 3.0f;
+  ASSERT_TRUE((*model)
+                  ->RunFloat({absl::MakeConstSpan(input)},
+                             {absl::MakeSpan(product), absl::MakeSpan(plain)})
+                  .ok());
+  for (int64_t i = 0; i < weights.size(); ++i) {
+    ASSERT_EQ(plain[i], weights.values[i]) << "w at " << i;
+  }
+  for (int64_t i = 0; i < 16; ++i) {
+    for (int64_t j = 0; j < 48; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < 8; ++k)
+        sum += input[i * 8 + k] * weights.values[k * 48 + j];
+      ASSERT_EQ(product[i * 48 + j], sum) << "y at " << i << "," << j;
+    }
+  }
+}
+
 TEST(Model, RefusesInputsOfTheWrongCountDtypeOrShapeNamingThem) {
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::FromGraph(AddReluGraph());
