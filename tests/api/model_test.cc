@@ -122,22 +122,58 @@ TEST(Model, IntermediatesShareTheArenaAndStayCorrect) {
   }
 }
 
+// y = x[16,8] @ w[8,48] with w a constant of values 0..modulus-1 shifted
+// by -shift; `weight` is w's value id.
+struct ConstantProduct {
+  Graph graph;
+  TensorData weights;
+  int weight = 0;
+  int product = 0;
+};
+ConstantProduct MakeConstantProduct(int64_t step, int64_t modulus,
+                                    int64_t shift) {
+  ConstantProduct c;
+  int x = c.graph.AddValue("x", F32({16, 8}));
+  c.graph.AddInput(x);
+  c.weights = TensorData(DType::Float32(), {8, 48});
+  for (int64_t i = 0; i < c.weights.size(); ++i)
+    c.weights.values[i] = (i * step % modulus) - shift;
+  c.weight = c.graph.AddConstant("w", c.weights);
+  c.product = c.graph.AddValue("y", F32({16, 48}));
+  AddNode(c.graph, "MatMul", {x, c.weight}, {c.product});
+  c.graph.AddOutput(c.product);
+  return c;
+}
+
+// x @ weights for x [16,8] row-major, exact in double.
+std::vector<double> ExpectedProduct(const std::vector<double>& x,
+                                    const TensorData& weights) {
+  std::vector<double> y(16 * 48, 0.0);
+  for (int64_t i = 0; i < 16; ++i)
+    for (int64_t j = 0; j < 48; ++j)
+      for (int64_t k = 0; k < 8; ++k)
+        y[i * 48 + j] += x[i * 8 + k] * weights.values[k * 48 + j];
+  return y;
+}
+
+// The model of `graph` on a database (in `dir`) whose record for the one
+// kernel, `workload`, packs its constant operand.
+absl::StatusOr<std::unique_ptr<Model>> LoadWithPackingRecord(
+    const Graph& graph, const std::string& workload, const TempFolder& dir) {
+  ModelOptions options;
+  options.db_path = dir.path() + "/t.db";
+  options.target = "host -num-threads=1";
+  CreateDatabase(options.db_path,
+                 {PackingRecord(workload, HostTarget(1), "out")});
+  return Model::FromGraph(graph, options);
+}
+
 // y = x @ w with w a constant: the kernel's workload declares w `const`;
 // with a record whose schedule packs w, the model packs it once at load,
 // and every Run computes x @ w from the packed form.
 TEST(Model, ConstantWeightsArePackedOnceAtLoad) {
-  Graph graph;
-  int x = graph.AddValue("x", F32({16, 8}));
-  graph.AddInput(x);
-  TensorData w(DType::Float32(), {8, 48});
-  for (int64_t i = 0; i < w.size(); ++i) w.values[i] = (i * 7 % 11) - 5;
-  const TensorData weights = w;
-  int weight = graph.AddConstant("w", std::move(w));
-  int y = graph.AddValue("y", F32({16, 48}));
-  AddNode(graph, "MatMul", {x, weight}, {y});
-  graph.AddOutput(y);
-
-  absl::StatusOr<std::unique_ptr<Model>> untuned = Model::FromGraph(graph);
+  const ConstantProduct c = MakeConstantProduct(7, 11, 5);
+  absl::StatusOr<std::unique_ptr<Model>> untuned = Model::FromGraph(c.graph);
   ASSERT_TRUE(untuned.ok()) << untuned.status();
   ASSERT_EQ((*untuned)->kernels().size(), 1u);
   const std::string workload = (*untuned)->kernels().begin()->first;
@@ -146,13 +182,8 @@ TEST(Model, ConstantWeightsArePackedOnceAtLoad) {
   EXPECT_TRUE((*untuned)->kernels().begin()->second.packed_inputs().empty());
 
   TempFolder dir;
-  ModelOptions options;
-  options.db_path = dir.path() + "/t.db";
-  options.target = "host -num-threads=1";
-  CreateDatabase(options.db_path,
-                 {PackingRecord(workload, HostTarget(1), "out")});
   absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::FromGraph(graph, options);
+      LoadWithPackingRecord(c.graph, workload, dir);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ((*model)->stats().kernels_tuned, 1);
   const Kernel& kernel = (*model)->kernels().begin()->second;
@@ -165,14 +196,10 @@ TEST(Model, ConstantWeightsArePackedOnceAtLoad) {
       input.values[i] = (i * (run + 3) % 9) - 4;
     absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run({input});
     ASSERT_TRUE(outputs.ok()) << outputs.status();
-    for (int64_t i = 0; i < 16; ++i) {
-      for (int64_t j = 0; j < 48; ++j) {
-        double sum = 0;
-        for (int64_t k = 0; k < 8; ++k)
-          sum += input.values[i * 8 + k] * weights.values[k * 48 + j];
-        ASSERT_EQ((*outputs)[0].values[i * 48 + j], sum)
-            << "run " << run << " at " << i << "," << j;
-      }
+    const std::vector<double> want = ExpectedProduct(input.values, c.weights);
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ((*outputs)[0].values[i], want[i])
+          << "run " << run << " at " << i;
     }
   }
 }
@@ -182,29 +209,13 @@ TEST(Model, ConstantWeightsArePackedOnceAtLoad) {
 // it (a packed kernel never gets the plain floats, nor the output the
 // packed ones).
 TEST(Model, AConstantReadPackedAndPlainKeepsBothForms) {
-  Graph graph;
-  int x = graph.AddValue("x", F32({16, 8}));
-  graph.AddInput(x);
-  TensorData w(DType::Float32(), {8, 48});
-  for (int64_t i = 0; i < w.size(); ++i) w.values[i] = (i * 5 % 13) - 6;
-  const TensorData weights = w;
-  int weight = graph.AddConstant("w", std::move(w));
-  int y = graph.AddValue("y", F32({16, 48}));
-  AddNode(graph, "MatMul", {x, weight}, {y});
-  graph.AddOutput(y);
-  graph.AddOutput(weight);
-
-  absl::StatusOr<std::unique_ptr<Model>> untuned = Model::FromGraph(graph);
+  ConstantProduct c = MakeConstantProduct(5, 13, 6);
+  c.graph.AddOutput(c.weight);
+  absl::StatusOr<std::unique_ptr<Model>> untuned = Model::FromGraph(c.graph);
   ASSERT_TRUE(untuned.ok()) << untuned.status();
-  const std::string workload = (*untuned)->kernels().begin()->first;
   TempFolder dir;
-  ModelOptions options;
-  options.db_path = dir.path() + "/t.db";
-  options.target = "host -num-threads=1";
-  CreateDatabase(options.db_path,
-                 {PackingRecord(workload, HostTarget(1), "out")});
   absl::StatusOr<std::unique_ptr<Model>> model =
-      Model::FromGraph(graph, options);
+      LoadWithPackingRecord(c.graph, (*untuned)->kernels().begin()->first, dir);
   ASSERT_TRUE(model.ok()) << model.status();
   ASSERT_EQ((*model)->kernels().begin()->second.packed_inputs().size(), 1u);
 
@@ -214,16 +225,13 @@ TEST(Model, AConstantReadPackedAndPlainKeepsBothForms) {
                   ->RunFloat({absl::MakeConstSpan(input)},
                              {absl::MakeSpan(product), absl::MakeSpan(plain)})
                   .ok());
-  for (int64_t i = 0; i < weights.size(); ++i) {
-    ASSERT_EQ(plain[i], weights.values[i]) << "w at " << i;
+  for (int64_t i = 0; i < c.weights.size(); ++i) {
+    ASSERT_EQ(plain[i], c.weights.values[i]) << "w at " << i;
   }
-  for (int64_t i = 0; i < 16; ++i) {
-    for (int64_t j = 0; j < 48; ++j) {
-      double sum = 0;
-      for (int64_t k = 0; k < 8; ++k)
-        sum += input[i * 8 + k] * weights.values[k * 48 + j];
-      ASSERT_EQ(product[i * 48 + j], sum) << "y at " << i << "," << j;
-    }
+  const std::vector<double> want = ExpectedProduct(
+      std::vector<double>(input.begin(), input.end()), c.weights);
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(product[i], want[i]) << "y at " << i;
   }
 }
 
