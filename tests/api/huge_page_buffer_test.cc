@@ -28,7 +28,9 @@ TEST(HugePageBuffer, ALargeBlockIsAlignedToAHugePageZeroedAndWritable) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer->data()) %
                 HugePageBuffer::kHugePageBytes,
             0u);
-  if (HugePagesAvailable()) EXPECT_TRUE(buffer->advised());
+  if (HugePagesAvailable()) {
+    EXPECT_TRUE(buffer->advised());
+  }
   for (size_t i = 0; i < bytes; i += 4093) {
     ASSERT_EQ(buffer->data()[i], 0) << "at " << i;
     buffer->data()[i] = static_cast<char>(i % 127 + 1);
