@@ -383,72 +383,88 @@ absl::Status Model::Prepare(const ModelOptions& options) {
                     graph_.value(root).type.NumElements() == type.NumElements();
     output_roots_.push_back(in_place ? root : kNoValue);
   }
-  // 5. The constant inputs that kernels take packed: packed once, here, and
-  //    passed packed on every Run.
-  std::map<std::pair<size_t, int>, std::vector<float>> packed_constants;
+  // 5. Every constant a run reads lies in one block, in the order the steps
+  //    first read it (HugePageBuffer says why): a constant input that a
+  //    kernel takes packed is packed once, here, straight into the block
+  //    for its step, and passed packed on every Run; the other float32
+  //    constants are copied plain. A constant that only packed kernels read
+  //    is not kept plain.
+  struct Slot {
+    int64_t offset = 0;
+    const std::vector<float>* floats = nullptr;  // the plain constant
+    const Kernel* kernel = nullptr;  // set: the slot holds it packed
+    size_t pack_index = 0;           // in kernel->packed_inputs()
+    float** pointer = nullptr;       // where the slot's address goes
+  };
+  std::vector<Slot> slots;
+  int64_t bytes = 0;
+  auto add_slot = [&](Slot slot, int64_t elements) {
+    slot.offset = bytes;
+    bytes += graph::AlignToArena(elements * int64_t{sizeof(float)});
+    slots.push_back(slot);
+  };
+  constant_data_.assign(graph_.values().size(), nullptr);
+  std::vector<bool> plain_placed(graph_.values().size(), false);
+  auto add_plain = [&](int v) {
+    if (plain_placed[v] || constant_floats[v].empty()) return;
+    plain_placed[v] = true;
+    add_slot({0, &constant_floats[v], nullptr, 0, &constant_data_[v]},
+             static_cast<int64_t>(constant_floats[v].size()));
+  };
+  step_packed_args_.assign(partition_.steps.size(), {});
   for (size_t s = 0; s < partition_.steps.size(); ++s) {
     const GraphStep& step = partition_.steps[s];
     if (step.kind != GraphStep::Kind::kKernel) continue;
     const Kernel& kernel = kernels_.at(step.workload);
-    for (size_t k = 0; k < kernel.packed_inputs().size(); ++k) {
-      const PackedInputInfo& info = kernel.packed_inputs()[k];
-      const std::vector<float>& values = constant_floats[step.args[info.input]];
-      if (values.empty()) {
-        return absl::InternalError(
-            absl::StrCat("kernel ", step.workload, " takes argument ",
-                         info.input, " packed, but it is not a constant"));
-      }
-      std::vector<float> packed(info.packed_elements);
-      if (int rc = kernel.Prepack(k, values.data(), packed.data()); rc != 0) {
-        return absl::InternalError(absl::StrCat(
-            "prepack ", k, " of kernel ", step.workload, " returned ", rc));
-      }
-      packed_constants[{s, info.input}] = std::move(packed);
-    }
-  }
-  // 6. Every constant a run reads, packed or as floats, in one block, in
-  //    the order the steps first read them (HugePageBuffer says why). A
-  //    constant only packed kernels read is not kept unpacked.
-  std::vector<std::pair<const std::vector<float>*, float**>> blocks;
-  constant_data_.assign(graph_.values().size(), nullptr);
-  step_packed_args_.assign(partition_.steps.size(), {});
-  std::vector<bool> placed(graph_.values().size(), false);
-  auto place_floats = [&](int v) {
-    if (placed[v] || constant_floats[v].empty()) return;
-    placed[v] = true;
-    blocks.push_back({&constant_floats[v], &constant_data_[v]});
-  };
-  for (size_t s = 0; s < partition_.steps.size(); ++s) {
-    const GraphStep& step = partition_.steps[s];
-    if (step.kind != GraphStep::Kind::kKernel) continue;
-    // Room for every argument, so that the pointers to its entries that
-    // blocks keeps stay valid.
-    step_packed_args_[s].reserve(step.args.size());
+    const std::vector<PackedInputInfo>& packed = kernel.packed_inputs();
+    // Room for every packed argument, so that the slots' pointers to its
+    // entries stay valid.
+    step_packed_args_[s].reserve(packed.size());
     for (size_t a = 0; a + 1 < step.args.size(); ++a) {
-      auto packed = packed_constants.find({s, static_cast<int>(a)});
-      if (packed == packed_constants.end()) {
-        place_floats(step.args[a]);
+      auto info = std::find_if(packed.begin(), packed.end(),
+                               [&](const PackedInputInfo& i) {
+                                 return i.input == static_cast<int>(a);
+                               });
+      if (info == packed.end()) {
+        add_plain(step.args[a]);
         continue;
       }
+      const std::vector<float>& floats = constant_floats[step.args[a]];
+      if (floats.empty()) {
+        return absl::InternalError(
+            absl::StrCat("kernel ", step.workload, " takes argument ", a,
+                         " packed, but it is not a constant"));
+      }
       step_packed_args_[s].push_back({a, nullptr});
-      blocks.push_back({&packed->second, &step_packed_args_[s].back().second});
+      add_slot({0, &floats, &kernel, static_cast<size_t>(info - packed.begin()),
+                &step_packed_args_[s].back().second},
+               info->packed_elements);
+    }
+    if (step_packed_args_[s].size() != packed.size()) {
+      return absl::InternalError(
+          absl::StrCat("kernel ", step.workload, " takes ", packed.size(),
+                       " inputs packed, the step has ",
+                       step_packed_args_[s].size(), " of them"));
     }
   }
-  for (int v : other_float_reads) place_floats(v);
-  auto aligned_bytes = [](const std::vector<float>& floats) {
-    return (floats.size() * sizeof(float) + graph::kArenaAlignment - 1) /
-           graph::kArenaAlignment * graph::kArenaAlignment;
-  };
-  size_t bytes = 0;
-  for (const auto& [floats, pointer] : blocks) bytes += aligned_bytes(*floats);
-  absl::StatusOr<HugePageBuffer> constants = HugePageBuffer::Allocate(bytes);
+  for (int v : other_float_reads) add_plain(v);
+  absl::StatusOr<HugePageBuffer> constants =
+      HugePageBuffer::Allocate(static_cast<size_t>(bytes));
   if (!constants.ok()) return constants.status();
   constants_ = *std::move(constants);
-  size_t offset = 0;
-  for (const auto& [floats, pointer] : blocks) {
-    *pointer = reinterpret_cast<float*>(constants_.data() + offset);
-    std::memcpy(*pointer, floats->data(), floats->size() * sizeof(float));
-    offset += aligned_bytes(*floats);
+  for (const Slot& slot : slots) {
+    float* data = reinterpret_cast<float*>(constants_.data() + slot.offset);
+    *slot.pointer = data;
+    if (slot.kernel == nullptr) {
+      std::memcpy(data, slot.floats->data(),
+                  slot.floats->size() * sizeof(float));
+    } else if (int rc = slot.kernel->Prepack(slot.pack_index,
+                                             slot.floats->data(), data);
+               rc != 0) {
+      return absl::InternalError(
+          absl::StrCat("prepack ", slot.pack_index, " of kernel ",
+                       slot.kernel->workload(), " returned ", rc));
+    }
   }
   stats_.distinct_kernels = static_cast<int>(kernels_.size());
   stats_.peak_intermediate_bytes = memory_plan_.peak_bytes;

@@ -38,10 +38,6 @@ struct Interval {
   int64_t bytes = 0;
 };
 
-int64_t AlignUp(int64_t bytes) {
-  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-}
-
 }  // namespace
 
 absl::StatusOr<MemoryPlan> PlanMemory(const Graph& graph,
@@ -122,7 +118,7 @@ absl::StatusOr<MemoryPlan> PlanMemory(const Graph& graph,
     interval.root = v;
     interval.first = defined_at[v];
     interval.last = std::max(defined_at[v], last_read[v]);
-    interval.bytes = AlignUp(elements * 4);
+    interval.bytes = AlignToArena(elements * 4);
     if (plan.unshared_bytes >
         std::numeric_limits<int64_t>::max() / 2 - interval.bytes) {
       return absl::InternalError("memory plan: the intermediates overflow");

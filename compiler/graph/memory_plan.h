@@ -33,6 +33,11 @@ namespace lathe::graph {
 inline constexpr int64_t kArenaAlignment = 64;
 inline constexpr int64_t kNotPlanned = -1;
 
+// `bytes` rounded up to a multiple of kArenaAlignment.
+inline int64_t AlignToArena(int64_t bytes) {
+  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+
 struct MemoryPlan {
   // Per value id: the byte offset in the arena, or kNotPlanned.
   std::vector<int64_t> offsets;
