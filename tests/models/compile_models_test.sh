@@ -3,10 +3,18 @@
 # the transformer encoder; opset 17) built by `lathe compile MODEL.onnx`
 # into one static library each, called from a C program on PyTorch's input,
 # its output compared with PyTorch's (compare_tensors, rtol 1e-3, atol
-# 1e-4). Default schedules (no database): what is checked is the library,
-# not the tuning.
+# 1e-4).
 #
-#   compile_models_test.sh LATHE COMPARE_TENSORS PYTHON EXPORT_MODELS_PY
+#   compile_models_test.sh LATHE COMPARE_TENSORS PYTHON EXPORT_MODELS_PY [--tuned]
+#
+# Without --tuned: default schedules (no database), so what is checked is
+# the library, not the tuning. With --tuned: each model is first tuned with
+# a few trials per task (`lathe tune MODEL.onnx`, a search too short to be
+# fast, long enough that every task has a record of the space's schedules),
+# then built with `--db --require-tuned` (every kernel a tuned record's) and
+# run by `lathe run --db`, both compared with PyTorch: tuned kernels, weights
+# packed at build or load time and the blocked layouts, against PyTorch's
+# own outputs. The header must name at least one weight embedded packed.
 #
 # Skipped (exit 77) when PYTHON cannot import torch, torchvision and onnx,
 # or there is no C compiler.
@@ -15,6 +23,8 @@ lathe=$1
 compare=$2
 python=$3
 export_models=$4
+tuned=0
+[[ ${5:-} == --tuned ]] && tuned=1
 
 if ! "$python" -c 'import torch, torchvision, onnx' 2> /dev/null; then
   echo "SKIP: $python cannot import torch, torchvision and onnx"
@@ -47,10 +57,26 @@ x.tofile(name + "/input.raw")
 print(x.size, y.size)
 PY
 )
+  db=()
+  if [[ $tuned -eq 1 ]]; then
+    tasks=$("$lathe" tasks "$case_dir/model.onnx" --json 2> /dev/null \
+      | "$python" -c 'import json, sys; print(len(json.load(sys.stdin)["tasks"]))') \
+      || fail "$name: lathe tasks"
+    start=$(date +%s)
+    "$lathe" tune "$case_dir/model.onnx" --db "$name/tuned.db" \
+      --trials $((2 * tasks)) --batch 2 --min-time 0.005 --measure-rounds 1 \
+      --population 16 --generations 1 --no-default > "$name/tune.txt" 2>&1 \
+      || fail "$name: lathe tune: $(tail -5 "$name/tune.txt")"
+    echo "$name: $tasks tasks tuned in $(( $(date +%s) - start ))s"
+    db=(--db "$name/tuned.db" --require-tuned)
+  fi
   start=$(date +%s)
-  "$lathe" compile "$case_dir/model.onnx" --function "$name" -o "$name/m.a" \
+  "$lathe" compile "$case_dir/model.onnx" "${db[@]}" --function "$name" -o "$name/m.a" \
     --header "$name/m.h" 2> "$name/compile.txt" || fail "$name: $(cat "$name/compile.txt")"
   seconds=$(( $(date +%s) - start ))
+  if [[ $tuned -eq 1 ]] && ! grep -q "packed at build time" "$name/m.h"; then
+    fail "$name: no weight of the tuned library is embedded packed"
+  fi
   cat > "$name/check.c" <<C
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,5 +106,17 @@ y = np.fromfile(name + "/output.raw", np.float32).reshape(numpy_helper.to_array(
 open(name + "/output_0.pb", "wb").write(numpy_helper.from_array(y, ref.name).SerializeToString())
 PY
   "$compare" "$name/output_0.pb" "$data/output_0.pb" || fail "$name: differs from PyTorch"
+  if [[ $tuned -eq 1 ]]; then
+    "$lathe" run "$case_dir/model.onnx" --db "$name/tuned.db" --input "$data/input_0.pb" \
+      --output-dir "$name/run" --json > "$name/run.json" 2> "$name/run.txt" \
+      || fail "$name: lathe run --db: $(cat "$name/run.txt")"
+    "$python" - "$name/run.json" <<'PY' || fail "$name: lathe run did not use a tuned kernel for every task"
+import json, sys
+kernels = json.load(open(sys.argv[1]))["kernels"]
+sys.exit(0 if kernels["tuned"] == kernels["distinct"] > 0 else 1)
+PY
+    "$compare" "$name/run/output_0.pb" "$data/output_0.pb" \
+      || fail "$name: lathe run --db differs from PyTorch"
+  fi
   echo "PASS $name: compiled in ${seconds}s, $(stat -c %s "$name/m.a") bytes"
 done
