@@ -8,6 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "compiler/codegen/kernel_library.h"
 #include "compiler/codegen/llvm/model_entry_emitter.h"
+#include "compiler/runtime/huge_pages.h"
 
 namespace lathe {
 namespace {
@@ -108,15 +109,21 @@ std::string ModelLibraryHeader(const ModelLibrary& library,
       " *   scratch allocation or a parallel task); the outputs are then\n",
       " *   unspecified.\n",
       " * - Nothing to initialize or release: the weights (", constant_bytes,
-      " bytes) are\n",
-      " *   embedded read-only; each call allocates its own intermediates and "
-      "frees\n",
-      " *   them before it returns. Calls from several threads at once are "
-      "safe;\n",
-      " *   their parallel loops take turns on the library's one thread "
-      "pool.\n",
-      " *\n", " * Kernels: ", library.kernels.size(), " distinct, ",
-      entry.calls.size(), " calls per run.\n");
+      " bytes) are\n", " *   embedded read-only",
+      constant_bytes >= static_cast<int64_t>(runtime::kMinHugeBytes)
+          ? "; the first call copies them into space the library\n"
+            " *   reserves (zero pages until then), which the kernel is "
+            "asked to back\n"
+            " *   with huge pages, and every call reads that copy"
+          : "",
+      "; each call\n",
+      " *   allocates its own intermediates and frees them before it "
+      "returns. Calls\n",
+      " *   from several threads at once are safe; their parallel loops take "
+      "turns\n",
+      " *   on the library's one thread pool.\n", " *\n",
+      " * Kernels: ", library.kernels.size(), " distinct, ", entry.calls.size(),
+      " calls per run.\n");
   for (size_t k = 0; k < library.kernels.size(); ++k) {
     const LibraryKernel& kernel = library.kernels[k];
     std::string origin = kernel.origin;

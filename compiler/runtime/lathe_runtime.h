@@ -115,6 +115,24 @@ LATHE_RUNTIME_API void lathe_free(void* p);
  * that want the memory back; the next kernel call allocates afresh. */
 LATHE_RUNTIME_API void lathe_release_scratch(void);
 
+/* The constants of a model library's entry (`lathe compile MODEL.onnx`):
+ * `bytes` bytes at `image` (the library's read-only data), copied on the
+ * first call for `*where` into `space` at its first 2 MiB boundary, which
+ * the kernel is asked to back with transparent huge pages: the weights are
+ * read on every call, and on huge pages that costs no TLB miss per 4 KiB
+ * and does not stop the prefetchers at each page. Returns where the
+ * constants are to be read, and keeps it in `*where`: the copy, or `image`
+ * itself where the kernel refuses the advice (no transparent huge pages).
+ * `space` is zero-initialized writable memory of the library (its .bss,
+ * anonymous memory) of LATHE_MODEL_CONSTANTS_SPACE(bytes) bytes; `*where`
+ * starts NULL and serves one image only. Thread-safe: calls from several
+ * threads at once make one copy. */
+#define LATHE_MODEL_CONSTANTS_SPACE(bytes) \
+  ((((uint64_t)(bytes) + 0x1FFFFF) & ~(uint64_t)0x1FFFFF) + 0x200000)
+LATHE_RUNTIME_API const void* lathe_model_constants(const void* image,
+                                                    void* space, uint64_t bytes,
+                                                    const void** where);
+
 /* The Lathe version this runtime was built from, e.g. "0.1.0". */
 LATHE_RUNTIME_API const char* lathe_runtime_version(void);
 

@@ -17,7 +17,7 @@
 //     the library when it is unmapped.
 //
 // Tests: tests/compiler/runtime/ (parallel_for_test.cc, thread_count_test.cc,
-// lifecycle_test.cc, alloc_test.cc, c_abi_test.c).
+// lifecycle_test.cc, alloc_test.cc, model_constants_test.cc, c_abi_test.c).
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
@@ -29,6 +29,7 @@
 
 #include "compiler/runtime/cpu_affinity.h"
 #include "compiler/runtime/lathe_runtime.h"
+#include "compiler/runtime/model_constants.h"
 #include "compiler/runtime/scratch_cache.h"
 #include "compiler/runtime/thread_pool.h"
 
@@ -78,6 +79,7 @@ void ForgetPoolInChild() {
   g_pool = nullptr;
   g_call_mutex = PTHREAD_MUTEX_INITIALIZER;
   ResetScratchLockInChild();
+  ResetModelConstantsLockInChild();
 }
 
 void RegisterAtFork() {
@@ -203,6 +205,13 @@ void lathe_free(void* p) {
 }
 
 void lathe_release_scratch(void) { lathe::runtime::ReleaseScratch(); }
+
+const void* lathe_model_constants(const void* image, void* space,
+                                  uint64_t bytes, const void** where) {
+  // Its lock is reset in a fork()ed child, like the pool's.
+  pthread_once(&lathe::runtime::g_atfork_once, &lathe::runtime::RegisterAtFork);
+  return lathe::runtime::ModelConstants(image, space, bytes, where);
+}
 
 const char* lathe_runtime_version(void) { return LATHE_RUNTIME_VERSION_STRING; }
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/llvm/llvm_module.h"
+#include "compiler/runtime/huge_pages.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -109,22 +110,29 @@ void EmitEntry(const std::vector<ObjectKernel>& kernels,
   llvm::Type* i32 = b.getInt32Ty();
   llvm::Type* i64 = b.getInt64Ty();
 
-  // The constants.
-  std::vector<llvm::GlobalVariable*> constants;
-  for (size_t c = 0; c < entry.constants.size(); ++c) {
-    const EntryConstant& constant = entry.constants[c];
+  // The constants, one image: each at a multiple of kAlignment, in the
+  // order of `entry.constants` (a model's: the order the steps first read
+  // them, api/model_library.h), so that a call streams them front to back.
+  std::vector<int64_t> offsets;  // in floats
+  std::vector<float> image;
+  for (const EntryConstant& constant : entry.constants) {
+    offsets.push_back(static_cast<int64_t>(image.size()));
+    image.insert(image.end(), constant.data, constant.data + constant.elements);
+    image.resize((image.size() + kAlignment / 4 - 1) / (kAlignment / 4) *
+                 (kAlignment / 4));
+  }
+  llvm::GlobalVariable* image_global = nullptr;
+  if (!image.empty()) {
     llvm::Constant* data = llvm::ConstantDataArray::get(
-        ctx, llvm::ArrayRef<float>(constant.data,
-                                   static_cast<size_t>(constant.elements)));
-    auto* global = new llvm::GlobalVariable(
+        ctx, llvm::ArrayRef<float>(image.data(), image.size()));
+    image_global = new llvm::GlobalVariable(
         *module, data->getType(), /*isConstant=*/true,
         llvm::GlobalValue::InternalLinkage, data,
-        absl::StrCat(entry.function_name, "_constant_", c));
-    global->setAlignment(llvm::Align(kAlignment));
-    global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
-    constants.push_back(global);
+        absl::StrCat(entry.function_name, "_constants"));
+    image_global->setAlignment(llvm::Align(kAlignment));
+    image_global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
   }
-  // An empty global would hold no bytes; no constant is empty (CheckEntry).
+  const uint64_t image_bytes = image.size() * sizeof(float);
 
   // The runtime's allocator.
   llvm::FunctionCallee alloc = module->getOrInsertFunction(
@@ -153,6 +161,33 @@ void EmitEntry(const std::vector<ObjectKernel>& kernels,
   llvm::BasicBlock* start = llvm::BasicBlock::Create(ctx, "start", fn);
   llvm::BasicBlock* fail = llvm::BasicBlock::Create(ctx, "fail", fn);
   b.SetInsertPoint(start);
+  // Where the constants are read: a large image from its copy on huge pages
+  // (lathe_model_constants, made by the first call into zero-initialized
+  // space of the library), a small one where it is.
+  llvm::Value* constants_base = image_global;
+  if (image_bytes >= runtime::kMinHugeBytes) {
+    // LATHE_MODEL_CONSTANTS_SPACE(image_bytes): room for the copy from the
+    // space's first 2 MiB boundary on.
+    const uint64_t huge = runtime::kHugePageBytes;
+    llvm::Type* space_type = llvm::ArrayType::get(
+        b.getInt8Ty(), (image_bytes + huge - 1) / huge * huge + huge);
+    auto* space = new llvm::GlobalVariable(
+        *module, space_type, /*isConstant=*/false,
+        llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantAggregateZero::get(space_type),
+        absl::StrCat(entry.function_name, "_constants_space"));
+    space->setAlignment(llvm::Align(kAlignment));
+    auto* where = new llvm::GlobalVariable(
+        *module, ptr, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(ptr)),
+        absl::StrCat(entry.function_name, "_constants_at"));
+    llvm::FunctionCallee copy = module->getOrInsertFunction(
+        "lathe_model_constants",
+        llvm::FunctionType::get(ptr, {ptr, ptr, i64, ptr}, false));
+    constants_base = b.CreateCall(
+        copy, {image_global, space, b.getInt64(image_bytes), where},
+        "constants");
+  }
   llvm::BasicBlock* path = start;  // the straight-line path of a success
   llvm::Value* arena =
       llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(ptr));
@@ -175,7 +210,8 @@ void EmitEntry(const std::vector<ObjectKernel>& kernels,
         return fn->getArg(
             static_cast<unsigned>(entry.num_inputs + buffer.index));
       case EntryBuffer::Kind::kConstant:
-        return constants[buffer.index];
+        return b.CreateInBoundsGEP(b.getFloatTy(), constants_base,
+                                   b.getInt64(offsets[buffer.index]));
       case EntryBuffer::Kind::kArena:
         return b.CreateInBoundsGEP(b.getInt8Ty(), arena,
                                    b.getInt64(buffer.index));

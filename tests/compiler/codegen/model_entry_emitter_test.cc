@@ -1,12 +1,15 @@
 // Tests of compiler/codegen/llvm/model_entry_emitter.h: a model entry that
 // chains a kernel through the arena, reads an embedded constant and copies
-// an input to an output is linked with the runtime (.a) into a C program
-// and run; bad entries are refused naming what is wrong; the bytes repeat.
+// an input to an output is linked with the runtime (.a, .so) into a C
+// program and run, its constants read from their copy on huge pages when
+// they are 1 MiB or more; bad entries are refused naming what is wrong; the
+// bytes repeat.
 #include "compiler/codegen/llvm/model_entry_emitter.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -67,33 +70,45 @@ class ModelEntryEmitter : public ::testing::Test {
   ModelEntry entry_;
 };
 
-TEST_F(ModelEntryEmitter, RunsTheCallsInOrderFromC) {
-  if (std::system("command -v cc > /dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "no C compiler (cc) on PATH: linking not tested";
-  }
+// Builds `entry` into a static archive (or a shared library) and runs it
+// from a C program; returns the program's output ("ok\n" when every value
+// was right), or a message starting "FAIL".
+std::string RunFromC(const std::vector<ObjectKernel>& kernels,
+                     const ModelEntry& entry, bool shared) {
   absl::StatusOr<std::string> object =
-      EmitModelObject(kernels_, entry_, HostTarget(1));
-  ASSERT_TRUE(object.ok()) << object.status();
-  absl::StatusOr<std::string> archive = KernelStaticLibrary(*object, "tiny");
-  ASSERT_TRUE(archive.ok()) << archive.status();
+      EmitModelObject(kernels, entry, HostTarget(1));
+  if (!object.ok()) return "FAIL: " + std::string(object.status().message());
   char dir_template[] = "/tmp/lathe_model_entry_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  if (mkdtemp(dir_template) == nullptr) return "FAIL: mkdtemp";
   const std::string dir = dir_template;
-  ASSERT_TRUE(WriteFileBytes(dir + "/tiny.a", *archive).ok());
+  std::string library = dir + "/tiny.a";
+  if (shared) {
+    library = dir + "/libtiny.so";
+    absl::Status linked =
+        LinkSharedLibrary(*object, std::vector<std::string>{"tiny"}, library);
+    if (!linked.ok()) return "FAIL: " + std::string(linked.message());
+  } else {
+    absl::StatusOr<std::string> archive = KernelStaticLibrary(*object, "tiny");
+    if (!archive.ok())
+      return "FAIL: " + std::string(archive.status().message());
+    if (!WriteFileBytes(library, *archive).ok()) return "FAIL: write";
+  }
   std::ofstream(dir + "/main.c") << R"(#include <stdio.h>
 int tiny(const float* x, float* y, float* z);
 int tiny_kernel_0(const float* a, const float* b, float* c);
 #pragma weak tiny_kernel_0
 int main(void) {
   float x[8], y[8], z[8];
-  int i;
-  for (i = 0; i < 8; ++i) { x[i] = (float)i - 3.0f; y[i] = z[i] = -1000.0f; }
-  if (tiny(x, y, z) != 0) return 3;
-  for (i = 0; i < 8; ++i) {
-    float want = ((x[i] + 1.0f) + (x[i] + 1.0f)) + 1.0f;
-    if (y[i] != want || z[i] != x[i]) {
-      printf("%d: y %f want %f, z %f want %f\n", i, y[i], want, z[i], x[i]);
-      return 2;
+  int i, call;
+  for (call = 0; call < 2; ++call) {
+    for (i = 0; i < 8; ++i) { x[i] = (float)(i + call) - 3.0f; y[i] = z[i] = -1000.0f; }
+    if (tiny(x, y, z) != 0) return 3;
+    for (i = 0; i < 8; ++i) {
+      float want = ((x[i] + 1.0f) + (x[i] + 1.0f)) + 1.0f;
+      if (y[i] != want || z[i] != x[i]) {
+        printf("%d: y %f want %f, z %f want %f\n", i, y[i], want, z[i], x[i]);
+        return 2;
+      }
     }
   }
   if (tiny_kernel_0 != 0) { printf("the kernel is exported\n"); return 4; }
@@ -101,19 +116,63 @@ int main(void) {
   return 0;
 }
 )";
-  const std::string cmd = "cd " + dir +
-                          " && cc -o prog main.c tiny.a -lpthread -lm > "
-                          "cc.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0)
-      << "cc failed; see " << dir << "/cc.log";
+  const std::string cmd = "cd " + dir + " && cc -o prog main.c " + library +
+                          " -Wl,-rpath," + dir + " -lpthread -lm > cc.log 2>&1";
+  if (std::system(cmd.c_str()) != 0) return "FAIL: cc; see " + dir + "/cc.log";
   const std::string run = dir + "/prog > " + dir + "/out.txt 2>&1";
   const int rc = std::system(run.c_str());
   std::ifstream out(dir + "/out.txt");
-  const std::string text((std::istreambuf_iterator<char>(out)),
-                         std::istreambuf_iterator<char>());
-  EXPECT_EQ(WEXITSTATUS(rc), 0) << text;
-  EXPECT_EQ(text, "ok\n");
+  std::string text((std::istreambuf_iterator<char>(out)),
+                   std::istreambuf_iterator<char>());
+  if (WEXITSTATUS(rc) != 0)
+    text = "FAIL: exit " + std::to_string(WEXITSTATUS(rc)) + ": " + text;
   std::system(("rm -rf " + dir).c_str());
+  return text;
+}
+
+bool HaveCc() { return std::system("command -v cc > /dev/null 2>&1") == 0; }
+
+TEST_F(ModelEntryEmitter, RunsTheCallsInOrderFromC) {
+  if (!HaveCc())
+    GTEST_SKIP() << "no C compiler (cc) on PATH: linking not tested";
+  EXPECT_EQ(RunFromC(kernels_, entry_, /*shared=*/false), "ok\n");
+}
+
+// Constants of 1 MiB or more are read from their copy on huge pages
+// (lathe_model_constants), made by the first call into zero-initialized
+// space of the library; each constant at its offset in the one image. A
+// wrong offset or a copy not made would give the kernel other floats.
+TEST_F(ModelEntryEmitter, AMebibyteOfConstantsIsReadFromItsCopy) {
+  std::vector<float> big(size_t{1} << 18);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 7);
+  entry_.constants = {{"big", big.data(), static_cast<int64_t>(big.size())},
+                      {"ones", ones_.data(), 8}};
+  for (EntryCall& call : entry_.calls) {
+    for (EntryBuffer& arg : call.args) {
+      if (arg.kind == EntryBuffer::Kind::kConstant) arg = Const(1);
+    }
+  }
+  absl::StatusOr<std::string> ir =
+      ModelModuleIr(kernels_, entry_, HostTarget(1));
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  // 2^18 + 16 floats (the ones padded to 64 bytes); the space rounds the
+  // image up to 2 MiB and adds 2 MiB.
+  EXPECT_NE(ir->find("@tiny_constants_space = internal global [4194304 x i8] "
+                     "zeroinitializer, align 64"),
+            std::string::npos)
+      << ir->substr(std::min(ir->find("@tiny_constants_space"), ir->size()),
+                    200);
+  EXPECT_NE(ir->find("%constants = call ptr @lathe_model_constants(ptr "
+                     "@tiny_constants, ptr @tiny_constants_space, i64 "
+                     "1048640, ptr @tiny_constants_at)"),
+            std::string::npos);
+  EXPECT_NE(ir->find("getelementptr inbounds float, ptr %constants, i64 "
+                     "262144"),
+            std::string::npos);
+  if (!HaveCc())
+    GTEST_SKIP() << "no C compiler (cc) on PATH: linking not tested";
+  EXPECT_EQ(RunFromC(kernels_, entry_, /*shared=*/false), "ok\n");
+  EXPECT_EQ(RunFromC(kernels_, entry_, /*shared=*/true), "ok\n");
 }
 
 TEST_F(ModelEntryEmitter, SameInputsSameBytes) {

@@ -46,6 +46,16 @@ int lathe_c_abi_check(void) {
   lathe_free(squares.out);
   lathe_free(NULL);
 
+  {
+    /* A small image is read where it is; the macro is a C constant. */
+    static const float image[4] = {1, 2, 3, 4};
+    static char space[LATHE_MODEL_CONSTANTS_SPACE(sizeof image)];
+    const void* where = NULL;
+    if (lathe_model_constants(image, space, sizeof image, &where) != image)
+      return 11;
+    if (where != image) return 12;
+  }
+
   if (lathe_runtime_version() == NULL) return 9;
   if (LATHE_RUNTIME_ABI_VERSION < 1) return 10;
   lathe_set_num_threads(0);
