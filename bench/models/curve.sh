@@ -103,7 +103,7 @@ PY
     args+=(--db "$cut.db")
   fi
   times=()
-  for round in 1 2 3; do
+  for _ in 1 2 3; do
     times+=("$("$bench_bin" "${args[@]}" | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p')")
   done
   rows+=("$at $records $(printf '%s\n' "${times[@]}" | median)")
