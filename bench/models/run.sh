@@ -73,7 +73,7 @@ for i in graph.input:
         print(f"{i.name}={dims}")' "$dir/model.onnx")
   for threads in 1 2; do
     lathe_times=() ort_times=() torch_times=()
-    for round in 1 2 3; do
+    for _ in 1 2 3; do
       lathe_args=("$dir/model.onnx" --threads "$threads" --runs "$runs")
       [[ -n "$db" ]] && lathe_args+=(--db "$db")
       [[ $compatible -eq 1 ]] && lathe_args+=(--compatible)
