@@ -42,31 +42,15 @@ bench_bin="$build_dir/bench/bench_model_latency"
 for bin in "$lathe" "$bench_bin"; do
   [[ -x "$bin" ]] || { echo "curve.sh: $bin is missing: bash scripts/build.sh" >&2; exit 1; }
 done
-ort_dir="$root/build/ort"
-if [[ ! -d "$ort_dir/node_modules/onnxruntime-node" ]]; then
-  mkdir -p "$ort_dir"
-  (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --silent \
-     onnxruntime-node@1.30.0 >/dev/null)
-fi
+source bench/models/common.sh
+ensure_ort
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 /usr/bin/python3 tests/models/export_models.py "$work" --opsets 13 --models "$model" >/dev/null
 onnx="$work/${model}_opset13/model.onnx"
-shape_args=$(/usr/bin/python3 -c '
-import sys, onnx
-graph = onnx.load(sys.argv[1]).graph
-constants = {i.name for i in graph.initializer}
-for i in graph.input:
-    if i.name not in constants:
-        dims = ",".join(str(d.dim_value) for d in i.type.tensor_type.shape.dim)
-        print(f"{i.name}={dims}")' "$onnx")
 
 "$lathe" db export --db "$db" -o "$work/all.jsonl" >/dev/null
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-ort() {
-  NODE_PATH="$ort_dir/node_modules" node bench/models/ort_latency.js "$onnx" "$threads" "$runs" \
-    $shape_args | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p'
-}
+ort() { ort_median_ms "$onnx" "$threads" "$runs"; }
 
 ort_times=("$(ort)")
 rows=()

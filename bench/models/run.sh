@@ -45,32 +45,18 @@ if [[ ! -x "$bench_bin" ]]; then
   echo "run.sh: $bench_bin is missing: bash scripts/build.sh --target bench_model_latency" >&2
   exit 1
 fi
-ort_dir="$root/build/ort"
-if [[ ! -d "$ort_dir/node_modules/onnxruntime-node" ]]; then
-  mkdir -p "$ort_dir"
-  (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --silent \
-     onnxruntime-node@1.30.0 >/dev/null)
-fi
+source bench/models/common.sh
+ensure_ort
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 /usr/bin/python3 tests/models/export_models.py "$work" --opsets 13 \
   --models "${models// /,}" >/dev/null
 
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-
 printf '| model | threads | Lathe (ms) | ONNX Runtime (ms) | PyTorch (ms) | ORT time / Lathe time | PyTorch time / Lathe time |\n'
 printf '|---|---|---|---|---|---|---|\n'
 for model in $models; do
   dir="$work/${model}_opset13"
-  # NAME=d0,d1,... for each graph input, as ort_latency.js takes them.
-  shape_args=$(/usr/bin/python3 -c '
-import sys, onnx
-graph = onnx.load(sys.argv[1]).graph
-constants = {i.name for i in graph.initializer}
-for i in graph.input:
-    if i.name not in constants:
-        dims = ",".join(str(d.dim_value) for d in i.type.tensor_type.shape.dim)
-        print(f"{i.name}={dims}")' "$dir/model.onnx")
+  shape_args=$(graph_input_shapes "$dir/model.onnx")
   for threads in 1 2; do
     lathe_times=() ort_times=() torch_times=()
     for _ in 1 2 3; do
@@ -78,8 +64,7 @@ for i in graph.input:
       [[ -n "$db" ]] && lathe_args+=(--db "$db")
       [[ $compatible -eq 1 ]] && lathe_args+=(--compatible)
       lathe_times+=("$("$bench_bin" "${lathe_args[@]}" | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p')")
-      ort_times+=("$(NODE_PATH="$ort_dir/node_modules" node bench/models/ort_latency.js \
-        "$dir/model.onnx" "$threads" "$runs" $shape_args | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p')")
+      ort_times+=("$(ort_median_ms "$dir/model.onnx" "$threads" "$runs")")
       torch_times+=("$(/usr/bin/python3 bench/models/torch_latency.py "$model" "$threads" "$runs" \
         | sed -n 's/.*"median_ms": *\([0-9.e+-]*\).*/\1/p')")
     done
