@@ -122,7 +122,8 @@ LATHE_RUNTIME_API void lathe_release_scratch(void);
  * read on every call, and on huge pages that costs no TLB miss per 4 KiB
  * and does not stop the prefetchers at each page. Returns where the
  * constants are to be read, and keeps it in `*where`: the copy, or `image`
- * itself where the kernel refuses the advice (no transparent huge pages).
+ * itself where the kernel would ignore or refuse the advice (transparent
+ * huge pages set to never, or not built in).
  * `space` is zero-initialized writable memory of the library (its .bss,
  * anonymous memory) of LATHE_MODEL_CONSTANTS_SPACE(bytes) bytes; `*where`
  * starts NULL and serves one image only. Thread-safe: calls from several

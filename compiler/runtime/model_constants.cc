@@ -7,9 +7,11 @@
 // needs freeing.
 #include "compiler/runtime/model_constants.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -23,10 +25,25 @@ pthread_mutex_t g_copy_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 uintptr_t RoundUp(uintptr_t n, uintptr_t to) { return (n + to - 1) / to * to; }
 
+// Whether `mode_file` (kThpModeFile's form: "always madvise [never]")
+// selects never.
+bool ThpNever(const char* mode_file) {
+  const int fd = open(mode_file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[128];
+  const ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  return std::strstr(text, "[never]") != nullptr;
+}
+
 // Where the constants of `image` are to be read: a copy in `space` advised
-// for huge pages, or `image` when the kernel refuses the advice.
-const void* CopyOnHugePages(const void* image, void* space, uint64_t bytes) {
+// for huge pages, or `image` when the kernel ignores or refuses the advice.
+const void* CopyOnHugePages(const void* image, void* space, uint64_t bytes,
+                            const char* thp_mode_file) {
   if (bytes < kMinHugeBytes || space == nullptr) return image;
+  if (ThpNever(thp_mode_file)) return image;
   const uintptr_t base = reinterpret_cast<uintptr_t>(space);
   char* start = reinterpret_cast<char*>(RoundUp(base, kHugePageBytes));
   const size_t length = RoundUp(bytes, kHugePageBytes);
@@ -40,14 +57,14 @@ const void* CopyOnHugePages(const void* image, void* space, uint64_t bytes) {
 }  // namespace
 
 const void* ModelConstants(const void* image, void* space, uint64_t bytes,
-                           const void** where) {
+                           const void** where, const char* thp_mode_file) {
   if (where == nullptr) return image;
   if (const void* ready = __atomic_load_n(where, __ATOMIC_ACQUIRE))
     return ready;
   pthread_mutex_lock(&g_copy_mutex);
   const void* ready = __atomic_load_n(where, __ATOMIC_RELAXED);
   if (ready == nullptr) {
-    ready = CopyOnHugePages(image, space, bytes);
+    ready = CopyOnHugePages(image, space, bytes, thp_mode_file);
     __atomic_store_n(where, ready, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&g_copy_mutex);

@@ -210,7 +210,8 @@ const void* lathe_model_constants(const void* image, void* space,
                                   uint64_t bytes, const void** where) {
   // Its lock is reset in a fork()ed child, like the pool's.
   pthread_once(&lathe::runtime::g_atfork_once, &lathe::runtime::RegisterAtFork);
-  return lathe::runtime::ModelConstants(image, space, bytes, where);
+  return lathe::runtime::ModelConstants(image, space, bytes, where,
+                                        lathe::runtime::kThpModeFile);
 }
 
 const char* lathe_runtime_version(void) { return LATHE_RUNTIME_VERSION_STRING; }

@@ -1,8 +1,10 @@
 // Tests of lathe_model_constants (lathe_runtime.h, model_constants.cc): an
 // image of 1 MiB or more is copied once, on the first call, into the space
 // at its first 2 MiB boundary, advised for huge pages; later calls, and
-// calls racing the first, get that copy; a smaller image, or none to keep,
-// is read where it is.
+// calls racing the first, get that copy; a smaller image, none to keep, or
+// transparent huge pages set to never: the image is read where it is.
+#include "compiler/runtime/model_constants.h"
+
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -23,6 +25,7 @@ constexpr uint64_t kImageBytes = 3 << 20;
 // The space as a library has it: zero-initialized static storage.
 alignas(64) char g_space[LATHE_MODEL_CONSTANTS_SPACE(kImageBytes)];
 alignas(64) char g_race_space[LATHE_MODEL_CONSTANTS_SPACE(kImageBytes)];
+alignas(64) char g_mode_space[LATHE_MODEL_CONSTANTS_SPACE(kImageBytes)];
 
 std::vector<float> Image() {
   std::vector<float> image(kImageBytes / sizeof(float));
@@ -95,6 +98,33 @@ TEST(ModelConstantsTest, RacingFirstCallsShareOneCopy) {
   for (const void* p : got) EXPECT_EQ(p, got[0]);
   EXPECT_EQ(where, got[0]);
   EXPECT_EQ(std::memcmp(got[0], image.data(), kImageBytes), 0);
+}
+
+// A file with the given text, for the mode ModelConstants reads.
+std::string ModeFile(const std::string& text) {
+  const std::string path = ::testing::TempDir() + "thp_enabled";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ModelConstantsTest, TransparentHugePagesSetToNeverLeaveTheImageInPlace) {
+  const std::vector<float> image = Image();
+  const void* where = nullptr;
+  EXPECT_EQ(ModelConstants(image.data(), g_mode_space, kImageBytes, &where,
+                           ModeFile("always madvise [never]\n").c_str()),
+            image.data());
+  EXPECT_EQ(where, image.data());
+  if (!TransparentHugePagesBuiltIn()) return;
+  // "madvise" (or "always"), or no file to read: the copy.
+  for (const std::string& mode :
+       {ModeFile("always [madvise] never\n"), std::string("/nonexistent")}) {
+    SCOPED_TRACE(mode);
+    where = nullptr;
+    const void* copy = ModelConstants(image.data(), g_mode_space, kImageBytes,
+                                      &where, mode.c_str());
+    EXPECT_NE(copy, image.data());
+    EXPECT_EQ(std::memcmp(copy, image.data(), kImageBytes), 0);
+  }
 }
 
 TEST(ModelConstantsTest, SmallImagesAreReadWhereTheyAre) {
