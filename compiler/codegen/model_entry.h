@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/runtime/huge_pages.h"
+
 namespace lathe {
 
 // Where a buffer an entry reads or writes lives.
@@ -59,6 +61,21 @@ struct EntryCopy {
   int64_t elements = 0;
 };
 
+// Whether an entry whose constants' image (each constant from a multiple of
+// 64 bytes) holds `image_bytes` reads them from a copy on huge pages made by
+// its first call (lathe_model_constants, lathe_runtime.h) rather than where
+// they are embedded: from 1 MiB (below, a huge page would be mostly empty)
+// to 512 MiB. The copy's space doubles the library's static data, and the
+// x86-64 small code model, in which the kernels address it, reaches 2 GiB
+// in all; a larger image stays where it is, as before the copy existed.
+inline constexpr int64_t kMinCopiedConstantBytes =
+    static_cast<int64_t>(runtime::kMinHugeBytes);
+inline constexpr int64_t kMaxCopiedConstantBytes = int64_t{512} << 20;
+inline bool ConstantsReadFromCopy(int64_t image_bytes) {
+  return image_bytes >= kMinCopiedConstantBytes &&
+         image_bytes <= kMaxCopiedConstantBytes;
+}
+
 struct ModelEntry {
   std::string function_name;
   int num_inputs = 0;
@@ -68,5 +85,14 @@ struct ModelEntry {
   std::vector<EntryCall> calls;
   std::vector<EntryCopy> copies;
 };
+
+// The bytes of `entry`'s constants laid out as one image, each from a
+// multiple of 64 bytes (what model_entry_emitter.h embeds).
+inline int64_t ConstantImageBytes(const ModelEntry& entry) {
+  int64_t bytes = 0;
+  for (const EntryConstant& c : entry.constants)
+    bytes += (c.elements * 4 + 63) / 64 * 64;
+  return bytes;
+}
 
 }  // namespace lathe

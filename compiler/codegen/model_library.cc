@@ -8,7 +8,6 @@
 #include "absl/strings/str_replace.h"
 #include "compiler/codegen/kernel_library.h"
 #include "compiler/codegen/llvm/model_entry_emitter.h"
-#include "compiler/runtime/huge_pages.h"
 
 namespace lathe {
 namespace {
@@ -110,7 +109,7 @@ std::string ModelLibraryHeader(const ModelLibrary& library,
       " *   unspecified.\n",
       " * - Nothing to initialize or release: the weights (", constant_bytes,
       " bytes) are\n", " *   embedded read-only",
-      constant_bytes >= static_cast<int64_t>(runtime::kMinHugeBytes)
+      ConstantsReadFromCopy(ConstantImageBytes(entry))
           ? "; the first call copies them into space the library\n"
             " *   reserves (zero pages until then), which the kernel is "
             "asked to back\n"

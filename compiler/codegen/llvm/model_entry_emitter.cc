@@ -165,7 +165,7 @@ void EmitEntry(const std::vector<ObjectKernel>& kernels,
   // (lathe_model_constants, made by the first call into zero-initialized
   // space of the library), a small one where it is.
   llvm::Value* constants_base = image_global;
-  if (image_bytes >= runtime::kMinHugeBytes) {
+  if (ConstantsReadFromCopy(static_cast<int64_t>(image_bytes))) {
     // LATHE_MODEL_CONSTANTS_SPACE(image_bytes): room for the copy from the
     // space's first 2 MiB boundary on.
     const uint64_t huge = runtime::kHugePageBytes;

@@ -2,7 +2,7 @@
 // chains a kernel through the arena, reads an embedded constant and copies
 // an input to an output is linked with the runtime (.a, .so) into a C
 // program and run, its constants read from their copy on huge pages when
-// they are 1 MiB or more; bad entries are refused naming what is wrong; the
+// they are 1 MiB to 512 MiB; bad entries are refused naming what is wrong; the
 // bytes repeat.
 #include "compiler/codegen/llvm/model_entry_emitter.h"
 
@@ -173,6 +173,20 @@ TEST_F(ModelEntryEmitter, AMebibyteOfConstantsIsReadFromItsCopy) {
     GTEST_SKIP() << "no C compiler (cc) on PATH: linking not tested";
   EXPECT_EQ(RunFromC(kernels_, entry_, /*shared=*/false), "ok\n");
   EXPECT_EQ(RunFromC(kernels_, entry_, /*shared=*/true), "ok\n");
+}
+
+// The copy is for images of 1 MiB to 512 MiB; each constant of the image
+// takes a multiple of 64 bytes.
+TEST(ModelEntryConstants, CopiedFromAMebibyteTo512MiB) {
+  EXPECT_FALSE(ConstantsReadFromCopy((int64_t{1} << 20) - 64));
+  EXPECT_TRUE(ConstantsReadFromCopy(int64_t{1} << 20));
+  EXPECT_TRUE(ConstantsReadFromCopy(int64_t{512} << 20));
+  EXPECT_FALSE(ConstantsReadFromCopy((int64_t{512} << 20) + 64));
+  ModelEntry entry;
+  std::vector<float> data(20, 1.0f);
+  entry.constants = {
+      {"a", data.data(), 1}, {"b", data.data(), 16}, {"c", data.data(), 17}};
+  EXPECT_EQ(ConstantImageBytes(entry), 64 + 64 + 128);
 }
 
 TEST_F(ModelEntryEmitter, SameInputsSameBytes) {
