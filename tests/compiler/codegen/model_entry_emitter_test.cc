@@ -1,9 +1,10 @@
 // Tests of compiler/codegen/llvm/model_entry_emitter.h: a model entry that
 // chains a kernel through the arena, reads an embedded constant and copies
-// an input to an output is linked with the runtime (.a, .so) into a C
-// program and run, its constants read from their copy on huge pages when
-// they are 1 MiB to 512 MiB; bad entries are refused naming what is wrong; the
-// bytes repeat.
+// an input to an output is built with the runtime into a .a linked into a C
+// program, or a .so the program loads and unloads three times, and run;
+// its constants are read from their copy on huge pages when they are 1 MiB
+// to 512 MiB; bad entries are refused naming what is wrong; the bytes
+// repeat.
 #include "compiler/codegen/llvm/model_entry_emitter.h"
 
 #include <sys/wait.h>
@@ -70,9 +71,9 @@ class ModelEntryEmitter : public ::testing::Test {
   ModelEntry entry_;
 };
 
-// Builds `entry` into a static archive (or a shared library) and runs it
-// from a C program; returns the program's output ("ok\n" when every value
-// was right), or a message starting "FAIL".
+// Builds `entry` into a static archive linked into a C program (or a shared
+// library the program loads with dlopen) and runs it; returns the program's
+// output ("ok\n" when every value was right), or a message starting "FAIL".
 std::string RunFromC(const std::vector<ObjectKernel>& kernels,
                      const ModelEntry& entry, bool shared) {
   absl::StatusOr<std::string> object =
@@ -93,16 +94,22 @@ std::string RunFromC(const std::vector<ObjectKernel>& kernels,
       return "FAIL: " + std::string(archive.status().message());
     if (!WriteFileBytes(library, *archive).ok()) return "FAIL: write";
   }
-  std::ofstream(dir + "/main.c") << R"(#include <stdio.h>
+  // The shared library is loaded, run and unloaded three times with
+  // dlopen: its constants' copy (in its .bss) goes and comes with it.
+  std::ofstream(dir + "/main.c") << R"(#include <dlfcn.h>
+#include <stdio.h>
+typedef int (*Entry)(const float* x, float* y, float* z);
+#ifdef STATIC
 int tiny(const float* x, float* y, float* z);
 int tiny_kernel_0(const float* a, const float* b, float* c);
 #pragma weak tiny_kernel_0
-int main(void) {
+#endif
+static int Check(Entry entry) {
   float x[8], y[8], z[8];
   int i, call;
   for (call = 0; call < 2; ++call) {
     for (i = 0; i < 8; ++i) { x[i] = (float)(i + call) - 3.0f; y[i] = z[i] = -1000.0f; }
-    if (tiny(x, y, z) != 0) return 3;
+    if (entry(x, y, z) != 0) return 3;
     for (i = 0; i < 8; ++i) {
       float want = ((x[i] + 1.0f) + (x[i] + 1.0f)) + 1.0f;
       if (y[i] != want || z[i] != x[i]) {
@@ -111,15 +118,36 @@ int main(void) {
       }
     }
   }
-  if (tiny_kernel_0 != 0) { printf("the kernel is exported\n"); return 4; }
-  printf("ok\n");
   return 0;
 }
+int main(int argc, char** argv) {
+  int rc = 0;
+#ifdef STATIC
+  (void)argc; (void)argv;
+  rc = Check(tiny);
+  if (rc == 0 && tiny_kernel_0 != 0) { printf("the kernel is exported\n"); return 4; }
+#else
+  int load;
+  if (argc < 2) return 6;
+  for (load = 0; load < 3 && rc == 0; ++load) {
+    void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) { printf("dlopen: %s\n", dlerror()); return 5; }
+    if (dlsym(library, "tiny_kernel_0") != NULL) { printf("the kernel is exported\n"); return 4; }
+    rc = Check((Entry)dlsym(library, "tiny"));
+    dlclose(library);
+  }
+#endif
+  if (rc == 0) printf("ok\n");
+  return rc;
+}
 )";
-  const std::string cmd = "cd " + dir + " && cc -o prog main.c " + library +
-                          " -Wl,-rpath," + dir + " -lpthread -lm > cc.log 2>&1";
+  const std::string cmd =
+      "cd " + dir + " && cc -o prog main.c " +
+      (shared ? std::string("-ldl") : "-DSTATIC " + library) +
+      " -lpthread -lm > cc.log 2>&1";
   if (std::system(cmd.c_str()) != 0) return "FAIL: cc; see " + dir + "/cc.log";
-  const std::string run = dir + "/prog > " + dir + "/out.txt 2>&1";
+  const std::string run =
+      dir + "/prog " + (shared ? library : "") + " > " + dir + "/out.txt 2>&1";
   const int rc = std::system(run.c_str());
   std::ifstream out(dir + "/out.txt");
   std::string text((std::istreambuf_iterator<char>(out)),
