@@ -86,13 +86,19 @@ struct ModelEntry {
   std::vector<EntryCopy> copies;
 };
 
-// The bytes of `entry`'s constants laid out as one image, each from a
-// multiple of 64 bytes (what model_entry_emitter.h embeds).
-inline int64_t ConstantImageBytes(const ModelEntry& entry) {
-  int64_t bytes = 0;
+// Where each of `entry`'s constants starts in the one image that holds
+// them all (model_entry_emitter.h embeds it), in floats, each from a
+// multiple of 64 bytes; the last element is the image's length in floats.
+inline std::vector<int64_t> ConstantImageOffsets(const ModelEntry& entry) {
+  std::vector<int64_t> offsets = {0};
   for (const EntryConstant& c : entry.constants)
-    bytes += (c.elements * 4 + 63) / 64 * 64;
-  return bytes;
+    offsets.push_back(offsets.back() + (c.elements + 15) / 16 * 16);
+  return offsets;
+}
+
+// The bytes of that image.
+inline int64_t ConstantImageBytes(const ModelEntry& entry) {
+  return ConstantImageOffsets(entry).back() * 4;
 }
 
 }  // namespace lathe

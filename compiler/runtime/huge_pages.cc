@@ -4,11 +4,6 @@
 #include <sys/mman.h>
 
 namespace lathe::runtime {
-namespace {
-
-size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-}  // namespace
 
 HugePageBlock MapHugePageBlock(size_t bytes) {
   HugePageBlock block;

@@ -25,6 +25,9 @@ namespace lathe::runtime {
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 inline constexpr size_t kMinHugeBytes = kHugePageBytes / 2;
 
+// `n` rounded up to a multiple of `to` (> 0).
+inline size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
 struct HugePageBlock {
   char* data = nullptr;  // null: the mapping failed (or bytes was 0)
   size_t mapped = 0;     // the bytes to unmap (at least those asked for)

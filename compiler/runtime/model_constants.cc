@@ -23,8 +23,6 @@ namespace {
 // Guards the first copy of every image; the fast path takes no lock.
 pthread_mutex_t g_copy_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-uintptr_t RoundUp(uintptr_t n, uintptr_t to) { return (n + to - 1) / to * to; }
-
 // Whether `mode_file` (kThpModeFile's form: "always madvise [never]")
 // selects never.
 bool ThpNever(const char* mode_file) {

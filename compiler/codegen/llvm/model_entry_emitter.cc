@@ -1,11 +1,12 @@
 #include "compiler/codegen/llvm/model_entry_emitter.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/llvm/llvm_module.h"
-#include "compiler/runtime/huge_pages.h"
+#include "compiler/runtime/lathe_runtime.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -110,16 +111,15 @@ void EmitEntry(const std::vector<ObjectKernel>& kernels,
   llvm::Type* i32 = b.getInt32Ty();
   llvm::Type* i64 = b.getInt64Ty();
 
-  // The constants, one image: each at a multiple of kAlignment, in the
-  // order of `entry.constants` (a model's: the order the steps first read
-  // them, api/model_library.h), so that a call streams them front to back.
-  std::vector<int64_t> offsets;  // in floats
-  std::vector<float> image;
-  for (const EntryConstant& constant : entry.constants) {
-    offsets.push_back(static_cast<int64_t>(image.size()));
-    image.insert(image.end(), constant.data, constant.data + constant.elements);
-    image.resize((image.size() + kAlignment / 4 - 1) / (kAlignment / 4) *
-                 (kAlignment / 4));
+  // The constants, one image (ConstantImageOffsets), in the order of
+  // `entry.constants` (a model's: the order the steps first read them,
+  // api/model_library.h), so that a call streams them front to back.
+  const std::vector<int64_t> offsets = ConstantImageOffsets(entry);
+  std::vector<float> image(static_cast<size_t>(offsets.back()), 0.0f);
+  for (size_t c = 0; c < entry.constants.size(); ++c) {
+    const EntryConstant& constant = entry.constants[c];
+    std::copy(constant.data, constant.data + constant.elements,
+              image.begin() + offsets[c]);
   }
   llvm::GlobalVariable* image_global = nullptr;
   if (!image.empty()) {
@@ -166,11 +166,9 @@ void EmitEntry(const std::vector<ObjectKernel>& kernels,
   // space of the library), a small one where it is.
   llvm::Value* constants_base = image_global;
   if (ConstantsReadFromCopy(static_cast<int64_t>(image_bytes))) {
-    // LATHE_MODEL_CONSTANTS_SPACE(image_bytes): room for the copy from the
-    // space's first 2 MiB boundary on.
-    const uint64_t huge = runtime::kHugePageBytes;
+    // Room for the copy from the space's first 2 MiB boundary on.
     llvm::Type* space_type = llvm::ArrayType::get(
-        b.getInt8Ty(), (image_bytes + huge - 1) / huge * huge + huge);
+        b.getInt8Ty(), LATHE_MODEL_CONSTANTS_SPACE(image_bytes));
     auto* space = new llvm::GlobalVariable(
         *module, space_type, /*isConstant=*/false,
         llvm::GlobalValue::InternalLinkage,
