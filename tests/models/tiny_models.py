@@ -254,6 +254,22 @@ def conv_relu_gemm():
     return m, [x], [y.astype(np.float32), features]
 
 
+def wide_gemm():
+    """Gemm of one row by 640x512 weights, + bias, then Relu: 1.25 MiB of
+    constants, enough for a model library to read them from a copy on huge
+    pages."""
+    x = rand(1, 512)
+    w, b = rand(640, 512), rand(640)
+    nodes = [
+        helper.make_node("Gemm", ["x", "w", "b"], ["g"], name="fc", transB=1),
+        helper.make_node("Relu", ["g"], ["y"], name="relu"),
+    ]
+    m = model(nodes, [vi("x", [1, 512])], [vi("y", [1, 640])],
+              [init("w", w), init("b", b)])
+    y = np.maximum(x.astype(np.float64) @ w.T + b, 0)
+    return m, [x], [y.astype(np.float32)]
+
+
 def depthwise2d(x, w, b, pad):
     """NCHW depthwise convolution (one filter per channel), stride 1."""
     c = x.shape[1]
@@ -325,6 +341,7 @@ MODELS = {
     "unsupported_attribute": unsupported_attribute,
     "reshape_by_input": reshape_by_input,
     "conv_relu_gemm": conv_relu_gemm,
+    "wide_gemm": wide_gemm,
     "inverted_residual": inverted_residual,
     "inverted_residual_24": lambda: inverted_residual(24),
     "attention_scores": attention_scores,
