@@ -253,14 +253,6 @@ class KernelEmitter {
           "x", kernel_.block.y, "x", kernel_.block.z,
           " threads; CUDA allows at most 1024x1024x64"));
     }
-    if (const int64_t stores = UnrolledStores(&stmt, kMaxUnrolledStores + 1);
-        stores > kMaxUnrolledStores) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cuda: kernel ", kernel_name_, " unrolls to more than ",
-          kMaxUnrolledStores,
-          " stores per thread, the limit (NVRTC's compile time grows with "
-          "the unrolled code)"));
-    }
     if (kernel_.grid.x > 2147483647 || kernel_.grid.y > 65535 ||
         kernel_.grid.z > 65535) {
       return absl::FailedPreconditionError(
@@ -277,6 +269,14 @@ class KernelEmitter {
                                    const std::set<const Buffer*>& inputs) {
     std::string body;
     LATHE_RETURN_IF_ERROR(EmitStmt(stmt, 1, &body));
+    if (const int64_t stores = EmittedStores(&stmt, kMaxUnrolledStores + 1);
+        stores > kMaxUnrolledStores) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cuda: kernel ", kernel_name_, " unrolls to more than ",
+          kMaxUnrolledStores,
+          " stores per thread, the limit (NVRTC's compile time grows with "
+          "the unrolled code)"));
+    }
     if (kernel_.shared_bytes > target_.gpu.max_shared_memory_per_block) {
       return absl::FailedPreconditionError(absl::StrCat(
           "cuda: kernel ", kernel_name_, " uses ", kernel_.shared_bytes,
@@ -737,6 +737,22 @@ class KernelEmitter {
               "larger than ",
               kMaxThreadArrayElements, " elements"));
         }
+        if (elements > kMaxRegistersPerThread) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "cuda: buffer \"", b->name, "\" (", elements,
+              " elements of each thread's share) is held in registers, more "
+              "than the ",
+              kMaxRegistersPerThread, " registers a thread has"));
+        }
+        const int64_t block_registers = elements * kernel_.block.Count();
+        if (block_registers > target_.gpu.registers_per_block) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "cuda: buffer \"", b->name, "\" (", elements,
+              " elements of each thread's share, ", kernel_.block.Count(),
+              " threads) needs ", block_registers,
+              " registers, more than the target's registers-per-block ",
+              target_.gpu.registers_per_block));
+        }
         partitions_[b.get()] = *partition;
         absl::StrAppend(out, type, " ", name, "[", elements, "];\n");
       } else if (per_thread) {
@@ -797,6 +813,7 @@ class KernelEmitter {
     if (loop.for_kind == ForKind::kUnrolled ||
         loop.for_kind == ForKind::kVectorized) {
       const int64_t factor = UnrollFactor(loop);
+      unroll_factors_[&loop] = factor;
       Indent(depth, out);
       out->append(factor >= loop.extent
                       ? std::string("#pragma unroll\n")
@@ -827,6 +844,42 @@ class KernelEmitter {
     Indent(depth, out);
     out->append("}\n");
     return absl::OkStatus();
+  }
+
+  // The stores of the thread's code as emitted: each store counted once per
+  // copy its unrolled loops make (the factors EmitFor chose), saturating at
+  // `cap`.
+  int64_t EmittedStores(const StmtNode* stmt, int64_t cap) const {
+    if (stmt == nullptr) return 0;
+    switch (stmt->kind) {
+      case StmtKind::kFor: {
+        const auto* loop = stmt->as<ForNode>();
+        const int64_t body = EmittedStores(loop->body.get(), cap);
+        const auto factor = unroll_factors_.find(loop);
+        if (factor == unroll_factors_.end() || body == 0) return body;
+        const int64_t copies = std::min(factor->second, loop->extent);
+        return copies > cap / body ? cap : copies * body;
+      }
+      case StmtKind::kSeq: {
+        int64_t total = 0;
+        for (const StmtPtr& s : stmt->as<SeqNode>()->stmts)
+          total = std::min(cap, total + EmittedStores(s.get(), cap));
+        return total;
+      }
+      case StmtKind::kBlock: {
+        const auto* block = stmt->as<BlockNode>();
+        return std::min(cap, EmittedStores(block->init.get(), cap) +
+                                 EmittedStores(block->body.get(), cap));
+      }
+      case StmtKind::kIf: {
+        const auto* branch = stmt->as<IfNode>();
+        return std::min(cap, EmittedStores(branch->then_case.get(), cap) +
+                                 EmittedStores(branch->else_case.get(), cap));
+      }
+      case StmtKind::kStore:
+        return 1;
+    }
+    return 0;
   }
 
   // How many times an unrolled loop is unrolled (see the header): whole,
@@ -888,6 +941,7 @@ class KernelEmitter {
   std::set<const Buffer*> guarded_writes_;
   // Buffers allocated inside the kernel (a thread's or the block's).
   std::set<const Buffer*> block_local_;
+  std::map<const ForNode*, int64_t> unroll_factors_;
   std::set<const Buffer*> pending_reads_;
   std::set<const Buffer*> pending_writes_;
 };

@@ -41,8 +41,8 @@
 //   kMaxUnrolledRegion stores when the whole would pass it and the loop
 //   indexes no array of the thread (a convolution's K chunk of 8 around
 //   288 products: NVRTC takes 9.6 s unrolled whole, 0.9 s unrolled by 4).
-//   kMaxUnrolledStores counts such a loop whole (only loops past
-//   kMaxFullUnroll count as kPartialUnroll copies).
+//   kMaxUnrolledStores bounds the stores of the code so emitted, each loop
+//   counted as the copies it unrolls to.
 // - Kernel parameters are declared 16-byte aligned (device allocations are),
 //   so that NVRTC merges neighbouring accesses into vector loads and stores.
 // - Integer index arithmetic is in `int` when every buffer has fewer than
@@ -51,12 +51,13 @@
 //   positive constant.
 // Errors: FailedPrecondition naming the limit for a schedule the device
 // cannot run (threads per block, a block or grid dimension, shared memory
-// per block, a thread's array over kMaxThreadArrayElements), and naming the
-// loop for a parallel loop or a blockIdx loop under a serial loop or a
-// sequence; InvalidArgument for a target that is not CUDA or a dtype CUDA C
-// is not generated for here (float16).
-// Tests: tests/compiler/codegen/cuda/cuda_codegen_test.cc,
-// tests/lit/cuda/*.test.
+// per block, a thread's array over kMaxThreadArrayElements, a register
+// tile over kMaxRegistersPerThread or, over the block's threads, the
+// target's registers per block, unrolled code over kMaxUnrolledStores), and
+// naming the loop for a parallel loop or a blockIdx loop under a serial loop
+// or a sequence; InvalidArgument for a target that is not CUDA or a dtype CUDA
+// C is not generated for here (float16). Tests:
+// tests/compiler/codegen/cuda/cuda_codegen_test.cc, tests/lit/cuda/*.test.
 #pragma once
 
 #include <cstdint>
@@ -70,10 +71,15 @@
 namespace lathe::cuda {
 
 inline constexpr int64_t kMaxThreadArrayElements = 4096;
+// The registers one thread may have on every architecture a cuda target
+// names (sm_80 to sm_90). A register tile (a thread's share of a block's
+// buffer, see above) larger than this, or than the target's registers per
+// block over the block's threads, is refused: it would live in local
+// memory, the slowest kernels of a space and among the slowest to compile.
+inline constexpr int64_t kMaxRegistersPerThread = 255;
 // The stores a kernel's thread may have once its unrolled and vectorized
-// loops are unrolled: past it NVRTC takes tens of seconds to minutes (large
-// register tiles times long K chunks), for code no faster than a smaller
-// tile's.
+// loops are unrolled as emitted: past it NVRTC takes tens of seconds to
+// minutes, for code no faster than a smaller tile's.
 inline constexpr int64_t kMaxUnrolledStores = 4096;
 // Unrolled loops longer than this are unrolled kPartialUnroll times.
 inline constexpr int64_t kMaxFullUnroll = 32;

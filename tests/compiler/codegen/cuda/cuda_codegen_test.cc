@@ -28,6 +28,8 @@
 #include "compiler/lower/pipeline.h"
 #include "compiler/measure/reference_check.h"
 #include "compiler/schedule/default_gpu_schedule.h"
+#include "compiler/schedule/replay.h"
+#include "compiler/schedule/trace_text.h"
 #include "compiler/schedule/traced_schedule.h"
 #include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
@@ -515,21 +517,37 @@ TEST_F(CudaCodegen, RefusesMoreThreadsThanTheTargetHas) {
     EXPECT_LE(k.block.Count(), 128);
 }
 
-TEST_F(CudaCodegen, RefusesAThreadsCodeUnrolledPastTheLimit) {
+// `spec`'s program scheduled by `trace_text`, lowered, as CUDA for sm_90.
+absl::StatusOr<CudaModule> ScheduledModule(const std::string& spec,
+                                           const std::string& trace_text,
+                                           const Target& target) {
+  LATHE_ASSIGN_OR_RETURN(Workload workload, ParseWorkloadSpec(spec));
+  LATHE_ASSIGN_OR_RETURN(Program initial, workload.InitialProgram());
+  LATHE_ASSIGN_OR_RETURN(Trace trace, ParseTraceText(trace_text));
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> scheduled,
+                         ReplayTrace(trace, initial));
+  LATHE_ASSIGN_OR_RETURN(Program lowered, LowerProgram(scheduled->program()));
+  return GenerateCuda(lowered, target);
+}
+
+TEST_F(CudaCodegen, UnrolledStoresAreCountedAsEmitted) {
   // relu over M x N: two threads, each unrolling the M rows and its N / 2
-  // columns as [a, b]. Loops of at most kMaxFullUnroll iterations unroll
-  // whole: 32 x 8 x 16 = 4096 stores is at the limit, 32 x 16 x 16 past it.
+  // columns as [a, b]. 32 x 2 x 16 = 1024 stores unroll whole. 32 x 16 x 16
+  // would be 8192, past kMaxUnrolledStores; the rows, which index no array
+  // of the thread, unroll by 4 (4 x 256 = 1024 stores, within
+  // kMaxUnrolledRegion), and the code as emitted is within the limit.
   // Longer loops unroll kPartialUnroll times: 64 rows of 64 columns count
   // 4 x 4 stores.
   struct Case {
     std::string spec;
     int64_t a;
-    bool refused;
-    bool partial;
+    std::string pragma;  // on the rows' loop
   };
-  for (const Case& c : {Case{"relu:M=32,N=256", 8, false, false},
-                        Case{"relu:M=32,N=512", 16, true, false},
-                        Case{"relu:M=64,N=128", 1, false, true}}) {
+  for (const Case& c :
+       {Case{"relu:M=32,N=64", 2, "#pragma unroll\n"},
+        Case{"relu:M=32,N=512", 16, "#pragma unroll 4\n"},
+        Case{"relu:M=64,N=128", 1,
+             absl::StrCat("#pragma unroll ", kPartialUnroll, "\n")}}) {
     SCOPED_TRACE(c.spec);
     absl::StatusOr<Workload> workload = ParseWorkloadSpec(c.spec);
     ASSERT_TRUE(workload.ok());
@@ -546,29 +564,136 @@ TEST_F(CudaCodegen, RefusesAThreadsCodeUnrolledPastTheLimit) {
     absl::StatusOr<Program> lowered = LowerProgram(sch.program());
     ASSERT_TRUE(lowered.ok());
     absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
-    EXPECT_EQ(module.ok(), !c.refused) << module.status();
-    if (c.refused) {
-      EXPECT_NE(module.status().message().find(
-                    absl::StrCat("unrolls to more than ", kMaxUnrolledStores,
-                                 " stores per thread")),
-                std::string::npos)
-          << module.status();
-      continue;
-    }
-    if (!module.ok()) continue;
-    EXPECT_EQ(
-        module->source.find(absl::StrCat("#pragma unroll ", kPartialUnroll,
-                                         "\n")) != std::string::npos,
-        c.partial)
+    ASSERT_TRUE(module.ok()) << module.status();
+    const size_t rows = module->source.find("for (int i = 0;");
+    ASSERT_NE(rows, std::string::npos) << module->source;
+    const size_t line = module->source.rfind('#', rows);
+    ASSERT_NE(line, std::string::npos) << module->source;
+    EXPECT_EQ(module->source.substr(line, rows - line).find(c.pragma), 0)
         << module->source;
-    if (c.partial) {
-      absl::Status checked = CheckAgainstReference(
-          *workload, [&](const std::vector<float*>& args) {
-            return testing::RunEmulated(*module, args);
-          });
-      EXPECT_TRUE(checked.ok()) << checked << "\n" << module->source;
-    }
+    absl::Status checked =
+        CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+          return testing::RunEmulated(*module, args);
+        });
+    EXPECT_TRUE(checked.ok()) << checked << "\n" << module->source;
   }
+}
+
+TEST_F(CudaCodegen, RefusesAThreadsCodeUnrolledPastTheLimit) {
+  // Four threads, each accumulating 64 x 64 outputs in an array of its own
+  // (4096 elements, the most one may have). The loops over the array index
+  // it, so they unroll whole: 4096 stores, plus the init's and the
+  // write-back's, past kMaxUnrolledStores.
+  absl::StatusOr<CudaModule> module = ScheduledModule("matmul:M=128,N=128,K=4",
+                                                      R"(
+r0 = get_block(name="C")
+r1, r2, r3 = get_loops(r0)
+r4, r5, r6 = split(r1, 2, 2, 32)
+r7, r8, r9 = split(r2, 2, 2, 32)
+reorder(r4, r7, r3, r5, r6, r8, r9)
+r10 = fuse(r4, r7)
+bind(r10, thread_axis="threadIdx.x")
+r11 = cache_write(r0, write_index=0, scope="local")
+reverse_compute_at(r11, r10, preserve_unit_loops=1)
+r12 = decompose_reduction(r0, r3)
+unroll(r5)
+unroll(r6)
+unroll(r8)
+unroll(r9)
+)",
+                                                      Arch("sm_90"));
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(module.status().message().find(
+                absl::StrCat("kernel matmul unrolls to more than ",
+                             kMaxUnrolledStores, " stores per thread")),
+            std::string::npos)
+      << module.status();
+}
+
+// A 64 x 64 matmul in blocks of 2 x 2 threads, each thread's share of the
+// accumulators `rows` x `rows` registers (C_local, allocated for the block,
+// a register tile).
+std::string RegisterTileTrace(int64_t rows) {
+  return absl::StrCat(R"(
+r0 = get_block(name="C")
+r1, r2, r3 = get_loops(r0)
+r4, r5, r6 = split(r1, None, 2, )",
+                      rows, R"()
+r7, r8, r9 = split(r2, None, 2, )",
+                      rows, R"()
+reorder(r4, r7, r5, r8, r3, r6, r9)
+r10 = cache_write(r0, write_index=0, scope="local")
+r11 = fuse(r4, r7)
+reverse_compute_at(r10, r11, preserve_unit_loops=1)
+r12 = fuse(r5, r8)
+bind(r11, thread_axis="blockIdx.x")
+bind(r12, thread_axis="threadIdx.x")
+r13, r14, r15 = get_loops(r10)
+r16, r17 = split(r14, 2, )",
+                      rows, R"()
+r18, r19 = split(r15, 2, )",
+                      rows, R"()
+reorder(r16, r18, r17, r19)
+r20 = fuse(r16, r18)
+bind(r20, thread_axis="threadIdx.x")
+r21 = decompose_reduction(r0, r3)
+unroll(r6)
+unroll(r9)
+)");
+}
+
+TEST_F(CudaCodegen, RefusesARegisterTileLargerThanAThreadsRegisters) {
+  // 8 x 8 accumulators are the thread's registers (no local memory); 16 x 16
+  // are more than the 255 a thread may have.
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("matmul:M=64,N=64,K=8");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<CudaModule> fits = ScheduledModule(
+      "matmul:M=64,N=64,K=8", RegisterTileTrace(8), Arch("sm_90"));
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_NE(fits->source.find("float C_local[64];"), std::string::npos)
+      << fits->source;
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(*fits, args);
+      });
+  EXPECT_TRUE(checked.ok()) << checked << "\n" << fits->source;
+  absl::StatusOr<CompiledCuda> compiled =
+      CompileCuda(fits->source, "sm_90", false);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(compiled->ptx.find(".local"), std::string::npos) << compiled->ptx;
+
+  absl::StatusOr<CudaModule> spilled = ScheduledModule(
+      "matmul:M=64,N=64,K=8", RegisterTileTrace(16), Arch("sm_90"));
+  ASSERT_FALSE(spilled.ok());
+  EXPECT_EQ(spilled.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(spilled.status().message().find(absl::StrCat(
+                "buffer \"C_local\" (256 elements of each thread's share) is "
+                "held in registers, more than the ",
+                kMaxRegistersPerThread, " registers a thread has")),
+            std::string::npos)
+      << spilled.status();
+}
+
+TEST_F(CudaCodegen, RefusesABlocksRegisterTilesPastTheTargetsRegisters) {
+  // Four threads of 8 x 8 accumulators need 256 registers: within sm_90's
+  // 65536, past a target that says it has 128.
+  absl::StatusOr<Target> small =
+      ParseCudaTarget("cuda -arch=sm_90 -registers-per-block=128");
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_TRUE(ScheduledModule("matmul:M=64,N=64,K=8", RegisterTileTrace(8),
+                              Arch("sm_90"))
+                  .ok());
+  absl::StatusOr<CudaModule> module =
+      ScheduledModule("matmul:M=64,N=64,K=8", RegisterTileTrace(8), *small);
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(module.status().message().find(
+                "buffer \"C_local\" (64 elements of each thread's share, 4 "
+                "threads) needs 256 registers, more than the target's "
+                "registers-per-block 128"),
+            std::string::npos)
+      << module.status();
 }
 
 TEST_F(CudaCodegen, RefusesABlockLoopUnderASerialLoop) {
