@@ -30,10 +30,14 @@ VarRanges AllLoopRanges(const Program& program) {
 }
 
 void SimplifyBindings(Program* program) {
+  SimplifyBindings(program, program->root.get());
+}
+
+void SimplifyBindings(Program* program, StmtNode* scope) {
   // Loop variables are unique, so the ranges of all loops at once are the
   // ranges of the loops around each block.
   VarRanges ranges = AllLoopRanges(*program);
-  VisitStmts(program->root.get(), [&](StmtNode* s) {
+  VisitStmts(scope, [&](StmtNode* s) {
     if (auto* block = s->as<BlockNode>()) {
       for (Expr& v : block->iter_values) v = Simplify(v, ranges);
       block->predicate = Simplify(block->predicate, ranges);

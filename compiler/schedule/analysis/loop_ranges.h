@@ -22,5 +22,10 @@ VarRanges AllLoopRanges(const Program& program);
 // Simplifies every block's iteration values and predicate under the ranges
 // of the loops around it.
 void SimplifyBindings(Program* program);
+// The same for the blocks in `scope` (a statement of `program`, itself
+// included): what a primitive calls on the statements it rewrote. The
+// blocks elsewhere were left simplified under ranges that did not change,
+// and simplifying a simplified binding again gives it back.
+void SimplifyBindings(Program* program, StmtNode* scope);
 
 }  // namespace lathe

@@ -266,8 +266,8 @@ std::vector<std::string> NestLoopNames(const StmtNode* nest) {
 
 // The block moved under candidate loops of one working copy of the program,
 // for step 7. The copy is made once: the block is removed from it (its
-// removal does not depend on the loop) and every other block's bindings are
-// simplified, as ComputeAt leaves them. Each trial then inserts the block's
+// removal does not depend on the loop), every other block left as ComputeAt
+// leaves it. Each trial then inserts the block's
 // new nest under the loop, runs the check and takes the nest out again, so
 // the copy is back as it was; what the check sees is exactly the program
 // ComputeAt would produce.
@@ -280,10 +280,8 @@ class TrialProgram {
     absl::Status removed = RemoveStmt(&work_, b);
     LATHE_CHECK(removed.ok(), "compute_at: block \"", block,
                 "\" was found removable but: ", removed.message());
-    // ComputeAt simplifies after inserting the nest; the nest's loops are
-    // fresh variables that no other block mentions, so other blocks
-    // simplify the same without them.
-    SimplifyBindings(&work_);
+    // ComputeAt simplifies the inserted nest alone (Check below does the
+    // same); the other blocks stay as they are.
     ranges_ = AllLoopRanges(work_);
     index_.emplace(work_);
     used_ = UsedNames(work_);
@@ -410,8 +408,9 @@ absl::Status ComputeAt(Program* program, const std::string& block_name,
   LATHE_RETURN_IF_ERROR(RemoveStmt(program, block));
   StmtPtr nest = BuildBlockNest(*program, std::move(moved), plan.iter_ranges,
                                 plan.fixed, preserve_unit_loops);
+  StmtNode* const moved_nest = nest.get();
   PrependToLoop(loop, std::move(nest));
-  SimplifyBindings(program);
+  SimplifyBindings(program, moved_nest);
   // 7. Loops that run iterations at once must still be data-parallel.
   absl::Status concurrent =
       CheckConcurrentLoopsAround(*program, loop->body.get());

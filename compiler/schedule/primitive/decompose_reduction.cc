@@ -188,11 +188,12 @@ absl::StatusOr<std::string> DecomposeReduction(Program* program,
     copy->annotations = copied[i]->annotations;
     nest = std::move(copy);
   }
+  StmtNode* const init_nest = nest.get();
   if (!InsertBeside(program, loop, std::move(nest), /*after=*/false)) {
     return absl::InternalError(
         "decompose_reduction: cannot place the init block");
   }
-  SimplifyBindings(program);
+  SimplifyBindings(program, init_nest);
   return init_name;
 }
 

@@ -83,6 +83,7 @@ absl::StatusOr<std::string> Fuse(Program* program,
                  [&](const Expr& e) { return Substitute(e, substitution); });
   auto new_loop = MakeFor(fused, extent, std::move(body));
   new_loop->annotations = loops.front()->annotations;
+  StmtNode* const fused_loop = new_loop.get();
   StmtNode* parent = program->ParentOf(loops.front());
   LATHE_CHECK(parent != nullptr, "fuse: loop without parent");
   for (StmtPtr* slot : ChildSlots(parent)) {
@@ -91,7 +92,7 @@ absl::StatusOr<std::string> Fuse(Program* program,
       break;
     }
   }
-  SimplifyBindings(program);
+  SimplifyBindings(program, fused_loop);
   return fused_name;
 }
 

@@ -225,8 +225,9 @@ absl::Status ReverseComputeAt(Program* program, const std::string& block_name,
   LATHE_RETURN_IF_ERROR(RemoveStmt(program, block));
   StmtPtr nest = BuildBlockNest(*program, std::move(moved), iter_ranges, fixed,
                                 preserve_unit_loops);
+  StmtNode* const moved_nest = nest.get();
   AppendToLoop(loop, std::move(nest));
-  SimplifyBindings(program);
+  SimplifyBindings(program, moved_nest);
   // 5. Loops that run iterations at once must still be data-parallel.
   absl::Status concurrent =
       CheckConcurrentLoopsAround(*program, loop->body.get());

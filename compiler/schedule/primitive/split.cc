@@ -144,13 +144,14 @@ absl::StatusOr<std::vector<std::string>> Split(
   // Replace the old loop in its parent.
   StmtNode* parent = program->ParentOf(loop);
   LATHE_CHECK(parent != nullptr, "split: loop without parent");
+  StmtNode* const nest = body.get();
   for (StmtPtr* slot : ChildSlots(parent)) {
     if (slot->get() == loop) {
       *slot = std::move(body);
       break;
     }
   }
-  SimplifyBindings(program);
+  SimplifyBindings(program, nest);
   return names;
 }
 

@@ -63,5 +63,35 @@ TEST(LoopRanges, SimplifyBindingsDropsAPredicateThatAlwaysHolds) {
   EXPECT_FALSE(c->predicate.is_int_imm());
 }
 
+TEST(LoopRanges, SimplifyBindingsInAScopeLeavesTheOtherBlocks) {
+  // C = A B, then D = C + 1: two nests under the root.
+  te::Tensor a = te::Placeholder("A", {4, 3});
+  te::Tensor b = te::Placeholder("B", {3, 5});
+  te::ReduceAxis k = te::MakeReduceAxis(3, "k");
+  te::Tensor c = te::ComputeReduction(
+      "C", {4, 5}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return te::Sum(a({ax[0], k.var}) * b({k.var, ax[1]}), {k});
+      });
+  te::Tensor d =
+      te::Compute("D", {4, 5}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return c({ax[0], ax[1]}) + FloatImm(1.0f);
+      });
+  Program p = te::CreateProgram("matmul_add", {a, b}, {d}).value();
+  BlockNode* c_block = p.FindBlock("C");
+  BlockNode* d_block = p.FindBlock("D");
+  ASSERT_NE(c_block, nullptr);
+  ASSERT_NE(d_block, nullptr);
+  ForNode* c_outer = p.LoopsAbove(c_block)[0];
+  c_block->predicate = c_outer->var < 4;
+  d_block->predicate = p.LoopsAbove(d_block)[0]->var < 4;
+  SimplifyBindings(&p, c_outer);
+  ASSERT_TRUE(c_block->predicate.is_int_imm());
+  EXPECT_EQ(c_block->predicate.int_value(), 1);
+  EXPECT_FALSE(d_block->predicate.is_int_imm());
+  // The whole program: D's too.
+  SimplifyBindings(&p);
+  EXPECT_TRUE(d_block->predicate.is_int_imm());
+}
+
 }  // namespace
 }  // namespace lathe
