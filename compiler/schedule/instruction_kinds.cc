@@ -31,6 +31,7 @@ const InstructionKind& RFactorInstruction();
 const InstructionKind& SamplePerfectTileInstruction();      // sampling.cc
 const InstructionKind& SampleCategoricalInstruction();      // sampling.cc
 const InstructionKind& SampleComputeLocationInstruction();  // sampling.cc
+const InstructionKind& CheckProductInstruction();
 
 const std::vector<const InstructionKind*>& InstructionKinds() {
   static const auto* const kinds = new std::vector<const InstructionKind*>{
@@ -58,6 +59,7 @@ const std::vector<const InstructionKind*>& InstructionKinds() {
       &SamplePerfectTileInstruction(),
       &SampleCategoricalInstruction(),
       &SampleComputeLocationInstruction(),
+      &CheckProductInstruction(),
   };
   return *kinds;
 }

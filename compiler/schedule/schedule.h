@@ -140,6 +140,13 @@ class ConcreteSchedule {
   // or -1 for "stay where it is" (a handle that IsStayLocation).
   virtual absl::StatusOr<LoopRV> SampleComputeLocation(
       BlockRV block, std::optional<int64_t> decision = std::nullopt);
+  // Refuses (FailedPrecondition naming the values, the bound and `what`)
+  // unless the product of `factors` (sampled values or constants; not
+  // None) is at most `at_most`: a design space's bound on a resource that
+  // several sampled values size together, checked before the primitives
+  // that use them (compiler/schedule/primitive/check_product.cc).
+  virtual absl::Status CheckProduct(const std::vector<Factor>& factors,
+                                    int64_t at_most, const std::string& what);
 
  protected:
   // Called by every primitive once it succeeded: builds its instruction of

@@ -37,11 +37,17 @@ bool WantsSharedTile(const Program& program, const BlockNode& block) {
 }
 
 // The sampled factors, from the loops ApplySharedTile hands over: every
-// spatial loop of more than one iteration tiled.
-absl::StatusOr<SharedTileFactors> SampleFactors(ConcreteSchedule* sch,
+// spatial loop of more than one iteration tiled. Then the bounds that the
+// values size together, checked before any primitive uses them (a point
+// past one would be refused by the code generator after its whole replay):
+// a thread's register tile, the threads of a block and the block's
+// registers.
+absl::StatusOr<SharedTileFactors> SampleFactors(const Target& target,
+                                                ConcreteSchedule* sch,
                                                 const SharedTileLoops& loops) {
   SharedTileFactors f;
   f.axes.resize(loops.spatial.size());
+  std::vector<Factor> registers, threads;
   for (size_t d = 0; d < loops.spatial.size(); ++d) {
     if (loops.spatial_extents[d] == 1) continue;
     LATHE_ASSIGN_OR_RETURN(
@@ -51,6 +57,9 @@ absl::StatusOr<SharedTileFactors> SampleFactors(ConcreteSchedule* sch,
     LATHE_ASSIGN_OR_RETURN(ExprRV groups,
                            sch->SampleCategorical({1, 2}, {1, 1}));
     f.axes[d] = SharedTileAxis{tile[1], tile[2], groups};
+    threads.push_back(tile[1]);
+    registers.push_back(tile[2]);
+    registers.push_back(groups);
   }
   LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> k,
                          sch->SamplePerfectTile(loops.reduce.front(), 2,
@@ -59,6 +68,18 @@ absl::StatusOr<SharedTileFactors> SampleFactors(ConcreteSchedule* sch,
   LATHE_ASSIGN_OR_RETURN(ExprRV lanes,
                          sch->SampleCategorical({1, 2, 4}, {1, 1, 1}));
   f.lanes = lanes;
+  if (!registers.empty()) {
+    LATHE_RETURN_IF_ERROR(sch->CheckProduct(registers, kMaxRegistersPerThread,
+                                            "a thread's registers"));
+    LATHE_RETURN_IF_ERROR(sch->CheckProduct(
+        threads, target.gpu.max_threads_per_block, "max-threads-per-block"));
+    std::vector<Factor> block_registers = threads;
+    block_registers.insert(block_registers.end(), registers.begin(),
+                           registers.end());
+    LATHE_RETURN_IF_ERROR(sch->CheckProduct(block_registers,
+                                            target.gpu.registers_per_block,
+                                            "registers-per-block"));
+  }
   return f;
 }
 
@@ -85,8 +106,12 @@ GpuSharedTiling::Apply(std::unique_ptr<TracedSchedule> schedule,
                            ForkSchedule(*schedule, *context.initial));
     for (int skip = 0; skip < attempt; ++skip) tiled->rng().Next();
     tiled->rng() = tiled->rng().Fork();
-    if (ApplySharedTile(tiled.get(), block, /*fuse_reductions=*/false,
-                        &SampleFactors)
+    const Target& target = context.target;
+    auto choose = [&target](ConcreteSchedule* sch,
+                            const SharedTileLoops& loops) {
+      return SampleFactors(target, sch, loops);
+    };
+    if (ApplySharedTile(tiled.get(), block, /*fuse_reductions=*/false, choose)
             .ok()) {
       out.push_back(std::move(tiled));
       return out;

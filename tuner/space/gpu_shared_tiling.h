@@ -13,9 +13,13 @@
 // the
 // vector width of the copies into shared memory from {1, 2, 4}. The block
 // tile, the threads per block, the K chunk and the loads are then what the
-// search and its mutators (tile sizes, categorical) explore; points a device
-// cannot run (too many threads or too much shared memory) are refused when
-// the candidate is built (the CUDA code generator's limits), before any
+// search and its mutators (tile sizes, categorical) explore. Right after the
+// samples, check_product refuses a point whose thread register tile passes
+// kMaxRegistersPerThread (compiler/target/target.h), whose threads pass the
+// target's max-threads-per-block or whose registers its registers-per-block:
+// such a draw fails there, before its primitives, and is drawn again. Other
+// points a device cannot run (too much shared memory) are refused when the
+// candidate is built (the CUDA code generator's limits), before any
 // measurement.
 //
 // Applies to a reduction block whose loops are its own, with two spatial

@@ -71,12 +71,11 @@
 namespace lathe::cuda {
 
 inline constexpr int64_t kMaxThreadArrayElements = 4096;
-// The registers one thread may have on every architecture a cuda target
-// names (sm_80 to sm_90). A register tile (a thread's share of a block's
-// buffer, see above) larger than this, or than the target's registers per
-// block over the block's threads, is refused: it would live in local
-// memory, the slowest kernels of a space and among the slowest to compile.
-inline constexpr int64_t kMaxRegistersPerThread = 255;
+// A register tile (a thread's share of a block's buffer, see above) of
+// more than kMaxRegistersPerThread elements (compiler/target/target.h), or
+// more than the target's registers per block over the block's threads, is
+// refused: it would live in local memory, the slowest kernels of a space
+// and among the slowest to compile.
 // The stores a kernel's thread may have once its unrolled and vectorized
 // loops are unrolled as emitted: past it NVRTC takes tens of seconds to
 // minutes, for code no faster than a smaller tile's.

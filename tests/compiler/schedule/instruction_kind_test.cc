@@ -26,7 +26,8 @@ struct Recorded {
 };
 
 // Traces of random schedules on programs of every shape the tests have,
-// plus what the random schedules do not draw (a bind, caches in a layout);
+// plus what the random schedules do not draw (a bind, caches in a layout, a
+// checked product);
 // together they use every primitive and every attribute.
 const std::vector<Recorded>& Corpus() {
   static const auto* const corpus = [] {
@@ -62,6 +63,12 @@ const std::vector<Recorded>& Corpus() {
     EXPECT_TRUE(packed.CacheRead(c, 1, "global", panels).ok());
     EXPECT_TRUE(packed.CacheWrite(c, 0, "global", panels).ok());
     out->push_back({matmul, packed.trace()});
+    // A bound checked on sampled values (what a GPU design space does).
+    TracedSchedule checked(matmul);
+    LoopRV i = checked.GetLoops(checked.GetBlock("C").value()).value()[0];
+    std::vector<ExprRV> tile = checked.SamplePerfectTile(i, 2, 4).value();
+    EXPECT_TRUE(checked.CheckProduct({tile[1], int64_t{2}}, 8, "test").ok());
+    out->push_back({matmul, checked.trace()});
     return out;
   }();
   return *corpus;
@@ -128,9 +135,9 @@ TEST(InstructionKinds, RecordedInstructionsFollowTheirKind) {
           << inst.kind;
     }
   }
-  // The corpus uses every primitive there is (24 kinds) and every attribute
+  // The corpus uses every primitive there is (25 kinds) and every attribute
   // of each.
-  EXPECT_GE(used.size(), 24u);
+  EXPECT_GE(used.size(), 25u);
   for (const InstructionKind* kind : InstructionKinds()) {
     if (!used.count(kind->name)) continue;
     for (const std::string& attr : kind->attrs)
