@@ -188,42 +188,53 @@ std::optional<std::vector<Expr>> PartitionRests(
   return rests;
 }
 
-// The stores a thread's code has once its unrolled and vectorized loops are
-// unrolled (each store counted once per unrolled iteration around it),
-// saturating at `cap`.
-int64_t UnrolledStores(const StmtNode* stmt, int64_t cap) {
+// The stores a thread's code has once each loop is unrolled to
+// `copies(loop)` copies of its body (1: the loop stays a loop), each store
+// counted once per copy around it, saturating at `cap`.
+int64_t StoresUnrolled(const StmtNode* stmt, int64_t cap,
+                       const std::function<int64_t(const ForNode&)>& copies) {
   if (stmt == nullptr) return 0;
   switch (stmt->kind) {
     case StmtKind::kFor: {
       const auto* loop = stmt->as<ForNode>();
-      const int64_t body = UnrolledStores(loop->body.get(), cap);
-      const bool unrolled = loop->for_kind == ForKind::kUnrolled ||
-                            loop->for_kind == ForKind::kVectorized;
-      if (!unrolled || body == 0) return body;
-      const int64_t copies =
-          loop->extent > kMaxFullUnroll ? kPartialUnroll : loop->extent;
-      return copies > cap / body ? cap : copies * body;
+      const int64_t body = StoresUnrolled(loop->body.get(), cap, copies);
+      if (body == 0) return 0;
+      const int64_t n = copies(*loop);
+      return n > cap / body ? cap : n * body;
     }
     case StmtKind::kSeq: {
       int64_t total = 0;
       for (const StmtPtr& s : stmt->as<SeqNode>()->stmts)
-        total = std::min(cap, total + UnrolledStores(s.get(), cap));
+        total = std::min(cap, total + StoresUnrolled(s.get(), cap, copies));
       return total;
     }
     case StmtKind::kBlock: {
       const auto* block = stmt->as<BlockNode>();
-      return std::min(cap, UnrolledStores(block->init.get(), cap) +
-                               UnrolledStores(block->body.get(), cap));
+      return std::min(cap, StoresUnrolled(block->init.get(), cap, copies) +
+                               StoresUnrolled(block->body.get(), cap, copies));
     }
     case StmtKind::kIf: {
       const auto* branch = stmt->as<IfNode>();
-      return std::min(cap, UnrolledStores(branch->then_case.get(), cap) +
-                               UnrolledStores(branch->else_case.get(), cap));
+      return std::min(cap,
+                      StoresUnrolled(branch->then_case.get(), cap, copies) +
+                          StoresUnrolled(branch->else_case.get(), cap, copies));
     }
     case StmtKind::kStore:
       return 1;
   }
   return 0;
+}
+
+// StoresUnrolled with every unrolled and vectorized loop unrolled whole, or
+// kPartialUnroll times when longer than kMaxFullUnroll.
+int64_t UnrolledStores(const StmtNode* stmt, int64_t cap) {
+  return StoresUnrolled(stmt, cap, [](const ForNode& loop) -> int64_t {
+    if (loop.for_kind != ForKind::kUnrolled &&
+        loop.for_kind != ForKind::kVectorized) {
+      return 1;
+    }
+    return loop.extent > kMaxFullUnroll ? kPartialUnroll : loop.extent;
+  });
 }
 
 class KernelEmitter {
@@ -730,13 +741,8 @@ class KernelEmitter {
       if (partition.has_value()) {
         int64_t elements = 1;
         for (int64_t e : partition->shape) elements *= e;
-        if (elements > kMaxThreadArrayElements) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "cuda: buffer \"", b->name, "\" (", elements,
-              " elements of each thread's share) is an array of each thread, "
-              "larger than ",
-              kMaxThreadArrayElements, " elements"));
-        }
+        // A share is the thread's registers (kMaxRegistersPerThread is
+        // well under kMaxThreadArrayElements).
         if (elements > kMaxRegistersPerThread) {
           return absl::FailedPreconditionError(absl::StrCat(
               "cuda: buffer \"", b->name, "\" (", elements,
@@ -846,40 +852,14 @@ class KernelEmitter {
     return absl::OkStatus();
   }
 
-  // The stores of the thread's code as emitted: each store counted once per
-  // copy its unrolled loops make (the factors EmitFor chose), saturating at
-  // `cap`.
+  // The stores of the thread's code as emitted: each loop unrolled by the
+  // factor EmitFor chose, saturating at `cap`.
   int64_t EmittedStores(const StmtNode* stmt, int64_t cap) const {
-    if (stmt == nullptr) return 0;
-    switch (stmt->kind) {
-      case StmtKind::kFor: {
-        const auto* loop = stmt->as<ForNode>();
-        const int64_t body = EmittedStores(loop->body.get(), cap);
-        const auto factor = unroll_factors_.find(loop);
-        if (factor == unroll_factors_.end() || body == 0) return body;
-        const int64_t copies = std::min(factor->second, loop->extent);
-        return copies > cap / body ? cap : copies * body;
-      }
-      case StmtKind::kSeq: {
-        int64_t total = 0;
-        for (const StmtPtr& s : stmt->as<SeqNode>()->stmts)
-          total = std::min(cap, total + EmittedStores(s.get(), cap));
-        return total;
-      }
-      case StmtKind::kBlock: {
-        const auto* block = stmt->as<BlockNode>();
-        return std::min(cap, EmittedStores(block->init.get(), cap) +
-                                 EmittedStores(block->body.get(), cap));
-      }
-      case StmtKind::kIf: {
-        const auto* branch = stmt->as<IfNode>();
-        return std::min(cap, EmittedStores(branch->then_case.get(), cap) +
-                                 EmittedStores(branch->else_case.get(), cap));
-      }
-      case StmtKind::kStore:
-        return 1;
-    }
-    return 0;
+    return StoresUnrolled(stmt, cap, [this](const ForNode& loop) -> int64_t {
+      const auto factor = unroll_factors_.find(&loop);
+      if (factor == unroll_factors_.end()) return 1;
+      return std::min(factor->second, loop.extent);
+    });
   }
 
   // How many times an unrolled loop is unrolled (see the header): whole,

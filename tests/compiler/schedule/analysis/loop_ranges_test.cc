@@ -11,8 +11,9 @@
 namespace lathe {
 namespace {
 
-// C[i, j] = sum_k A[i, k] * B[k, j] over i < 4, j < 5, k < 3.
-Program Matmul() {
+// C[i, j] = sum_k A[i, k] * B[k, j] over i < 4, j < 5, k < 3; with
+// `then_add`, D = C + 1 after it (two nests under the root).
+Program Matmul(bool then_add = false) {
   te::Tensor a = te::Placeholder("A", {4, 3});
   te::Tensor b = te::Placeholder("B", {3, 5});
   te::ReduceAxis k = te::MakeReduceAxis(3, "k");
@@ -20,7 +21,12 @@ Program Matmul() {
       "C", {4, 5}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
         return te::Sum(a({ax[0], k.var}) * b({k.var, ax[1]}), {k});
       });
-  return te::CreateProgram("matmul", {a, b}, {c}).value();
+  if (!then_add) return te::CreateProgram("matmul", {a, b}, {c}).value();
+  te::Tensor d =
+      te::Compute("D", {4, 5}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return c({ax[0], ax[1]}) + FloatImm(1.0f);
+      });
+  return te::CreateProgram("matmul_add", {a, b}, {d}).value();
 }
 
 TEST(LoopRanges, AboveABlockAreItsLoopsFromZeroToExtentMinusOne) {
@@ -64,19 +70,7 @@ TEST(LoopRanges, SimplifyBindingsDropsAPredicateThatAlwaysHolds) {
 }
 
 TEST(LoopRanges, SimplifyBindingsInAScopeLeavesTheOtherBlocks) {
-  // C = A B, then D = C + 1: two nests under the root.
-  te::Tensor a = te::Placeholder("A", {4, 3});
-  te::Tensor b = te::Placeholder("B", {3, 5});
-  te::ReduceAxis k = te::MakeReduceAxis(3, "k");
-  te::Tensor c = te::ComputeReduction(
-      "C", {4, 5}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
-        return te::Sum(a({ax[0], k.var}) * b({k.var, ax[1]}), {k});
-      });
-  te::Tensor d =
-      te::Compute("D", {4, 5}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
-        return c({ax[0], ax[1]}) + FloatImm(1.0f);
-      });
-  Program p = te::CreateProgram("matmul_add", {a, b}, {d}).value();
+  Program p = Matmul(/*then_add=*/true);
   BlockNode* c_block = p.FindBlock("C");
   BlockNode* d_block = p.FindBlock("D");
   ASSERT_NE(c_block, nullptr);
