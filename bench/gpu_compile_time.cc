@@ -50,7 +50,7 @@ struct Compiled {
   std::string trace;
 };
 
-double Percentile(std::vector<double> sorted, double q) {
+double Percentile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
   const size_t i = static_cast<size_t>(q * (sorted.size() - 1) + 0.5);
   return sorted[std::min(i, sorted.size() - 1)];

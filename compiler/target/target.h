@@ -38,12 +38,12 @@
 
 namespace lathe {
 
-// What a GPU allows one thread block (CUDA's device attributes of the same
-// names). Zero in CPU targets.
 // The registers one thread may have on every architecture a cuda target
 // names (sm_80 to sm_90).
 inline constexpr int64_t kMaxRegistersPerThread = 255;
 
+// What a GPU allows one thread block (CUDA's device attributes of the same
+// names). Zero in CPU targets.
 struct GpuLimits {
   int max_threads_per_block = 0;
   int max_shared_memory_per_block = 0;  // bytes, without opting in to more

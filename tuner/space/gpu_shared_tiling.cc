@@ -101,16 +101,15 @@ GpuSharedTiling::Apply(std::unique_ptr<TracedSchedule> schedule,
   // refused primitive must leave no trace. The space is the instructions,
   // the same for every point, so the first point that fits gives it;
   // the seeds are the fork's, so the space is the same every run.
+  const Target& target = context.target;
+  auto choose = [&target](ConcreteSchedule* sch, const SharedTileLoops& loops) {
+    return SampleFactors(target, sch, loops);
+  };
   for (int attempt = 0; attempt < kSamplingAttempts; ++attempt) {
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> tiled,
                            ForkSchedule(*schedule, *context.initial));
     for (int skip = 0; skip < attempt; ++skip) tiled->rng().Next();
     tiled->rng() = tiled->rng().Fork();
-    const Target& target = context.target;
-    auto choose = [&target](ConcreteSchedule* sch,
-                            const SharedTileLoops& loops) {
-      return SampleFactors(target, sch, loops);
-    };
     if (ApplySharedTile(tiled.get(), block, /*fuse_reductions=*/false, choose)
             .ok()) {
       out.push_back(std::move(tiled));

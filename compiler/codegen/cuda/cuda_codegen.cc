@@ -853,12 +853,11 @@ class KernelEmitter {
   }
 
   // The stores of the thread's code as emitted: each loop unrolled by the
-  // factor EmitFor chose, saturating at `cap`.
+  // factor EmitFor chose (at most its extent), saturating at `cap`.
   int64_t EmittedStores(const StmtNode* stmt, int64_t cap) const {
     return StoresUnrolled(stmt, cap, [this](const ForNode& loop) -> int64_t {
       const auto factor = unroll_factors_.find(&loop);
-      if (factor == unroll_factors_.end()) return 1;
-      return std::min(factor->second, loop.extent);
+      return factor == unroll_factors_.end() ? 1 : factor->second;
     });
   }
 

@@ -70,12 +70,12 @@
 
 namespace lathe::cuda {
 
+// The elements of a thread's own array (one allocated under its threadIdx
+// loop). A register tile (a thread's share of a block's buffer, see above)
+// is bounded by kMaxRegistersPerThread (compiler/target/target.h) and, over
+// the block's threads, by the target's registers per block: past them it
+// would live in local memory.
 inline constexpr int64_t kMaxThreadArrayElements = 4096;
-// A register tile (a thread's share of a block's buffer, see above) of
-// more than kMaxRegistersPerThread elements (compiler/target/target.h), or
-// more than the target's registers per block over the block's threads, is
-// refused: it would live in local memory, the slowest kernels of a space
-// and among the slowest to compile.
 // The stores a kernel's thread may have once its unrolled and vectorized
 // loops are unrolled as emitted: past it NVRTC takes tens of seconds to
 // minutes, for code no faster than a smaller tile's.

@@ -267,10 +267,9 @@ std::vector<std::string> NestLoopNames(const StmtNode* nest) {
 // The block moved under candidate loops of one working copy of the program,
 // for step 7. The copy is made once: the block is removed from it (its
 // removal does not depend on the loop), every other block left as ComputeAt
-// leaves it. Each trial then inserts the block's
-// new nest under the loop, runs the check and takes the nest out again, so
-// the copy is back as it was; what the check sees is exactly the program
-// ComputeAt would produce.
+// leaves it. Each trial then inserts the block's new nest under the loop,
+// runs the check and takes the nest out again, so the copy is back as it
+// was; what the check sees is exactly the program ComputeAt would produce.
 class TrialProgram {
  public:
   TrialProgram(const Program& program, const std::string& block)

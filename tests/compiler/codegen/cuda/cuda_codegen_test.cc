@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -28,7 +29,6 @@
 #include "compiler/lower/pipeline.h"
 #include "compiler/measure/reference_check.h"
 #include "compiler/schedule/default_gpu_schedule.h"
-#include "compiler/schedule/replay.h"
 #include "compiler/schedule/trace_text.h"
 #include "compiler/schedule/traced_schedule.h"
 #include "compiler/workload/registry.h"
@@ -522,12 +522,10 @@ absl::StatusOr<CudaModule> ScheduledModule(const std::string& spec,
                                            const std::string& trace_text,
                                            const Target& target) {
   LATHE_ASSIGN_OR_RETURN(Workload workload, ParseWorkloadSpec(spec));
-  LATHE_ASSIGN_OR_RETURN(Program initial, workload.InitialProgram());
   LATHE_ASSIGN_OR_RETURN(Trace trace, ParseTraceText(trace_text));
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> scheduled,
-                         ReplayTrace(trace, initial));
-  LATHE_ASSIGN_OR_RETURN(Program lowered, LowerProgram(scheduled->program()));
-  return GenerateCuda(lowered, target);
+  LATHE_ASSIGN_OR_RETURN(CudaProgram program,
+                         MakeCudaProgram(workload, &trace, target));
+  return std::move(program.module);
 }
 
 TEST_F(CudaCodegen, UnrolledStoresAreCountedAsEmitted) {
