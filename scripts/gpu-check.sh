@@ -24,7 +24,8 @@
 # worker processes, faults included (tools/runner_check.h: what `lathe tune
 # --target cuda` and `lathe runner --target cuda` do); then short tuning
 # runs (the GPU design space, the search and its cost model, every
-# candidate checked and timed on the GPU): fp32 GEMM 4096^3 (1000 trials or
+# candidate checked and timed on the GPU; the peer timed first, so each
+# line of the tuning curve gives its ratio even if the step is cut short): fp32 GEMM 4096^3 (1000 trials or
 # 190 s, then the best against cublasSgemm) and the ResNet-50 3x3
 # convolution (C=K=128, 28x28, batch 1 and 16; 300 trials or 45 s each, then
 # the best against cuDNN; a tuning run ends at the first batch boundary

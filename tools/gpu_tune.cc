@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "compiler/target/target_info.h"
@@ -93,11 +94,16 @@ absl::StatusOr<GpuTuneResult> TuneOnGpu(cuda::CudaDevice* device,
     if (p.trials_done < next_line && p.trials_done < p.trials_total) return;
     next_line = p.trials_done + options.batch_size;
     const tuner::TaskProgress& t = p.tasks.front();
+    const std::string vs_peer =
+        options.peer_ms > 0 && t.best_s && *t.best_s > 0
+            ? absl::StrFormat("  %.3fx %s", options.peer_ms / (*t.best_s * 1e3),
+                              options.peer_name)
+            : "";
     std::printf(
-        "  trials %5lld  errors %4lld  best %s  %.0f GFLOP/s  %6.1f s\n",
+        "  trials %5lld  errors %4lld  best %s  %.0f GFLOP/s  %6.1f s%s\n",
         static_cast<long long>(p.trials_done), static_cast<long long>(t.errors),
         t.best_s ? absl::StrCat(*t.best_s * 1e3, " ms").c_str() : "-",
-        t.best_gflops, p.elapsed_s);
+        t.best_gflops, p.elapsed_s, vs_peer.c_str());
     std::fflush(stdout);
   };
   LATHE_ASSIGN_OR_RETURN(tuner::TuneReport report,
@@ -110,14 +116,19 @@ absl::StatusOr<GpuTuneResult> TuneOnGpu(cuda::CudaDevice* device,
     out.best = std::move(trace);
     out.best_s = best->record.median_s();
   }
+  const std::string vs_peer =
+      options.peer_ms > 0 && out.best_s > 0
+          ? absl::StrFormat(", %.3fx %s", options.peer_ms / (out.best_s * 1e3),
+                            options.peer_name)
+          : "";
   std::printf(
       "tune %s: %lld trials in %.1f s (measure calls %.1f s in all), best %.4f "
-      "ms (%.0f GFLOP/s), %.2fx the default schedule; compile %.0f ms per "
+      "ms (%.0f GFLOP/s), %.2fx the default schedule%s; compile %.0f ms per "
       "candidate (NVRTC, mean of %lld)\n",
       options.spec.c_str(), static_cast<long long>(report.trials),
       report.wall_s, report.measure_s, out.best_s * 1e3,
       out.best_s > 0 ? flops / out.best_s * 1e-9 : 0.0,
-      out.best_s > 0 ? out.default_s / out.best_s : 0.0,
+      out.best_s > 0 ? out.default_s / out.best_s : 0.0, vs_peer.c_str(),
       built ? build_ms / built : 0.0, static_cast<long long>(built));
   std::fflush(stdout);
   return out;

@@ -26,6 +26,10 @@ struct GpuTuneOptions {
   // empty: in this process.
   std::vector<std::string> compile_command;
   double compile_timeout_s = 20;
+  // The peer's time, measured before tuning in the same run (0: none):
+  // each line of the tuning curve then gives the best's ratio to it.
+  std::string peer_name;
+  double peer_ms = 0;
 };
 
 struct GpuTuneResult {
@@ -35,9 +39,9 @@ struct GpuTuneResult {
 };
 
 // Tunes, printing the tuning curve (one line per batch: trials, errors,
-// best time and GFLOP/s, seconds) and a summary with the mean compile time
-// per candidate. Errors: the workload, the database, or a measurement that
-// cannot happen at all (the device).
+// best time and GFLOP/s, seconds, the peer's time over the best's) and a
+// summary with the mean compile time per candidate. Errors: the workload, the
+// database, or a measurement that cannot happen at all (the device).
 absl::StatusOr<GpuTuneResult> TuneOnGpu(cuda::CudaDevice* device,
                                         const Target& target,
                                         const GpuTuneOptions& options);

@@ -21,10 +21,12 @@
 //     device, after one line saying so.
 //   lathe-gpu-check --tune SPEC [--trials N] [--time-budget S] [--db FILE]
 //                   [--compile-timeout S]
-//     A tuning run of SPEC on this machine's GPU (gpu_tune.h): the tuning
-//     curve, the best time against the default schedule's, the compile time
-//     per candidate; for a square matmul, the best schedule against
-//     cublasSgemm, for a conv2d_nchw against cuDNN. The database defaults to a
+//     A tuning run of SPEC on this machine's GPU (gpu_tune.h): for a square
+//     matmul cublasSgemm, for a conv2d_nchw cuDNN, timed first (the peer);
+//     the tuning curve, each line with its best's ratio to the peer; the
+//     best time against the default schedule's, the compile time per
+//     candidate; then the best schedule against the peer again, outputs
+//     compared. The database defaults to a
 //     new temporary file. Each candidate is compiled by this binary in a child
 //     process (below), killed past the compile timeout (default 20 s).
 //   lathe-gpu-check --runner-check [--target "cuda ..."]
@@ -463,6 +465,74 @@ bool CompareWithCudnn(cuda::CudaDevice* device, const Target& target,
   return max_error <= tolerance;
 }
 
+// The peer's time for `spec` before tuning, on inputs in [-1, 1]: for a
+// square matmul cublasSgemm, for a conv2d_nchw cuDNN's fastest algorithm;
+// nullopt for another workload. Printed first so that every line of the
+// tuning curve carries a ratio to it from the same run, even when the run
+// is cut short before the comparison after it.
+struct PeerTime {
+  std::string name;
+  double ms = 0;
+};
+absl::StatusOr<std::optional<PeerTime>> TimePeer(cuda::CudaDevice* device,
+                                                 const std::string& spec) {
+  std::vector<int64_t> sizes;  // the peer's operands, in floats
+  std::function<absl::StatusOr<PeerTime>(const std::vector<cuda::DevicePtr>&)>
+      time;
+  std::unique_ptr<CublasSgemm> cublas;
+  std::unique_ptr<CudnnConv2d> cudnn;
+  int m = 0, n = 0, k = 0;
+  if (std::optional<ConvShape> conv = ConvShapeOf(spec)) {
+    LATHE_ASSIGN_OR_RETURN(cudnn, CudnnConv2d::Create(device, *conv));
+    sizes = {int64_t{conv->n} * conv->c * conv->h * conv->w,
+             int64_t{conv->k} * conv->c * conv->r * conv->s,
+             int64_t{conv->n} * conv->k * conv->OutH() * conv->OutW()};
+    time =
+        [&](const std::vector<cuda::DevicePtr>& p) -> absl::StatusOr<PeerTime> {
+      LATHE_ASSIGN_OR_RETURN(double ms, TimeMs(device, [&] {
+                               return cudnn->Run(p[0], p[1], p[2]);
+                             }));
+      return PeerTime{
+          absl::StrCat("cuDNN (algorithm ", cudnn->algorithm(), ")"), ms};
+    };
+  } else if (std::sscanf(spec.c_str(), "matmul:M=%d,N=%d,K=%d", &m, &n, &k) ==
+                 3 &&
+             m == n && n == k) {
+    LATHE_ASSIGN_OR_RETURN(cublas, CublasSgemm::Create());
+    sizes.assign(3, int64_t{n} * n);
+    time =
+        [&](const std::vector<cuda::DevicePtr>& p) -> absl::StatusOr<PeerTime> {
+      LATHE_ASSIGN_OR_RETURN(double ms, TimeMs(device, [&] {
+                               return cublas->Run(n, n, n, p[0], p[1], p[2]);
+                             }));
+      return PeerTime{"cublasSgemm", ms};
+    };
+  } else {
+    return std::nullopt;
+  }
+  std::vector<cuda::DevicePtr> buffers;
+  absl::Status status;
+  uint64_t state = 1;
+  for (int64_t size : sizes) {
+    absl::StatusOr<cuda::DevicePtr> buffer = device->Alloc(size * 4);
+    if (!buffer.ok()) {
+      status = buffer.status();
+      break;
+    }
+    buffers.push_back(*buffer);
+    std::vector<float> values(static_cast<size_t>(size));
+    for (float& x : values)
+      x = static_cast<float>(SplitMix64(&state) % 2001) / 1000 - 1;
+    status = device->CopyToDevice(*buffer, values.data(), size * 4);
+    if (!status.ok()) break;
+  }
+  absl::StatusOr<PeerTime> peer =
+      status.ok() ? time(buffers) : absl::StatusOr<PeerTime>(status);
+  for (cuda::DevicePtr buffer : buffers) device->Free(buffer);
+  if (!peer.ok()) return peer.status();
+  return std::optional<PeerTime>(*std::move(peer));
+}
+
 // --compile-cuda ARCH: CUDA C on stdin to a cubin on stdout (the child of
 // runner/cuda/child_compile.h).
 int CompileCudaFromStdin(const std::string& arch) {
@@ -506,6 +576,19 @@ int Tune(cuda::CudaDevice* device, const Target& target,
   options.build_threads = static_cast<int>(std::clamp<unsigned>(
                               std::thread::hardware_concurrency(), 2, 18)) -
                           2;
+  absl::StatusOr<std::optional<PeerTime>> peer = TimePeer(device, options.spec);
+  if (!peer.ok()) {
+    std::printf("FAIL tune %s: the peer: %s\n", options.spec.c_str(),
+                std::string(peer.status().message()).c_str());
+    return 1;
+  }
+  if (peer->has_value()) {
+    options.peer_name = (*peer)->name;
+    options.peer_ms = (*peer)->ms;
+    std::printf("tune %s: %s %.4f ms, before tuning\n", options.spec.c_str(),
+                options.peer_name.c_str(), options.peer_ms);
+    std::fflush(stdout);
+  }
   absl::StatusOr<GpuTuneResult> tuned = TuneOnGpu(device, target, options);
   if (!tuned.ok()) {
     std::printf("FAIL tune %s: %s\n", options.spec.c_str(),
