@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/layout.h"
+#include "compiler/schedule/primitive/compute_inline.h"
 
 namespace lathe {
 namespace {
@@ -103,6 +104,60 @@ absl::Status SplitAxis(ConcreteSchedule* sch, LoopRV loop,
   if (Grouped(axis)) into.groups->push_back(parts[parts.size() - 3]);
   into.threads->push_back(parts[parts.size() - 2]);
   into.registers->push_back(parts.back());
+  return absl::OkStatus();
+}
+
+// The buffers `block`'s body stores to, and those it loads.
+void BuffersOf(const BlockNode& block, std::set<const Buffer*>* stored,
+               std::set<const Buffer*>* loaded) {
+  VisitStmts(block.body.get(), [&](const StmtNode* s) {
+    if (const auto* store = s->as<StoreNode>())
+      stored->insert(store->buffer.get());
+    VisitOwnExprs(*s, [&](const Expr& e) {
+      VisitExpr(e, [&](const Expr& x) {
+        if (x.is(ExprKind::kLoad)) loaded->insert(x->buffer.get());
+      });
+    });
+    return true;
+  });
+}
+
+// Folds into a shared tile's copy (block `cache`) each element-wise stage
+// that produces what it copies and calls no math function: a convolution's
+// padding, select(in bounds, X[..], 0), becomes the copy's guarded load of
+// X instead of a kernel and a pass over memory of its own. Each element is
+// then computed once per block whose tile holds it (the halo's few times),
+// where a math call would be repeated for every block that shares the
+// tile. Tried on a copy first: a stage compute_inline refuses (another
+// reader) stays, and leaves nothing in the trace.
+absl::Status InlineCopiedStages(ConcreteSchedule* sch, BlockRV cache) {
+  LATHE_ASSIGN_OR_RETURN(std::string cache_name, sch->BlockName(cache));
+  const BlockNode* copy = sch->program().FindBlock(cache_name);
+  if (copy == nullptr) return absl::OkStatus();
+  std::set<const Buffer*> copy_stores, copied;
+  BuffersOf(*copy, &copy_stores, &copied);
+  std::vector<std::string> stages;
+  for (const BlockNode* block : sch->program().Blocks()) {
+    if (block == copy || block->IsReduction()) continue;
+    std::set<const Buffer*> stored, loaded;
+    BuffersOf(*block, &stored, &loaded);
+    bool produces = false;
+    for (const Buffer* b : stored) produces |= copied.count(b) > 0;
+    bool calls = false;
+    VisitStmts(block->body.get(), [&](const StmtNode* st) {
+      VisitOwnExprs(*st, [&](const Expr& e) {
+        VisitExpr(e, [&](const Expr& x) { calls |= x.is(ExprKind::kCall); });
+      });
+      return true;
+    });
+    if (produces && !calls) stages.push_back(block->name);
+  }
+  for (const std::string& stage : stages) {
+    Program trial = sch->program();
+    if (!primitive::ComputeInline(&trial, stage).ok()) continue;
+    LATHE_ASSIGN_OR_RETURN(BlockRV rv, sch->GetBlock(stage));
+    LATHE_RETURN_IF_ERROR(sch->ComputeInline(rv));
+  }
   return absl::OkStatus();
 }
 
@@ -345,6 +400,7 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
     LATHE_RETURN_IF_ERROR(sch->Bind(copy_threads, "threadIdx.x"));
     LATHE_RETURN_IF_ERROR(sch->Unroll(steps));
     if (lanes.has_value()) LATHE_RETURN_IF_ERROR(sch->Vectorize(*lanes));
+    LATHE_RETURN_IF_ERROR(InlineCopiedStages(sch, *cache));
   }
   if (fixed && shared_elements > kMaxSharedTileElements) {
     return absl::FailedPreconditionError(

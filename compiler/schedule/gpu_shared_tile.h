@@ -23,7 +23,11 @@
 // reduction transposed, so that a thread's register tile reads neighbouring
 // elements), its innermost copy loop split by `lanes` and vectorized, the
 // copy loops fused, split by the threads, the steps unrolled and the threads
-// bound to threadIdx.x; the chunk and register loops unrolled (the
+// bound to threadIdx.x, and the element-wise stage that produces the input
+// inlined into the copy when it calls no math function and the copy is its
+// only reader (a convolution's padding: a guarded load of the copy rather
+// than a kernel of its own; a math call would be repeated by every block
+// that shares the tile); the chunk and register loops unrolled (the
 // accumulators stay in registers).
 //
 // Factors are integers or a schedule's sampled values (Factor). With

@@ -44,8 +44,9 @@ std::vector<std::unique_ptr<ScheduleRule>> DefaultCpuRules() {
 std::vector<std::unique_ptr<ScheduleRule>> DefaultGpuRules() {
   std::vector<std::unique_ptr<ScheduleRule>> rules;
   // 1. Fold element-wise stages, as for CPUs: a convolution's padding stays
-  //    its own kernel (inlined, its guarded loads would be in every
-  //    unrolled product, and NVRTC takes tens of seconds over them); a
+  //    a stage (inlined, its guarded loads would be in every unrolled
+  //    product, and NVRTC takes tens of seconds over them), which the
+  //    shared-memory tile folds into its copy (gpu_shared_tile.h); a
   //    padding read through overlapping windows (pooling, depthwise) is
   //    inlined, where CPUs branch: kept, it would be a kernel of its own;
   //    so is an epilogue between two reductions, which CPUs keep for the

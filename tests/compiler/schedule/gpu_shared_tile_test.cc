@@ -11,10 +11,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "compiler/ir/expr_functor.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/pipeline.h"
+#include "compiler/schedule/analysis/reused_stage.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/schedule/traced_schedule.h"
+#include "compiler/te/tensor.h"
 #include "compiler/workload/spec.h"
 #include "tests/compiler/schedule/same_result.h"
 
@@ -189,6 +192,81 @@ TEST(GpuSharedTile, KeepsAConvolutionsReductionLoopsApartWhenAsked) {
   }
   EXPECT_GT(products, 0) << text;
   EXPECT_TRUE(testing::CheckSameResult(initial, *lowered).ok());
+}
+
+// Whether some block of `program` stores to a buffer named `buffer`.
+bool SomeBlockStores(const Program& program, const std::string& buffer) {
+  bool found = false;
+  for (const BlockNode* b : program.Blocks()) {
+    VisitStmts(b->body.get(), [&](const StmtNode* s) {
+      if (const auto* store = s->as<StoreNode>())
+        found |= store->buffer->name == buffer;
+      return true;
+    });
+  }
+  return found;
+}
+
+ChooseSharedTile ConvTile() {
+  return [](ConcreteSchedule*,
+            const SharedTileLoops&) -> absl::StatusOr<SharedTileFactors> {
+    SharedTileFactors f;
+    f.axes = {std::nullopt, SharedTileAxis{4, 2}, SharedTileAxis{4, 2},
+              SharedTileAxis{8, 1}};
+    f.k_chunk = int64_t{4};
+    f.lanes = int64_t{1};
+    return f;
+  };
+}
+
+TEST(GpuSharedTile, FoldsTheConvolutionsPaddingIntoItsCopy) {
+  const Program initial =
+      Initial("conv2d_nchw:N=1,C=8,H=8,W=8,K=16,R=3,S=3,pad=1");
+  ASSERT_TRUE(SomeBlockStores(initial, "pad"));
+  TracedSchedule sch(initial);
+  ASSERT_TRUE(ApplySharedTile(&sch, Reduction(initial),
+                              /*fuse_reductions=*/false, ConvTile())
+                  .ok());
+  // No stage writes the padded input: the shared copy reads X, guarded.
+  EXPECT_FALSE(SomeBlockStores(sch.program(), "pad"));
+  const BlockNode* copy = sch.program().FindBlock("pad_shared");
+  ASSERT_NE(copy, nullptr) << PrintProgram(sch.program());
+  const auto* store = copy->body->as<StoreNode>();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(HasGuardedLoad(store->value)) << PrintProgram(sch.program());
+  EXPECT_EQ(sch.trace().ToText().find("get_producers"), std::string::npos);
+  absl::StatusOr<Program> lowered = LowerProgram(sch.program());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_TRUE(testing::CheckSameResult(initial, *lowered).ok());
+  // The trace replays to the same program.
+  absl::StatusOr<std::unique_ptr<TracedSchedule>> replayed =
+      ReplayTrace(sch.trace(), initial, {}, 1);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(PrintProgram((*replayed)->program()), PrintProgram(sch.program()));
+}
+
+TEST(GpuSharedTile, KeepsAStageThatCallsAMathFunction) {
+  // B = exp(A0), then C = B * W over k: exp inlined into the copy would be
+  // computed again by every block that shares the tile.
+  te::Tensor a = te::Placeholder("A0", {64, 32});
+  te::Tensor w = te::Placeholder("W", {32, 64});
+  te::Tensor b =
+      te::Compute("B", {64, 32}, {"i", "k"}, [&](const std::vector<Expr>& ax) {
+        return Call("exp", {a(ax)}, DType::Float32());
+      });
+  te::ReduceAxis k = te::MakeReduceAxis(32, "k");
+  te::Tensor c = te::ComputeReduction(
+      "C", {64, 64}, {"i", "j"}, [&](const std::vector<Expr>& ax) {
+        return te::Sum(b({ax[0], k.var}) * w({k.var, ax[1]}), {k});
+      });
+  absl::StatusOr<Program> initial = te::CreateProgram("expmm", {a, w}, {c});
+  ASSERT_TRUE(initial.ok()) << initial.status();
+  ConcreteSchedule sch(*initial);
+  ASSERT_TRUE(ApplySharedTile(&sch, "C", true, Fixed(8, 2, 8, 2, 8, 1)).ok());
+  EXPECT_TRUE(SomeBlockStores(sch.program(), "B"));
+  absl::StatusOr<Program> lowered = LowerProgram(sch.program());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_TRUE(testing::CheckSameResult(*initial, *lowered).ok());
 }
 
 TEST(GpuSharedTile, RefusesABlockWithoutTwoSpatialLoops) {
