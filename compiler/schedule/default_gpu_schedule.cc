@@ -45,10 +45,50 @@ IterType TypeOfLoop(const BlockNode& block, const ForNode& loop) {
   return IterType::kSpatial;
 }
 
+// The thread counts a sampled binding of a loop of `extent` draws from:
+// the powers of two in [32, max_threads] smaller than the extent (TVM's
+// AutoBind draws from the same), and the extent itself when it is at most
+// max_threads (one block).
+std::vector<int64_t> BindingThreadCandidates(int64_t extent,
+                                             int64_t max_threads) {
+  std::vector<int64_t> candidates;
+  for (int64_t t = 32; t <= max_threads && t < extent; t *= 2)
+    candidates.push_back(t);
+  if (extent <= max_threads) candidates.push_back(extent);
+  return candidates;
+}
+
+// The thread counts a sampled cross-thread reduction over `extent` draws
+// from: its divisors in [32, max_threads] that are multiples of 32, else
+// all its divisors in that range.
+std::vector<int64_t> ReductionThreadCandidates(int64_t extent,
+                                               int64_t max_threads) {
+  std::vector<int64_t> warps, any;
+  for (int64_t t = 32; t <= std::min(extent, max_threads); ++t) {
+    if (extent % t != 0) continue;
+    (t % 32 == 0 ? warps : any).push_back(t);
+  }
+  return warps.empty() ? any : warps;
+}
+
+// One of `candidates`: sampled uniformly when `sampling` and there are two
+// or more, else `fixed`.
+absl::StatusOr<Factor> ThreadFactor(ConcreteSchedule* sch,
+                                    const GpuThreadSampling* sampling,
+                                    const std::vector<int64_t>& candidates,
+                                    int64_t fixed) {
+  if (sampling == nullptr || candidates.size() < 2) return Factor{fixed};
+  LATHE_ASSIGN_OR_RETURN(
+      ExprRV t, sch->SampleCategorical(
+                    candidates, std::vector<double>(candidates.size(), 1.0)));
+  return Factor{t};
+}
+
 // Steps 2a-2d on `sch` for block `name`; `accumulate` chooses whether 2b and
 // 2d run. Fails at the first refused primitive.
 absl::Status ScheduleBlock(ConcreteSchedule* sch, const std::string& name,
-                           int64_t threads, bool accumulate) {
+                           int64_t threads, bool accumulate,
+                           const GpuThreadSampling* sampling) {
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
   const BlockNode* node = sch->program().FindBlock(name);
@@ -81,9 +121,15 @@ absl::Status ScheduleBlock(ConcreteSchedule* sch, const std::string& name,
   LATHE_ASSIGN_OR_RETURN(std::string fused_name, sch->LoopName(fused));
   const int64_t extent = sch->program().FindLoop(fused_name)->extent;
   LoopRV thread_loop = fused;
-  if (extent > threads) {
+  const std::vector<int64_t> candidates =
+      sampling != nullptr
+          ? BindingThreadCandidates(extent, sampling->max_threads)
+          : std::vector<int64_t>{};
+  if (candidates.size() >= 2 || extent > threads) {
+    LATHE_ASSIGN_OR_RETURN(Factor by,
+                           ThreadFactor(sch, sampling, candidates, threads));
     LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> parts,
-                           sch->Split(fused, {Factor{}, Factor{threads}}));
+                           sch->Split(fused, {Factor{}, by}));
     LATHE_RETURN_IF_ERROR(sch->Bind(parts[0], "blockIdx.x"));
     thread_loop = parts[1];
   }
@@ -127,7 +173,8 @@ AxisTile ChooseAxisTile(int64_t extent, int64_t max_threads) {
 // than 4 accumulators.
 absl::Status ScheduleRegisterTile(ConcreteSchedule* sch,
                                   const std::string& name,
-                                  const DefaultGpuScheduleOptions& options) {
+                                  const DefaultGpuScheduleOptions& options,
+                                  const GpuThreadSampling*) {
   const int64_t threads = options.threads_per_block;
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
@@ -225,7 +272,8 @@ int64_t ChooseKChunk(int64_t reduction, int64_t requested) {
 // fixed factors. Fails at the first refused primitive, or when the tile
 // does not fit.
 absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
-                                const DefaultGpuScheduleOptions& options) {
+                                const DefaultGpuScheduleOptions& options,
+                                const GpuThreadSampling*) {
   constexpr int64_t kAxis = kSharedTileThreadsPerAxis;
   if (options.threads_per_block < kAxis * kAxis) {
     return absl::FailedPreconditionError(
@@ -281,8 +329,10 @@ int64_t ChooseReductionThreads(int64_t extent, int64_t max_threads) {
 // Step 2 for a reduction with few outputs and a long reduction (see the
 // header): the threads of a block share one output's reduction.
 absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
-                                 const DefaultGpuScheduleOptions& options) {
-  const int64_t threads = options.threads_per_block;
+                                 const DefaultGpuScheduleOptions& options,
+                                 const GpuThreadSampling* sampling) {
+  const int64_t threads =
+      sampling != nullptr ? sampling->max_threads : options.threads_per_block;
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
   const BlockNode* node = sch->program().FindBlock(name);
@@ -312,8 +362,11 @@ absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
   order.push_back(reduce.front());
   LATHE_RETURN_IF_ERROR(sch->Reorder(order));
   LATHE_ASSIGN_OR_RETURN(
-      std::vector<LoopRV> k,
-      sch->Split(reduce.front(), {Factor{}, Factor{reduction_threads}}));
+      Factor by,
+      ThreadFactor(sch, sampling, ReductionThreadCandidates(reduction, threads),
+                   reduction_threads));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> k,
+                         sch->Split(reduce.front(), {Factor{}, by}));
   LATHE_ASSIGN_OR_RETURN(
       BlockRV partial,
       sch->RFactor(k[1], static_cast<int64_t>(spatial.size())));
@@ -326,21 +379,31 @@ absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
   if (final_spatial.size() > 1) {
     LATHE_ASSIGN_OR_RETURN(block_loop, sch->Fuse(final_spatial));
   }
-  LATHE_RETURN_IF_ERROR(sch->ComputeAt(partial, block_loop));
+  // Sampled: unit loops stay (a draw of all the reduction as threads leaves
+  // its serial part one iteration), so that every draw has the same loops.
+  LATHE_RETURN_IF_ERROR(
+      sch->ComputeAt(partial, block_loop,
+                     /*preserve_unit_loops=*/sampling != nullptr));
   LATHE_RETURN_IF_ERROR(sch->Bind(block_loop, "blockIdx.x"));
   LATHE_ASSIGN_OR_RETURN(std::string partial_name, sch->BlockName(partial));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> partial_loops,
                          sch->GetLoops(partial));
   const BlockNode* partial_node = sch->program().FindBlock(partial_name);
+  // The threads: the loop of the partials' new dimension (rfactor's
+  // factor_axis), below the block loop and any unit loops kept above it.
+  const size_t factor_axis = spatial.size();
   std::optional<LoopRV> thread_loop;
-  for (size_t i = 1; i < partial_loops.size() && !thread_loop; ++i) {
+  for (size_t i = 1; i < partial_loops.size() && !thread_loop &&
+                     factor_axis < partial_node->iter_values.size();
+       ++i) {
     const ForNode* loop =
         sch->program().FindLoop(sch->LoopName(partial_loops[i]).value());
-    if (TypeOfLoop(*partial_node, *loop) == IterType::kSpatial)
+    if (partial_node->iter_values[factor_axis].same_as(loop->var))
       thread_loop = partial_loops[i];
   }
   if (!thread_loop.has_value()) {
-    return absl::FailedPreconditionError("no spatial loop in the partials");
+    return absl::FailedPreconditionError(
+        "no loop of the partials' threads in the cross-thread reduction");
   }
   LATHE_RETURN_IF_ERROR(sch->Bind(*thread_loop, "threadIdx.x"));
   // Each thread reduces the partials into a register; thread 0 stores it.
@@ -353,7 +416,8 @@ absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
 
 bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
                       const DefaultGpuScheduleOptions& options,
-                      std::vector<std::string>* skipped) {
+                      std::vector<std::string>* skipped,
+                      const GpuThreadSampling* sampling) {
   auto note = [&](const absl::Status& status, const std::string& what) {
     if (!status.ok() && skipped != nullptr)
       skipped->push_back(absl::StrCat(what, ": ", status.message()));
@@ -369,7 +433,8 @@ bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
   // Reductions: the first of these strategies that applies, each tried on a
   // scratch copy first so that one that fails leaves nothing in the trace.
   using Strategy = absl::Status (*)(ConcreteSchedule*, const std::string&,
-                                    const DefaultGpuScheduleOptions&);
+                                    const DefaultGpuScheduleOptions&,
+                                    const GpuThreadSampling*);
   static constexpr std::pair<Strategy, const char*> kReductionStrategies[] = {
       {&ScheduleCrossThread, "cross-thread reduction"},
       {&ScheduleSharedTile, "shared-memory tile"},
@@ -377,9 +442,9 @@ bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
   for (const auto& [strategy, what] : kReductionStrategies) {
     if (!reduction) break;
     ConcreteSchedule scratch(sch->program());
-    absl::Status dry = strategy(&scratch, name, options);
+    absl::Status dry = strategy(&scratch, name, options, sampling);
     if (dry.ok()) {
-      absl::Status applied = strategy(sch, name, options);
+      absl::Status applied = strategy(sch, name, options, sampling);
       note(applied, absl::StrCat(what, " of block ", name));
       return applied.ok();
     }
@@ -388,15 +453,15 @@ bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
   for (bool accumulate : {true, false}) {
     if (accumulate && !reduction) continue;
     ConcreteSchedule scratch(sch->program());
-    absl::Status dry =
-        ScheduleBlock(&scratch, name, options.threads_per_block, accumulate);
+    absl::Status dry = ScheduleBlock(&scratch, name, options.threads_per_block,
+                                     accumulate, sampling);
     if (!dry.ok()) {
       note(dry, absl::StrCat(accumulate ? "local accumulation" : "binding",
                              " of block ", name));
       continue;
     }
-    absl::Status applied =
-        ScheduleBlock(sch, name, options.threads_per_block, accumulate);
+    absl::Status applied = ScheduleBlock(sch, name, options.threads_per_block,
+                                         accumulate, sampling);
     note(applied, absl::StrCat("binding of block ", name));
     return applied.ok();
   }

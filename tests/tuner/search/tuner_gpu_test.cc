@@ -7,7 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
+#include <set>
+#include <vector>
 
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "tests/tuner/search/tuner_fixture.h"
@@ -64,6 +69,66 @@ TEST_F(TunerTest, TunesACudaTaskInItsGpuDesignSpace) {
       cuda::MakeCudaProgram(tasks.front().workload, &trace, target);
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_NE(program->module.source.find("__shared__"), std::string::npos);
+}
+
+TEST_F(TunerTest, TunesTheThreadCountsOfASoftmax) {
+  // Two cross-thread reductions and an element-wise division: the space's
+  // only decisions are their thread counts, which the search explores and
+  // steers to the fastest (here, 256 threads a block take the least time).
+  const Target target = cuda::ArchTarget("sm_90").value();
+  std::vector<Task> tasks = {
+      MakeTask(ParseWorkloadSpec("softmax:M=4,N=1024").value(), target, 1)
+          .value()};
+  ASSERT_EQ(tasks.front().spaces.size(), 1u);
+  absl::Mutex mutex;
+  std::set<std::vector<int64_t>> measured;  // each candidate's block sizes
+  MeasureFn measure = [&](const proto::MeasureRequest& request)
+      -> absl::StatusOr<proto::MeasureResult> {
+    Workload workload = ParseWorkloadSpec(request.workload()).value();
+    Trace trace = Trace::FromProto(request.trace()).value();
+    absl::StatusOr<cuda::CudaProgram> program =
+        cuda::MakeCudaProgram(workload, &trace, target);
+    proto::MeasureResult result;
+    if (!program.ok()) {
+      ADD_FAILURE() << program.status() << "\n" << trace.ToText();
+      result.set_status(proto::MEASURE_BUILD_ERROR);
+      return result;
+    }
+    std::vector<int64_t> blocks;
+    double t = 1e-5;
+    for (const cuda::CudaKernel& k : program->module.kernels) {
+      blocks.push_back(k.block.x);
+      t += 1e-6 * std::abs(std::log2(static_cast<double>(k.block.x) / 256));
+    }
+    {
+      absl::MutexLock lock(&mutex);
+      measured.insert(blocks);
+    }
+    result.set_status(proto::MEASURE_OK);
+    result.set_structural_hash(absl::StrJoin(blocks, "x"));
+    for (int i = 0; i < 3; ++i) result.add_times_s(t);
+    return result;
+  };
+  auto db = OpenDb("softmax.db");
+  TuneOptions options = FastOptions();
+  options.max_trials = 48;
+  absl::StatusOr<TuneReport> report = Tune(tasks, *db, measure, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->tasks.front().errors, 0);
+  EXPECT_GE(measured.size(), 10u);
+  absl::StatusOr<std::optional<db::Match>> best =
+      db->Best(tasks.front().key, TargetInfoOf(target));
+  ASSERT_TRUE(best.ok() && best->has_value());
+  Trace trace = Trace::FromProto((*best)->record.trace()).value();
+  absl::StatusOr<cuda::CudaProgram> program =
+      cuda::MakeCudaProgram(tasks.front().workload, &trace, target);
+  ASSERT_TRUE(program.ok()) << program.status();
+  // The best has 256 threads in at least two of its kernels: better than
+  // most of the 216 points, whose draws are uniform over 6 counts each.
+  int at_256 = 0;
+  for (const cuda::CudaKernel& k : program->module.kernels)
+    at_256 += k.block.x == 256;
+  EXPECT_GE(at_256, 2) << trace.ToText();
 }
 
 }  // namespace

@@ -1,11 +1,16 @@
 // Tests of the GpuBindBlock rule (tuner/space/gpu_bind_block.h): every block
 // of a cuda target it visits ends up bound, computing what the workload
-// does; CPU targets and blocks already under bound loops are left alone.
+// does, with its thread counts sampled; CPU targets and blocks already under
+// bound loops are left alone.
 #include "tuner/space/gpu_bind_block.h"
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <vector>
+
 #include "compiler/codegen/cuda/cuda_target.h"
+#include "compiler/schedule/replay.h"
 #include "tests/compiler/schedule/same_result.h"
 #include "tests/tuner/space/space_test_util.h"
 #include "tuner/space/gpu_shared_tiling.h"
@@ -73,6 +78,82 @@ TEST(GpuBindBlock, LeavesTheTiledBlockAndItsCachesAlone) {
       ApplyAll(f, std::move(tiled), GpuBindBlock());
   EXPECT_EQ(sch->trace().instructions.size(), before);
   EXPECT_TRUE(EveryBlockBound(sch->program()));
+}
+
+// The threadIdx.x extents of `program`'s bound loops, in program order.
+std::vector<int64_t> ThreadExtents(const Program& program) {
+  std::vector<int64_t> extents;
+  for (const ForNode* loop : LoopsOfKind(program, ForKind::kThreadBinding))
+    if (loop->thread_tag == "threadIdx.x") extents.push_back(loop->extent);
+  return extents;
+}
+
+// Points of the rule's space for `f` (its decisions drawn again by seeds
+// 1..points): each computes what the workload does; returns the distinct
+// thread extents they have.
+std::set<std::vector<int64_t>> SampledThreads(const RuleFixture& f,
+                                              int points) {
+  std::unique_ptr<TracedSchedule> sch = ApplyAll(f, f.Fresh(), GpuBindBlock());
+  Trace space = sch->trace();
+  space.decisions.clear();
+  std::set<std::vector<int64_t>> seen;
+  for (int seed = 1; seed <= points; ++seed) {
+    absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
+        ReplayTrace(space, f.initial, {}, static_cast<uint64_t>(seed));
+    if (!point.ok()) {
+      ADD_FAILURE() << point.status();
+      continue;
+    }
+    EXPECT_TRUE(EveryBlockBound((*point)->program()));
+    absl::StatusOr<Program> lowered = LowerProgram((*point)->program());
+    if (!lowered.ok()) {
+      ADD_FAILURE() << lowered.status();
+      continue;
+    }
+    EXPECT_TRUE(lathe::testing::CheckSameResult(f.initial, *lowered).ok())
+        << (*point)->trace().ToText();
+    seen.insert(ThreadExtents((*point)->program()));
+  }
+  return seen;
+}
+
+TEST(GpuBindBlock, SamplesTheThreadsPerBlockOfAnElementwiseBlock) {
+  // 16 x 40 = 640 outputs: 32 ... 512 threads a block (tails guarded), or
+  // all 640 in one block.
+  RuleFixture f("add:M=16,N=40", Sm80());
+  std::unique_ptr<TracedSchedule> sch = ApplyAll(f, f.Fresh(), GpuBindBlock());
+  ASSERT_EQ(testing::CountInstructions(sch->trace(), "sample_categorical"), 1);
+  EXPECT_EQ(sch->trace().instructions.front().kind, "get_block");
+  std::set<int64_t> threads;
+  for (const std::vector<int64_t>& extents : SampledThreads(f, 40)) {
+    ASSERT_EQ(extents.size(), 1u);
+    threads.insert(extents.front());
+  }
+  // Every candidate is reached (fixed seeds), none else.
+  EXPECT_EQ(threads, (std::set<int64_t>{32, 64, 128, 256, 512, 640}));
+}
+
+TEST(GpuBindBlock, SamplesTheThreadsOfACrossThreadReduction) {
+  // Two rows of 1024: the max and the sum each shared by 32 ... 1024
+  // threads, the divisors of 1024 that are multiples of 32.
+  RuleFixture f("softmax:M=2,N=1024", Sm80());
+  std::unique_ptr<TracedSchedule> sch = ApplyAll(f, f.Fresh(), GpuBindBlock());
+  EXPECT_GE(testing::CountInstructions(sch->trace(), "sample_categorical"), 2);
+  std::set<int64_t> reduction_threads;
+  for (const std::vector<int64_t>& extents : SampledThreads(f, 24)) {
+    for (int64_t t : extents) reduction_threads.insert(t);
+  }
+  // Every candidate is reached (fixed seeds), the one-block draw included.
+  EXPECT_EQ(reduction_threads,
+            (std::set<int64_t>{32, 64, 128, 256, 512, 1024}));
+}
+
+TEST(GpuBindBlock, SamplesNothingForAFewOutputs) {
+  // 4 x 8 = 32 outputs: one block of them, as the default schedule does.
+  RuleFixture f("add:M=4,N=8", Sm80());
+  std::unique_ptr<TracedSchedule> sch = ApplyAll(f, f.Fresh(), GpuBindBlock());
+  EXPECT_EQ(testing::CountInstructions(sch->trace(), "sample_categorical"), 0);
+  EXPECT_EQ(ThreadExtents(sch->program()), std::vector<int64_t>{32});
 }
 
 }  // namespace

@@ -16,15 +16,18 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/measure/reference_check.h"
 #include "compiler/schedule/replay.h"
+#include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
 #include "tests/compiler/codegen/cuda/cuda_emulation.h"
 #include "tests/compiler/codegen/cuda/ptxas.h"
+#include "tests/compiler/schedule/same_result.h"
 #include "tuner/space/design_space.h"
 
 namespace lathe::tuner {
@@ -77,7 +80,8 @@ TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
     GTEST_SKIP() << cuda::testing::kPtxas << " not found";
   const Target target = *cuda::ArchTarget("sm_80");
   constexpr int kPointsPerSpec = 9;
-  int compiled = 0, emulated = 0, dropped = 0, refused = 0, tiled = 0;
+  int compiled = 0, emulated = 0, dropped = 0, refused = 0, tiled = 0,
+      sampled_spaces = 0;
   for (const std::string& spec : Specs()) {
     SCOPED_TRACE(spec);
     absl::StatusOr<GpuSpace> gpu = GpuSpaceOf(spec, target);
@@ -85,10 +89,13 @@ TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
     const Workload& workload = gpu->workload;
     const Program& initial = gpu->initial;
     const Trace& space = gpu->space;
-    bool sampled = false;
-    for (const Instruction& inst : space.instructions)
+    bool sampled = false, tile = false;
+    for (const Instruction& inst : space.instructions) {
       sampled |= inst.kind == "sample_categorical";
-    tiled += sampled;
+      tile |= inst.kind == "sample_perfect_tile";
+    }
+    tiled += tile;
+    sampled_spaces += sampled;
     for (int p = 0; p < kPointsPerSpec; ++p) {
       absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
           SampleTrace(space, initial, {}, /*seed=*/1000 + p);
@@ -124,10 +131,12 @@ TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
       }
     }
   }
-  // The GEMM and convolution spaces are sampled ones (the vector width and
-  // the register groups are the tile's categoricals), and their points
-  // replay and most build.
+  // The GEMM and convolution spaces are tiled ones; every space samples a
+  // categorical (the tile's vector width and register groups; the others'
+  // threads per block or per reduction); their points replay and most
+  // build.
   EXPECT_EQ(tiled, 6);
+  EXPECT_EQ(sampled_spaces, static_cast<int>(Specs().size()));
   const int total = kPointsPerSpec * static_cast<int>(Specs().size());
   EXPECT_EQ(dropped, 0);
   EXPECT_GE(compiled, total * 3 / 4);
@@ -175,6 +184,56 @@ TEST(GpuDesignSpace, SampledPointsOfTunedSizesReplay) {
         spec.c_str(), replayed, kPoints, first_draws,
         static_cast<double>(draws) / kPoints);
   }
+}
+
+// Every operator's space, where no tile is sampled (the blocks get the
+// default GPU schedule's strategies with their thread counts sampled):
+// every draw replays at the first try, to a program that computes what the
+// workload does. A draw that changed the loops (a unit loop dropped when
+// all of a reduction goes to threads) would fail here, where SampleTrace
+// would silently draw again and lose that point. Replay and the
+// interpreter only.
+TEST(GpuDesignSpace, EveryDrawOfTheThreadCountsReplays) {
+  const Target target = *cuda::ArchTarget("sm_80");
+  constexpr int kPoints = 12;
+  std::vector<std::string> specs;
+  for (const OperatorDef& op : Operators()) {
+    std::vector<std::string> params;
+    for (const ParamSpec& p : op.params) {
+      if (p.required()) params.push_back(p.name + "=9");
+    }
+    specs.push_back(absl::StrCat(op.name, ":", absl::StrJoin(params, ",")));
+  }
+  specs.push_back("softmax:M=3,N=1024");
+  specs.push_back("avg_pool2d:N=1,C=8,H=14,W=14,R=14,S=14");
+  specs.push_back("custom:S[i] += A[i,k]|i=4,k=768");
+  specs.push_back("max_pool2d:N=2,C=16,H=20,W=20,R=3,S=3,pad=1");
+  specs.push_back(
+      "conv2d_nchw:N=1,C=16,H=20,W=20,K=16,R=3,S=3,pad=1,groups=16");
+  specs.push_back("add:M=33,N=50");
+  int sampled_spaces = 0;
+  for (const std::string& spec : specs) {
+    SCOPED_TRACE(spec);
+    absl::StatusOr<GpuSpace> gpu = GpuSpaceOf(spec, target);
+    ASSERT_TRUE(gpu.ok()) << gpu.status();
+    bool tiled = false, sampled = false;
+    for (const Instruction& inst : gpu->space.instructions) {
+      tiled |= inst.kind == "sample_perfect_tile";
+      sampled |= inst.kind == "sample_categorical";
+    }
+    if (tiled || !sampled) continue;
+    ++sampled_spaces;
+    for (int p = 0; p < kPoints; ++p) {
+      absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
+          ReplayTrace(gpu->space, gpu->initial, {}, /*seed=*/2000 + p);
+      ASSERT_TRUE(point.ok()) << point.status();
+      absl::StatusOr<Program> lowered = LowerProgram((*point)->program());
+      ASSERT_TRUE(lowered.ok()) << lowered.status();
+      EXPECT_TRUE(lathe::testing::CheckSameResult(gpu->initial, *lowered).ok())
+          << (*point)->trace().ToText();
+    }
+  }
+  EXPECT_GE(sampled_spaces, 5);
 }
 
 }  // namespace
