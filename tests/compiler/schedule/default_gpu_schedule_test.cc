@@ -18,8 +18,8 @@
 #include "compiler/lower/pipeline.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/workload/reference.h"
-#include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
+#include "tests/support/every_operator.h"
 
 namespace lathe {
 namespace {
@@ -27,14 +27,7 @@ namespace {
 // Every operator at a shape with odd extents (required parameters at 7,
 // which no thread count divides), and shapes that tile.
 std::vector<std::string> OddSpecs() {
-  std::vector<std::string> specs;
-  for (const OperatorDef& op : Operators()) {
-    std::vector<std::string> params;
-    for (const ParamSpec& p : op.params) {
-      if (p.required()) params.push_back(p.name + "=7");
-    }
-    specs.push_back(absl::StrCat(op.name, ":", absl::StrJoin(params, ",")));
-  }
+  std::vector<std::string> specs = test_support::EveryOperatorSpec(7);
   specs.push_back("custom:C[i,j] += A[i,k] * B[k,j]|i=9,j=33,k=5");
   // Shapes that get a register tile (the element-wise epilogue of dense
   // folded into its write-back).

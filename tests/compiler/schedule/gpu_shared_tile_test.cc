@@ -150,24 +150,33 @@ TEST(GpuSharedTile, SampledFactorsReplayToCorrectPrograms) {
   EXPECT_GE(replayed, 10);
 }
 
+// A convolution's tile (n whole; k, p and q by 4 threads and 2, 2 and 1
+// registers; c by chunks of 4, r and s whole inside), its reduction loops
+// kept apart: `reduce_extents` gets the extents the tile is handed.
+ChooseSharedTile ConvTile(std::vector<int64_t>* reduce_extents = nullptr) {
+  return [reduce_extents](ConcreteSchedule*, const SharedTileLoops& loops)
+             -> absl::StatusOr<SharedTileFactors> {
+    if (reduce_extents != nullptr) *reduce_extents = loops.reduce_extents;
+    SharedTileFactors f;
+    f.axes = {std::nullopt, SharedTileAxis{4, 2}, SharedTileAxis{4, 2},
+              SharedTileAxis{8, 1}};
+    f.k_chunk = int64_t{4};
+    f.lanes = int64_t{1};
+    return f;
+  };
+}
+
 TEST(GpuSharedTile, KeepsAConvolutionsReductionLoopsApartWhenAsked) {
   const Program initial =
       Initial("conv2d_nchw:N=1,C=8,H=8,W=8,K=16,R=3,S=3,pad=1");
   ConcreteSchedule sch(initial);
-  const absl::Status applied = ApplySharedTile(
-      &sch, Reduction(initial), /*fuse_reductions=*/false,
-      [](ConcreteSchedule*,
-         const SharedTileLoops& loops) -> absl::StatusOr<SharedTileFactors> {
-        // c, r and s, each its own loop.
-        EXPECT_EQ(loops.reduce_extents, (std::vector<int64_t>{8, 3, 3}));
-        SharedTileFactors f;
-        f.axes = {std::nullopt, SharedTileAxis{4, 2}, SharedTileAxis{4, 2},
-                  SharedTileAxis{8, 1}};
-        f.k_chunk = int64_t{4};
-        f.lanes = int64_t{1};
-        return f;
-      });
+  std::vector<int64_t> reduce_extents;
+  const absl::Status applied =
+      ApplySharedTile(&sch, Reduction(initial), /*fuse_reductions=*/false,
+                      ConvTile(&reduce_extents));
   ASSERT_TRUE(applied.ok()) << applied;
+  // c, r and s, each its own loop.
+  EXPECT_EQ(reduce_extents, (std::vector<int64_t>{8, 3, 3}));
   absl::StatusOr<Program> lowered = LowerProgram(sch.program());
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   // The products index the shared tiles without dividing by the 3 x 3
@@ -205,18 +214,6 @@ bool SomeBlockStores(const Program& program, const std::string& buffer) {
     });
   }
   return found;
-}
-
-ChooseSharedTile ConvTile() {
-  return [](ConcreteSchedule*,
-            const SharedTileLoops&) -> absl::StatusOr<SharedTileFactors> {
-    SharedTileFactors f;
-    f.axes = {std::nullopt, SharedTileAxis{4, 2}, SharedTileAxis{4, 2},
-              SharedTileAxis{8, 1}};
-    f.k_chunk = int64_t{4};
-    f.lanes = int64_t{1};
-    return f;
-  };
 }
 
 TEST(GpuSharedTile, FoldsTheConvolutionsPaddingIntoItsCopy) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -22,12 +23,31 @@ namespace {
 
 using tuner_testing::TunerTest;
 
+// The one task of `spec` on `target`, with its one GPU design space.
+std::vector<Task> GpuTasks(const std::string& spec, const Target& target) {
+  std::vector<Task> tasks = {
+      MakeTask(ParseWorkloadSpec(spec).value(), target, 1).value()};
+  EXPECT_EQ(tasks.front().spaces.size(), 1u);
+  return tasks;
+}
+
+// The CUDA program of the database's best record of `task` on `target`.
+absl::StatusOr<cuda::CudaProgram> BestProgram(db::Database& db,
+                                              const Task& task,
+                                              const Target& target) {
+  absl::StatusOr<std::optional<db::Match>> best =
+      db.Best(task.key, TargetInfoOf(target));
+  if (!best.ok()) return best.status();
+  if (!best->has_value()) return absl::NotFoundError("no best record");
+  absl::StatusOr<Trace> trace = Trace::FromProto((*best)->record.trace());
+  if (!trace.ok()) return trace.status();
+  return cuda::MakeCudaProgram(task.workload, &*trace, target);
+}
+
 TEST_F(TunerTest, TunesACudaTaskInItsGpuDesignSpace) {
   const Target target = cuda::ArchTarget("sm_90").value();
-  std::vector<Task> tasks = {
-      MakeTask(ParseWorkloadSpec("matmul:M=128,N=128,K=64").value(), target, 1)
-          .value()};
-  ASSERT_EQ(tasks.front().spaces.size(), 1u);
+  std::vector<Task> tasks = GpuTasks("matmul:M=128,N=128,K=64", target);
+  ASSERT_FALSE(tasks.front().spaces.empty());
   int sampling = 0;
   for (const Instruction& inst : tasks.front().spaces.front().instructions)
     sampling += inst.kind.rfind("sample_", 0) == 0;
@@ -61,12 +81,8 @@ TEST_F(TunerTest, TunesACudaTaskInItsGpuDesignSpace) {
   EXPECT_GE(measured.load(), 24);  // later rounds measure again
   EXPECT_EQ(not_built.load(), 0);
   EXPECT_EQ(report->tasks.front().errors, 0);
-  absl::StatusOr<std::optional<db::Match>> best =
-      db->Best(tasks.front().key, TargetInfoOf(target));
-  ASSERT_TRUE(best.ok() && best->has_value());
-  Trace trace = Trace::FromProto((*best)->record.trace()).value();
   absl::StatusOr<cuda::CudaProgram> program =
-      cuda::MakeCudaProgram(tasks.front().workload, &trace, target);
+      BestProgram(*db, tasks.front(), target);
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_NE(program->module.source.find("__shared__"), std::string::npos);
 }
@@ -76,10 +92,7 @@ TEST_F(TunerTest, TunesTheThreadCountsOfASoftmax) {
   // only decisions are their thread counts, which the search explores and
   // steers to the fastest (here, 256 threads a block take the least time).
   const Target target = cuda::ArchTarget("sm_90").value();
-  std::vector<Task> tasks = {
-      MakeTask(ParseWorkloadSpec("softmax:M=4,N=1024").value(), target, 1)
-          .value()};
-  ASSERT_EQ(tasks.front().spaces.size(), 1u);
+  std::vector<Task> tasks = GpuTasks("softmax:M=4,N=1024", target);
   absl::Mutex mutex;
   std::set<std::vector<int64_t>> measured;  // each candidate's block sizes
   MeasureFn measure = [&](const proto::MeasureRequest& request)
@@ -116,19 +129,15 @@ TEST_F(TunerTest, TunesTheThreadCountsOfASoftmax) {
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->tasks.front().errors, 0);
   EXPECT_GE(measured.size(), 10u);
-  absl::StatusOr<std::optional<db::Match>> best =
-      db->Best(tasks.front().key, TargetInfoOf(target));
-  ASSERT_TRUE(best.ok() && best->has_value());
-  Trace trace = Trace::FromProto((*best)->record.trace()).value();
   absl::StatusOr<cuda::CudaProgram> program =
-      cuda::MakeCudaProgram(tasks.front().workload, &trace, target);
+      BestProgram(*db, tasks.front(), target);
   ASSERT_TRUE(program.ok()) << program.status();
   // The best has 256 threads in at least two of its kernels: better than
   // most of the 216 points, whose draws are uniform over 6 counts each.
   int at_256 = 0;
   for (const cuda::CudaKernel& k : program->module.kernels)
     at_256 += k.block.x == 256;
-  EXPECT_GE(at_256, 2) << trace.ToText();
+  EXPECT_GE(at_256, 2) << program->module.source;
 }
 
 }  // namespace

@@ -16,18 +16,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/lower/pipeline.h"
 #include "compiler/measure/reference_check.h"
 #include "compiler/schedule/replay.h"
-#include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
 #include "tests/compiler/codegen/cuda/cuda_emulation.h"
 #include "tests/compiler/codegen/cuda/ptxas.h"
 #include "tests/compiler/schedule/same_result.h"
+#include "tests/support/every_operator.h"
 #include "tuner/space/design_space.h"
 
 namespace lathe::tuner {
@@ -196,14 +195,7 @@ TEST(GpuDesignSpace, SampledPointsOfTunedSizesReplay) {
 TEST(GpuDesignSpace, EveryDrawOfTheThreadCountsReplays) {
   const Target target = *cuda::ArchTarget("sm_80");
   constexpr int kPoints = 12;
-  std::vector<std::string> specs;
-  for (const OperatorDef& op : Operators()) {
-    std::vector<std::string> params;
-    for (const ParamSpec& p : op.params) {
-      if (p.required()) params.push_back(p.name + "=9");
-    }
-    specs.push_back(absl::StrCat(op.name, ":", absl::StrJoin(params, ",")));
-  }
+  std::vector<std::string> specs = test_support::EveryOperatorSpec(9);
   specs.push_back("softmax:M=3,N=1024");
   specs.push_back("avg_pool2d:N=1,C=8,H=14,W=14,R=14,S=14");
   specs.push_back("custom:S[i] += A[i,k]|i=4,k=768");

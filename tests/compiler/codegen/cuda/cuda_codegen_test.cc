@@ -20,7 +20,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "compiler/codegen/cuda/cuda_host_source.h"
 #include "compiler/codegen/cuda/cuda_program.h"
@@ -31,9 +30,9 @@
 #include "compiler/schedule/default_gpu_schedule.h"
 #include "compiler/schedule/trace_text.h"
 #include "compiler/schedule/traced_schedule.h"
-#include "compiler/workload/registry.h"
 #include "compiler/workload/spec.h"
 #include "tests/compiler/codegen/cuda/cuda_emulation.h"
+#include "tests/support/every_operator.h"
 
 namespace lathe::cuda {
 namespace {
@@ -45,14 +44,7 @@ Target Arch(const std::string& arch) { return *ArchTarget(arch); }
 // Every operator, required parameters at 9 (odd: tails everywhere), and a
 // custom workload.
 std::vector<std::string> Specs() {
-  std::vector<std::string> specs;
-  for (const OperatorDef& op : Operators()) {
-    std::vector<std::string> params;
-    for (const ParamSpec& p : op.params) {
-      if (p.required()) params.push_back(p.name + "=9");
-    }
-    specs.push_back(absl::StrCat(op.name, ":", absl::StrJoin(params, ",")));
-  }
+  std::vector<std::string> specs = test_support::EveryOperatorSpec(9);
   specs.push_back("conv2d_nchw:N=2,C=16,H=14,W=14,K=32,R=3,S=3,pad=1,stride=2");
   specs.push_back("custom:C[i,j] += A[i,k] * B[k,j]|i=65,j=130,k=17");
   // Register tiles (dense with its bias and relu in the write-back).
