@@ -48,6 +48,7 @@
 #include "compiler/workload/spec.h"
 #include "proto/service.grpc.pb.h"
 #include "runner/remote/remote_runner.h"
+#include "tuner/service/compiler_hooks.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
 
@@ -155,6 +156,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (int n : runner_counts) {
     service::DaemonOptions options;
+    options.compiler = service::CompilerHooks();
     options.db_path = dir + "/bench.db";
     options.scratch_dir = dir;
     options.log = false;

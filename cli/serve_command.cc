@@ -19,6 +19,7 @@
 #include "rpc/channel.h"
 #include "rpc/exposure_warnings.h"
 #include "rpc/server_auth.h"
+#include "tuner/service/compiler_hooks.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/daemon_metrics.h"
 #include "tuner/service/http_listener.h"
@@ -103,6 +104,7 @@ absl::Status RunServe(const ServeOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   service::DaemonOptions daemon_options;
+  daemon_options.compiler = service::CompilerHooks();
   daemon_options.db_path = options.db_path;
   daemon_options.lease_time = absl::Seconds(options.lease_s);
   daemon_options.max_trials_per_job = options.max_trials_per_job;

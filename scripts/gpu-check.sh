@@ -22,17 +22,19 @@
 # against the driver (tools/host_entry_check.cc) and checked on the GPU;
 # then candidates measured through a LocalRunner and its confined CUDA
 # worker processes, faults included (tools/runner_check.h: what `lathe tune
-# --target cuda` and `lathe runner --target cuda` do); then short tuning
-# runs (the GPU design space, the search and its cost model, every
-# candidate checked and timed on the GPU; the peer timed first, so each
-# line of the tuning curve gives its ratio even if the step is cut short): fp32 GEMM 4096^3 (1000 trials or
-# 190 s, then the best against cublasSgemm) and the ResNet-50 3x3
+# --target cuda` and `lathe runner --target cuda` do), and a tuning job
+# through a tuner daemon and a remote runner on loopback gRPC measuring in
+# those workers (tools/service_check.h); then short tuning runs (the GPU
+# design space, the search and its cost model, every candidate checked and
+# timed on the GPU; the peer timed first, so each line of the tuning curve
+# gives its ratio even if the step is cut short): fp32 GEMM 4096^3 (1000
+# trials or 190 s, then the best against cublasSgemm) and the ResNet-50 3x3
 # convolution (C=K=128, 28x28, batch 1 and 16; 300 trials or 45 s each, then
 # the best against cuDNN; a tuning run ends at the first batch boundary
 # past its budget, and a batch of convolution candidates, whose NVRTC
 # compiles take seconds each, can take half a minute). Each step is bounded
-# by `timeout`, under 13 minutes in all at worst (about seven expected on
-# an H100 or H200).
+# by `timeout`, under 15 minutes in all at worst (about seven and a half
+# expected on an H100 or H200).
 # Exit status: the first failing step's
 # (lathe-gpu-check: 1 a failure, 2 no driver or no GPU), else 0.
 set -uo pipefail
@@ -112,9 +114,12 @@ if [[ -z "$results" ]]; then
 fi
 mkdir -p "$results"
 if want 4; then
-  echo "gpu-check: step 4/7: candidates through a LocalRunner and confined CUDA workers, faults included"
+  echo "gpu-check: step 4/7: candidates through a LocalRunner and confined CUDA workers, faults included; a job through a daemon and a remote runner"
   timeout 60 "$binary" --runner-check
   runner_status=$?
+  timeout 150 "$binary" --service-check
+  service_status=$?
+  (( runner_status == 0 )) && runner_status=$service_status
 fi
 if want 5; then
   echo "gpu-check: step 5/7: tuning fp32 GEMM 4096^3 (1000 trials or 190 s), the best against cublasSgemm"

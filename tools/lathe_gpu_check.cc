@@ -32,6 +32,11 @@
 //   lathe-gpu-check --runner-check [--target "cuda ..."]
 //     Candidates measured through a LocalRunner and confined worker
 //     processes (this binary's --worker), faults included (runner_check.h).
+//   lathe-gpu-check --service-check [--target "cuda ..."] [--simulate-ms MS]
+//     A tuning job through a tuner daemon and a remote runner on loopback
+//     gRPC, measured in confined worker processes (service_check.h); with
+//     --simulate-ms, a simulated job and runner, without a GPU (the target
+//     defaults to sm_90).
 //   lathe-gpu-check --worker
 //     A CUDA measuring worker on stdin and stdout, confined
 //     (runner/cuda/cuda_worker.h): what `lathe runner-worker --cuda` is.
@@ -89,6 +94,7 @@
 #include "tools/device_check_probe.h"
 #include "tools/gpu_tune.h"
 #include "tools/runner_check.h"
+#include "tools/service_check.h"
 
 namespace lathe::tools {
 namespace {
@@ -628,6 +634,8 @@ int Main(int argc, char** argv) {
   GpuTuneOptions tune;
   int no_device_exit = 2;
   bool runner_check = false;
+  bool service_check = false;
+  double simulate_ms = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -674,6 +682,10 @@ int Main(int argc, char** argv) {
           runner::SandboxConfinement(runner::WorkerKind::kCuda));
     else if (arg == "--runner-check")
       runner_check = true;
+    else if (arg == "--service-check")
+      service_check = true;
+    else if (arg == "--simulate-ms")
+      simulate_ms = std::atof(value().c_str());
     else if (arg == "--no-device-exit")
       no_device_exit = std::atoi(value().c_str());
     else if (arg == "--help" || arg == "-h") {
@@ -689,6 +701,8 @@ int Main(int argc, char** argv) {
           "                       [--db FILE] [--compile-timeout S] [--target "
           "T]\n"
           "       lathe-gpu-check --runner-check [--target T]\n"
+          "       lathe-gpu-check --service-check [--target T] "
+          "[--simulate-ms MS]\n"
           "       lathe-gpu-check --worker\n"
           "       lathe-gpu-check --compile-cuda ARCH < SOURCE.cu > "
           "KERNEL.cubin\n");
@@ -709,6 +723,16 @@ int Main(int argc, char** argv) {
     return PrintSource(source_spec.empty() ? ptx_spec : source_spec,
                        target_text, trace_file, !ptx_spec.empty(), emit_dir,
                        emit_name);
+  }
+  if (service_check && simulate_ms > 0) {
+    if (target_text == "cuda") target_text = "cuda -arch=sm_90";
+    absl::StatusOr<Target> target = TargetFor(target_text);
+    if (!target.ok()) {
+      std::printf("lathe-gpu-check: error: %s\n",
+                  std::string(target.status().message()).c_str());
+      return 1;
+    }
+    return CheckService(SelfPath(), *target, "simulated", simulate_ms) ? 0 : 1;
   }
   std::printf("lathe-gpu-check: loading NVRTC and the CUDA driver\n");
   std::fflush(stdout);
@@ -744,6 +768,11 @@ int Main(int argc, char** argv) {
     // The workers open the device themselves.
     device->reset();
     return CheckRunner(SelfPath(), *target) ? 0 : 1;
+  }
+  if (service_check) {
+    const std::string name = info.name;
+    device->reset();
+    return CheckService(SelfPath(), *target, name) ? 0 : 1;
   }
   std::vector<std::string> specs =
       ops.empty() ? AllSpecs()

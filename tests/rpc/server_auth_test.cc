@@ -6,6 +6,7 @@
 #include "proto/service.grpc.pb.h"
 #include "rpc/channel.h"
 #include "tests/support/temp_folder.h"
+#include "tuner/service/compiler_hooks.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
 
@@ -52,6 +53,7 @@ class AuthServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     service::DaemonOptions options;
+    options.compiler = service::CompilerHooks();
     options.db_path = dir_ + "/t.db";
     options.log = false;
     daemon_ = service::Daemon::Start(options).value();

@@ -14,10 +14,8 @@
 #include "absl/strings/str_format.h"
 #include "base/log_line.h"
 #include "base/status_macros.h"
-#include "compiler/codegen/cpu_target.h"
 #include "compiler/workload/spec.h"
 #include "database/scratch_database.h"
-#include "report/report_file.h"
 #include "tuner/search/measurement_rounds.h"
 #include "tuner/search/task.h"
 #include "tuner/search/tuner.h"
@@ -55,8 +53,9 @@ std::string NewJobId() {
       device() & 0xffff);
 }
 
-absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec) {
-  absl::StatusOr<Target> target = ParseTarget(spec.target());
+absl::StatusOr<std::vector<tuner::Task>> TasksOf(const proto::JobSpec& spec,
+                                                 const TargetParser& parse) {
+  absl::StatusOr<Target> target = parse(spec.target());
   if (!target.ok()) return FieldError("spec.target", target.status().message());
   std::vector<tuner::Task> tasks;
   for (int i = 0; i < spec.workloads_size(); ++i) {
@@ -95,7 +94,8 @@ absl::Status CheckFits(const Workload& workload, int64_t max_bytes,
 // against the memory limits, and their tasks (design spaces) made. Runs on
 // a JobPreparer's thread: refers to nothing of the daemon.
 absl::StatusOr<PreparedJob> PrepareJob(proto::JobSpec spec, int64_t max_bytes,
-                                       int64_t runner_limit) {
+                                       int64_t runner_limit,
+                                       const TargetParser& parse) {
   const int n = spec.workloads_size();
   for (int i = 0; i < n; ++i) {
     absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec.workloads(i));
@@ -117,7 +117,7 @@ absl::StatusOr<PreparedJob> PrepareJob(proto::JobSpec spec, int64_t max_bytes,
       }
     }
   }
-  absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(spec);
+  absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(spec, parse);
   if (!tasks.ok()) return tasks.status();
   return PreparedJob{std::move(spec), *std::move(tasks)};
 }
@@ -172,6 +172,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
     const DaemonOptions& options) {
   if (options.db_path.empty())
     return absl::InvalidArgumentError("no database (--db)");
+  if (!options.compiler.parse_target) {
+    return absl::InvalidArgumentError(
+        "daemon: no target parser (DaemonCompilerHooks::parse_target)");
+  }
   if (options.lease_time <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--lease-seconds must be positive");
   }
@@ -241,7 +245,8 @@ absl::Status Daemon::Resume() {
       if (!absl::StrContains(r.runner(), kRemeasureMark)) ++trials;
     }
     job.set_trials_done(trials);
-    if (absl::StatusOr<std::vector<tuner::Task>> tasks = TasksOf(job.spec());
+    if (absl::StatusOr<std::vector<tuner::Task>> tasks =
+            TasksOf(job.spec(), options_.compiler.parse_target);
         tasks.ok()) {
       SetTasksFromRecords(*tasks, *records, job);
     }
@@ -249,9 +254,10 @@ absl::Status Daemon::Resume() {
     if (unfinished) job.set_resumed(1);
     // An ended job's report, written by the daemon that ran it, is still
     // beside the database unless someone removed it.
-    if (!unfinished && !job.spec().simulated()) {
+    if (!unfinished && !job.spec().simulated() &&
+        options_.compiler.report_path) {
       const std::string report =
-          report::JobReportPath(options_.db_path, job.id());
+          options_.compiler.report_path(options_.db_path, job.id());
       std::error_code error;
       if (std::filesystem::is_regular_file(report, error))
         job.set_report_path(report);
@@ -292,7 +298,7 @@ absl::StatusOr<proto::JobSpec> Daemon::Validate(const proto::JobSpec& given) {
     }
   }
   if (spec.target().empty()) return FieldError("spec.target", "empty");
-  absl::StatusOr<Target> target = ParseTarget(spec.target());
+  absl::StatusOr<Target> target = options_.compiler.parse_target(spec.target());
   if (!target.ok()) return FieldError("spec.target", target.status().message());
   spec.set_target(target->ToString());
   if (spec.max_trials() < 1)
@@ -352,8 +358,9 @@ absl::StatusOr<proto::JobStatus> Daemon::Submit(
           ? 0
           : runners_.LargestMemoryLimit(validated->target(), false);
   absl::StatusOr<PreparedJob> prepared = preparer_.Run(
-      [spec = *validated, max_bytes, runner_limit] {
-        return PrepareJob(spec, max_bytes, runner_limit);
+      [spec = *validated, max_bytes, runner_limit,
+       parse = options_.compiler.parse_target] {
+        return PrepareJob(spec, max_bytes, runner_limit, parse);
       },
       [this, &client_gone] {
         return stopping_.load() || (client_gone && client_gone());
@@ -434,7 +441,7 @@ void Daemon::RunJob(const std::string& id, Run& run,
 
   absl::StatusOr<std::vector<tuner::Task>> tasks =
       prepared ? absl::StatusOr<std::vector<tuner::Task>>(*std::move(prepared))
-               : TasksOf(spec);
+               : TasksOf(spec, options_.compiler.parse_target);
   if (!tasks.ok()) {
     finish(proto::JOB_FAILED, std::string(tasks.status().message()));
     return;
@@ -535,23 +542,14 @@ void Daemon::RunJob(const std::string& id, Run& run,
   // job's records went with its scratch database). One that cannot be
   // written is logged; the job's state does not depend on it.
   auto write_report = [&]() -> std::string {
-    if (simulated) return "";
-    report::ReportOptions options;
-    options.job = id;
-    if (spec.weights_size() > 0) {
-      report::ModelInput model{absl::StrCat("job ", id, "'s weighted tasks"),
-                               {}};
-      for (const tuner::Task& task : *tasks)
-        model.tasks.push_back({task.workload.CanonicalForm(), task.weight});
-      options.model = std::move(model);
-    }
-    const std::string path = report::JobReportPath(options_.db_path, id);
-    if (absl::Status st = report::WriteReport(options_.db_path, options, path);
-        !st.ok()) {
-      Log(absl::StrCat("job ", id, ": no report: ", st.message()));
+    if (simulated || !options_.compiler.write_report) return "";
+    absl::StatusOr<std::string> path = options_.compiler.write_report(
+        options_.db_path, id, *tasks, spec.weights_size() > 0);
+    if (!path.ok()) {
+      Log(absl::StrCat("job ", id, ": no report: ", path.status().message()));
       return "";
     }
-    return path;
+    return *path;
   };
   if (run.cancelled.load()) {
     finish(proto::JOB_CANCELLED, "", write_report());

@@ -32,9 +32,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "compiler/target/target.h"
 #include "database/database.h"
 #include "database/writer_lock.h"
 #include "proto/service.pb.h"
+#include "tuner/search/task.h"
 #include "tuner/service/claim_registry.h"
 #include "tuner/service/job_preparation.h"
 #include "tuner/service/job_table.h"
@@ -44,7 +46,32 @@
 
 namespace lathe::service {
 
+using TargetParser =
+    std::function<absl::StatusOr<Target>(const std::string& text)>;
+
+// What the daemon needs of the compiler, given by whoever starts it, so
+// that the daemon links no code generator: `lathe serve` gives every target
+// and HTML reports (compiler_hooks.h, with LLVM); a GPU machine's check
+// binary (tools/service_check.h) gives cuda targets and no reports.
+struct DaemonCompilerHooks {
+  // Reads a target string (a job's spec.target, a runner's target).
+  // Required: Start refuses options without it.
+  TargetParser parse_target;
+  // Writes an ended job's report beside the database (`weighted`: its
+  // tasks' weights make a model's latency) and returns its path; null: no
+  // reports.
+  std::function<absl::StatusOr<std::string>(
+      const std::string& db_path, const std::string& job,
+      const std::vector<tuner::Task>& tasks, bool weighted)>
+      write_report;
+  // Where an ended job's report would be, to find it again after a
+  // restart; null: no reports.
+  std::function<std::string(const std::string& db_path, const std::string& job)>
+      report_path;
+};
+
 struct DaemonOptions {
+  DaemonCompilerHooks compiler;
   std::string db_path;
   absl::Duration lease_time = absl::Seconds(30);
   int64_t max_trials_per_job = 10000;

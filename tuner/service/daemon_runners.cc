@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "base/untrusted_text.h"
-#include "compiler/codegen/cpu_target.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/field_error.h"
 #include "tuner/service/result_validation.h"
@@ -47,7 +46,8 @@ absl::StatusOr<proto::RegisterRunnerResponse> Daemon::RegisterRunner(
     return FieldError("target", absl::StrCat("longer than ",
                                              kMaxRunnerTargetBytes, " bytes"));
   }
-  absl::StatusOr<Target> target = ParseTarget(request.target());
+  absl::StatusOr<Target> target =
+      options_.compiler.parse_target(request.target());
   if (!target.ok()) return FieldError("target", target.status().message());
   request.set_target(target->ToString());
   absl::StatusOr<std::string> registered = runners_.Register(request, peer);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "runner/remote/remote_runner.h"
 #include "tests/support/temp_folder.h"
+#include "tuner/service/compiler_hooks.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
 
@@ -29,6 +30,7 @@ class MeasuringService {
   explicit MeasuringService(
       int build_ahead_hints = service::LeaseManager::kDefaultBuildAheadHints) {
     service::DaemonOptions options;
+    options.compiler = service::CompilerHooks();
     options.db_path = folder_.path() + "/t.db";
     options.scratch_dir = folder_.path();
     options.log = false;

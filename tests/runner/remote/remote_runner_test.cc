@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "compiler/codegen/cpu_target.h"
 #include "tests/support/temp_folder.h"
+#include "tuner/service/compiler_hooks.h"
 #include "tuner/service/daemon.h"
 #include "tuner/service/server.h"
 
@@ -25,6 +26,7 @@ class RemoteRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     service::DaemonOptions options;
+    options.compiler = service::CompilerHooks();
     options.db_path = dir_ + "/t.db";
     options.scratch_dir = dir_;
     options.log = false;

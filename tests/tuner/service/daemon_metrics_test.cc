@@ -11,6 +11,7 @@
 #include "database/job_state.h"
 #include "tests/support/temp_folder.h"
 #include "tests/tuner/service/fake_runner.h"
+#include "tuner/service/compiler_hooks.h"
 #include "tuner/service/state_names.h"
 
 namespace lathe::service {
@@ -40,6 +41,7 @@ class DaemonMetricsTest : public ::testing::Test {
  protected:
   DaemonOptions Options() const {
     DaemonOptions options;
+    options.compiler = CompilerHooks();
     options.db_path = folder_.path() + "/t.db";
     options.scratch_dir = folder_.path();
     options.log = false;

@@ -23,6 +23,7 @@
 #include "rpc/channel.h"
 #include "tests/support/temp_folder.h"
 #include "tests/tuner/service/fake_runner.h"
+#include "tuner/service/compiler_hooks.h"
 
 namespace lathe::service {
 namespace {
@@ -50,6 +51,7 @@ class DaemonTest : public ::testing::Test {
  protected:
   DaemonOptions Options() const {
     DaemonOptions options;
+    options.compiler = CompilerHooks();
     options.db_path = dir_ + "/t.db";
     options.scratch_dir = dir_;
     options.log = false;
@@ -223,6 +225,30 @@ TEST_F(DaemonTest, OneDaemonPerDatabase) {
   EXPECT_TRUE(Daemon::Start(elsewhere).ok());
   first.reset();
   EXPECT_TRUE(Daemon::Start(Options()).ok());
+}
+
+TEST_F(DaemonTest, ReadsTargetsWithItsCompilerHooks) {
+  // No target parser: nothing would read a job's or a runner's target.
+  DaemonOptions none = Options();
+  none.compiler = DaemonCompilerHooks{};
+  absl::StatusOr<std::unique_ptr<Daemon>> refused = Daemon::Start(none);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("no target parser"),
+            std::string::npos)
+      << refused.status();
+  // A parser of one kind of target: the daemon refuses the others, naming
+  // the field and the parser's reason.
+  DaemonOptions cuda_only = Options();
+  cuda_only.compiler.parse_target =
+      [](const std::string& text) -> absl::StatusOr<Target> {
+    if (text.rfind("cuda", 0) == 0) return ParseTarget(text);
+    return absl::InvalidArgumentError("only cuda targets here");
+  };
+  std::unique_ptr<Daemon> daemon = Daemon::Start(cuda_only).value();
+  absl::StatusOr<proto::JobStatus> job = daemon->Submit(SmallSpec(4));
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().message(), "spec.target: only cuda targets here");
 }
 
 TEST_F(DaemonTest, UnfinishedJobResumesInTheNextDaemonWithoutRemeasuring) {
