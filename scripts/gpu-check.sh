@@ -80,7 +80,7 @@ for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86
 done
 echo "gpu-check: LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
-ops_status=0 gemm_status=0 host_status=0 runner_status=0
+ops_status=0 gemm_status=0 host_status=0 runner_status=0 service_status=0
 tune_gemm_status=0 tune_conv_status=0 tune_conv16_status=0
 if want 1; then
   echo "gpu-check: step 1/7: every operator's default GPU schedule, checked and timed"
@@ -119,7 +119,6 @@ if want 4; then
   runner_status=$?
   timeout 150 "$binary" --service-check
   service_status=$?
-  (( runner_status == 0 )) && runner_status=$service_status
 fi
 if want 5; then
   echo "gpu-check: step 5/7: tuning fp32 GEMM 4096^3 (1000 trials or 190 s), the best against cublasSgemm"
@@ -140,10 +139,11 @@ if want 7; then
   tune_conv16_status=$?
 fi
 echo "gpu-check: steps $steps: operators exit $ops_status, cuBLAS comparison exit $gemm_status," \
-     "host entry point exit $host_status, runner check exit $runner_status," \
+     "host entry point exit $host_status, runner check exit $runner_status" \
+     "(daemon and remote runner: $service_status)," \
      "GEMM tuning exit $tune_gemm_status," \
      "convolution tuning exit $tune_conv_status (batch 16: $tune_conv16_status)"
-for status in $ops_status $gemm_status $host_status $runner_status $tune_gemm_status \
+for status in $ops_status $gemm_status $host_status $runner_status $service_status $tune_gemm_status \
               $tune_conv_status $tune_conv16_status; do
   if [[ $status -ne 0 ]]; then exit $status; fi
 done
