@@ -47,13 +47,18 @@ IterType TypeOfLoop(const BlockNode& block, const ForNode& loop) {
 
 // The thread counts a sampled binding of a loop of `extent` draws from:
 // the powers of two in [32, max_threads] smaller than the extent (TVM's
-// AutoBind draws from the same), and the extent itself when it is at most
-// max_threads (one block).
+// AutoBind draws from the same; with `dividing`, only those that divide
+// it), and the extent itself when it is at most max_threads (one block).
+// A local accumulation needs `dividing`: its write-back cannot be computed
+// under a thread loop whose tail is predicated (reverse_compute_at), so a
+// count with a tail would fail that draw.
 std::vector<int64_t> BindingThreadCandidates(int64_t extent,
-                                             int64_t max_threads) {
+                                             int64_t max_threads,
+                                             bool dividing) {
   std::vector<int64_t> candidates;
-  for (int64_t t = 32; t <= max_threads && t < extent; t *= 2)
-    candidates.push_back(t);
+  for (int64_t t = 32; t <= max_threads && t < extent; t *= 2) {
+    if (!dividing || extent % t == 0) candidates.push_back(t);
+  }
   if (extent <= max_threads) candidates.push_back(extent);
   return candidates;
 }
@@ -74,7 +79,7 @@ std::vector<int64_t> ReductionThreadCandidates(int64_t extent,
 // One of `candidates`: sampled uniformly when `sampling` and there are two
 // or more, else `fixed`.
 absl::StatusOr<Factor> ThreadFactor(ConcreteSchedule* sch,
-                                    const GpuThreadSampling* sampling,
+                                    const GpuBlockSampling* sampling,
                                     const std::vector<int64_t>& candidates,
                                     int64_t fixed) {
   if (sampling == nullptr || candidates.size() < 2) return Factor{fixed};
@@ -84,11 +89,40 @@ absl::StatusOr<Factor> ThreadFactor(ConcreteSchedule* sch,
   return Factor{t};
 }
 
+// The unroll depth of block `name`'s serial reduction, sampled: its
+// innermost reduction loop of two or more iterations split by a sampled
+// perfect tile whose inner factor is at most kMaxSampledUnroll, the inner
+// part unrolled (1: no unrolling). A split, as the CPU space's
+// ParallelVectorizeUnroll makes it, because an annotation's value is a
+// constant of the trace, not a sampled variable. Nothing when the block has
+// no such loop.
+constexpr int64_t kMaxSampledUnroll = 16;
+absl::Status SampleUnrollDepth(ConcreteSchedule* sch, const std::string& name) {
+  LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
+  LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
+  const BlockNode* node = sch->program().FindBlock(name);
+  std::optional<LoopRV> innermost;
+  for (LoopRV l : loops) {
+    LATHE_ASSIGN_OR_RETURN(std::string loop_name, sch->LoopName(l));
+    const ForNode* loop = sch->program().FindLoop(loop_name);
+    if (TypeOfLoop(*node, *loop) == IterType::kReduce && loop->extent >= 2)
+      innermost = l;
+  }
+  if (!innermost.has_value()) return absl::OkStatus();
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<ExprRV> tile,
+      sch->SamplePerfectTile(*innermost, 2, kMaxSampledUnroll));
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> parts,
+      sch->Split(*innermost, {Factor{tile[0]}, Factor{tile[1]}}));
+  return sch->Unroll(parts[1]);
+}
+
 // Steps 2a-2d on `sch` for block `name`; `accumulate` chooses whether 2b and
 // 2d run. Fails at the first refused primitive.
 absl::Status ScheduleBlock(ConcreteSchedule* sch, const std::string& name,
                            int64_t threads, bool accumulate,
-                           const GpuThreadSampling* sampling) {
+                           const GpuBlockSampling* sampling) {
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
   const BlockNode* node = sch->program().FindBlock(name);
@@ -123,7 +157,8 @@ absl::Status ScheduleBlock(ConcreteSchedule* sch, const std::string& name,
   LoopRV thread_loop = fused;
   const std::vector<int64_t> candidates =
       sampling != nullptr
-          ? BindingThreadCandidates(extent, sampling->max_threads)
+          ? BindingThreadCandidates(extent, sampling->max_threads,
+                                    /*dividing=*/accumulate)
           : std::vector<int64_t>{};
   if (candidates.size() >= 2 || extent > threads) {
     LATHE_ASSIGN_OR_RETURN(Factor by,
@@ -139,6 +174,10 @@ absl::Status ScheduleBlock(ConcreteSchedule* sch, const std::string& name,
     LATHE_RETURN_IF_ERROR(sch->ReverseComputeAt(*write_back, thread_loop));
     LATHE_RETURN_IF_ERROR(
         sch->DecomposeReduction(block, reduce.front()).status());
+  }
+  // e. Sampled: the unroll depth of each thread's serial reduction.
+  if (sampling != nullptr && accumulate) {
+    LATHE_RETURN_IF_ERROR(SampleUnrollDepth(sch, name));
   }
   return absl::OkStatus();
 }
@@ -174,7 +213,7 @@ AxisTile ChooseAxisTile(int64_t extent, int64_t max_threads) {
 absl::Status ScheduleRegisterTile(ConcreteSchedule* sch,
                                   const std::string& name,
                                   const DefaultGpuScheduleOptions& options,
-                                  const GpuThreadSampling*) {
+                                  const GpuBlockSampling*) {
   const int64_t threads = options.threads_per_block;
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
@@ -273,7 +312,7 @@ int64_t ChooseKChunk(int64_t reduction, int64_t requested) {
 // does not fit.
 absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
                                 const DefaultGpuScheduleOptions& options,
-                                const GpuThreadSampling*) {
+                                const GpuBlockSampling*) {
   constexpr int64_t kAxis = kSharedTileThreadsPerAxis;
   if (options.threads_per_block < kAxis * kAxis) {
     return absl::FailedPreconditionError(
@@ -330,7 +369,7 @@ int64_t ChooseReductionThreads(int64_t extent, int64_t max_threads) {
 // header): the threads of a block share one output's reduction.
 absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
                                  const DefaultGpuScheduleOptions& options,
-                                 const GpuThreadSampling* sampling) {
+                                 const GpuBlockSampling* sampling) {
   const int64_t threads =
       sampling != nullptr ? sampling->max_threads : options.threads_per_block;
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
@@ -417,7 +456,7 @@ absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
 bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
                       const DefaultGpuScheduleOptions& options,
                       std::vector<std::string>* skipped,
-                      const GpuThreadSampling* sampling) {
+                      const GpuBlockSampling* sampling) {
   auto note = [&](const absl::Status& status, const std::string& what) {
     if (!status.ok() && skipped != nullptr)
       skipped->push_back(absl::StrCat(what, ": ", status.message()));
@@ -434,7 +473,7 @@ bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
   // scratch copy first so that one that fails leaves nothing in the trace.
   using Strategy = absl::Status (*)(ConcreteSchedule*, const std::string&,
                                     const DefaultGpuScheduleOptions&,
-                                    const GpuThreadSampling*);
+                                    const GpuBlockSampling*);
   static constexpr std::pair<Strategy, const char*> kReductionStrategies[] = {
       {&ScheduleCrossThread, "cross-thread reduction"},
       {&ScheduleSharedTile, "shared-memory tile"},

@@ -105,16 +105,22 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
     const Program& initial, const DefaultGpuScheduleOptions& options,
     std::vector<std::string>* skipped = nullptr);
 
-// Thread counts sampled instead of fixed (the GPU design space, so that the
-// search tunes them), each by sample_categorical with equal probabilities:
-// the plain binding's threads per block from the powers of two in
-// [32, max_threads] smaller than the fused loop and the loop's extent when
-// it is at most max_threads (one block; nothing to sample when the loop has
-// 32 iterations or fewer), a tail predicate where one does not divide it;
-// the cross-thread reduction's threads from the reduction's
-// divisors in [32, max_threads], the multiples of 32 when there are any.
-// One candidate is used as it is, without a sample.
-struct GpuThreadSampling {
+// What the GPU design space samples in step 2 instead of fixing it (so
+// that the search tunes it), each with equal probabilities:
+// - the plain binding's threads per block (sample_categorical): the powers
+//   of two in [32, max_threads] smaller than the fused loop, and the loop's
+//   extent when it is at most max_threads (one block; nothing to sample
+//   when the loop has 32 iterations or fewer), a tail predicate where one
+//   does not divide it; for a local accumulation only those that divide
+//   it (its write-back cannot sit under a predicated thread loop);
+// - the cross-thread reduction's threads (sample_categorical): the
+//   reduction's divisors in [32, max_threads], the multiples of 32 when
+//   there are any;
+// - the unroll depth of a thread's serial reduction (the plain binding's
+//   local accumulation): its innermost reduction loop split by
+//   sample_perfect_tile, the inner part (at most 16 iterations) unrolled.
+// A single candidate is used as it is, without a sample.
+struct GpuBlockSampling {
   int64_t max_threads = 1024;  // the target's max-threads-per-block
 };
 
@@ -123,10 +129,10 @@ struct GpuThreadSampling {
 // schedule as it was (a block whose loops are not its own, or every
 // strategy refused: one line each in `skipped`). The GPU design space
 // (tuner/space/gpu_bind_block.h) uses it for the blocks it does not tile,
-// with `sampling`; null: the default schedule's fixed thread counts.
+// with `sampling`; null: the default schedule's fixed choices.
 bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
                       const DefaultGpuScheduleOptions& options,
                       std::vector<std::string>* skipped = nullptr,
-                      const GpuThreadSampling* sampling = nullptr);
+                      const GpuBlockSampling* sampling = nullptr);
 
 }  // namespace lathe

@@ -23,7 +23,7 @@ GpuBindBlock::Apply(std::unique_ptr<TracedSchedule> schedule,
     DefaultGpuScheduleOptions options;
     options.threads_per_block = std::min<int64_t>(
         options.threads_per_block, context.target.gpu.max_threads_per_block);
-    GpuThreadSampling sampling;
+    GpuBlockSampling sampling;
     sampling.max_threads = context.target.gpu.max_threads_per_block;
     ScheduleGpuBlock(schedule.get(), block, options, nullptr, &sampling);
   }

@@ -3,10 +3,11 @@
 // (compiler/schedule/default_gpu_schedule.h, step 2: a cross-thread
 // reduction, a fixed shared-memory or register tile, or its spatial loops
 // bound to blocks and threads), so that every point of the space runs on a
-// GPU, with its thread counts sampled (GpuThreadSampling, up to the
+// GPU, with its choices sampled (GpuBlockSampling, threads up to the
 // target's max-threads-per-block): the threads per block of a plain
-// binding, the threads that share a cross-thread reduction. The fixed
-// register and shared-memory tiles sample nothing. It never branches.
+// binding, the threads that share a cross-thread reduction, the unroll
+// depth of a thread's serial reduction. The fixed register and
+// shared-memory tiles sample nothing. It never branches.
 //
 // Applies to a block of a cuda target whose loops are its own and that no
 // loop bound to a thread or block encloses (the caches and inits the tiling

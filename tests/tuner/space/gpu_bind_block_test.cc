@@ -148,6 +148,34 @@ TEST(GpuBindBlock, SamplesTheThreadsOfACrossThreadReduction) {
             (std::set<int64_t>{32, 64, 128, 256, 512, 1024}));
 }
 
+TEST(GpuBindBlock, SamplesTheUnrollDepthOfAThreadsSerialReduction) {
+  // A depthwise convolution: a reduction of 3 x 3 per output, too short to
+  // share among threads or to tile; each thread accumulates its output
+  // over r and s, the innermost (s) split by a sampled factor whose inner
+  // part is unrolled.
+  RuleFixture f("conv2d_nchw:N=1,C=16,H=20,W=20,K=16,R=3,S=3,pad=1,groups=16",
+                Sm80());
+  std::unique_ptr<TracedSchedule> sch = ApplyAll(f, f.Fresh(), GpuBindBlock());
+  ASSERT_EQ(testing::CountInstructions(sch->trace(), "sample_perfect_tile"), 1)
+      << sch->trace().ToText();
+  Trace space = sch->trace();
+  space.decisions.clear();
+  std::set<int64_t> unrolled;  // the extents of the unrolled loops
+  for (int seed = 1; seed <= 12; ++seed) {
+    absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
+        ReplayTrace(space, f.initial, {}, static_cast<uint64_t>(seed));
+    ASSERT_TRUE(point.ok()) << point.status();
+    const std::vector<const ForNode*> loops =
+        LoopsOfKind((*point)->program(), ForKind::kUnrolled);
+    ASSERT_EQ(loops.size(), 1u) << PrintProgram((*point)->program());
+    unrolled.insert(loops.front()->extent);
+    absl::StatusOr<Program> lowered = LowerProgram((*point)->program());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_TRUE(lathe::testing::CheckSameResult(f.initial, *lowered).ok());
+  }
+  EXPECT_EQ(unrolled, (std::set<int64_t>{1, 3}));
+}
+
 TEST(GpuBindBlock, SamplesNothingForAFewOutputs) {
   // 4 x 8 = 32 outputs: one block of them, as the default schedule does.
   RuleFixture f("add:M=4,N=8", Sm80());

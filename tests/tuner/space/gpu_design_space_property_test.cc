@@ -90,8 +90,8 @@ TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
     const Trace& space = gpu->space;
     bool sampled = false, tile = false;
     for (const Instruction& inst : space.instructions) {
-      sampled |= inst.kind == "sample_categorical";
-      tile |= inst.kind == "sample_perfect_tile";
+      sampled |= inst.kind.rfind("sample_", 0) == 0;
+      tile |= inst.kind == "check_product";  // GpuSharedTiling's bounds
     }
     tiled += tile;
     sampled_spaces += sampled;
@@ -130,10 +130,10 @@ TEST(GpuDesignSpace, PointsCompileAndAssembleOrAreRefused) {
       }
     }
   }
-  // The GEMM and convolution spaces are tiled ones; every space samples a
-  // categorical (the tile's vector width and register groups; the others'
-  // threads per block or per reduction); their points replay and most
-  // build.
+  // The GEMM and convolution spaces are tiled ones; every space samples
+  // something (the tile's factors; the others' threads per block or per
+  // reduction, or the unroll depth of a thread's reduction); their points
+  // replay and most build.
   EXPECT_EQ(tiled, 6);
   EXPECT_EQ(sampled_spaces, static_cast<int>(Specs().size()));
   const int total = kPointsPerSpec * static_cast<int>(Specs().size());
@@ -186,13 +186,14 @@ TEST(GpuDesignSpace, SampledPointsOfTunedSizesReplay) {
 }
 
 // Every operator's space, where no tile is sampled (the blocks get the
-// default GPU schedule's strategies with their thread counts sampled):
+// default GPU schedule's strategies with their thread counts and unroll
+// depths sampled):
 // every draw replays at the first try, to a program that computes what the
 // workload does. A draw that changed the loops (a unit loop dropped when
 // all of a reduction goes to threads) would fail here, where SampleTrace
 // would silently draw again and lose that point. Replay and the
 // interpreter only.
-TEST(GpuDesignSpace, EveryDrawOfTheThreadCountsReplays) {
+TEST(GpuDesignSpace, EveryDrawOfAnUntiledSpaceReplays) {
   const Target target = *cuda::ArchTarget("sm_80");
   constexpr int kPoints = 12;
   std::vector<std::string> specs = test_support::EveryOperatorSpec(9);
@@ -210,8 +211,8 @@ TEST(GpuDesignSpace, EveryDrawOfTheThreadCountsReplays) {
     ASSERT_TRUE(gpu.ok()) << gpu.status();
     bool tiled = false, sampled = false;
     for (const Instruction& inst : gpu->space.instructions) {
-      tiled |= inst.kind == "sample_perfect_tile";
-      sampled |= inst.kind == "sample_categorical";
+      tiled |= inst.kind == "check_product";  // GpuSharedTiling's bounds
+      sampled |= inst.kind.rfind("sample_", 0) == 0;
     }
     if (tiled || !sampled) continue;
     ++sampled_spaces;
