@@ -35,6 +35,12 @@ bool Fail(const std::string& what) {
 
 bool CheckService(const std::string& worker_program, const Target& target,
                   const std::string& device, double simulate_ms) {
+  // Loopback never goes through a proxy; gRPC would honour one from the
+  // environment for the runner's channel.
+  for (const char* name : {"grpc_proxy", "https_proxy", "http_proxy",
+                           "GRPC_PROXY", "HTTPS_PROXY", "HTTP_PROXY"}) {
+    unsetenv(name);
+  }
   char dir[] = "/tmp/lathe_gpu_service_XXXXXX";
   if (mkdtemp(dir) == nullptr) return Fail("cannot make a temporary folder");
   service::DaemonOptions options;
