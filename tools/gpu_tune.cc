@@ -18,6 +18,18 @@
 #include "tuner/search/tuner.h"
 
 namespace lathe::tools {
+namespace {
+
+// `lead` and the peer's time over `best_s` ("0.812x cuDNN (algorithm 1)"),
+// or "" without a peer or a best.
+std::string VsPeer(const GpuTuneOptions& options, double best_s,
+                   const char* lead) {
+  if (options.peer_ms <= 0 || best_s <= 0) return "";
+  return absl::StrFormat("%s%.3fx %s", lead, options.peer_ms / (best_s * 1e3),
+                         options.peer_name);
+}
+
+}  // namespace
 
 absl::StatusOr<GpuTuneResult> TuneOnGpu(cuda::CudaDevice* device,
                                         const Target& target,
@@ -95,10 +107,7 @@ absl::StatusOr<GpuTuneResult> TuneOnGpu(cuda::CudaDevice* device,
     next_line = p.trials_done + options.batch_size;
     const tuner::TaskProgress& t = p.tasks.front();
     const std::string vs_peer =
-        options.peer_ms > 0 && t.best_s && *t.best_s > 0
-            ? absl::StrFormat("  %.3fx %s", options.peer_ms / (*t.best_s * 1e3),
-                              options.peer_name)
-            : "";
+        t.best_s ? VsPeer(options, *t.best_s, "  ") : std::string();
     std::printf(
         "  trials %5lld  errors %4lld  best %s  %.0f GFLOP/s  %6.1f s%s\n",
         static_cast<long long>(p.trials_done), static_cast<long long>(t.errors),
@@ -116,11 +125,7 @@ absl::StatusOr<GpuTuneResult> TuneOnGpu(cuda::CudaDevice* device,
     out.best = std::move(trace);
     out.best_s = best->record.median_s();
   }
-  const std::string vs_peer =
-      options.peer_ms > 0 && out.best_s > 0
-          ? absl::StrFormat(", %.3fx %s", options.peer_ms / (out.best_s * 1e3),
-                            options.peer_name)
-          : "";
+  const std::string vs_peer = VsPeer(options, out.best_s, ", ");
   std::printf(
       "tune %s: %lld trials in %.1f s (measure calls %.1f s in all), best %.4f "
       "ms (%.0f GFLOP/s), %.2fx the default schedule%s; compile %.0f ms per "

@@ -292,6 +292,26 @@ bool CheckOne(cuda::CudaDevice* device, const Target& target,
   return true;
 }
 
+// `n` values uniform in [-1, 1] in steps of 1/1000, the next from `state`:
+// the peers' and Lathe's inputs, the same for both.
+std::vector<float> UniformValues(int64_t n, uint64_t* state) {
+  std::vector<float> values(static_cast<size_t>(n));
+  for (float& x : values)
+    x = static_cast<float>(SplitMix64(state) % 2001) / 1000 - 1;
+  return values;
+}
+
+// N of a square "matmul:M=N,N=N,K=N" spec (what cublasSgemm is compared
+// with), nullopt for another workload.
+std::optional<int> SquareMatmulSize(const std::string& spec) {
+  int m = 0, n = 0, k = 0;
+  if (std::sscanf(spec.c_str(), "matmul:M=%d,N=%d,K=%d", &m, &n, &k) == 3 &&
+      m == n && n == k) {
+    return n;
+  }
+  return std::nullopt;
+}
+
 // `workload` scheduled by `trace`, compiled to a cubin and loaded on the
 // device.
 absl::StatusOr<std::unique_ptr<cuda::LoadedModule>> LoadScheduled(
@@ -332,13 +352,10 @@ bool CompareWithCublas(cuda::CudaDevice* device, const Target& target, int n,
   if (!loaded.ok()) return fail(loaded.status());
   const int64_t elements = int64_t{n} * n;
   const int64_t bytes = elements * 4;
-  std::vector<float> a(elements), b(elements), lathe_c(elements),
-      cublas_c(elements);
   uint64_t state = 1;
-  for (float& x : a)
-    x = static_cast<float>(SplitMix64(&state) % 2001) / 1000 - 1;
-  for (float& x : b)
-    x = static_cast<float>(SplitMix64(&state) % 2001) / 1000 - 1;
+  const std::vector<float> a = UniformValues(elements, &state);
+  const std::vector<float> b = UniformValues(elements, &state);
+  std::vector<float> lathe_c(elements), cublas_c(elements);
   const cuda::DevicePtr da = (*loaded)->ParamPointer(0);
   const cuda::DevicePtr db = (*loaded)->ParamPointer(1);
   const cuda::DevicePtr dc = (*loaded)->ParamPointer(2);
@@ -423,13 +440,10 @@ bool CompareWithCudnn(cuda::CudaDevice* device, const Target& target,
   const int64_t w_elements = int64_t{shape.k} * shape.c * shape.r * shape.s;
   const int64_t y_elements =
       int64_t{shape.n} * shape.k * shape.OutH() * shape.OutW();
-  std::vector<float> x(x_elements), w(w_elements), lathe_y(y_elements),
-      cudnn_y(y_elements);
   uint64_t state = 1;
-  for (std::vector<float>* v : {&x, &w}) {
-    for (float& e : *v)
-      e = static_cast<float>(SplitMix64(&state) % 2001) / 1000 - 1;
-  }
+  const std::vector<float> x = UniformValues(x_elements, &state);
+  const std::vector<float> w = UniformValues(w_elements, &state);
+  std::vector<float> lathe_y(y_elements), cudnn_y(y_elements);
   const cuda::DevicePtr dx = (*loaded)->ParamPointer(0);
   const cuda::DevicePtr dw = (*loaded)->ParamPointer(1);
   const cuda::DevicePtr dy = (*loaded)->ParamPointer(2);
@@ -487,7 +501,8 @@ absl::StatusOr<std::optional<PeerTime>> TimePeer(cuda::CudaDevice* device,
       time;
   std::unique_ptr<CublasSgemm> cublas;
   std::unique_ptr<CudnnConv2d> cudnn;
-  int m = 0, n = 0, k = 0;
+  const std::optional<int> square = SquareMatmulSize(spec);
+  const int n = square.value_or(0);
   if (std::optional<ConvShape> conv = ConvShapeOf(spec)) {
     LATHE_ASSIGN_OR_RETURN(cudnn, CudnnConv2d::Create(device, *conv));
     sizes = {int64_t{conv->n} * conv->c * conv->h * conv->w,
@@ -501,9 +516,7 @@ absl::StatusOr<std::optional<PeerTime>> TimePeer(cuda::CudaDevice* device,
       return PeerTime{
           absl::StrCat("cuDNN (algorithm ", cudnn->algorithm(), ")"), ms};
     };
-  } else if (std::sscanf(spec.c_str(), "matmul:M=%d,N=%d,K=%d", &m, &n, &k) ==
-                 3 &&
-             m == n && n == k) {
+  } else if (square.has_value()) {
     LATHE_ASSIGN_OR_RETURN(cublas, CublasSgemm::Create());
     sizes.assign(3, int64_t{n} * n);
     time =
@@ -526,9 +539,7 @@ absl::StatusOr<std::optional<PeerTime>> TimePeer(cuda::CudaDevice* device,
       break;
     }
     buffers.push_back(*buffer);
-    std::vector<float> values(static_cast<size_t>(size));
-    for (float& x : values)
-      x = static_cast<float>(SplitMix64(&state) % 2001) / 1000 - 1;
+    const std::vector<float> values = UniformValues(size, &state);
     status = device->CopyToDevice(*buffer, values.data(), size * 4);
     if (!status.ok()) break;
   }
@@ -613,11 +624,8 @@ int Tune(cuda::CudaDevice* device, const Target& target,
                ? 0
                : 1;
   }
-  int m = 0, n = 0, k = 0;
-  if (std::sscanf(options.spec.c_str(), "matmul:M=%d,N=%d,K=%d", &m, &n, &k) ==
-          3 &&
-      m == n && n == k) {
-    return CompareWithCublas(device, target, n, DefaultGpuScheduleOptions{},
+  if (std::optional<int> n = SquareMatmulSize(options.spec)) {
+    return CompareWithCublas(device, target, *n, DefaultGpuScheduleOptions{},
                              "tuned", &*tuned->best)
                ? 0
                : 1;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/schedule/analysis/reused_stage.h"
 #include "compiler/schedule/layout.h"
 #include "compiler/schedule/primitive/compute_inline.h"
 
@@ -107,21 +108,6 @@ absl::Status SplitAxis(ConcreteSchedule* sch, LoopRV loop,
   return absl::OkStatus();
 }
 
-// The buffers `block`'s body stores to, and those it loads.
-void BuffersOf(const BlockNode& block, std::set<const Buffer*>* stored,
-               std::set<const Buffer*>* loaded) {
-  VisitStmts(block.body.get(), [&](const StmtNode* s) {
-    if (const auto* store = s->as<StoreNode>())
-      stored->insert(store->buffer.get());
-    VisitOwnExprs(*s, [&](const Expr& e) {
-      VisitExpr(e, [&](const Expr& x) {
-        if (x.is(ExprKind::kLoad)) loaded->insert(x->buffer.get());
-      });
-    });
-    return true;
-  });
-}
-
 // Folds into a shared tile's copy (block `cache`) each element-wise stage
 // that produces what it copies and calls no math function: a convolution's
 // padding, select(in bounds, X[..], 0), becomes the copy's guarded load of
@@ -134,23 +120,16 @@ absl::Status InlineCopiedStages(ConcreteSchedule* sch, BlockRV cache) {
   LATHE_ASSIGN_OR_RETURN(std::string cache_name, sch->BlockName(cache));
   const BlockNode* copy = sch->program().FindBlock(cache_name);
   if (copy == nullptr) return absl::OkStatus();
-  std::set<const Buffer*> copy_stores, copied;
-  BuffersOf(*copy, &copy_stores, &copied);
   std::vector<std::string> stages;
-  for (const BlockNode* block : sch->program().Blocks()) {
-    if (block == copy || block->IsReduction()) continue;
-    std::set<const Buffer*> stored, loaded;
-    BuffersOf(*block, &stored, &loaded);
-    bool produces = false;
-    for (const Buffer* b : stored) produces |= copied.count(b) > 0;
-    bool calls = false;
-    VisitStmts(block->body.get(), [&](const StmtNode* st) {
-      VisitOwnExprs(*st, [&](const Expr& e) {
-        VisitExpr(e, [&](const Expr& x) { calls |= x.is(ExprKind::kCall); });
-      });
-      return true;
-    });
-    if (produces && !calls) stages.push_back(block->name);
+  for (const BufferPtr& copied : BuffersRead(*copy)) {
+    for (const BlockNode* block : sch->program().Blocks()) {
+      // A stage is one store (what compute_inline takes).
+      const auto* store = block->body ? block->body->as<StoreNode>() : nullptr;
+      if (block != copy && !block->IsReduction() && store != nullptr &&
+          store->buffer == copied && !HasMathCall(store->value)) {
+        stages.push_back(block->name);
+      }
+    }
   }
   for (const std::string& stage : stages) {
     Program trial = sch->program();

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "base/status_macros.h"
-#include "compiler/ir/expr_functor.h"
 #include "compiler/schedule/analysis/reused_stage.h"
 #include "compiler/schedule/primitive/compute_inline.h"
 #include "tuner/space/compute_producer_at_tile.h"
@@ -18,9 +17,7 @@ namespace {
 // in a branch (the guarded load of a padding stage: a branch or a masked
 // load, and no plain vector load of the reader) or a math function call.
 bool CostlyToRecompute(const Expr& value) {
-  bool calls = false;
-  VisitExpr(value, [&](const Expr& x) { calls |= x.is(ExprKind::kCall); });
-  return calls || HasGuardedLoad(value);
+  return HasMathCall(value) || HasGuardedLoad(value);
 }
 
 }  // namespace

@@ -36,6 +36,12 @@ bool HasGuardedLoad(const Expr& value) {
   return found;
 }
 
+bool HasMathCall(const Expr& value) {
+  bool found = false;
+  VisitExpr(value, [&](const Expr& x) { found |= x.is(ExprKind::kCall); });
+  return found;
+}
+
 bool IsReusedStage(const Program& program, const BlockNode& stage,
                    const std::function<bool(const Expr& value)>& costly,
                    UnitIterVars unit_vars) {

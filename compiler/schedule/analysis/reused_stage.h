@@ -23,6 +23,10 @@ namespace lathe {
 // or a masked load.
 bool HasGuardedLoad(const Expr& value);
 
+// Whether `value` calls a math function (exp, sqrt, ...): recomputed, it
+// costs more than its loads.
+bool HasMathCall(const Expr& value);
+
 enum class UnitIterVars { kCount, kIgnore };
 
 // Whether `stage`'s body is one store whose value `costly` accepts, and some

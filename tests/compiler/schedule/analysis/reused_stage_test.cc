@@ -5,7 +5,6 @@
 #include <string>
 
 #include "compiler/ir/buffer.h"
-#include "compiler/ir/expr_functor.h"
 #include "compiler/workload/spec.h"
 
 namespace lathe {
@@ -13,12 +12,6 @@ namespace {
 
 Program Initial(const std::string& spec) {
   return ParseWorkloadSpec(spec).value().InitialProgram().value();
-}
-
-bool HasCall(const Expr& value) {
-  bool found = false;
-  VisitExpr(value, [&](const Expr& x) { found |= x.is(ExprKind::kCall); });
-  return found;
 }
 
 TEST(HasGuardedLoad, FindsASelectThatLoadsInABranch) {
@@ -32,13 +25,23 @@ TEST(HasGuardedLoad, FindsASelectThatLoadsInABranch) {
       Select(Load(x, {i}) > FloatImm(0.0), FloatImm(1.0), FloatImm(0.0))));
 }
 
+TEST(HasMathCall, FindsAFunctionCallAnywhereInTheValue) {
+  BufferPtr x = MakeBuffer("X", DType::Float32(), {8});
+  Expr i = Var("i");
+  EXPECT_TRUE(HasMathCall(Call("exp", {Load(x, {i})}, DType::Float32())));
+  EXPECT_TRUE(HasMathCall(FloatImm(1.0) +
+                          Call("sqrt", {Load(x, {i})}, DType::Float32())));
+  EXPECT_FALSE(HasMathCall(Load(x, {i}) * FloatImm(2.0)));
+  EXPECT_FALSE(HasMathCall(Select(i >= 1, Load(x, {i - 1}), FloatImm(0.0))));
+}
+
 TEST(IsReusedStage, ConvPaddingIsReusedAcrossOutputChannels) {
   Program conv = Initial("conv2d_nchw:N=1,C=3,H=8,W=8,K=4,R=3,S=3,pad=1");
   const BlockNode& pad = *conv.FindBlock("pad");
   EXPECT_TRUE(IsReusedStage(conv, pad, HasGuardedLoad, UnitIterVars::kCount));
   EXPECT_TRUE(IsReusedStage(conv, pad, HasGuardedLoad, UnitIterVars::kIgnore));
   // Not costly to the caller: kept out of the test.
-  EXPECT_FALSE(IsReusedStage(conv, pad, HasCall, UnitIterVars::kCount));
+  EXPECT_FALSE(IsReusedStage(conv, pad, HasMathCall, UnitIterVars::kCount));
 }
 
 TEST(IsReusedStage, PoolingPaddingIsIndexedByEveryReaderVariable) {
@@ -52,13 +55,13 @@ TEST(IsReusedStage, AUnitVariableCountsOnlyWhenAsked) {
       "custom:T[i,k] = exp(A[i,k]); C[i,j] += T[i,k] * B[k,j]";
   Program reused = Initial(stages + "|i=4,j=5,k=6");
   const BlockNode& t = *reused.FindBlock("T");
-  EXPECT_TRUE(IsReusedStage(reused, t, HasCall, UnitIterVars::kIgnore));
+  EXPECT_TRUE(IsReusedStage(reused, t, HasMathCall, UnitIterVars::kIgnore));
   EXPECT_FALSE(IsReusedStage(reused, t, HasGuardedLoad, UnitIterVars::kCount));
 
   Program unit = Initial(stages + "|i=4,j=1,k=6");
   const BlockNode& u = *unit.FindBlock("T");
-  EXPECT_TRUE(IsReusedStage(unit, u, HasCall, UnitIterVars::kCount));
-  EXPECT_FALSE(IsReusedStage(unit, u, HasCall, UnitIterVars::kIgnore));
+  EXPECT_TRUE(IsReusedStage(unit, u, HasMathCall, UnitIterVars::kCount));
+  EXPECT_FALSE(IsReusedStage(unit, u, HasMathCall, UnitIterVars::kIgnore));
 }
 
 TEST(IsWindowReusedStage, PoolingAndDepthwisePaddingAreReadThroughWindows) {
@@ -71,7 +74,7 @@ TEST(IsWindowReusedStage, PoolingAndDepthwisePaddingAreReadThroughWindows) {
   const BlockNode& pad = *depthwise.FindBlock("X_pad");
   EXPECT_TRUE(IsWindowReusedStage(depthwise, pad, HasGuardedLoad));
   // Not costly to the caller: no.
-  EXPECT_FALSE(IsWindowReusedStage(depthwise, pad, HasCall));
+  EXPECT_FALSE(IsWindowReusedStage(depthwise, pad, HasMathCall));
 }
 
 TEST(IsWindowReusedStage, WindowsOfOneElementDoNotOverlap) {
@@ -97,14 +100,14 @@ constexpr char kSoftmax[] =
 TEST(IsSharedStage, AStageReadByTwoBlocks) {
   Program softmax = Initial(kSoftmax);
   ASSERT_NE(softmax.FindBlock("E"), nullptr);
-  EXPECT_TRUE(IsSharedStage(softmax, *softmax.FindBlock("E"), HasCall));
+  EXPECT_TRUE(IsSharedStage(softmax, *softmax.FindBlock("E"), HasMathCall));
   // Read twice, but not costly to the caller.
   EXPECT_FALSE(IsSharedStage(softmax, *softmax.FindBlock("E"),
                              [](const Expr&) { return false; }));
   // One reader, read twice within it, is not shared.
   Program once =
       Initial("custom:input X[16]; E[i] = exp(X[i]); Y[i] = E[i] * E[i]|i=16");
-  EXPECT_FALSE(IsSharedStage(once, *once.FindBlock("E"), HasCall));
+  EXPECT_FALSE(IsSharedStage(once, *once.FindBlock("E"), HasMathCall));
 }
 
 }  // namespace
