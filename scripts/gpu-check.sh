@@ -17,7 +17,9 @@
 # CPU reference, timed with CUDA events (one PASS/FAIL line each); then fp32
 # GEMM 4096^3 against cublasSgemm (tensor cores off), with the ratio; then
 # the shared-memory tile's fixed parameters varied (K chunk, register tile
-# and its groups), each against cublasSgemm; then
+# and its groups), each against cublasSgemm, and the ResNet-50 3x3
+# convolution's default (batch 1 and 16) with its first ranked tiles and
+# without one, each against cuDNN; then
 # a kernel for builds (softmax) emitted, compiled with the machine's g++
 # against the driver (tools/host_entry_check.cc) and checked on the GPU;
 # then candidates measured through a LocalRunner and its confined CUDA
@@ -33,7 +35,7 @@
 # the best against cuDNN; a tuning run ends at the first batch boundary
 # past its budget, and a batch of convolution candidates, whose NVRTC
 # compiles take seconds each, can take half a minute). Each step is bounded
-# by `timeout`, under 15 minutes in all at worst (about seven and a half
+# by `timeout`, 15 minutes in all at worst (about eight
 # expected on an H100 or H200).
 # Exit status: the first failing step's
 # (lathe-gpu-check: 1 a failure, 2 no driver or no GPU), else 0.
@@ -88,8 +90,9 @@ if want 1; then
   ops_status=$?
 fi
 if want 2; then
-  echo "gpu-check: step 2/7: fp32 GEMM 4096^3, Lathe's default GPU schedule and its variants against cublasSgemm"
-  timeout 90 "$binary" --ops 'matmul:M=64,N=64,K=64' --gemm 4096 --gemm-variants
+  echo "gpu-check: step 2/7: Lathe's default GPU schedules and their variants: fp32 GEMM 4096^3 against cublasSgemm, the ResNet-50 3x3 convolution (batch 1 and 16) against cuDNN"
+  timeout 150 "$binary" --ops 'matmul:M=64,N=64,K=64' --gemm 4096 --gemm-variants \
+    --conv-variants 'conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1;conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1'
   gemm_status=$?
 fi
 if want 3; then

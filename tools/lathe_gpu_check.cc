@@ -4,7 +4,8 @@
 // (scripts/gpu-check.sh carries it there).
 //
 //   lathe-gpu-check [--target "cuda ..."] [--ops SPEC;SPEC...] [--gemm N]
-//                   [--gemm-variants] [--no-device-exit CODE]
+//                   [--gemm-variants] [--conv-variants SPEC;SPEC...]
+//                   [--no-device-exit CODE]
 //     For each workload (every registry operator at a medium shape and a
 //     custom matmul, unless --ops): the default GPU schedule, CUDA C, NVRTC
 //     to a cubin, a run on the GPU checked against the CPU reference, and
@@ -15,7 +16,9 @@
 //     outputs compared, both timed, the ratio printed; with
 //     --gemm-variants, also the shared-memory tile's K chunk, register
 //     tile and register groups varied (DefaultGpuScheduleOptions), one
-//     comparison each.
+//     comparison each. With --conv-variants, each conv2d_nchw's default
+//     schedule with its first ranked shared-memory tiles and without one,
+//     each against cuDNN (--gemm 0 leaves the GEMM out).
 //     Exit 0 when everything passed, 1 when something failed, and
 //     --no-device-exit's code (default 2) when there is no CUDA driver or
 //     device, after one line saying so.
@@ -417,11 +420,11 @@ std::optional<ConvShape> ConvShapeOf(const std::string& spec) {
   return shape;
 }
 
-// A convolution's schedule (`trace`) against cuDNN's fastest fp32
-// algorithm on the same inputs.
+// A convolution's schedule (`trace`, printed as `label`) against cuDNN's
+// fastest fp32 algorithm on the same inputs.
 bool CompareWithCudnn(cuda::CudaDevice* device, const Target& target,
                       const std::string& spec, const ConvShape& shape,
-                      const Trace& trace) {
+                      const Trace& trace, const std::string& label) {
   auto fail = [&](const absl::Status& status) {
     std::printf("FAIL cudnn comparison %s: %s\n", spec.c_str(),
                 std::string(status.message()).c_str());
@@ -475,11 +478,11 @@ bool CompareWithCudnn(cuda::CudaDevice* device, const Target& target,
   const double tolerance = 1e-5 * static_cast<double>(terms);
   const double flop = 2.0 * static_cast<double>(y_elements) * terms;
   std::printf(
-      "%s cudnn comparison %s: lathe tuned %.4f ms (%.0f GFLOP/s), cuDNN "
+      "%s cudnn comparison %s: lathe %s %.4f ms (%.0f GFLOP/s), cuDNN "
       "(algorithm %d) %.4f ms (%.0f GFLOP/s), ratio lathe/cudnn throughput "
       "%.3f, max |difference| %.2e (tolerance %.2e)\n",
-      max_error <= tolerance ? "PASS" : "FAIL", spec.c_str(), *lathe_ms,
-      flop / (*lathe_ms * 1e6), (*cudnn)->algorithm(), *cudnn_ms,
+      max_error <= tolerance ? "PASS" : "FAIL", spec.c_str(), label.c_str(),
+      *lathe_ms, flop / (*lathe_ms * 1e6), (*cudnn)->algorithm(), *cudnn_ms,
       flop / (*cudnn_ms * 1e6), *cudnn_ms / *lathe_ms, max_error, tolerance);
   std::fflush(stdout);
   return max_error <= tolerance;
@@ -548,6 +551,60 @@ absl::StatusOr<std::optional<PeerTime>> TimePeer(cuda::CudaDevice* device,
   for (cuda::DevicePtr buffer : buffers) device->Free(buffer);
   if (!peer.ok()) return peer.status();
   return std::optional<PeerTime>(*std::move(peer));
+}
+
+// --conv-variants: a conv2d_nchw's default GPU schedule with each of the
+// first kConvVariantRanks ranked shared-memory tiles (rank 0 is the
+// default's) and without one (the plain binding), each against cuDNN on
+// the same inputs; a variant whose trace is the previous one's is said
+// once. Whether every comparison passed.
+constexpr int64_t kConvVariantRanks = 4;
+bool CompareConvVariants(cuda::CudaDevice* device, const Target& target,
+                         const std::string& spec) {
+  auto fail = [&](const absl::Status& status) {
+    std::printf("FAIL conv variants %s: %s\n", spec.c_str(),
+                std::string(status.message()).c_str());
+    std::fflush(stdout);
+    return false;
+  };
+  const std::optional<ConvShape> shape = ConvShapeOf(spec);
+  if (!shape.has_value()) {
+    return fail(absl::InvalidArgumentError(
+        "not a conv2d_nchw spec of N, C, H, W, K, R, S, pad and stride"));
+  }
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  if (!workload.ok()) return fail(workload.status());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  if (!initial.ok()) return fail(initial.status());
+  bool ok = true;
+  std::optional<Trace> previous;
+  std::vector<int64_t> ranks;
+  for (int64_t rank = 0; rank < kConvVariantRanks; ++rank)
+    ranks.push_back(rank);
+  ranks.push_back(-1);
+  for (int64_t rank : ranks) {
+    DefaultGpuScheduleOptions options;
+    options.threads_per_block = std::min<int64_t>(
+        options.threads_per_block, target.gpu.max_threads_per_block);
+    options.ranked_tile = rank;
+    absl::StatusOr<Trace> trace = DefaultGpuSchedule(*initial, options);
+    if (!trace.ok()) {
+      ok = fail(trace.status());
+      continue;
+    }
+    const std::string label = rank < 0 ? std::string("without a ranked tile")
+                              : rank == 0
+                                  ? std::string("default (ranked tile 0)")
+                                  : absl::StrCat("ranked tile ", rank);
+    if (previous.has_value() && *previous == *trace) {
+      std::printf("conv variants %s: %s is the schedule above\n", spec.c_str(),
+                  label.c_str());
+      continue;
+    }
+    ok &= CompareWithCudnn(device, target, spec, *shape, *trace, label);
+    previous = *trace;
+  }
+  return ok;
 }
 
 // --compile-cuda ARCH: CUDA C on stdin to a cubin on stdout (the child of
@@ -620,7 +677,8 @@ int Tune(cuda::CudaDevice* device, const Target& target,
   std::printf("PASS tune %s: database %s\n", options.spec.c_str(),
               options.db_path.c_str());
   if (std::optional<ConvShape> conv = ConvShapeOf(options.spec)) {
-    return CompareWithCudnn(device, target, options.spec, *conv, *tuned->best)
+    return CompareWithCudnn(device, target, options.spec, *conv, *tuned->best,
+                            "tuned")
                ? 0
                : 1;
   }
@@ -639,6 +697,7 @@ int Main(int argc, char** argv) {
   std::string emit_name = "lathe_kernel";
   int gemm = 4096;
   bool gemm_variants = false;
+  std::string conv_variants;
   GpuTuneOptions tune;
   int no_device_exit = 2;
   bool runner_check = false;
@@ -672,6 +731,8 @@ int Main(int argc, char** argv) {
       gemm = std::atoi(value().c_str());
     else if (arg == "--gemm-variants")
       gemm_variants = true;
+    else if (arg == "--conv-variants")
+      conv_variants = value();
     else if (arg == "--tune")
       tune.spec = value();
     else if (arg == "--trials")
@@ -699,7 +760,8 @@ int Main(int argc, char** argv) {
     else if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: lathe-gpu-check [--target T] [--ops 'SPEC;SPEC'] [--gemm N]\n"
-          "                       [--gemm-variants]\n"
+          "                       [--gemm-variants] [--conv-variants "
+          "'SPEC;SPEC']\n"
           "                       [--no-device-exit CODE]\n"
           "       lathe-gpu-check --source SPEC [--target T] [--trace FILE]\n"
           "       lathe-gpu-check --ptx SPEC [--target T]\n"
@@ -819,6 +881,10 @@ int Main(int argc, char** argv) {
              : failed)++;
       }
     }
+  }
+  for (const std::string& spec : std::vector<std::string>(
+           absl::StrSplit(conv_variants, ';', absl::SkipEmpty()))) {
+    (CompareConvVariants(device->get(), *target, spec) ? passed : failed)++;
   }
   std::printf("lathe-gpu-check: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

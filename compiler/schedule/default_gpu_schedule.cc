@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/schedule/analysis/reused_stage.h"
 #include "compiler/schedule/gpu_shared_tile.h"
+#include "compiler/schedule/gpu_tile_choice.h"
 #include "compiler/schedule/primitive/compute_inline.h"
 #include "compiler/schedule/traced_schedule.h"
 
@@ -352,6 +354,75 @@ absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
       });
 }
 
+// The tiles of RankSharedTiles a block tries, best first, before it gives
+// up on a shared-memory tile at its extents. Not every ranked tile is
+// built: the data-parallel proof of a copy split by threads that do not
+// divide its tile (224 threads over a 16x16 halo tile) can fail, and such
+// a tile is passed over.
+constexpr size_t kRankedTilesTried = 16;
+
+// Step 2 for a reduction the fixed shared tile does not divide (see the
+// header): the best-ranked shared-memory tile of gpu_tile_choice.h that
+// ApplySharedTile builds, its reduction loops kept apart (a convolution's
+// unrolled chunk indexes its input without divisions). Fails when no
+// ranked tile is built.
+absl::Status ScheduleRankedSharedTile(ConcreteSchedule* sch,
+                                      const std::string& name,
+                                      const DefaultGpuScheduleOptions& options,
+                                      const GpuBlockSampling* sampling) {
+  const BlockNode* node = sch->program().FindBlock(name);
+  if (node == nullptr) return absl::NotFoundError(name);
+  std::optional<TileProblem> problem = TileProblemOf(
+      sch->program(), *node,
+      sampling != nullptr ? sampling->max_threads : options.threads_per_block);
+  if (!problem.has_value()) {
+    return absl::FailedPreconditionError("its loops are not its own");
+  }
+  if (options.ranked_tile < 0) {
+    return absl::FailedPreconditionError("ranked tiles are left out");
+  }
+  std::vector<TileChoice> ranked = RankSharedTiles(
+      *problem, kRankedTilesTried + static_cast<size_t>(options.ranked_tile));
+  ranked.erase(
+      ranked.begin(),
+      ranked.begin() +
+          std::min(ranked.size(), static_cast<size_t>(options.ranked_tile)));
+  if (ranked.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no shared-memory tile of whole warps, ", kMinTileRegisters,
+        " accumulators a thread or more and an intensity of ",
+        kMinTileIntensity, " divides the loops"));
+  }
+  auto fixed = [&](const TileChoice& tile) -> ChooseSharedTile {
+    return [&options, tile](ConcreteSchedule*, const SharedTileLoops& loops)
+               -> absl::StatusOr<SharedTileFactors> {
+      SharedTileFactors f;
+      f.axes.resize(loops.spatial.size());
+      for (size_t d = 0; d < f.axes.size() && d < tile.threads.size(); ++d) {
+        const int64_t t = tile.threads[d], r = tile.registers[d];
+        if (t * r == 1) continue;
+        // Runs of 4 (float4 reads) when the register tile is 8.
+        const int64_t groups =
+            r >= 8 ? options.shared_tile_register_groups : int64_t{1};
+        f.axes[d] = SharedTileAxis{t, r / groups, groups};
+      }
+      f.k_chunk = tile.k_chunk;
+      f.lanes = int64_t{4};
+      return f;
+    };
+  };
+  absl::Status last;
+  for (const TileChoice& tile : ranked) {
+    ConcreteSchedule scratch(sch->program());
+    last =
+        ApplySharedTile(&scratch, name, /*fuse_reductions=*/false, fixed(tile));
+    if (last.ok()) {
+      return ApplySharedTile(sch, name, /*fuse_reductions=*/false, fixed(tile));
+    }
+  }
+  return last;
+}
+
 // The threads of a cross-thread reduction over `extent`: its largest
 // divisor in [32, max_threads] that is a multiple of 32, else its largest
 // divisor in that range; 0 when there is none.
@@ -451,6 +522,52 @@ absl::Status ScheduleCrossThread(ConcreteSchedule* sch, const std::string& name,
   return sch->ReverseComputeAt(write_back, block_loop);
 }
 
+// The strategies of step 2 for a reduction, in the order they are tried.
+using Strategy = absl::Status (*)(ConcreteSchedule*, const std::string&,
+                                  const DefaultGpuScheduleOptions&,
+                                  const GpuBlockSampling*);
+constexpr std::pair<Strategy, const char*> kReductionStrategies[] = {
+    {&ScheduleCrossThread, "cross-thread reduction"},
+    {&ScheduleSharedTile, "shared-memory tile"},
+    {&ScheduleRegisterTile, "register tile"},
+    {&ScheduleRankedSharedTile, "ranked shared-memory tile"}};
+
+// Whether step 2 would give reduction `name` of `program` the ranked
+// shared-memory tile: every strategy before it refused on a scratch copy,
+// and it built.
+bool TakesRankedTile(const Program& program, const std::string& name,
+                     const DefaultGpuScheduleOptions& options) {
+  const BlockNode* node = program.FindBlock(name);
+  if (node == nullptr || !node->IsReduction() || !OwnsItsLoops(program, *node))
+    return false;
+  for (const auto& [strategy, what] : kReductionStrategies) {
+    ConcreteSchedule scratch(program);
+    if (strategy(&scratch, name, options, nullptr).ok())
+      return strategy == &ScheduleRankedSharedTile;
+  }
+  return false;
+}
+
+// Whether step 1 keeps stage `name` (not inlined into its reader): its only
+// reader is a reduction that will get the ranked shared-memory tile, and it
+// calls no math function, so that the tile folds it into its copy (a
+// convolution's padding: a guarded load once per element of the tile,
+// rather than a condition in every product).
+bool KeptForRankedTile(const Program& program, const std::string& name,
+                       const DefaultGpuScheduleOptions& options) {
+  const BlockNode* stage = program.FindBlock(name);
+  const auto* store =
+      stage != nullptr && stage->body ? stage->body->as<StoreNode>() : nullptr;
+  if (store == nullptr || HasMathCall(store->value)) return false;
+  ConcreteSchedule probe(program);
+  absl::StatusOr<BlockRV> block = probe.GetBlock(name);
+  if (!block.ok()) return false;
+  absl::StatusOr<std::vector<BlockRV>> readers = probe.GetConsumers(*block);
+  if (!readers.ok() || readers->size() != 1) return false;
+  absl::StatusOr<std::string> reader = probe.BlockName(readers->front());
+  return reader.ok() && TakesRankedTile(program, *reader, options);
+}
+
 }  // namespace
 
 bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
@@ -471,13 +588,6 @@ bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
   const bool reduction = node->IsReduction();
   // Reductions: the first of these strategies that applies, each tried on a
   // scratch copy first so that one that fails leaves nothing in the trace.
-  using Strategy = absl::Status (*)(ConcreteSchedule*, const std::string&,
-                                    const DefaultGpuScheduleOptions&,
-                                    const GpuBlockSampling*);
-  static constexpr std::pair<Strategy, const char*> kReductionStrategies[] = {
-      {&ScheduleCrossThread, "cross-thread reduction"},
-      {&ScheduleSharedTile, "shared-memory tile"},
-      {&ScheduleRegisterTile, "register tile"}};
   for (const auto& [strategy, what] : kReductionStrategies) {
     if (!reduction) break;
     ConcreteSchedule scratch(sch->program());
@@ -533,6 +643,11 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
         absl::StrCat("default gpu schedule: register groups ",
                      options.shared_tile_register_groups, " is not 1 or 2"));
   }
+  if (options.ranked_tile < -1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("default gpu schedule: ranked tile ", options.ranked_tile,
+                     " is below -1"));
+  }
   TracedSchedule sch(initial);
   auto note = [&](const absl::Status& status, const std::string& what) {
     if (!status.ok() && skipped != nullptr)
@@ -540,6 +655,9 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
   };
   // 1. Inline, each candidate tried on a copy first so that a block that
   //    stays leaves nothing in the trace.
+  //    Stages kept for a ranked tile's copy are scheduled last, in step 2,
+  //    when the tile has not folded them.
+  std::set<std::string> kept;
   using InlineFn = absl::Status (*)(Program*, const std::string&);
   const std::pair<InlineFn, bool> passes[] = {
       {&primitive::ComputeInline, false},
@@ -551,6 +669,10 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
     }
     for (const std::string& name : names) {
       if (sch.program().FindBlock(name) == nullptr) continue;
+      if (!reverse && KeptForRankedTile(sch.program(), name, options)) {
+        kept.insert(name);
+        continue;
+      }
       Program copy = sch.program();
       if (!fn(&copy, name).ok()) continue;
       absl::StatusOr<BlockRV> block = sch.GetBlock(name);
@@ -565,6 +687,10 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
   std::vector<std::string> names;
   for (const BlockNode* b : sch.program().Blocks()) names.push_back(b->name);
   for (const std::string& name : names) {
+    if (sch.program().FindBlock(name) == nullptr || kept.count(name)) continue;
+    ScheduleGpuBlock(&sch, name, options, skipped);
+  }
+  for (const std::string& name : kept) {
     if (sch.program().FindBlock(name) == nullptr) continue;
     ScheduleGpuBlock(&sch, name, options, skipped);
   }

@@ -6,24 +6,28 @@
 // other; it samples nothing. Strategy, generic over blocks:
 //  1. Inline every non-reduction block that compute_inline accepts into its
 //     readers, then every one left that reverse_compute_inline accepts into
-//     its producer (padding, bias, relu leave no stage of their own).
+//     its producer (padding, bias, relu leave no stage of their own);
+//     except a stage that calls no math function whose only reader will
+//     get the ranked shared-memory tile below: the tile folds it into the
+//     copy of its input (a convolution's padding tested once per element
+//     copied, not in every product).
 //  2. For each block left whose loops are its own (one loop per iteration
-//     variable), in program order, a cross-thread reduction, a shared-memory
-//     tile or a register tile when one fits (tried in that order), else the
-//     plain binding below. The cross-thread
-//     reduction (at most 8192 outputs, one reduction loop of at least 64
-//     iterations, e.g. softmax's rows): the reduction loop is split by d
-//     threads (a divisor in [32, options.threads_per_block], a multiple of
-//     32 when one divides) and rfactor'ed into d partial results per output;
-//     the outputs are fused and bound to blockIdx.x, the partials computed
-//     at that loop with their d loop bound to threadIdx.x (so they land in
-//     shared memory, a barrier before they are read), and the final
-//     reduction accumulated in a register (thread 0 stores it). The
-//     shared-memory tile (gpu_shared_tile.h with fixed factors: a reduction
-//     with at least two spatial loops, the
-//     last two divisible by 16 threads times a register tile r of {8, 4, 2},
-//     r_i * r_j >= 16, and its reduction loops, fused, by a K chunk of
-//     {16, 8, 4}; 256 threads at least): the two loops split into
+//     variable), in program order (a stage kept for a ranked tile last,
+//     when the tile has not folded it), a cross-thread reduction, a
+//     shared-memory tile, a register tile or a ranked shared-memory tile when
+//     one fits (tried in that order), else the plain binding below. The
+//     cross-thread reduction (at most 8192 outputs, one reduction loop of at
+//     least 64 iterations, e.g. softmax's rows): the reduction loop is split by
+//     d threads (a divisor in [32, options.threads_per_block], a multiple of 32
+//     when one divides) and rfactor'ed into d partial results per output; the
+//     outputs are fused and bound to blockIdx.x, the partials computed at that
+//     loop with their d loop bound to threadIdx.x (so they land in shared
+//     memory, a barrier before they are read), and the final reduction
+//     accumulated in a register (thread 0 stores it). The shared-memory tile
+//     (gpu_shared_tile.h with fixed factors: a reduction with at least two
+//     spatial loops, the last two divisible by 16 threads times a register tile
+//     r of {8, 4, 2}, r_i * r_j >= 16, and its reduction loops, fused, by a K
+//     chunk of {16, 8, 4}; 256 threads at least): the two loops split into
 //     [outer, 16, r] (or, for r = 8 and options.shared_tile_register_groups
 //     2, [outer, 2, 16, 4]: the register tile in two runs, 64 apart), the
 //     reduction into [chunks, chunk], ordered outer... chunks 16 16 chunk
@@ -50,7 +54,13 @@
 //     to threadIdx.x; a local cache of the output moved under the thread
 //     loop, the init decomposed out of the reduction, and every loop that
 //     indexes the accumulators unrolled (so they stay in registers). The
-//     plain binding:
+//     ranked shared-memory tile (a convolution or GEMM at extents the two
+//     tiles above do not divide, ResNet's 56, 28, 14 and 7): the best of
+//     gpu_tile_choice.h's ranking (threads and registers along every
+//     spatial loop, divisors of it, whole warps, a K chunk of the first
+//     reduction loop) that gpu_shared_tile.h builds, of its first 16;
+//     its reduction loops kept apart, its register tiles of 8 in runs of
+//     4 as above. The plain binding:
 //     a. reorder its spatial loops outside its reduction loops;
 //     b. for a reduction, cache_write(local) so that each thread
 //        accumulates in a register, its element-wise consumers folded into
@@ -95,12 +105,17 @@ struct DefaultGpuScheduleOptions {
   // each of the 16 threads apart (a warp's float4 reads of a tile row then
   // fall in distinct banks); smaller register tiles stay whole.
   int64_t shared_tile_register_groups = 2;
+  // The ranked shared-memory tile tried first, by rank (0: the best;
+  // lathe-gpu-check's --conv-variants times the others); -1 leaves the
+  // ranked tile out (such a reduction gets the plain binding).
+  int64_t ranked_tile = 0;
 };
 
 // The default GPU schedule of `initial`, as a trace (`trace.workload` left
 // empty). `skipped`, when not null, gets one line per refused step.
-// Errors: InvalidArgument for threads_per_block < 1, a negative K chunk or
-// max registers not one of 2, 4, 8.
+// Errors: InvalidArgument for threads_per_block < 1, a negative K chunk,
+// max registers not one of 2, 4, 8, register groups not 1 or 2 or a
+// ranked tile below -1.
 absl::StatusOr<Trace> DefaultGpuSchedule(
     const Program& initial, const DefaultGpuScheduleOptions& options,
     std::vector<std::string>* skipped = nullptr);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "compiler/interp/random_fill.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/pipeline.h"
+#include "compiler/schedule/gpu_tile_choice.h"
 #include "compiler/schedule/replay.h"
 #include "compiler/workload/reference.h"
 #include "compiler/workload/spec.h"
@@ -41,6 +43,10 @@ std::vector<std::string> OddSpecs() {
   specs.push_back("batch_matmul:B=2,M=64,N=64,K=8");
   specs.push_back("dense:M=64,N=64,K=12,bias=1,relu=1");
   specs.push_back("conv2d_nhwc:N=1,C=2,H=3,W=33,K=128,R=2,S=2");
+  // Shapes that get a ranked shared-memory tile (extents of 14 and 100,
+  // which the two tiles above do not divide).
+  specs.push_back("conv2d_nchw:N=2,C=16,H=14,W=14,K=32,R=3,S=3,pad=1");
+  specs.push_back("matmul:M=100,N=96,K=12");
   // Shapes that get a cross-thread reduction (a GEMV among them).
   specs.push_back("softmax:M=5,N=96");
   specs.push_back("softmax:M=3,N=1000");
@@ -206,6 +212,74 @@ TEST(DefaultGpuSchedule, MatmulGetsARegisterTilePerThread) {
             std::string::npos);
 }
 
+// ResNet-50's 3x3 layer at batch 16 (28x28: no 16x16-thread tile, no
+// register tile divides it): a tile of the ranking, its threads in one
+// threadIdx loop, the input's tile with its halo and the weights' in
+// shared memory, the padding folded into the input's copy (no stage of its
+// own, no condition in the products).
+TEST(DefaultGpuSchedule, ConvolutionsAtResNetExtentsGetARankedTile) {
+  const std::string spec =
+      "conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1";
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  ASSERT_TRUE(initial.ok());
+  const BlockNode* conv = nullptr;
+  for (const BlockNode* b : initial->Blocks())
+    if (b->IsReduction()) conv = b;
+  ASSERT_NE(conv, nullptr);
+  std::optional<TileProblem> problem = TileProblemOf(*initial, *conv, 256);
+  ASSERT_TRUE(problem.has_value());
+  const std::string text = LoweredText(spec);
+  bool found = false;
+  for (const TileChoice& tile : RankSharedTiles(*problem, 16)) {
+    int64_t threads = 1;
+    for (int64_t t : tile.threads) threads *= t;
+    found |= text.find(absl::StrCat("in range(", tile.blocks,
+                                    ") thread_binding(blockIdx.x)")) !=
+                 std::string::npos &&
+             text.find(absl::StrCat("in range(", threads,
+                                    ") thread_binding(threadIdx.x)")) !=
+                 std::string::npos;
+  }
+  EXPECT_TRUE(found) << text;
+  EXPECT_NE(text.find("alloc W_shared: float32["), std::string::npos) << text;
+  EXPECT_NE(text.find("alloc pad_shared: float32["), std::string::npos) << text;
+  EXPECT_EQ(text.find("alloc pad:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("select("), text.rfind("select(")) << text;
+  // Without the ranked tile, one thread per output.
+  DefaultGpuScheduleOptions plain;
+  plain.ranked_tile = -1;
+  EXPECT_EQ(LoweredText(spec, plain).find("shared"), std::string::npos);
+}
+
+// A padded input whose own binding would have a tail (1x8x30x30 elements
+// over 256 threads) is still folded into the ranked tile's copy: the
+// stage is left for the tile, not bound first.
+TEST(DefaultGpuSchedule, RankedTilesFoldAPaddingOfAnySize) {
+  const std::string text =
+      LoweredText("conv2d_nchw:N=1,C=8,H=28,W=28,K=32,R=3,S=3,pad=1");
+  EXPECT_NE(text.find("alloc pad_shared: float32["), std::string::npos) << text;
+  EXPECT_EQ(text.find("alloc pad:"), std::string::npos) << text;
+}
+
+// Later ranks give other tiles; past the last one that builds, the plain
+// binding.
+TEST(DefaultGpuSchedule, TakesTheRankedTileItIsGiven) {
+  const std::string spec = "conv2d_nchw:N=2,C=16,H=14,W=14,K=32,R=3,S=3,pad=1";
+  std::set<std::string> tiled;
+  for (int64_t rank = 0; rank < 6; ++rank) {
+    DefaultGpuScheduleOptions options;
+    options.ranked_tile = rank;
+    const std::string text = LoweredText(spec, options);
+    if (text.find("shared") != std::string::npos) tiled.insert(text);
+  }
+  EXPECT_GE(tiled.size(), 2u);
+  DefaultGpuScheduleOptions past;
+  past.ranked_tile = 1000;
+  EXPECT_EQ(LoweredText(spec, past).find("shared"), std::string::npos);
+}
+
 TEST(DefaultGpuSchedule, OtherReductionsAccumulateInOneRegisterPerThread) {
   // Rows of a softmax: one spatial loop, no register tile; the local
   // accumulator is compacted into the threadIdx.x loop (compact_buffers: a
@@ -239,6 +313,12 @@ TEST(DefaultGpuSchedule, RejectsBadSharedTileOptions) {
   absl::Status status = DefaultGpuSchedule(*initial, odd_registers).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("max registers 3"), std::string::npos)
+      << status.message();
+  DefaultGpuScheduleOptions ranked;
+  ranked.ranked_tile = -2;
+  status = DefaultGpuSchedule(*initial, ranked).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("ranked tile -2"), std::string::npos)
       << status.message();
 }
 

@@ -51,6 +51,10 @@ std::vector<std::string> Specs() {
   specs.push_back("matmul:M=128,N=64,K=9");
   specs.push_back("dense:M=32,N=64,K=7,bias=1,relu=1");
   specs.push_back("conv2d_nhwc:N=1,C=3,H=6,W=32,K=64,R=3,S=3,pad=1");
+  // A ranked shared-memory tile (extents of 14), the padding folded into
+  // the copy of the input's tile.
+  specs.push_back("conv2d_nchw:N=2,C=16,H=14,W=14,K=32,R=3,S=3,pad=1");
+  specs.push_back("conv2d_nchw:N=1,C=8,H=28,W=28,K=32,R=3,S=3,pad=1");
   // Shared-memory tiles: 8x8, 4x4 (with an epilogue) and 4x4 accumulators
   // per thread, batched.
   specs.push_back("matmul:M=128,N=128,K=32");
@@ -63,19 +67,22 @@ std::vector<std::string> Specs() {
   return specs;
 }
 
-// ptxas's verdict on `ptx` for `arch`: empty when it assembles.
-std::string Assemble(const std::string& ptx, const std::string& arch) {
+// ptxas's verdict on `ptx` for `arch`: empty when it assembles. With
+// `info`, ptxas runs with -v and its report goes there.
+std::string Assemble(const std::string& ptx, const std::string& arch,
+                     std::string* info = nullptr) {
   char dir[] = "/tmp/lathe_ptxas_XXXXXX";
   if (mkdtemp(dir) == nullptr) return "mkdtemp failed";
   const std::string path = absl::StrCat(dir, "/k.ptx");
   std::ofstream(path) << ptx;
   const std::string command =
-      absl::StrCat(kPtxas, " -arch=", arch, " -O3 ", path, " -o ", dir,
-                   "/k.cubin > ", dir, "/log 2>&1");
+      absl::StrCat(kPtxas, " -arch=", arch, info != nullptr ? " -v" : "",
+                   " -O3 ", path, " -o ", dir, "/k.cubin > ", dir, "/log 2>&1");
   const int rc = std::system(command.c_str());
   std::ifstream log(absl::StrCat(dir, "/log"));
   std::string text((std::istreambuf_iterator<char>(log)), {});
   std::system(absl::StrCat("rm -rf ", dir).c_str());
+  if (info != nullptr) *info = text;
   return rc == 0 ? "" : absl::StrCat("ptxas failed: ", text);
 }
 
@@ -126,6 +133,31 @@ TEST(CudaEmulation, EveryOperatorsDefaultScheduleMatchesTheReference) {
           return testing::RunEmulated(program->module, args);
         });
     EXPECT_TRUE(checked.ok()) << checked << "\n" << program->module.source;
+  }
+}
+
+// ResNet-50's 3x3 layer at batch 1 and 16: the default's ranked tile is one
+// kernel (the padding folded into the input's copy) whose accumulators and
+// operands fit in registers (ptxas spills nothing).
+TEST_F(CudaCodegen, ResNetConvolutionsDefaultIsOneKernelWithoutSpills) {
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " not found";
+  for (const std::string spec :
+       {"conv2d_nchw:N=1,C=128,H=28,W=28,K=128,R=3,S=3,pad=1",
+        "conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1"}) {
+    SCOPED_TRACE(spec);
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+    ASSERT_TRUE(workload.ok());
+    absl::StatusOr<CudaProgram> program =
+        MakeCudaProgram(*workload, nullptr, Arch("sm_90"));
+    ASSERT_TRUE(program.ok()) << program.status();
+    ASSERT_EQ(program->module.kernels.size(), 1u);
+    EXPECT_GT(program->module.kernels[0].shared_bytes, 0);
+    absl::StatusOr<CompiledCuda> compiled =
+        CompileCuda(program->module.source, "sm_90", /*cubin=*/false);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    std::string info;
+    ASSERT_EQ(Assemble(compiled->ptx, "sm_90", &info), "");
+    EXPECT_NE(info.find(" 0 bytes spill stores"), std::string::npos) << info;
   }
 }
 

@@ -1,0 +1,240 @@
+// The choice of a shared-memory tile at any extents (gpu_tile_choice.h).
+#include "compiler/schedule/gpu_tile_choice.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "compiler/arith/linear_terms.h"
+#include "compiler/ir/expr_functor.h"
+#include "compiler/schedule/gpu_shared_tile.h"
+
+namespace lathe {
+namespace {
+
+constexpr int64_t kWarp = 32;
+
+// The (threads, registers) pairs of a loop of `extent`: threads x registers
+// divides it, registers at most kMaxTileRegistersPerAxis, threads at most
+// `max_threads`.
+std::vector<std::pair<int64_t, int64_t>> AxisFactors(int64_t extent,
+                                                     int64_t max_threads) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (int64_t r = 1; r <= std::min(extent, kMaxTileRegistersPerAxis); ++r) {
+    if (extent % r != 0) continue;
+    for (int64_t t = 1; t <= std::min(extent / r, max_threads); ++t) {
+      if ((extent / r) % t == 0) pairs.emplace_back(t, r);
+    }
+  }
+  return pairs;
+}
+
+// One chunk's tiles: each input's footprint, the product over its index
+// dimensions of 1 + sum |c| x (tile - 1) (the product of the tiles of the
+// loops a non-affine dimension uses).
+int64_t SharedElements(const TileProblem& problem,
+                       const std::vector<int64_t>& loop_tiles) {
+  int64_t total = 0;
+  for (const std::vector<TileProblem::Dimension>& input : problem.inputs) {
+    int64_t elements = 1;
+    for (const TileProblem::Dimension& dim : input) {
+      int64_t span = 1;
+      if (dim.affine) {
+        for (const TileProblem::Term& t : dim.terms)
+          span += std::abs(t.coefficient) * (loop_tiles[t.loop] - 1);
+      } else {
+        std::set<size_t> loops;
+        for (const TileProblem::Term& t : dim.terms) loops.insert(t.loop);
+        for (size_t l : loops) span *= loop_tiles[l];
+      }
+      elements *= span;
+    }
+    total += elements;
+  }
+  return total;
+}
+
+// Scores one assignment of thread and register factors: picks its K chunk
+// and fills `choice`; false when no chunk meets the bounds.
+bool ScoreTile(const TileProblem& problem, TileChoice* choice) {
+  const size_t n = problem.spatial.size();
+  int64_t registers = 1, outputs = 1, tile = 1;
+  for (size_t d = 0; d < n; ++d) {
+    registers *= choice->registers[d];
+    outputs *= problem.spatial[d];
+    tile *= choice->threads[d] * choice->registers[d];
+  }
+  int64_t rest = 1;
+  for (size_t r = 1; r < problem.reduce.size(); ++r) rest *= problem.reduce[r];
+  std::vector<int64_t> loop_tiles(n + problem.reduce.size());
+  for (size_t d = 0; d < n; ++d)
+    loop_tiles[d] = choice->threads[d] * choice->registers[d];
+  for (size_t r = 1; r < problem.reduce.size(); ++r)
+    loop_tiles[n + r] = problem.reduce[r];
+  for (int64_t chunk = kMaxTileKChunk; chunk >= 1; chunk /= 2) {
+    if (problem.reduce[0] % chunk != 0 ||
+        chunk * rest * registers > kMaxTileUnrolledProducts) {
+      continue;
+    }
+    loop_tiles[n] = chunk;
+    const int64_t shared = SharedElements(problem, loop_tiles);
+    if (shared > kMaxSharedTileElements) continue;
+    choice->k_chunk = chunk;
+    choice->shared_elements = shared;
+    choice->blocks = outputs / tile;
+    choice->intensity = static_cast<double>(tile) *
+                        static_cast<double>(chunk * rest) /
+                        static_cast<double>(shared);
+    choice->score =
+        choice->intensity *
+        std::min(1.0, static_cast<double>(choice->blocks) / kTargetBlocks);
+    return true;
+  }
+  return false;
+}
+
+// Whether `a` ranks before `b` (see the header).
+bool Better(const TileChoice& a, const TileChoice& b) {
+  if (a.score != b.score) return a.score > b.score;
+  int64_t ta = 1, tb = 1, ra = 1, rb = 1;
+  for (int64_t t : a.threads) ta *= t;
+  for (int64_t t : b.threads) tb *= t;
+  for (int64_t r : a.registers) ra *= r;
+  for (int64_t r : b.registers) rb *= r;
+  if (ta != tb) return ta > tb;
+  if (ra != rb) return ra < rb;
+  // More threads along the last loop (the outputs' contiguous one): the
+  // write-back's neighbouring threads store neighbouring elements.
+  return a.threads.back() > b.threads.back();
+}
+
+}  // namespace
+
+std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
+                                        size_t limit) {
+  const size_t n = problem.spatial.size();
+  if (n < 2 || problem.reduce.empty() || limit == 0) return {};
+  const int64_t max_threads = std::min(kMaxTileThreads, problem.max_threads);
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> axes;
+  for (int64_t extent : problem.spatial)
+    axes.push_back(AxisFactors(extent, max_threads));
+  std::vector<TileChoice> ranked;
+  TileChoice current;
+  current.threads.assign(n, 1);
+  current.registers.assign(n, 1);
+  // Depth-first over the loops, pruned by the thread and register bounds.
+  auto visit = [&](auto&& self, size_t d, int64_t threads,
+                   int64_t registers) -> void {
+    if (d == n) {
+      int64_t tiled = 0;
+      for (size_t a = 0; a < n; ++a)
+        tiled += current.threads[a] * current.registers[a] > 1;
+      if (threads < kMinTileThreads || threads % kWarp != 0 ||
+          registers < kMinTileRegisters || tiled < 2) {
+        return;
+      }
+      TileChoice choice = current;
+      if (!ScoreTile(problem, &choice) ||
+          choice.intensity < kMinTileIntensity) {
+        return;
+      }
+      auto at = std::upper_bound(ranked.begin(), ranked.end(), choice, Better);
+      if (static_cast<size_t>(at - ranked.begin()) >= limit) return;
+      ranked.insert(at, std::move(choice));
+      if (ranked.size() > limit) ranked.pop_back();
+      return;
+    }
+    for (const auto& [t, r] : axes[d]) {
+      if (threads * t > max_threads || registers * r > kMaxTileRegisters)
+        continue;
+      current.threads[d] = t;
+      current.registers[d] = r;
+      self(self, d + 1, threads * t, registers * r);
+    }
+    current.threads[d] = 1;
+    current.registers[d] = 1;
+  };
+  visit(visit, 0, 1, 1);
+  return ranked;
+}
+
+std::optional<TileProblem> TileProblemOf(const Program& program,
+                                         const BlockNode& block,
+                                         int64_t max_threads) {
+  TileProblem problem;
+  problem.max_threads = max_threads;
+  // Each iteration variable's loop, numbered spatial first.
+  const std::vector<ForNode*> loops = program.LoopsAbove(&block);
+  if (loops.size() != block.iter_vars.size()) return std::nullopt;
+  std::vector<std::optional<size_t>> loop_of(block.iter_vars.size());
+  std::vector<size_t> reduce_vars;
+  for (const ForNode* loop : loops) {
+    std::optional<size_t> var;
+    for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+      if (block.iter_values[i].same_as(loop->var) && !loop_of[i].has_value())
+        var = i;
+    }
+    if (!var.has_value()) return std::nullopt;
+    if (block.iter_vars[*var].type == IterType::kSpatial) {
+      loop_of[*var] = problem.spatial.size();
+      problem.spatial.push_back(loop->extent);
+    } else {
+      loop_of[*var] = 0;  // numbered below, after every spatial loop
+      reduce_vars.push_back(*var);
+      problem.reduce.push_back(loop->extent);
+    }
+  }
+  for (size_t r = 0; r < reduce_vars.size(); ++r)
+    loop_of[reduce_vars[r]] = problem.spatial.size() + r;
+  // The loop of an iteration variable `var`, or nullopt.
+  auto loop_of_var = [&](const Expr& var) -> std::optional<size_t> {
+    for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+      if (block.iter_vars[i].var.same_as(var)) return loop_of[i];
+    }
+    return std::nullopt;
+  };
+  std::set<const Buffer*> written, seen;
+  VisitStmts(block.body.get(), [&](const StmtNode* s) {
+    if (const auto* store = s->as<StoreNode>())
+      written.insert(store->buffer.get());
+    return true;
+  });
+  VisitStmts(block.body.get(), [&](const StmtNode* s) {
+    VisitOwnExprs(*s, [&](const Expr& e) {
+      VisitExpr(e, [&](const Expr& x) {
+        if (!x.is(ExprKind::kLoad) || written.count(x->buffer.get()) ||
+            !seen.insert(x->buffer.get()).second) {
+          return;
+        }
+        std::vector<TileProblem::Dimension> dims;
+        for (const Expr& index : x->operands) {
+          TileProblem::Dimension dim;
+          LinearTerms linear;
+          CollectLinearTerms(index, 1, &linear, EqualAtoms::kMerge);
+          for (const auto& [atom, coefficient] : linear.terms) {
+            std::optional<size_t> loop =
+                atom.is_var() ? loop_of_var(atom) : std::nullopt;
+            if (loop.has_value()) {
+              dim.terms.push_back({*loop, coefficient});
+              continue;
+            }
+            // Not affine: the loops of the iteration variables it uses.
+            dim.affine = false;
+            for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+              if (UsesVar(atom, block.iter_vars[i].var))
+                dim.terms.push_back({*loop_of[i], 1});
+            }
+          }
+          dims.push_back(std::move(dim));
+        }
+        problem.inputs.push_back(std::move(dims));
+      });
+    });
+    return true;
+  });
+  return problem;
+}
+
+}  // namespace lathe

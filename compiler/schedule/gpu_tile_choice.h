@@ -1,0 +1,101 @@
+// The factors of a shared-memory tile (gpu_shared_tile.h) for a reduction
+// at any extents: what the default GPU schedule gives a convolution or a
+// GEMM whose loops the fixed 16x16-thread tile does not divide (ResNet's 56,
+// 28, 14 and 7), instead of one thread per output.
+//
+// Every tile whose factors divide the loops is scored, a closed form of the
+// work a block does against what it loads, and the best few are returned
+// for the caller to try in order (a tile's real shared footprint, its
+// halo's bounding boxes, is only known once it is built). A tile here
+// tiles two loops or more, with:
+// - threads per spatial loop whose product is a whole number of warps in
+//   [kMinTileThreads, min(kMaxTileThreads, max_threads)];
+// - registers per spatial loop (at most kMaxTileRegistersPerAxis each),
+//   kMinTileRegisters to kMaxTileRegisters accumulators per thread;
+// - a K chunk of the first reduction loop (the largest power of two up to
+//   kMaxTileKChunk that divides it, with the chunk's unrolled products,
+//   chunk x the other reduction loops x the accumulators, within
+//   kMaxTileUnrolledProducts, and the estimated tiles within
+//   kMaxSharedTileElements);
+// - intensity: a chunk's multiply-adds over the elements its tiles load
+//   (each input's footprint per index dimension: 1 + sum |coefficient| x
+//   (the loop's tile - 1), the tile of a spatial loop its threads x
+//   registers, of the first reduction loop the chunk, of the others their
+//   extent; an index that is not affine in the loops takes the product of
+//   the tiles of the loops it uses), at least kMinTileIntensity (pooling
+//   and depthwise convolutions, which reuse little, stay with the plain
+//   binding);
+// - score: intensity x min(1, blocks / kTargetBlocks), the blocks that
+//   keep every multiprocessor of a large GPU busy for two waves; ties go to
+//   more threads, then fewer accumulators, then more threads along the
+//   last loop, then enumeration order (the outermost loop's factors
+//   first), so the choice is deterministic.
+// Tests: tests/compiler/schedule/gpu_tile_choice_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "compiler/ir/program.h"
+
+namespace lathe {
+
+inline constexpr int64_t kMinTileThreads = 64;
+inline constexpr int64_t kMaxTileThreads = 256;
+inline constexpr int64_t kMaxTileRegistersPerAxis = 8;
+inline constexpr int64_t kMinTileRegisters = 4;
+inline constexpr int64_t kMaxTileRegisters = 32;
+inline constexpr int64_t kMaxTileKChunk = 32;
+// Below the CUDA code generator's region of 1,536 unrolled stores, so that a
+// chunk's products are unrolled whole.
+inline constexpr int64_t kMaxTileUnrolledProducts = 1536;
+inline constexpr double kMinTileIntensity = 8.0;
+inline constexpr int64_t kTargetBlocks = 256;
+
+// A reduction as the tile sees it. Loops are numbered spatial first
+// (outermost first), then reduction (in order; the first is chunked).
+struct TileProblem {
+  struct Term {
+    size_t loop = 0;
+    int64_t coefficient = 1;
+  };
+  // One index dimension of an input: affine terms, or (not affine) the
+  // loops it uses.
+  struct Dimension {
+    std::vector<Term> terms;
+    bool affine = true;
+  };
+  std::vector<int64_t> spatial;
+  std::vector<int64_t> reduce;
+  std::vector<std::vector<Dimension>> inputs;  // one per distinct input
+  int64_t max_threads = 1024;
+};
+
+struct TileChoice {
+  std::vector<int64_t> threads;    // per spatial loop
+  std::vector<int64_t> registers;  // per spatial loop
+  int64_t k_chunk = 1;
+  int64_t shared_elements = 0;  // estimated, one chunk's tiles
+  int64_t blocks = 0;
+  double intensity = 0;
+  double score = 0;
+};
+
+// The best `limit` tiles of `problem`, best first; empty when none meets
+// the bounds above (or the problem has fewer than two spatial loops or no
+// reduction).
+std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
+                                        size_t limit);
+
+// The problem of `block` in `program`, when its loops are its own (each
+// bound to one of its iteration variables, one per variable, as in an
+// initial program's stage); nullopt otherwise. Its loops in the order
+// ApplySharedTile hands them over (spatial, then reduction, each in loop
+// order); its inputs each distinct buffer it reads but does not write.
+std::optional<TileProblem> TileProblemOf(const Program& program,
+                                         const BlockNode& block,
+                                         int64_t max_threads);
+
+}  // namespace lathe
