@@ -117,9 +117,17 @@ std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
   const size_t n = problem.spatial.size();
   if (n < 2 || problem.reduce.empty() || limit == 0) return {};
   const int64_t max_threads = std::min(kMaxTileThreads, problem.max_threads);
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> axes;
-  for (int64_t extent : problem.spatial)
-    axes.push_back(AxisFactors(extent, max_threads));
+  // The tiled loops: the last kMaxTiledLoops of more than one iteration;
+  // the others stay whole (one factor pair, 1 and 1).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> axes(
+      n, std::vector<std::pair<int64_t, int64_t>>{{1, 1}});
+  size_t tiled_loops = 0;
+  for (size_t d = n; d-- > 0 && tiled_loops < kMaxTiledLoops;) {
+    if (problem.spatial[d] <= 1) continue;
+    axes[d] = AxisFactors(problem.spatial[d], max_threads);
+    ++tiled_loops;
+  }
+  int64_t visits = 0;
   std::vector<TileChoice> ranked;
   TileChoice current;
   current.threads.assign(n, 1);
@@ -127,6 +135,7 @@ std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
   // Depth-first over the loops, pruned by the thread and register bounds.
   auto visit = [&](auto&& self, size_t d, int64_t threads,
                    int64_t registers) -> void {
+    if (++visits > kMaxTileVisits) return;
     if (d == n) {
       int64_t tiled = 0;
       for (size_t a = 0; a < n; ++a)

@@ -3,9 +3,9 @@
 // GEMM whose loops the fixed 16x16-thread tile does not divide (ResNet's 56,
 // 28, 14 and 7), instead of one thread per output.
 //
-// Every tile whose factors divide the loops is scored, a closed form of the
-// work a block does against what it loads, and the best few are returned
-// for the caller to try in order (a tile's real shared footprint, its
+// Every tile whose factors divide the loops (bounded below) is scored, a closed
+// form of the work a block does against what it loads, and the best few are
+// returned for the caller to try in order (a tile's real shared footprint, its
 // halo's bounding boxes, is only known once it is built). A tile here
 // tiles two loops or more, with:
 // - threads per spatial loop whose product is a whole number of warps in
@@ -53,6 +53,13 @@ inline constexpr int64_t kMaxTileKChunk = 32;
 inline constexpr int64_t kMaxTileUnrolledProducts = 1536;
 inline constexpr double kMinTileIntensity = 8.0;
 inline constexpr int64_t kTargetBlocks = 256;
+// Bounds on the work of a ranking, whatever the loops: the last
+// kMaxTiledLoops spatial loops of more than one iteration are tiled (a
+// convolution's n, k, p, q), the others stay whole; the enumeration stops
+// after kMaxTileVisits tiles and partial tiles (about a tenth of a second),
+// ranking what it has seen.
+inline constexpr size_t kMaxTiledLoops = 4;
+inline constexpr int64_t kMaxTileVisits = 1000000;
 
 // A reduction as the tile sees it. Loops are numbered spatial first
 // (outermost first), then reduction (in order; the first is chunked).

@@ -180,5 +180,27 @@ TEST(GpuTileChoice, RanksNothingWithoutTwoLoopsOrWholeWarps) {
       RankSharedTiles(ProblemOf("matmul:M=128,N=128,K=64", 32), 8).empty());
 }
 
+// Eight loops of 720720 (240 divisors each): only the last four are tiled,
+// the enumeration is bounded (kMaxTileVisits), and what it ranks keeps the
+// bounds.
+TEST(GpuTileChoice, TilesOnlyTheLastFourLoopsOfAManyLoopedReduction) {
+  TileProblem problem;
+  problem.spatial.assign(8, 720720);
+  problem.reduce = {720720, 3};
+  std::vector<TileProblem::Dimension> a, b;
+  for (size_t d = 0; d < 8; ++d) (d % 2 ? a : b).push_back({{{d, 1}}, true});
+  a.push_back({{{8, 1}}, true});
+  b.push_back({{{8, 1}, {9, 1}}, true});
+  problem.inputs = {a, b};
+  const std::vector<TileChoice> ranked = RankSharedTiles(problem, 16);
+  ASSERT_FALSE(ranked.empty());
+  ExpectWithinBounds(problem, ranked);
+  for (const TileChoice& c : ranked) {
+    for (size_t d = 0; d < 4; ++d) {
+      EXPECT_EQ(c.threads[d] * c.registers[d], 1) << Describe(c);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lathe
