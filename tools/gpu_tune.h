@@ -33,7 +33,9 @@ struct GpuTuneOptions {
 };
 
 struct GpuTuneResult {
-  std::optional<Trace> best;  // the fastest OK program's trace
+  // The fastest OK program's trace, of the candidates and the default
+  // schedule (recorded in the database first, as `lathe tune` does).
+  std::optional<Trace> best;
   double best_s = 0;
   double default_s = 0;  // the default GPU schedule, measured the same way
 };
