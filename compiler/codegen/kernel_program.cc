@@ -1,13 +1,12 @@
 #include "compiler/codegen/kernel_program.h"
 
-#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
 
+#include "compiler/codegen/cuda/cuda_program.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
-#include "compiler/schedule/default_gpu_schedule.h"
 #include "compiler/schedule/default_schedule.h"
 #include "compiler/schedule/replay.h"
 
@@ -27,10 +26,7 @@ absl::StatusOr<KernelProgram> MakeKernelProgram(const Workload& workload,
     // and its thread count (one thread: no parallel loop at all).
     absl::StatusOr<Trace> trace_or;
     if (target.IsCuda()) {
-      DefaultGpuScheduleOptions options;
-      options.threads_per_block = std::min<int64_t>(
-          options.threads_per_block, target.gpu.max_threads_per_block);
-      trace_or = DefaultGpuSchedule(*initial, options);
+      trace_or = cuda::DefaultCudaTrace(*initial, target);
     } else {
       DefaultScheduleOptions options;
       options.vector_width = target.VectorLanesF32();

@@ -2,7 +2,8 @@
 // default schedule when none is given) for a target, then lowered. What
 // `lathe compile` emits and `lathe bench` measures, built the same way so
 // that what is measured is what ships.
-// Tests: tests/compiler/codegen/kernel_library_test.cc.
+// Tests: tests/compiler/codegen/kernel_library_test.cc,
+// tests/compiler/codegen/kernel_program_test.cc.
 #pragma once
 
 #include <string>

@@ -589,7 +589,7 @@ bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
   // Reductions: the first of these strategies that applies, each tried on a
   // scratch copy first so that one that fails leaves nothing in the trace.
   for (const auto& [strategy, what] : kReductionStrategies) {
-    if (!reduction) break;
+    if (!reduction || !options.tiles) break;
     ConcreteSchedule scratch(sch->program());
     absl::Status dry = strategy(&scratch, name, options, sampling);
     if (dry.ok()) {
@@ -669,7 +669,8 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
     }
     for (const std::string& name : names) {
       if (sch.program().FindBlock(name) == nullptr) continue;
-      if (!reverse && KeptForRankedTile(sch.program(), name, options)) {
+      if (!reverse && options.tiles &&
+          KeptForRankedTile(sch.program(), name, options)) {
         kept.insert(name);
         continue;
       }

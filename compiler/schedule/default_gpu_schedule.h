@@ -109,6 +109,10 @@ struct DefaultGpuScheduleOptions {
   // lathe-gpu-check's --conv-variants times the others); -1 leaves the
   // ranked tile out (such a reduction gets the plain binding).
   int64_t ranked_tile = 0;
+  // False: no tile and no cross-thread reduction, every block the plain
+  // binding (one register per thread, no shared memory): what a target
+  // whose limits refuse the tiles gets (cuda::DefaultCudaTrace).
+  bool tiles = true;
 };
 
 // The default GPU schedule of `initial`, as a trace (`trace.workload` left

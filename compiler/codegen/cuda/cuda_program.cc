@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "absl/status/status.h"
 #include "base/status_macros.h"
 #include "compiler/ir/structural_equal.h"
 #include "compiler/lower/pipeline.h"
@@ -10,6 +11,24 @@
 #include "compiler/schedule/replay.h"
 
 namespace lathe::cuda {
+
+absl::StatusOr<Trace> DefaultCudaTrace(const Program& initial,
+                                       const Target& target) {
+  DefaultGpuScheduleOptions options;
+  options.threads_per_block = std::min<int64_t>(
+      options.threads_per_block, target.gpu.max_threads_per_block);
+  LATHE_ASSIGN_OR_RETURN(Trace tiled, DefaultGpuSchedule(initial, options));
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> scheduled,
+                         ReplayTrace(tiled, initial));
+  LATHE_ASSIGN_OR_RETURN(Program lowered, LowerProgram(scheduled->program()));
+  absl::StatusOr<CudaModule> module = GenerateCuda(lowered, target);
+  if (module.ok() || !absl::IsFailedPrecondition(module.status())) {
+    if (!module.ok()) return module.status();
+    return tiled;
+  }
+  options.tiles = false;
+  return DefaultGpuSchedule(initial, options);
+}
 
 absl::StatusOr<CudaProgram> MakeCudaProgram(const Workload& workload,
                                             const Trace* trace,
@@ -19,10 +38,7 @@ absl::StatusOr<CudaProgram> MakeCudaProgram(const Workload& workload,
   if (trace != nullptr) {
     out.trace = *trace;
   } else {
-    DefaultGpuScheduleOptions options;
-    options.threads_per_block = std::min<int64_t>(
-        options.threads_per_block, target.gpu.max_threads_per_block);
-    LATHE_ASSIGN_OR_RETURN(out.trace, DefaultGpuSchedule(initial, options));
+    LATHE_ASSIGN_OR_RETURN(out.trace, DefaultCudaTrace(initial, target));
     out.default_schedule = true;
   }
   LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> scheduled,

@@ -24,6 +24,17 @@ struct CudaProgram {
   CudaModule module;
 };
 
+// The default GPU schedule of `initial` for `target`: its threads per
+// block at most the target's; when the CUDA code generator refuses that
+// program for one of the target's limits (shared memory, registers, a
+// lowered -max-... option), the same without tiles (the plain binding of
+// every block), so that every workload has a default on every target.
+// MakeCudaProgram and MakeKernelProgram both take theirs from here, so
+// that the two name the same program. Errors: those of DefaultGpuSchedule,
+// replay and lowering, and the code generator's for the untiled schedule.
+absl::StatusOr<Trace> DefaultCudaTrace(const Program& initial,
+                                       const Target& target);
+
 // Errors: those of replay, lowering and GenerateCuda (limits included).
 absl::StatusOr<CudaProgram> MakeCudaProgram(const Workload& workload,
                                             const Trace* trace,

@@ -161,6 +161,40 @@ TEST_F(CudaCodegen, ResNetConvolutionsDefaultIsOneKernelWithoutSpills) {
   }
 }
 
+// A target whose limits refuse the default's tiles (less shared memory or
+// fewer registers per block than the architecture has) still gets a
+// default, untiled, within its limits; the same workload on the full
+// target keeps its tile.
+TEST_F(CudaCodegen, DefaultScheduleFitsATargetsLowerLimits) {
+  struct Case {
+    std::string spec;
+    std::string limit;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"matmul:M=128,N=128,K=32", "-max-shared-memory-per-block=4096"},
+           {"conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1",
+            "-max-shared-memory-per-block=8192"},
+           {"matmul:M=128,N=128,K=32", "-registers-per-block=8192"}}) {
+    SCOPED_TRACE(c.spec + " " + c.limit);
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(c.spec);
+    ASSERT_TRUE(workload.ok());
+    absl::StatusOr<CudaProgram> full =
+        MakeCudaProgram(*workload, nullptr, Arch("sm_80"));
+    ASSERT_TRUE(full.ok()) << full.status();
+    EXPECT_GT(full->module.kernels.back().shared_bytes, 0);
+    absl::StatusOr<Target> small =
+        ParseCudaTarget(absl::StrCat("cuda -arch=sm_80 ", c.limit));
+    ASSERT_TRUE(small.ok()) << small.status();
+    absl::StatusOr<CudaProgram> fitted =
+        MakeCudaProgram(*workload, nullptr, *small);
+    ASSERT_TRUE(fitted.ok()) << fitted.status();
+    EXPECT_TRUE(fitted->default_schedule);
+    for (const CudaKernel& k : fitted->module.kernels)
+      EXPECT_LE(k.shared_bytes, small->gpu.max_shared_memory_per_block);
+    EXPECT_NE(fitted->structural_hash, full->structural_hash);
+  }
+}
+
 TEST_F(CudaCodegen, NvrtcMakesACubin) {
   absl::StatusOr<Workload> workload = ParseWorkloadSpec("softmax:M=33,N=70");
   ASSERT_TRUE(workload.ok());
