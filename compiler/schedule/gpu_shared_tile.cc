@@ -24,30 +24,6 @@ bool IsReductionLoop(const BlockNode& block, const ForNode& loop) {
   return false;
 }
 
-// The indices of each distinct buffer that `block` reads, other than those
-// it writes, in the order cache_read numbers them (first appearance).
-std::vector<std::vector<Expr>> DistinctReadIndices(const BlockNode& block) {
-  std::set<const Buffer*> written, seen;
-  std::vector<std::vector<Expr>> reads;
-  VisitStmts(block.body.get(), [&](const StmtNode* s) {
-    if (const auto* store = s->as<StoreNode>())
-      written.insert(store->buffer.get());
-    return true;
-  });
-  VisitStmts(block.body.get(), [&](const StmtNode* s) {
-    VisitOwnExprs(*s, [&](const Expr& e) {
-      VisitExpr(e, [&](const Expr& x) {
-        if (x.is(ExprKind::kLoad) && !written.count(x->buffer.get()) &&
-            seen.insert(x->buffer.get()).second) {
-          reads.push_back(x->operands);
-        }
-      });
-    });
-    return true;
-  });
-  return reads;
-}
-
 // A shared tile's layout: the last two dimensions swapped when the last is
 // indexed by a reduction variable and the one before it is not (A[i, k] as
 // [k, i]), so that a thread's register tile reads neighbouring elements
@@ -147,6 +123,28 @@ absl::StatusOr<int64_t> ValueOf(const ConcreteSchedule& sch, const Factor& f) {
 }
 
 }  // namespace
+
+std::vector<std::vector<Expr>> DistinctReadIndices(const BlockNode& block) {
+  std::set<const Buffer*> written, seen;
+  std::vector<std::vector<Expr>> reads;
+  VisitStmts(block.body.get(), [&](const StmtNode* s) {
+    if (const auto* store = s->as<StoreNode>())
+      written.insert(store->buffer.get());
+    return true;
+  });
+  VisitStmts(block.body.get(), [&](const StmtNode* s) {
+    VisitOwnExprs(*s, [&](const Expr& e) {
+      VisitExpr(e, [&](const Expr& x) {
+        if (x.is(ExprKind::kLoad) && !written.count(x->buffer.get()) &&
+            seen.insert(x->buffer.get()).second) {
+          reads.push_back(x->operands);
+        }
+      });
+    });
+    return true;
+  });
+  return reads;
+}
 
 absl::StatusOr<BlockRV> CacheOutputLocally(ConcreteSchedule* sch,
                                            BlockRV block) {

@@ -91,6 +91,10 @@ struct SharedTileLoops {
 using ChooseSharedTile = std::function<absl::StatusOr<SharedTileFactors>(
     ConcreteSchedule*, const SharedTileLoops&)>;
 
+// The indices of each distinct buffer that `block` reads, other than those
+// it writes, in the order cache_read numbers them (first appearance).
+std::vector<std::vector<Expr>> DistinctReadIndices(const BlockNode& block);
+
 // A local cache of `block`'s output (a thread's accumulators), with the
 // element-wise consumers that reverse_compute_inline accepts folded into
 // its write-back (dense's bias and relu); returns the write-back block.

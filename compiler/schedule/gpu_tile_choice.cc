@@ -204,45 +204,30 @@ std::optional<TileProblem> TileProblemOf(const Program& program,
     }
     return std::nullopt;
   };
-  std::set<const Buffer*> written, seen;
-  VisitStmts(block.body.get(), [&](const StmtNode* s) {
-    if (const auto* store = s->as<StoreNode>())
-      written.insert(store->buffer.get());
-    return true;
-  });
-  VisitStmts(block.body.get(), [&](const StmtNode* s) {
-    VisitOwnExprs(*s, [&](const Expr& e) {
-      VisitExpr(e, [&](const Expr& x) {
-        if (!x.is(ExprKind::kLoad) || written.count(x->buffer.get()) ||
-            !seen.insert(x->buffer.get()).second) {
-          return;
+  for (const std::vector<Expr>& indices : DistinctReadIndices(block)) {
+    std::vector<TileProblem::Dimension> dims;
+    for (const Expr& index : indices) {
+      TileProblem::Dimension dim;
+      LinearTerms linear;
+      CollectLinearTerms(index, 1, &linear, EqualAtoms::kMerge);
+      for (const auto& [atom, coefficient] : linear.terms) {
+        std::optional<size_t> loop =
+            atom.is_var() ? loop_of_var(atom) : std::nullopt;
+        if (loop.has_value()) {
+          dim.terms.push_back({*loop, coefficient});
+          continue;
         }
-        std::vector<TileProblem::Dimension> dims;
-        for (const Expr& index : x->operands) {
-          TileProblem::Dimension dim;
-          LinearTerms linear;
-          CollectLinearTerms(index, 1, &linear, EqualAtoms::kMerge);
-          for (const auto& [atom, coefficient] : linear.terms) {
-            std::optional<size_t> loop =
-                atom.is_var() ? loop_of_var(atom) : std::nullopt;
-            if (loop.has_value()) {
-              dim.terms.push_back({*loop, coefficient});
-              continue;
-            }
-            // Not affine: the loops of the iteration variables it uses.
-            dim.affine = false;
-            for (size_t i = 0; i < block.iter_vars.size(); ++i) {
-              if (UsesVar(atom, block.iter_vars[i].var))
-                dim.terms.push_back({*loop_of[i], 1});
-            }
-          }
-          dims.push_back(std::move(dim));
+        // Not affine: the loops of the iteration variables it uses.
+        dim.affine = false;
+        for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+          if (UsesVar(atom, block.iter_vars[i].var))
+            dim.terms.push_back({*loop_of[i], 1});
         }
-        problem.inputs.push_back(std::move(dims));
-      });
-    });
-    return true;
-  });
+      }
+      dims.push_back(std::move(dim));
+    }
+    problem.inputs.push_back(std::move(dims));
+  }
   return problem;
 }
 
