@@ -116,6 +116,13 @@ std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
                                         size_t limit) {
   const size_t n = problem.spatial.size();
   if (n < 2 || problem.reduce.empty() || limit == 0) return {};
+  for (const std::vector<TileProblem::Dimension>& input : problem.inputs) {
+    for (const TileProblem::Dimension& dim : input) {
+      for (const TileProblem::Term& t : dim.terms) {
+        if (t.loop >= n + problem.reduce.size()) return {};
+      }
+    }
+  }
   const int64_t max_threads = std::min(kMaxTileThreads, problem.max_threads);
   // The tiled loops: the last kMaxTiledLoops of more than one iteration;
   // the others stay whole (one factor pair, 1 and 1).

@@ -91,8 +91,8 @@ struct TileChoice {
 };
 
 // The best `limit` tiles of `problem`, best first; empty when none meets
-// the bounds above (or the problem has fewer than two spatial loops or no
-// reduction).
+// the bounds above (or the problem has fewer than two spatial loops, no
+// reduction, or a term naming a loop it does not have).
 std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
                                         size_t limit);
 

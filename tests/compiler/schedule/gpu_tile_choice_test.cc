@@ -169,6 +169,11 @@ TEST(GpuTileChoice, RanksNothingWithoutTwoLoopsOrWholeWarps) {
   none.spatial = {64, 64};
   none.reduce = {};
   EXPECT_TRUE(RankSharedTiles(none, 8).empty());
+  // A term naming a loop the problem does not have.
+  TileProblem stray = none;
+  stray.reduce = {16};
+  stray.inputs = {{{{{7, 1}}, true}}};
+  EXPECT_TRUE(RankSharedTiles(stray, 8).empty());
   // Extents of 7: no product of their divisors is a whole warp.
   EXPECT_TRUE(
       RankSharedTiles(ProblemOf("conv2d_nchw:N=7,C=7,H=7,W=7,K=7,R=3,S=3,"
