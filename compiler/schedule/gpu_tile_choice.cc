@@ -2,13 +2,13 @@
 #include "compiler/schedule/gpu_tile_choice.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <set>
 #include <utility>
 
 #include "compiler/arith/linear_terms.h"
 #include "compiler/ir/expr_functor.h"
+#include "compiler/schedule/footprint.h"
 #include "compiler/schedule/gpu_shared_tile.h"
 
 namespace lathe {
@@ -31,34 +31,10 @@ std::vector<std::pair<int64_t, int64_t>> AxisFactors(int64_t extent,
   return pairs;
 }
 
-// One chunk's tiles: each input's footprint, the product over its index
-// dimensions of 1 + sum |c| x (tile - 1) (the product of the tiles of the
-// loops a non-affine dimension uses).
-int64_t SharedElements(const TileProblem& problem,
-                       const std::vector<int64_t>& loop_tiles) {
-  int64_t total = 0;
-  for (const std::vector<TileProblem::Dimension>& input : problem.inputs) {
-    int64_t elements = 1;
-    for (const TileProblem::Dimension& dim : input) {
-      int64_t span = 1;
-      if (dim.affine) {
-        for (const TileProblem::Term& t : dim.terms)
-          span += std::abs(t.coefficient) * (loop_tiles[t.loop] - 1);
-      } else {
-        std::set<size_t> loops;
-        for (const TileProblem::Term& t : dim.terms) loops.insert(t.loop);
-        for (size_t l : loops) span *= loop_tiles[l];
-      }
-      elements *= span;
-    }
-    total += elements;
-  }
-  return total;
-}
-
 // Scores one assignment of thread and register factors: picks its K chunk
 // and fills `choice`; false when no chunk meets the bounds.
-bool ScoreTile(const TileProblem& problem, TileChoice* choice) {
+bool ScoreTile(const TileProblem& problem, const std::vector<int64_t>& layout,
+               TileChoice* choice) {
   const size_t n = problem.spatial.size();
   int64_t registers = 1, outputs = 1, tile = 1;
   for (size_t d = 0; d < n; ++d) {
@@ -79,8 +55,10 @@ bool ScoreTile(const TileProblem& problem, TileChoice* choice) {
       continue;
     }
     loop_tiles[n] = chunk;
-    const int64_t shared = SharedElements(problem, loop_tiles);
-    if (shared > kMaxSharedTileElements) continue;
+    absl::StatusOr<int64_t> footprint =
+        EvaluateFootprint(layout, loop_tiles, kMaxSharedTileElements);
+    if (!footprint.ok() || *footprint > kMaxSharedTileElements) continue;
+    const int64_t shared = *footprint;
     choice->k_chunk = chunk;
     choice->shared_elements = shared;
     choice->blocks = outputs / tile;
@@ -124,6 +102,11 @@ std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
     }
   }
   const int64_t max_threads = std::min(kMaxTileThreads, problem.max_threads);
+  // Each loop's tile is one factor: its own.
+  std::vector<std::vector<int64_t>> own(n + problem.reduce.size());
+  for (size_t l = 0; l < own.size(); ++l) own[l] = {static_cast<int64_t>(l)};
+  const std::vector<int64_t> layout =
+      TileFootprintLayout(problem, own, NonAffineSpan::kProductOfTiles);
   // The tiled loops: the last kMaxTiledLoops of more than one iteration;
   // the others stay whole (one factor pair, 1 and 1).
   std::vector<std::vector<std::pair<int64_t, int64_t>>> axes(
@@ -152,7 +135,7 @@ std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
         return;
       }
       TileChoice choice = current;
-      if (!ScoreTile(problem, &choice) ||
+      if (!ScoreTile(problem, layout, &choice) ||
           choice.intensity < kMinTileIntensity) {
         return;
       }
@@ -174,6 +157,56 @@ std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
   };
   visit(visit, 0, 1, 1);
   return ranked;
+}
+
+std::vector<int64_t> TileFootprintLayout(
+    const TileProblem& problem,
+    const std::vector<std::vector<int64_t>>& loop_factors,
+    NonAffineSpan non_affine) {
+  const size_t n = problem.spatial.size();
+  auto factors_of = [&](size_t loop) -> std::vector<int64_t> {
+    return loop < loop_factors.size() ? loop_factors[loop]
+                                      : std::vector<int64_t>{};
+  };
+  auto extent_of = [&](size_t loop) -> int64_t {
+    if (loop < n) return problem.spatial[loop];
+    return loop - n < problem.reduce.size() ? problem.reduce[loop - n] : 1;
+  };
+  // One term: coefficient, bound, factor count, factors.
+  auto term = [&](std::vector<int64_t>* dim, int64_t coefficient, size_t loop) {
+    const std::vector<int64_t> factors = factors_of(loop);
+    dim->push_back(coefficient);
+    dim->push_back(std::max<int64_t>(1, extent_of(loop)));
+    dim->push_back(static_cast<int64_t>(factors.size()));
+    dim->insert(dim->end(), factors.begin(), factors.end());
+  };
+  std::vector<int64_t> layout = {static_cast<int64_t>(problem.inputs.size())};
+  for (const std::vector<TileProblem::Dimension>& input : problem.inputs) {
+    // Each dimension as [terms, term...]; a non-affine one as one dimension
+    // per loop it uses (the product of their tiles), or none (1).
+    std::vector<std::vector<int64_t>> dims;
+    for (const TileProblem::Dimension& dim : input) {
+      if (dim.affine) {
+        std::vector<int64_t> words = {static_cast<int64_t>(dim.terms.size())};
+        for (const TileProblem::Term& t : dim.terms)
+          term(&words, t.coefficient, t.loop);
+        dims.push_back(std::move(words));
+        continue;
+      }
+      if (non_affine == NonAffineSpan::kOne) continue;
+      std::set<size_t> loops;
+      for (const TileProblem::Term& t : dim.terms) loops.insert(t.loop);
+      for (size_t l : loops) {
+        std::vector<int64_t> words = {1};
+        term(&words, 1, l);
+        dims.push_back(std::move(words));
+      }
+    }
+    layout.push_back(static_cast<int64_t>(dims.size()));
+    for (const std::vector<int64_t>& words : dims)
+      layout.insert(layout.end(), words.begin(), words.end());
+  }
+  return layout;
 }
 
 std::optional<TileProblem> TileProblemOf(const Program& program,

@@ -18,11 +18,9 @@
 //   kMaxTileUnrolledProducts, and the estimated tiles within
 //   kMaxSharedTileElements);
 // - intensity: a chunk's multiply-adds over the elements its tiles load
-//   (each input's footprint per index dimension: 1 + sum |coefficient| x
-//   (the loop's tile - 1), the tile of a spatial loop its threads x
-//   registers, of the first reduction loop the chunk, of the others their
-//   extent; an index that is not affine in the loops takes the product of
-//   the tiles of the loops it uses), at least kMinTileIntensity (pooling
+//   (their footprint, footprint.h: the tile of a spatial loop its threads
+//   x registers, of the first reduction loop the chunk, of the others
+//   their extent), at least kMinTileIntensity (pooling
 //   and depthwise convolutions, which reuse little, stay with the plain
 //   binding);
 // - score: intensity x min(1, blocks / kTargetBlocks), the blocks that
@@ -95,6 +93,22 @@ struct TileChoice {
 // reduction, or a term naming a loop it does not have).
 std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
                                         size_t limit);
+
+// How TileFootprintLayout counts an index dimension that is not affine in
+// the loops (a grouped convolution's k / groups): the product of the tiles
+// of the loops it uses (an estimate, for ranking tiles), or 1 (a bound
+// below every allocation, for a check that must refuse no tile that fits).
+enum class NonAffineSpan { kProductOfTiles, kOne };
+
+// The layout (footprint.h) of the tiles of `problem`'s inputs, over
+// factors: loop l's tile is the product of the factors whose indices
+// `loop_factors[l]` lists (none: a tile of 1), at most the loop's extent;
+// loops numbered as TileProblem says, one entry per spatial and reduction
+// loop.
+std::vector<int64_t> TileFootprintLayout(
+    const TileProblem& problem,
+    const std::vector<std::vector<int64_t>>& loop_factors,
+    NonAffineSpan non_affine);
 
 // The problem of `block` in `program`, when its loops are its own (each
 // bound to one of its iteration variables, one per variable, as in an

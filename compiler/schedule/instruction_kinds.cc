@@ -32,6 +32,7 @@ const InstructionKind& SamplePerfectTileInstruction();      // sampling.cc
 const InstructionKind& SampleCategoricalInstruction();      // sampling.cc
 const InstructionKind& SampleComputeLocationInstruction();  // sampling.cc
 const InstructionKind& CheckProductInstruction();
+const InstructionKind& CheckFootprintInstruction();
 
 const std::vector<const InstructionKind*>& InstructionKinds() {
   static const auto* const kinds = new std::vector<const InstructionKind*>{
@@ -60,6 +61,7 @@ const std::vector<const InstructionKind*>& InstructionKinds() {
       &SampleCategoricalInstruction(),
       &SampleComputeLocationInstruction(),
       &CheckProductInstruction(),
+      &CheckFootprintInstruction(),
   };
   return *kinds;
 }

@@ -147,6 +147,16 @@ class ConcreteSchedule {
   // that use them (compiler/schedule/primitive/check_product.cc).
   virtual absl::Status CheckProduct(const std::vector<Factor>& factors,
                                     int64_t at_most, const std::string& what);
+  // Refuses (FailedPrecondition naming the bound, `what` and the values)
+  // unless the footprint of `layout` over `factors` (footprint.h; sampled
+  // values or constants, not None) is at most `at_most`: a design space's
+  // bound on tiles that sampled values size together (a GPU block's shared
+  // memory), checked before the primitives that build them
+  // (compiler/schedule/primitive/check_footprint.cc). InvalidArgument for a
+  // malformed layout.
+  virtual absl::Status CheckFootprint(const std::vector<Factor>& factors,
+                                      const std::vector<int64_t>& layout,
+                                      int64_t at_most, const std::string& what);
 
  protected:
   // Called by every primitive once it succeeded: builds its instruction of

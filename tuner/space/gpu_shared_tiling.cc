@@ -5,10 +5,14 @@
 
 #include "base/status_macros.h"
 #include "compiler/schedule/gpu_shared_tile.h"
+#include "compiler/schedule/gpu_tile_choice.h"
 #include "tuner/space/block_nest.h"
 
 namespace lathe::tuner {
 namespace {
+
+// The bytes of a float32, the only element type CUDA C is generated for.
+constexpr int64_t kFloatBytes = 4;
 
 // Whether `block` is a reduction the tile is meant for (see the header).
 bool WantsSharedTile(const Program& program, const BlockNode& block) {
@@ -43,6 +47,7 @@ bool WantsSharedTile(const Program& program, const BlockNode& block) {
 // a thread's register tile, the threads of a block and the block's
 // registers.
 absl::StatusOr<SharedTileFactors> SampleFactors(const Target& target,
+                                                const TileProblem& problem,
                                                 ConcreteSchedule* sch,
                                                 const SharedTileLoops& loops) {
   SharedTileFactors f;
@@ -68,6 +73,28 @@ absl::StatusOr<SharedTileFactors> SampleFactors(const Target& target,
   LATHE_ASSIGN_OR_RETURN(ExprRV lanes,
                          sch->SampleCategorical({1, 2, 4}, {1, 1, 1}));
   f.lanes = lanes;
+  // The tiles' shared memory: each loop's tile as factors (a spatial loop's
+  // groups x threads x registers, the chunk, the other reduction loops
+  // whole), float32 elements.
+  std::vector<Factor> tile_factors;
+  std::vector<std::vector<int64_t>> loop_factors;
+  auto add = [&](std::vector<Factor> factors) {
+    loop_factors.emplace_back();
+    for (Factor& f : factors) {
+      loop_factors.back().push_back(static_cast<int64_t>(tile_factors.size()));
+      tile_factors.push_back(std::move(f));
+    }
+  };
+  for (const std::optional<SharedTileAxis>& axis : f.axes) {
+    if (axis.has_value()) {
+      add({axis->groups, axis->threads, axis->registers});
+    } else {
+      add({});
+    }
+  }
+  add({f.k_chunk});
+  for (size_t r = 1; r < loops.reduce_extents.size(); ++r)
+    add({Factor{loops.reduce_extents[r]}});
   if (!registers.empty()) {
     LATHE_RETURN_IF_ERROR(sch->CheckProduct(registers, kMaxRegistersPerThread,
                                             "a thread's registers"));
@@ -79,6 +106,15 @@ absl::StatusOr<SharedTileFactors> SampleFactors(const Target& target,
     LATHE_RETURN_IF_ERROR(sch->CheckProduct(block_registers,
                                             target.gpu.registers_per_block,
                                             "registers-per-block"));
+  }
+  // A lower bound on what the code generator allocates (non-affine indices
+  // count 1), so that no point that fits is refused.
+  if (loop_factors.size() == problem.spatial.size() + problem.reduce.size()) {
+    LATHE_RETURN_IF_ERROR(sch->CheckFootprint(
+        tile_factors,
+        TileFootprintLayout(problem, loop_factors, NonAffineSpan::kOne),
+        target.gpu.max_shared_memory_per_block / kFloatBytes,
+        "max-shared-memory-per-block, float32 elements"));
   }
   return f;
 }
@@ -102,8 +138,15 @@ GpuSharedTiling::Apply(std::unique_ptr<TracedSchedule> schedule,
   // the same for every point, so the first point that fits gives it;
   // the seeds are the fork's, so the space is the same every run.
   const Target& target = context.target;
-  auto choose = [&target](ConcreteSchedule* sch, const SharedTileLoops& loops) {
-    return SampleFactors(target, sch, loops);
+  const std::optional<TileProblem> problem = TileProblemOf(
+      schedule->program(), *node, target.gpu.max_threads_per_block);
+  if (!problem.has_value()) {
+    out.push_back(std::move(schedule));
+    return out;
+  }
+  auto choose = [&target, &problem](ConcreteSchedule* sch,
+                                    const SharedTileLoops& loops) {
+    return SampleFactors(target, *problem, sch, loops);
   };
   for (int attempt = 0; attempt < kSamplingAttempts; ++attempt) {
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> tiled,

@@ -16,11 +16,14 @@
 // search and its mutators (tile sizes, categorical) explore. Right after the
 // samples, check_product refuses a point whose thread register tile passes
 // kMaxRegistersPerThread (compiler/target/target.h), whose threads pass the
-// target's max-threads-per-block or whose registers its registers-per-block:
-// such a draw fails there, before its primitives, and is drawn again. Other
-// points a device cannot run (too much shared memory) are refused when the
-// candidate is built (the CUDA code generator's limits), before any
-// measurement.
+// target's max-threads-per-block or whose registers its registers-per-block,
+// and check_footprint one whose tiles (their elements, halos included:
+// gpu_tile_choice.h's TileFootprintLayout) pass the target's shared memory:
+// such a draw fails there, before its primitives, and is drawn again. The
+// few points the checks let through that a device cannot run (buffers a
+// little larger than their tiles, rounded to the copy's threads) are
+// refused when the candidate is built (the CUDA code generator's limits),
+// before any measurement.
 //
 // Applies to a reduction block whose loops are its own, with two spatial
 // loops of more than one iteration, at least kMinOutputs outputs and a

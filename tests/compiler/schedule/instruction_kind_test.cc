@@ -68,6 +68,11 @@ const std::vector<Recorded>& Corpus() {
     LoopRV i = checked.GetLoops(checked.GetBlock("C").value()).value()[0];
     std::vector<ExprRV> tile = checked.SamplePerfectTile(i, 2, 4).value();
     EXPECT_TRUE(checked.CheckProduct({tile[1], int64_t{2}}, 8, "test").ok());
+    // One input of one dimension, spanning tile[1] x 2.
+    EXPECT_TRUE(checked
+                    .CheckFootprint({tile[1], int64_t{2}},
+                                    {1, 1, 1, 1, 16, 2, 0, 1}, 8, "test")
+                    .ok());
     out->push_back({matmul, checked.trace()});
     return out;
   }();

@@ -6,8 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/interp/interpreter.h"
+#include "compiler/schedule/replay.h"
 #include "tests/compiler/schedule/same_result.h"
 #include "tests/tuner/space/space_test_util.h"
 
@@ -74,6 +78,48 @@ TEST(GpuSharedTiling, TilesAConvolutionAsAnImplicitGemm) {
   absl::StatusOr<Program> lowered = LowerProgram(sch->program());
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   EXPECT_TRUE(lathe::testing::CheckSameResult(f.initial, *lowered).ok());
+}
+
+// check_footprint bounds the tiles' shared memory right after sampling,
+// and soundly: for sampled points of ResNet's batch-16 layer that the code
+// generator accepts, the footprint it checks is never more than the shared
+// memory then allocated (the same point replays with the bound lowered to
+// that), so it refuses no point a device could run.
+TEST(GpuSharedTiling, ChecksTheTilesSharedMemoryWithoutRefusingAFit) {
+  const Target target = Sm80();
+  RuleFixture f("conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1", target);
+  std::unique_ptr<TracedSchedule> sch = ApplyTo(f, Reduction(f));
+  Trace space = sch->trace();
+  ASSERT_EQ(CountInstructions(space, "check_footprint"), 1);
+  size_t check = 0;
+  while (space.instructions[check].kind != "check_footprint") ++check;
+  space.decisions.clear();
+  int points = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE(seed);
+    auto point = SampleTrace(space, f.initial, {}, seed);
+    if (!point.ok()) continue;
+    absl::StatusOr<Program> lowered = LowerProgram((*point)->program());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    absl::StatusOr<cuda::CudaModule> module =
+        cuda::GenerateCuda(*lowered, target);
+    // A buffer rounded up to the copy's threads can still pass the limit:
+    // the check is sound, not complete.
+    if (!module.ok()) continue;
+    int64_t shared = 0;
+    for (const cuda::CudaKernel& k : module->kernels)
+      shared = std::max(shared, k.shared_bytes);
+    Trace tight = space;
+    for (auto& [name, value] : tight.instructions[check].attrs) {
+      if (name == "at_most") value = shared / 4;
+    }
+    absl::Status replayed =
+        ReplayTrace(tight, f.initial, (*point)->trace().decisions).status();
+    EXPECT_TRUE(replayed.ok()) << replayed << "\n"
+                               << (*point)->trace().ToText();
+    ++points;
+  }
+  EXPECT_GE(points, 6);
 }
 
 TEST(GpuSharedTiling, LeavesCpuTargetsAndOtherBlocksAlone) {
