@@ -46,16 +46,16 @@ inline constexpr int64_t kMaxTileRegistersPerAxis = 8;
 inline constexpr int64_t kMinTileRegisters = 4;
 inline constexpr int64_t kMaxTileRegisters = 32;
 inline constexpr int64_t kMaxTileKChunk = 32;
-// Below the CUDA code generator's region of 1,536 unrolled stores, so that a
-// chunk's products are unrolled whole.
+// The CUDA code generator's bound on one unrolled region's stores
+// (kMaxUnrolledRegion, which this layer cannot see), so that a chunk's
+// products are unrolled whole.
 inline constexpr int64_t kMaxTileUnrolledProducts = 1536;
 inline constexpr double kMinTileIntensity = 8.0;
 inline constexpr int64_t kTargetBlocks = 256;
 // Bounds on the work of a ranking, whatever the loops: the last
 // kMaxTiledLoops spatial loops of more than one iteration are tiled (a
 // convolution's n, k, p, q), the others stay whole; the enumeration stops
-// after kMaxTileVisits tiles and partial tiles (about a tenth of a second),
-// ranking what it has seen.
+// after kMaxTileVisits tiles and partial tiles, ranking what it has seen.
 inline constexpr size_t kMaxTiledLoops = 4;
 inline constexpr int64_t kMaxTileVisits = 1000000;
 
