@@ -174,6 +174,13 @@ absl::StatusOr<Target> TargetFor(const std::string& text) {
   return cuda::ParseCudaTarget(text);
 }
 
+// A kernel's launch: "NAME grid=(x,y,z) block=(x,y,z) shared=BYTES".
+std::string LaunchText(const cuda::CudaKernel& k) {
+  return absl::StrCat(k.name, " grid=(", k.grid.x, ",", k.grid.y, ",", k.grid.z,
+                      ") block=(", k.block.x, ",", k.block.y, ",", k.block.z,
+                      ") shared=", k.shared_bytes);
+}
+
 int PrintSource(const std::string& spec, const std::string& target_text,
                 const std::string& trace_file, bool ptx,
                 const std::string& emit_dir, const std::string& emit_name) {
@@ -241,14 +248,8 @@ int PrintSource(const std::string& spec, const std::string& target_text,
     std::fputs(compiled->ptx.c_str(), stdout);
     return 0;
   }
-  for (const cuda::CudaKernel& k : program->module.kernels) {
-    std::printf(
-        "// launch %s grid=(%lld,%lld,%lld) block=(%lld,%lld,%lld) "
-        "shared=%lld\n",
-        k.name.c_str(), (long long)k.grid.x, (long long)k.grid.y,
-        (long long)k.grid.z, (long long)k.block.x, (long long)k.block.y,
-        (long long)k.block.z, (long long)k.shared_bytes);
-  }
+  for (const cuda::CudaKernel& k : program->module.kernels)
+    std::printf("// launch %s\n", LaunchText(k).c_str());
   std::fputs(program->module.source.c_str(), stdout);
   return 0;
 }
@@ -420,8 +421,8 @@ std::optional<ConvShape> ConvShapeOf(const std::string& spec) {
   return shape;
 }
 
-// A convolution's schedule (`trace`, printed as `label`) against cuDNN's
-// fastest fp32 algorithm on the same inputs.
+// A convolution's schedule (`trace`, printed as `label` with its kernels'
+// launches) against cuDNN's fastest fp32 algorithm on the same inputs.
 bool CompareWithCudnn(cuda::CudaDevice* device, const Target& target,
                       const std::string& spec, const ConvShape& shape,
                       const Trace& trace, const std::string& label) {
@@ -476,14 +477,18 @@ bool CompareWithCudnn(cuda::CudaDevice* device, const Target& target,
   }
   const int64_t terms = int64_t{shape.c} * shape.r * shape.s;
   const double tolerance = 1e-5 * static_cast<double>(terms);
+  std::string launches;
+  for (const cuda::CudaKernel& k : (*loaded)->module().kernels)
+    absl::StrAppend(&launches, " [", LaunchText(k), "]");
   const double flop = 2.0 * static_cast<double>(y_elements) * terms;
   std::printf(
-      "%s cudnn comparison %s: lathe %s %.4f ms (%.0f GFLOP/s), cuDNN "
+      "%s cudnn comparison %s: lathe %s%s %.4f ms (%.0f GFLOP/s), cuDNN "
       "(algorithm %d) %.4f ms (%.0f GFLOP/s), ratio lathe/cudnn throughput "
       "%.3f, max |difference| %.2e (tolerance %.2e)\n",
       max_error <= tolerance ? "PASS" : "FAIL", spec.c_str(), label.c_str(),
-      *lathe_ms, flop / (*lathe_ms * 1e6), (*cudnn)->algorithm(), *cudnn_ms,
-      flop / (*cudnn_ms * 1e6), *cudnn_ms / *lathe_ms, max_error, tolerance);
+      launches.c_str(), *lathe_ms, flop / (*lathe_ms * 1e6),
+      (*cudnn)->algorithm(), *cudnn_ms, flop / (*cudnn_ms * 1e6),
+      *cudnn_ms / *lathe_ms, max_error, tolerance);
   std::fflush(stdout);
   return max_error <= tolerance;
 }
@@ -557,8 +562,9 @@ absl::StatusOr<std::optional<PeerTime>> TimePeer(cuda::CudaDevice* device,
 // shared-memory tile (the default's) and the next kConvVariantTiles - 1
 // distinct ones the ranking builds, then without one (the plain binding),
 // each against cuDNN on the same inputs, each labelled with the rank it was
-// asked for and its launch (grid, block, shared bytes): the figures to
-// check the ranking's score against. Whether every comparison passed.
+// asked for (CompareWithCudnn adds its launch: grid, block, shared bytes):
+// the figures to check the ranking's score against. Whether every comparison
+// passed.
 constexpr int kConvVariantTiles = 5;
 constexpr int64_t kConvVariantMaxRank = 16;
 bool CompareConvVariants(cuda::CudaDevice* device, const Target& target,
@@ -585,19 +591,6 @@ bool CompareConvVariants(cuda::CudaDevice* device, const Target& target,
     options.ranked_tile = rank;
     return DefaultGpuSchedule(*initial, options);
   };
-  // "rank R: grid=(..) block=(..) shared=B" for each kernel of `trace`.
-  auto label = [&](const std::string& what, const Trace& trace) {
-    std::string text = what;
-    absl::StatusOr<cuda::CudaProgram> program =
-        cuda::MakeCudaProgram(*workload, &trace, target);
-    if (!program.ok()) return text;
-    for (const cuda::CudaKernel& k : program->module.kernels) {
-      absl::StrAppend(&text, " grid=(", k.grid.x, ",", k.grid.y, ",", k.grid.z,
-                      ") block=(", k.block.x, ",", k.block.y, ",", k.block.z,
-                      ") shared=", k.shared_bytes);
-    }
-    return text;
-  };
   absl::StatusOr<Trace> plain = schedule(-1);
   if (!plain.ok()) return fail(plain.status());
   bool ok = true;
@@ -610,13 +603,12 @@ bool CompareConvVariants(cuda::CudaDevice* device, const Target& target,
     if (*trace == *plain) break;  // no ranked tile from this rank on
     if (std::find(timed.begin(), timed.end(), *trace) != timed.end()) continue;
     ok &= CompareWithCudnn(device, target, spec, *shape, *trace,
-                           label(rank == 0 ? "default (ranked tile 0)"
-                                           : absl::StrCat("ranked tile ", rank),
-                                 *trace));
+                           rank == 0 ? "default (ranked tile 0)"
+                                     : absl::StrCat("ranked tile ", rank));
     timed.push_back(*std::move(trace));
   }
   ok &= CompareWithCudnn(device, target, spec, *shape, *plain,
-                         label("without a ranked tile", *plain));
+                         "without a ranked tile");
   return ok;
 }
 

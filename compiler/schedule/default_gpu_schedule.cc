@@ -532,28 +532,30 @@ constexpr std::pair<Strategy, const char*> kReductionStrategies[] = {
     {&ScheduleRegisterTile, "register tile"},
     {&ScheduleRankedSharedTile, "ranked shared-memory tile"}};
 
-// Whether step 2 would give reduction `name` of `program` the ranked
-// shared-memory tile: every strategy before it refused on a scratch copy,
-// and it built.
-bool TakesRankedTile(const Program& program, const std::string& name,
+// Whether step 2 would give reduction `name` of `program` a shared-memory
+// tile (fixed or ranked): every strategy before it refused on a scratch
+// copy, and it built.
+bool TakesSharedTile(const Program& program, const std::string& name,
                      const DefaultGpuScheduleOptions& options) {
   const BlockNode* node = program.FindBlock(name);
   if (node == nullptr || !node->IsReduction() || !OwnsItsLoops(program, *node))
     return false;
   for (const auto& [strategy, what] : kReductionStrategies) {
     ConcreteSchedule scratch(program);
-    if (strategy(&scratch, name, options, nullptr).ok())
-      return strategy == &ScheduleRankedSharedTile;
+    if (strategy(&scratch, name, options, nullptr).ok()) {
+      return strategy == &ScheduleSharedTile ||
+             strategy == &ScheduleRankedSharedTile;
+    }
   }
   return false;
 }
 
 // Whether step 1 keeps stage `name` (not inlined into its reader): its only
-// reader is a reduction that will get the ranked shared-memory tile, and it
-// calls no math function, so that the tile folds it into its copy (a
-// convolution's padding: a guarded load once per element of the tile,
-// rather than a condition in every product).
-bool KeptForRankedTile(const Program& program, const std::string& name,
+// reader is a reduction that will get a shared-memory tile, and it calls
+// no math function, so that the tile folds it into its copy
+// (gpu_shared_tile.h: a convolution's padding tested once per element of
+// the tile, rather than in every product).
+bool KeptForSharedTile(const Program& program, const std::string& name,
                        const DefaultGpuScheduleOptions& options) {
   const BlockNode* stage = program.FindBlock(name);
   const auto* store =
@@ -565,7 +567,7 @@ bool KeptForRankedTile(const Program& program, const std::string& name,
   absl::StatusOr<std::vector<BlockRV>> readers = probe.GetConsumers(*block);
   if (!readers.ok() || readers->size() != 1) return false;
   absl::StatusOr<std::string> reader = probe.BlockName(readers->front());
-  return reader.ok() && TakesRankedTile(program, *reader, options);
+  return reader.ok() && TakesSharedTile(program, *reader, options);
 }
 
 }  // namespace
@@ -655,7 +657,7 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
   };
   // 1. Inline, each candidate tried on a copy first so that a block that
   //    stays leaves nothing in the trace.
-  //    Stages kept for a ranked tile's copy are scheduled last, in step 2,
+  //    Stages kept for a shared tile's copy are scheduled last, in step 2,
   //    when the tile has not folded them.
   std::set<std::string> kept;
   using InlineFn = absl::Status (*)(Program*, const std::string&);
@@ -670,7 +672,7 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
     for (const std::string& name : names) {
       if (sch.program().FindBlock(name) == nullptr) continue;
       if (!reverse && options.tiles &&
-          KeptForRankedTile(sch.program(), name, options)) {
+          KeptForSharedTile(sch.program(), name, options)) {
         kept.insert(name);
         continue;
       }

@@ -8,11 +8,11 @@
 //     readers, then every one left that reverse_compute_inline accepts into
 //     its producer (padding, bias, relu leave no stage of their own);
 //     except a stage that calls no math function whose only reader will
-//     get the ranked shared-memory tile below: the tile folds it into the
-//     copy of its input (a convolution's padding tested once per element
-//     copied, not in every product).
+//     get a shared-memory tile below (fixed or ranked): the tile folds it
+//     into the copy of its input (a convolution's padding tested once per
+//     element copied, not in every product).
 //  2. For each block left whose loops are its own (one loop per iteration
-//     variable), in program order (a stage kept for a ranked tile last,
+//     variable), in program order (a stage kept for a shared tile last,
 //     when the tile has not folded it), a cross-thread reduction, a
 //     shared-memory tile, a register tile or a ranked shared-memory tile when
 //     one fits (tried in that order), else the plain binding below. The

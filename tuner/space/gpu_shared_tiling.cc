@@ -80,9 +80,9 @@ absl::StatusOr<SharedTileFactors> SampleFactors(const Target& target,
   std::vector<std::vector<int64_t>> loop_factors;
   auto add = [&](std::vector<Factor> factors) {
     loop_factors.emplace_back();
-    for (Factor& f : factors) {
+    for (Factor& factor : factors) {
       loop_factors.back().push_back(static_cast<int64_t>(tile_factors.size()));
-      tile_factors.push_back(std::move(f));
+      tile_factors.push_back(std::move(factor));
     }
   };
   for (const std::optional<SharedTileAxis>& axis : f.axes) {

@@ -107,6 +107,8 @@ class LoadedModule {
   absl::Status Launch();
   // The device address of a parameter's buffer.
   DevicePtr ParamPointer(int param_index) const;
+  // The module it was loaded from (its kernels and their launches).
+  const CudaModule& module() const { return module_; }
 
  private:
   LoadedModule() = default;

@@ -11,43 +11,54 @@
 #include "compiler/schedule/replay.h"
 
 namespace lathe::cuda {
+namespace {
 
-absl::StatusOr<Trace> DefaultCudaTrace(const Program& initial,
-                                       const Target& target) {
+// `trace` replayed on `initial`, lowered and turned into CUDA C.
+absl::StatusOr<CudaProgram> Build(const Program& initial, const Trace& trace,
+                                  const Target& target) {
+  CudaProgram out;
+  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> scheduled,
+                         ReplayTrace(trace, initial));
+  out.trace = scheduled->trace();
+  out.structural_hash = StructuralHashHex(scheduled->program());
+  LATHE_ASSIGN_OR_RETURN(out.lowered, LowerProgram(scheduled->program()));
+  LATHE_ASSIGN_OR_RETURN(out.module, GenerateCuda(out.lowered, target));
+  return out;
+}
+
+// The default program (DefaultCudaTrace), built once.
+absl::StatusOr<CudaProgram> BuildDefault(const Program& initial,
+                                         const Target& target) {
   DefaultGpuScheduleOptions options;
   options.threads_per_block = std::min<int64_t>(
       options.threads_per_block, target.gpu.max_threads_per_block);
   LATHE_ASSIGN_OR_RETURN(Trace tiled, DefaultGpuSchedule(initial, options));
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> scheduled,
-                         ReplayTrace(tiled, initial));
-  LATHE_ASSIGN_OR_RETURN(Program lowered, LowerProgram(scheduled->program()));
-  absl::StatusOr<CudaModule> module = GenerateCuda(lowered, target);
-  if (module.ok() || !absl::IsFailedPrecondition(module.status())) {
-    if (!module.ok()) return module.status();
-    return tiled;
+  absl::StatusOr<CudaProgram> built = Build(initial, tiled, target);
+  if (!built.ok() && absl::IsFailedPrecondition(built.status())) {
+    options.tiles = false;
+    LATHE_ASSIGN_OR_RETURN(Trace untiled, DefaultGpuSchedule(initial, options));
+    built = Build(initial, untiled, target);
   }
-  options.tiles = false;
-  return DefaultGpuSchedule(initial, options);
+  if (built.ok()) built->default_schedule = true;
+  return built;
+}
+
+}  // namespace
+
+absl::StatusOr<Trace> DefaultCudaTrace(const Program& initial,
+                                       const Target& target) {
+  LATHE_ASSIGN_OR_RETURN(CudaProgram program, BuildDefault(initial, target));
+  return program.trace;
 }
 
 absl::StatusOr<CudaProgram> MakeCudaProgram(const Workload& workload,
                                             const Trace* trace,
                                             const Target& target) {
   LATHE_ASSIGN_OR_RETURN(Program initial, workload.InitialProgram());
-  CudaProgram out;
-  if (trace != nullptr) {
-    out.trace = *trace;
-  } else {
-    LATHE_ASSIGN_OR_RETURN(out.trace, DefaultCudaTrace(initial, target));
-    out.default_schedule = true;
-  }
-  LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> scheduled,
-                         ReplayTrace(out.trace, initial));
-  out.trace = scheduled->trace();
+  LATHE_ASSIGN_OR_RETURN(CudaProgram out, trace != nullptr
+                                              ? Build(initial, *trace, target)
+                                              : BuildDefault(initial, target));
   out.trace.workload = workload.CanonicalForm();
-  out.structural_hash = StructuralHashHex(scheduled->program());
-  LATHE_ASSIGN_OR_RETURN(out.lowered, LowerProgram(scheduled->program()));
-  LATHE_ASSIGN_OR_RETURN(out.module, GenerateCuda(out.lowered, target));
   return out;
 }
 

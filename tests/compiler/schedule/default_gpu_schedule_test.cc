@@ -43,6 +43,7 @@ std::vector<std::string> OddSpecs() {
   specs.push_back("batch_matmul:B=2,M=64,N=64,K=8");
   specs.push_back("dense:M=64,N=64,K=12,bias=1,relu=1");
   specs.push_back("conv2d_nhwc:N=1,C=2,H=3,W=33,K=128,R=2,S=2");
+  specs.push_back("conv2d_nhwc:N=1,C=16,H=3,W=64,K=128,R=1,S=3,pad=1");
   // Shapes that get a ranked shared-memory tile (extents of 14 and 100,
   // which the two tiles above do not divide).
   specs.push_back("conv2d_nchw:N=2,C=16,H=14,W=14,K=32,R=3,S=3,pad=1");
@@ -259,6 +260,17 @@ TEST(DefaultGpuSchedule, ConvolutionsAtResNetExtentsGetARankedTile) {
 TEST(DefaultGpuSchedule, RankedTilesFoldAPaddingOfAnySize) {
   const std::string text =
       LoweredText("conv2d_nchw:N=1,C=8,H=28,W=28,K=32,R=3,S=3,pad=1");
+  EXPECT_NE(text.find("alloc pad_shared: float32["), std::string::npos) << text;
+  EXPECT_EQ(text.find("alloc pad:"), std::string::npos) << text;
+}
+
+// The fixed 16x16-thread tile folds a padding the same way.
+TEST(DefaultGpuSchedule, FixedSharedTilesFoldThePaddingToo) {
+  const std::string text =
+      LoweredText("conv2d_nhwc:N=1,C=16,H=3,W=64,K=128,R=1,S=3,pad=1");
+  EXPECT_NE(text.find("in range(256) thread_binding(threadIdx.x)"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("alloc pad_shared: float32["), std::string::npos) << text;
   EXPECT_EQ(text.find("alloc pad:"), std::string::npos) << text;
 }

@@ -55,6 +55,8 @@ std::vector<std::string> Specs() {
   // the copy of the input's tile.
   specs.push_back("conv2d_nchw:N=2,C=16,H=14,W=14,K=32,R=3,S=3,pad=1");
   specs.push_back("conv2d_nchw:N=1,C=8,H=28,W=28,K=32,R=3,S=3,pad=1");
+  // A padding folded into the fixed shared tile's copy.
+  specs.push_back("conv2d_nhwc:N=1,C=16,H=3,W=64,K=128,R=1,S=3,pad=1");
   // Shared-memory tiles: 8x8, 4x4 (with an epilogue) and 4x4 accumulators
   // per thread, batched.
   specs.push_back("matmul:M=128,N=128,K=32");
