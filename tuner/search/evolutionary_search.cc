@@ -144,6 +144,22 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
     if (seen.insert(c->lowered_hash).second)
       population.push_back(*std::move(c));
   }
+  // Each space's own point: the decisions its rules recorded, which a
+  // rule may have chosen (gpu_shared_tiling.h: the best ranked tile).
+  for (int s = 0; s < num_spaces; ++s) {
+    if (stopping()) return std::vector<Candidate>{};
+    absl::StatusOr<Candidate> c =
+        BuildCandidate(task_, s, task_.spaces[s], task_.spaces[s].decisions,
+                       StreamSeed(seed, kInitial, 2000000 + s));
+    if (!c.ok()) {
+      ++stats.invalid;  // refused by the code generator, say
+      continue;
+    }
+    ++stats.built;
+    c->space_key = SpaceKey(s, task_.spaces[s]);
+    if (seen.insert(c->lowered_hash).second)
+      population.push_back(*std::move(c));
+  }
   std::vector<Candidate> fresh;  // unmeasured fresh samples: exploration picks
   int64_t attempts = 0;
   const int64_t max_attempts = static_cast<int64_t>(options_.population) *

@@ -3,7 +3,9 @@
 // MetaSchedule's search, in C++).
 //
 // The initial population mixes the best measured programs (warm start: from
-// this run and from the database) with fresh samples of the design spaces.
+// this run and from the database), each design space's own point (the
+// decisions its trace records: a rule may choose them, as GpuSharedTiling
+// takes the best ranked tile) and fresh samples of the design spaces.
 // Each generation mutates parents chosen by the cost model's scores (better
 // scored, more likely), validates every child by building it, and keeps the
 // best. The batch is mostly the best-predicted candidates never measured,

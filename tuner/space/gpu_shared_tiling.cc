@@ -1,6 +1,8 @@
 // GpuSharedTiling (gpu_shared_tiling.h).
 #include "tuner/space/gpu_shared_tiling.h"
 
+#include <iterator>
+#include <optional>
 #include <utility>
 
 #include "base/status_macros.h"
@@ -13,6 +15,16 @@ namespace {
 
 // The bytes of a float32, the only element type CUDA C is generated for.
 constexpr int64_t kFloatBytes = 4;
+
+// The copies' vector widths the space samples from.
+constexpr int64_t kLanes[] = {1, 2, 4};
+
+// A point of the space to take instead of sampling one: a ranked tile
+// (gpu_tile_choice.h) with the copies' width kLanes[lanes].
+struct WantedPoint {
+  const TileChoice* tile = nullptr;
+  int64_t lanes = 0;
+};
 
 // Whether `block` is a reduction the tile is meant for (see the header).
 bool WantsSharedTile(const Program& program, const BlockNode& block) {
@@ -45,33 +57,61 @@ bool WantsSharedTile(const Program& program, const BlockNode& block) {
 // values size together, checked before any primitive uses them (a point
 // past one would be refused by the code generator after its whole replay):
 // a thread's register tile, the threads of a block and the block's
-// registers.
-absl::StatusOr<SharedTileFactors> SampleFactors(const Target& target,
-                                                const TileProblem& problem,
-                                                ConcreteSchedule* sch,
-                                                const SharedTileLoops& loops) {
+// registers. With `wanted`, its tile is taken as the decisions: a loop's
+// registers in 2 runs when they are 8 (as the default GPU schedule makes
+// them), the copies `wanted.lanes` wide.
+absl::StatusOr<SharedTileFactors> SampleFactors(
+    const Target& target, const TileProblem& problem, ConcreteSchedule* sch,
+    const SharedTileLoops& loops, const std::optional<WantedPoint>& wanted) {
+  if (wanted.has_value() &&
+      (wanted->tile->threads.size() != loops.spatial.size() ||
+       loops.reduce.empty())) {
+    return absl::InvalidArgumentError(
+        "the ranked tile does not have the block's loops");
+  }
   SharedTileFactors f;
   f.axes.resize(loops.spatial.size());
   std::vector<Factor> registers, threads;
   for (size_t d = 0; d < loops.spatial.size(); ++d) {
     if (loops.spatial_extents[d] == 1) continue;
+    std::optional<std::vector<int64_t>> tile_decision;
+    std::optional<int64_t> groups_decision;
+    if (wanted.has_value()) {
+      const int64_t t = wanted->tile->threads[d];
+      const int64_t r = wanted->tile->registers[d];
+      const int64_t runs = r >= 8 && r % 2 == 0 ? 2 : 1;
+      tile_decision = {loops.spatial_extents[d] / (t * (r / runs)), t,
+                       r / runs};
+      groups_decision = runs - 1;
+    }
     LATHE_ASSIGN_OR_RETURN(
         std::vector<ExprRV> tile,
         sch->SamplePerfectTile(loops.spatial[d], 3,
-                               GpuSharedTiling::kMaxRegistersPerAxis));
-    LATHE_ASSIGN_OR_RETURN(ExprRV groups,
-                           sch->SampleCategorical({1, 2}, {1, 1}));
+                               GpuSharedTiling::kMaxRegistersPerAxis,
+                               tile_decision));
+    LATHE_ASSIGN_OR_RETURN(
+        ExprRV groups, sch->SampleCategorical({1, 2}, {1, 1}, groups_decision));
     f.axes[d] = SharedTileAxis{tile[1], tile[2], groups};
     threads.push_back(tile[1]);
     registers.push_back(tile[2]);
     registers.push_back(groups);
   }
-  LATHE_ASSIGN_OR_RETURN(std::vector<ExprRV> k,
-                         sch->SamplePerfectTile(loops.reduce.front(), 2,
-                                                GpuSharedTiling::kMaxKChunk));
+  std::optional<std::vector<int64_t>> k_decision;
+  std::optional<int64_t> lanes_decision;
+  if (wanted.has_value()) {
+    const int64_t chunk = wanted->tile->k_chunk;
+    k_decision = {loops.reduce_extents.front() / chunk, chunk};
+    lanes_decision = wanted->lanes;
+  }
+  LATHE_ASSIGN_OR_RETURN(
+      std::vector<ExprRV> k,
+      sch->SamplePerfectTile(loops.reduce.front(), 2,
+                             GpuSharedTiling::kMaxKChunk, k_decision));
   f.k_chunk = k[1];
-  LATHE_ASSIGN_OR_RETURN(ExprRV lanes,
-                         sch->SampleCategorical({1, 2, 4}, {1, 1, 1}));
+  LATHE_ASSIGN_OR_RETURN(
+      ExprRV lanes,
+      sch->SampleCategorical({std::begin(kLanes), std::end(kLanes)}, {1, 1, 1},
+                             lanes_decision));
   f.lanes = lanes;
   // The tiles' shared memory: each loop's tile as factors (a spatial loop's
   // groups x threads x registers, the chunk, the other reduction loops
@@ -144,9 +184,29 @@ GpuSharedTiling::Apply(std::unique_ptr<TracedSchedule> schedule,
     out.push_back(std::move(schedule));
     return out;
   }
+  // The space's own point (the decisions its trace records, where the
+  // search starts: evolutionary_search.h) is the best ranked tile that
+  // builds, with the widest copies that fit, as the default GPU schedule
+  // would choose it; a sampled point when none builds.
+  for (const TileChoice& tile : RankSharedTiles(*problem, kRankedPointsTried)) {
+    for (int64_t lanes = std::size(kLanes) - 1; lanes >= 0; --lanes) {
+      const WantedPoint wanted{&tile, lanes};
+      LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> tiled,
+                             ForkSchedule(*schedule, *context.initial));
+      if (ApplySharedTile(
+              tiled.get(), block, /*fuse_reductions=*/false,
+              [&](ConcreteSchedule* sch, const SharedTileLoops& loops) {
+                return SampleFactors(target, *problem, sch, loops, wanted);
+              })
+              .ok()) {
+        out.push_back(std::move(tiled));
+        return out;
+      }
+    }
+  }
   auto choose = [&target, &problem](ConcreteSchedule* sch,
                                     const SharedTileLoops& loops) {
-    return SampleFactors(target, *problem, sch, loops);
+    return SampleFactors(target, *problem, sch, loops, std::nullopt);
   };
   for (int attempt = 0; attempt < kSamplingAttempts; ++attempt) {
     LATHE_ASSIGN_OR_RETURN(std::unique_ptr<TracedSchedule> tiled,

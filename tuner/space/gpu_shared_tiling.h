@@ -25,6 +25,14 @@
 // refused when the candidate is built (the CUDA code generator's limits),
 // before any measurement.
 //
+// The space's own point (the decisions its trace records, from which the
+// search starts) is the best of the block's ranked tiles
+// (gpu_tile_choice.h; the first kRankedPointsTried) that builds, with the
+// widest copies that fit, each loop's registers in 2 runs when they are 8:
+// the tile the default GPU schedule would take at extents its fixed tile
+// does not divide. When none builds, it is the first sampled point that
+// does.
+//
 // Applies to a reduction block whose loops are its own, with two spatial
 // loops of more than one iteration, at least kMinOutputs outputs and a
 // reduction of at least kMinReduction; a reduction with few outputs (what the
@@ -37,6 +45,7 @@
 // tests/tuner/space/gpu_shared_tiling_test.cc.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -59,6 +68,8 @@ class GpuSharedTiling : public ScheduleRule {
   // Points sampled to find one the tile fits (see the .cc) before the rule
   // gives up on the block.
   static constexpr int kSamplingAttempts = 32;
+  // Ranked tiles tried as the space's own point.
+  static constexpr size_t kRankedPointsTried = 16;
 
   std::string Name() const override { return "gpu_shared_tiling"; }
   absl::StatusOr<std::vector<std::unique_ptr<TracedSchedule>>> Apply(

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 #include <string>
@@ -162,6 +163,31 @@ TEST(EvolutionarySearch, WarmStartsFromMeasuredPrograms) {
   // The records themselves are measured: rebuilt, not proposed.
   for (const Candidate& c : warm)
     EXPECT_FALSE(measured.contains(c.structural_hash));
+}
+
+TEST(EvolutionarySearch, StartsFromEachSpacesOwnPoint) {
+  // A search of its initial population only: the batch is that population,
+  // which holds the program of each space's own point (the decisions its
+  // trace records), not only fresh samples.
+  const FakeModel model(/*trained=*/false);
+  SearchOptions options = SmallSearch();
+  options.generations = 0;
+  const std::vector<Candidate> batch = Batch(options, 64, model, 5);
+  const std::vector<Trace>& spaces = MatmulTask().spaces;
+  ASSERT_FALSE(spaces.empty());
+  for (size_t s = 0; s < spaces.size(); ++s) {
+    SCOPED_TRACE(s);
+    ASSERT_FALSE(spaces[s].decisions.empty());
+    absl::StatusOr<Candidate> own =
+        BuildCandidate(MatmulTask(), static_cast<int>(s), spaces[s],
+                       spaces[s].decisions, /*seed=*/1);
+    ASSERT_TRUE(own.ok()) << own.status();
+    EXPECT_TRUE(std::any_of(batch.begin(), batch.end(),
+                            [&](const Candidate& c) {
+                              return c.lowered_hash == own->lowered_hash;
+                            }))
+        << spaces[s].ToText();
+  }
 }
 
 TEST(EvolutionarySearch, SkipsARecordThatNoLongerReplays) {

@@ -11,6 +11,7 @@
 #include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/interp/interpreter.h"
+#include "compiler/schedule/gpu_tile_choice.h"
 #include "compiler/schedule/replay.h"
 #include "tests/compiler/schedule/same_result.h"
 #include "tests/tuner/space/space_test_util.h"
@@ -120,6 +121,107 @@ TEST(GpuSharedTiling, ChecksTheTilesSharedMemoryWithoutRefusingAFit) {
     ++points;
   }
   EXPECT_GE(points, 6);
+}
+
+// The decisions of the sampling instructions of `kind`, in trace order.
+std::vector<std::vector<int64_t>> DecisionsOf(const Trace& trace,
+                                              const std::string& kind) {
+  std::vector<std::vector<int64_t>> out;
+  for (size_t i = 0; i < trace.instructions.size(); ++i) {
+    if (trace.instructions[i].kind != kind) continue;
+    auto it = trace.decisions.find(static_cast<int64_t>(i));
+    out.push_back(it == trace.decisions.end() ? std::vector<int64_t>{}
+                                              : it->second);
+  }
+  return out;
+}
+
+// The tile (per spatial loop threads and registers, the K chunk) of the
+// point `trace` records, with each loop's runs of registers and the
+// copies' width index; nullopt when its decisions are not a shared tile's.
+std::optional<TileChoice> TileOfPoint(const Trace& trace,
+                                      const TileProblem& problem,
+                                      std::vector<int64_t>* runs,
+                                      int64_t* lanes) {
+  const auto tiles = DecisionsOf(trace, "sample_perfect_tile");
+  const auto categoricals = DecisionsOf(trace, "sample_categorical");
+  if (tiles.empty() || tiles.size() != categoricals.size()) return std::nullopt;
+  TileChoice tile;
+  size_t next = 0;
+  for (int64_t extent : problem.spatial) {
+    tile.threads.push_back(1);
+    tile.registers.push_back(1);
+    runs->push_back(1);
+    if (extent == 1) continue;
+    if (next + 1 >= tiles.size() || tiles[next].size() != 3 ||
+        categoricals[next].size() != 1) {
+      return std::nullopt;
+    }
+    tile.threads.back() = tiles[next][1];
+    runs->back() = categoricals[next][0] + 1;
+    tile.registers.back() = tiles[next][2] * runs->back();
+    ++next;
+  }
+  if (next + 1 != tiles.size() || tiles.back().size() != 2) return std::nullopt;
+  tile.k_chunk = tiles.back()[1];
+  *lanes = categoricals.back().at(0);
+  return tile;
+}
+
+// The space's own point (its recorded decisions, where the search starts)
+// is a ranked tile: the best when its copies divide by the threads (a
+// GEMM, a small convolution), 8 registers as 2 runs; the first whose
+// copies the data-parallel proof takes otherwise (ResNet's batch-16 layer:
+// as the default GPU schedule, its sixth, 224 threads over halos of 9 x
+// 30). Its copies are the widest that fit: a GEMM's 4 wide, a
+// convolution's 1 (its filter's rows are 3 long). And it computes what the
+// workload does.
+TEST(GpuSharedTiling, ItsOwnPointIsARankedTile) {
+  struct Case {
+    std::string spec;
+    bool best;      // the best ranked tile
+    int64_t lanes;  // the copies' width index
+  };
+  for (const Case& c :
+       {Case{"conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1", false, 0},
+        Case{"conv2d_nchw:N=1,C=16,H=14,W=14,K=64,R=3,S=3,pad=1", true, 0},
+        Case{"matmul:M=256,N=192,K=64", true, 2}}) {
+    SCOPED_TRACE(c.spec);
+    const Target target = Sm80();
+    RuleFixture f(c.spec, target);
+    const std::string block = Reduction(f);
+    std::optional<TileProblem> problem =
+        TileProblemOf(f.initial, *f.initial.FindBlock(block),
+                      target.gpu.max_threads_per_block);
+    ASSERT_TRUE(problem.has_value());
+    const std::vector<TileChoice> ranked =
+        RankSharedTiles(*problem, GpuSharedTiling::kRankedPointsTried);
+    ASSERT_FALSE(ranked.empty());
+    std::unique_ptr<TracedSchedule> sch = ApplyTo(f, block);
+    int64_t lanes = -1;
+    std::vector<int64_t> runs;
+    std::optional<TileChoice> own =
+        TileOfPoint(sch->trace(), *problem, &runs, &lanes);
+    ASSERT_TRUE(own.has_value()) << sch->trace().ToText();
+    auto same = [&](const TileChoice& t) {
+      return t.threads == own->threads && t.registers == own->registers &&
+             t.k_chunk == own->k_chunk;
+    };
+    const auto at = std::find_if(ranked.begin(), ranked.end(), same);
+    ASSERT_NE(at, ranked.end()) << sch->trace().ToText();
+    EXPECT_EQ(lanes, c.lanes);
+    if (c.best) {
+      EXPECT_EQ(at, ranked.begin());
+      for (size_t d = 0; d < own->registers.size(); ++d)
+        EXPECT_EQ(runs[d], own->registers[d] >= 8 ? 2 : 1) << d;
+    } else {
+      EXPECT_GT(at, ranked.begin());
+    }
+    if (problem->spatial.front() == 16) continue;  // too long to interpret
+    absl::StatusOr<Program> lowered = LowerProgram(sch->program());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_TRUE(lathe::testing::CheckSameResult(f.initial, *lowered).ok());
+  }
 }
 
 TEST(GpuSharedTiling, LeavesCpuTargetsAndOtherBlocksAlone) {
