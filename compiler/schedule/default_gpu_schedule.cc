@@ -351,7 +351,8 @@ absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
         f.k_chunk = chunk;
         f.lanes = int64_t{4};
         return f;
-      });
+      },
+      options.max_shared_elements);
 }
 
 // The tiles of RankSharedTiles a block tries, best first, before it gives
@@ -378,6 +379,7 @@ absl::Status ScheduleRankedSharedTile(ConcreteSchedule* sch,
   if (!problem.has_value()) {
     return absl::FailedPreconditionError("its loops are not its own");
   }
+  problem->max_shared_elements = options.max_shared_elements;
   if (options.ranked_tile < 0) {
     return absl::FailedPreconditionError("ranked tiles are left out");
   }
@@ -414,10 +416,11 @@ absl::Status ScheduleRankedSharedTile(ConcreteSchedule* sch,
   absl::Status last;
   for (const TileChoice& tile : ranked) {
     ConcreteSchedule scratch(sch->program());
-    last =
-        ApplySharedTile(&scratch, name, /*fuse_reductions=*/false, fixed(tile));
+    last = ApplySharedTile(&scratch, name, /*fuse_reductions=*/false,
+                           fixed(tile), options.max_shared_elements);
     if (last.ok()) {
-      return ApplySharedTile(sch, name, /*fuse_reductions=*/false, fixed(tile));
+      return ApplySharedTile(sch, name, /*fuse_reductions=*/false, fixed(tile),
+                             options.max_shared_elements);
     }
   }
   return last;
@@ -649,6 +652,11 @@ absl::StatusOr<Trace> DefaultGpuSchedule(
     return absl::InvalidArgumentError(
         absl::StrCat("default gpu schedule: ranked tile ", options.ranked_tile,
                      " is below -1"));
+  }
+  if (options.max_shared_elements < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("default gpu schedule: shared tiles of ",
+                     options.max_shared_elements, " elements at most"));
   }
   TracedSchedule sch(initial);
   auto note = [&](const absl::Status& status, const std::string& what) {

@@ -84,6 +84,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/ir/program.h"
+#include "compiler/schedule/gpu_shared_tile.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/schedule/trace.h"
 
@@ -109,6 +110,11 @@ struct DefaultGpuScheduleOptions {
   // lathe-gpu-check's --conv-variants times the others); -1 leaves the
   // ranked tile out (such a reduction gets the plain binding).
   int64_t ranked_tile = 0;
+  // The elements (float32) a block's shared tiles may hold: the target's
+  // shared memory per block when it allows fewer than
+  // kMaxSharedTileElements (a tile past it is passed over for the next
+  // strategy or ranked tile).
+  int64_t max_shared_elements = kMaxSharedTileElements;
   // False: no tile and no cross-thread reduction, every block the plain
   // binding (one register per thread, no shared memory): what a target
   // whose limits refuse the tiles gets (cuda::DefaultCudaTrace).
@@ -118,8 +124,8 @@ struct DefaultGpuScheduleOptions {
 // The default GPU schedule of `initial`, as a trace (`trace.workload` left
 // empty). `skipped`, when not null, gets one line per refused step.
 // Errors: InvalidArgument for threads_per_block < 1, a negative K chunk,
-// max registers not one of 2, 4, 8, register groups not 1 or 2 or a
-// ranked tile below -1.
+// max registers not one of 2, 4, 8, register groups not 1 or 2, a
+// ranked tile below -1 or max shared elements below 1.
 absl::StatusOr<Trace> DefaultGpuSchedule(
     const Program& initial, const DefaultGpuScheduleOptions& options,
     std::vector<std::string>* skipped = nullptr);

@@ -163,7 +163,8 @@ absl::StatusOr<BlockRV> CacheOutputLocally(ConcreteSchedule* sch,
 
 absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
                              bool fuse_reductions,
-                             const ChooseSharedTile& choose) {
+                             const ChooseSharedTile& choose,
+                             int64_t max_shared_elements) {
   LATHE_ASSIGN_OR_RETURN(BlockRV block, sch->GetBlock(name));
   LATHE_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
   const BlockNode* node = sch->program().FindBlock(name);
@@ -379,10 +380,11 @@ absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
     if (lanes.has_value()) LATHE_RETURN_IF_ERROR(sch->Vectorize(*lanes));
     LATHE_RETURN_IF_ERROR(InlineCopiedStages(sch, *cache));
   }
-  if (fixed && shared_elements > kMaxSharedTileElements) {
+  const int64_t bound = std::min(max_shared_elements, kMaxSharedTileElements);
+  if (fixed && shared_elements > bound) {
     return absl::FailedPreconditionError(
         absl::StrCat("the shared tiles hold ", shared_elements,
-                     " elements, more than ", kMaxSharedTileElements));
+                     " elements, more than ", bound));
   }
   // The accumulators stay in registers only when every loop that indexes
   // them is unrolled.

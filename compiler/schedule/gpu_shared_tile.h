@@ -34,12 +34,12 @@
 // integer thread factors and `lanes`, a cache's copy is vectorized only
 // where `lanes` divides its innermost loop and the steps divide by the
 // threads (else one element a step), and a tile of more than
-// kMaxSharedTileElements is refused; with sampled factors the splits are
-// always made, and a replay with decisions that do not fit (more threads
-// than a tile has elements to copy, a width that does not divide) fails or
-// is refused by the code generator's limits; a design space's sampler
-// draws such a point again (SampleTrace in replay.h).
-// Tests: tests/compiler/schedule/gpu_shared_tile_test.cc.
+// kMaxSharedTileElements (or the caller's lower bound) is refused; with sampled
+// factors the splits are always made, and a replay with decisions that do not
+// fit (more threads than a tile has elements to copy, a width that does not
+// divide) fails or is refused by the code generator's limits; a design space's
+// sampler draws such a point again (SampleTrace in replay.h). Tests:
+// tests/compiler/schedule/gpu_shared_tile_test.cc.
 #pragma once
 
 #include <cstdint>
@@ -105,9 +105,12 @@ absl::StatusOr<BlockRV> CacheOutputLocally(ConcreteSchedule* sch,
 // Applies the tile to block `name`. Fails at the first refused primitive,
 // when the block has fewer than two spatial loops or no reduction, when
 // `choose` fails or gives factors to fewer than two loops (or its `axes`
-// does not have one entry per spatial loop).
-absl::Status ApplySharedTile(ConcreteSchedule* sch, const std::string& name,
-                             bool fuse_reductions,
-                             const ChooseSharedTile& choose);
+// does not have one entry per spatial loop), or when fixed factors give
+// tiles of more than `max_shared_elements` (a target's shared memory may
+// hold fewer than kMaxSharedTileElements).
+absl::Status ApplySharedTile(
+    ConcreteSchedule* sch, const std::string& name, bool fuse_reductions,
+    const ChooseSharedTile& choose,
+    int64_t max_shared_elements = kMaxSharedTileElements);
 
 }  // namespace lathe

@@ -55,9 +55,11 @@ bool ScoreTile(const TileProblem& problem, const std::vector<int64_t>& layout,
       continue;
     }
     loop_tiles[n] = chunk;
+    const int64_t bound =
+        std::min(kMaxSharedTileElements, problem.max_shared_elements);
     absl::StatusOr<int64_t> footprint =
-        EvaluateFootprint(layout, loop_tiles, kMaxSharedTileElements);
-    if (!footprint.ok() || *footprint > kMaxSharedTileElements) continue;
+        EvaluateFootprint(layout, loop_tiles, bound);
+    if (!footprint.ok() || *footprint > bound) continue;
     const int64_t shared = *footprint;
     choice->k_chunk = chunk;
     choice->shared_elements = shared;
@@ -93,7 +95,10 @@ bool Better(const TileChoice& a, const TileChoice& b) {
 std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
                                         size_t limit) {
   const size_t n = problem.spatial.size();
-  if (n < 2 || problem.reduce.empty() || limit == 0) return {};
+  if (n < 2 || problem.reduce.empty() || limit == 0 ||
+      problem.max_shared_elements < 1) {
+    return {};
+  }
   for (const std::vector<TileProblem::Dimension>& input : problem.inputs) {
     for (const TileProblem::Dimension& dim : input) {
       for (const TileProblem::Term& t : dim.terms) {

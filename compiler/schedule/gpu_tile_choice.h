@@ -16,7 +16,7 @@
 //   kMaxTileKChunk that divides it, with the chunk's unrolled products,
 //   chunk x the other reduction loops x the accumulators, within
 //   kMaxTileUnrolledProducts, and the estimated tiles within
-//   kMaxSharedTileElements);
+//   kMaxSharedTileElements and the problem's max_shared_elements);
 // - intensity: a chunk's multiply-adds over the elements its tiles load
 //   (their footprint, footprint.h: the tile of a spatial loop its threads
 //   x registers, of the first reduction loop the chunk, of the others
@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "compiler/ir/program.h"
+#include "compiler/schedule/gpu_shared_tile.h"
 
 namespace lathe {
 
@@ -76,6 +77,10 @@ struct TileProblem {
   std::vector<int64_t> reduce;
   std::vector<std::vector<Dimension>> inputs;  // one per distinct input
   int64_t max_threads = 1024;
+  // The elements (float32) the tiles of a K chunk may hold: the target's
+  // shared memory per block when it allows fewer than
+  // kMaxSharedTileElements.
+  int64_t max_shared_elements = kMaxSharedTileElements;
 };
 
 struct TileChoice {
@@ -90,7 +95,7 @@ struct TileChoice {
 
 // The best `limit` tiles of `problem`, best first; empty when none meets
 // the bounds above (or the problem has fewer than two spatial loops, no
-// reduction, or a term naming a loop it does not have).
+// reduction, a term naming a loop it does not have, or no shared memory).
 std::vector<TileChoice> RankSharedTiles(const TileProblem& problem,
                                         size_t limit);
 

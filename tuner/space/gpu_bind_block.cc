@@ -23,6 +23,9 @@ GpuBindBlock::Apply(std::unique_ptr<TracedSchedule> schedule,
     DefaultGpuScheduleOptions options;
     options.threads_per_block = std::min<int64_t>(
         options.threads_per_block, context.target.gpu.max_threads_per_block);
+    // float32 elements
+    options.max_shared_elements = std::max<int64_t>(
+        1, context.target.gpu.max_shared_memory_per_block / 4);
     GpuBlockSampling sampling;
     sampling.max_threads = context.target.gpu.max_threads_per_block;
     ScheduleGpuBlock(schedule.get(), block, options, nullptr, &sampling);

@@ -178,12 +178,14 @@ GpuSharedTiling::Apply(std::unique_ptr<TracedSchedule> schedule,
   // the same for every point, so the first point that fits gives it;
   // the seeds are the fork's, so the space is the same every run.
   const Target& target = context.target;
-  const std::optional<TileProblem> problem = TileProblemOf(
+  std::optional<TileProblem> problem = TileProblemOf(
       schedule->program(), *node, target.gpu.max_threads_per_block);
   if (!problem.has_value()) {
     out.push_back(std::move(schedule));
     return out;
   }
+  problem->max_shared_elements = std::max<int64_t>(
+      1, target.gpu.max_shared_memory_per_block / kFloatBytes);
   // The space's own point (the decisions its trace records, where the
   // search starts: evolutionary_search.h) is the best ranked tile that
   // builds, with the widest copies that fit, as the default GPU schedule

@@ -332,6 +332,13 @@ TEST(DefaultGpuSchedule, RejectsBadSharedTileOptions) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("ranked tile -2"), std::string::npos)
       << status.message();
+  DefaultGpuScheduleOptions no_shared;
+  no_shared.max_shared_elements = 0;
+  status = DefaultGpuSchedule(*initial, no_shared).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("shared tiles of 0 elements"),
+            std::string::npos)
+      << status.message();
 }
 
 }  // namespace

@@ -145,6 +145,29 @@ TEST(GpuTileChoice, KeepsTheBestInOrderWhateverTheLimit) {
   EXPECT_TRUE(RankSharedTiles(problem, 0).empty());
 }
 
+// A target with less shared memory: every tile ranked fits its bound, the
+// best differs from the unbounded best (whose tiles are larger), and a
+// bound no tile fits (or none at all) ranks nothing.
+TEST(GpuTileChoice, KeepsTheTilesWithinTheTargetsSharedMemory) {
+  TileProblem problem =
+      ProblemOf("conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1");
+  const std::vector<TileChoice> unbounded = RankSharedTiles(problem, 4);
+  ASSERT_FALSE(unbounded.empty());
+  problem.max_shared_elements = 1024;  // 4 KiB
+  ASSERT_GT(unbounded.front().shared_elements, problem.max_shared_elements);
+  const std::vector<TileChoice> bounded = RankSharedTiles(problem, 16);
+  ASSERT_FALSE(bounded.empty());
+  ExpectWithinBounds(problem, bounded);
+  for (const TileChoice& c : bounded) {
+    SCOPED_TRACE(Describe(c));
+    EXPECT_LE(c.shared_elements, 1024);
+  }
+  problem.max_shared_elements = 8;
+  EXPECT_TRUE(RankSharedTiles(problem, 16).empty());
+  problem.max_shared_elements = 0;
+  EXPECT_TRUE(RankSharedTiles(problem, 16).empty());
+}
+
 TEST(GpuTileChoice, RanksNothingForLittleReuse) {
   // A depthwise convolution reads each input element for one output
   // channel; pooling has no weights at all.

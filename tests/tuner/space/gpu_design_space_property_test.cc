@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -227,6 +228,63 @@ TEST(GpuDesignSpace, EveryDrawOfAnUntiledSpaceReplays) {
     }
   }
   EXPECT_GE(sampled_spaces, 5);
+}
+
+// A target with less shared memory than its architecture (4 KiB): the
+// convolution's and the GEMM's spaces are still tiled ones, their own
+// points (the best ranked tile within the target's shared memory) build
+// within the limit, and sampled points build (check_footprint and the
+// code generator refuse the rest).
+TEST(GpuDesignSpace, ATargetWithLessSharedMemoryKeepsItsTiles) {
+  const Target target = *cuda::ParseCudaTarget(
+      "cuda -arch=sm_80 -max-shared-memory-per-block=4096");
+  for (const std::string spec :
+       {"conv2d_nchw:N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1",
+        "matmul:M=256,N=256,K=64"}) {
+    SCOPED_TRACE(spec);
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+    ASSERT_TRUE(workload.ok());
+    absl::StatusOr<Program> initial = workload->InitialProgram();
+    ASSERT_TRUE(initial.ok());
+    absl::StatusOr<std::vector<Trace>> spaces =
+        GenerateDesignSpaces(*workload, target, DefaultGpuRules());
+    ASSERT_TRUE(spaces.ok()) << spaces.status();
+    ASSERT_EQ(spaces->size(), 1u);
+    const Trace& space = spaces->front();
+    int footprint_checks = 0;
+    for (const Instruction& inst : space.instructions)
+      footprint_checks += inst.kind == "check_footprint";
+    EXPECT_EQ(footprint_checks, 1);  // GpuSharedTiling took the block
+    auto shared_bytes = [&](const Trace& trace, const Decisions& decisions,
+                            uint64_t seed) -> absl::StatusOr<int64_t> {
+      absl::StatusOr<std::unique_ptr<TracedSchedule>> point =
+          SampleTrace(trace, *initial, decisions, seed);
+      if (!point.ok()) return point.status();
+      absl::StatusOr<Program> lowered = LowerProgram((*point)->program());
+      if (!lowered.ok()) return lowered.status();
+      absl::StatusOr<cuda::CudaModule> module =
+          cuda::GenerateCuda(*lowered, target);
+      if (!module.ok()) return module.status();
+      int64_t shared = 0;
+      for (const cuda::CudaKernel& k : module->kernels)
+        shared = std::max(shared, k.shared_bytes);
+      return shared;
+    };
+    absl::StatusOr<int64_t> own = shared_bytes(space, space.decisions, 1);
+    ASSERT_TRUE(own.ok()) << own.status();
+    EXPECT_GT(*own, 0);
+    EXPECT_LE(*own, 4096);
+    Trace sampled = space;
+    sampled.decisions.clear();
+    int built = 0;
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      absl::StatusOr<int64_t> bytes = shared_bytes(sampled, {}, seed);
+      if (!bytes.ok()) continue;
+      EXPECT_LE(*bytes, 4096);
+      ++built;
+    }
+    EXPECT_GE(built, 2);
+  }
 }
 
 }  // namespace

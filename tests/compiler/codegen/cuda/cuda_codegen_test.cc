@@ -165,8 +165,8 @@ TEST_F(CudaCodegen, ResNetConvolutionsDefaultIsOneKernelWithoutSpills) {
 
 // A target whose limits refuse the default's tiles (less shared memory or
 // fewer registers per block than the architecture has) still gets a
-// default, untiled, within its limits; the same workload on the full
-// target keeps its tile.
+// default within its limits: the ranked tile sized to its shared memory,
+// or untiled; the same workload on the full target keeps its tile.
 TEST_F(CudaCodegen, DefaultScheduleFitsATargetsLowerLimits) {
   struct Case {
     std::string spec;
@@ -194,6 +194,11 @@ TEST_F(CudaCodegen, DefaultScheduleFitsATargetsLowerLimits) {
     for (const CudaKernel& k : fitted->module.kernels)
       EXPECT_LE(k.shared_bytes, small->gpu.max_shared_memory_per_block);
     EXPECT_NE(fitted->structural_hash, full->structural_hash);
+    // The convolution keeps a shared tile, one sized to the target's
+    // shared memory, rather than falling back to the plain binding.
+    if (c.spec.rfind("conv2d", 0) == 0) {
+      EXPECT_GT(fitted->module.kernels.back().shared_bytes, 0);
+    }
   }
 }
 
