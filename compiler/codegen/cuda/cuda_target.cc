@@ -81,8 +81,10 @@ absl::StatusOr<Target> ParseCudaTarget(const std::string& text) {
       }
       if (!absl::SimpleAtoi(w.substr(name.size() + 1), &limit.value) ||
           limit.value < 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "target \"", text, "\": ", name, " must be a positive integer"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("target \"", text, "\": ", name,
+                         " must be a positive integer, got \"",
+                         w.substr(name.size() + 1), "\""));
       }
     }
     if (!known) {

@@ -59,7 +59,15 @@ TEST(CudaTarget, RefusesUnknownArchitecturesAndOptions) {
   EXPECT_NE(ParseCudaTarget("cuda -arch=sm_90 -warp-size=0")
                 .status()
                 .message()
-                .find("-warp-size must be a positive integer"),
+                .find("-warp-size must be a positive integer, got \"0\""),
+            std::string::npos);
+  // Past what an int holds: the same refusal, not a wrapped value.
+  EXPECT_NE(ParseCudaTarget("cuda -arch=sm_90 -max-threads-per-block="
+                            "99999999999")
+                .status()
+                .message()
+                .find("-max-threads-per-block must be a positive integer, "
+                      "got \"99999999999\""),
             std::string::npos);
   EXPECT_NE(ParseCudaTarget("cuda -arch=sm_90 -arch=sm_80")
                 .status()
