@@ -173,8 +173,8 @@ std::optional<TileChoice> TileOfPoint(const Trace& trace,
 // GEMM, a small convolution), 8 registers as 2 runs; the first whose
 // copies the data-parallel proof takes otherwise (ResNet's batch-16 layer:
 // as the default GPU schedule, its sixth, 224 threads over halos of 9 x
-// 30). Its copies are the widest that fit: a GEMM's 4 wide, a
-// convolution's 1 (its filter's rows are 3 long). And it computes what the
+// 30). Its copies are the widest the data-parallel proof takes for that
+// tile: the GEMM's 4 wide, these convolutions' 1. And it computes what the
 // workload does.
 TEST(GpuSharedTiling, ItsOwnPointIsARankedTile) {
   struct Case {
