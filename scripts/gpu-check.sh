@@ -18,7 +18,7 @@
 # GEMM 4096^3 against cublasSgemm (tensor cores off), with the ratio; then
 # the shared-memory tile's fixed parameters varied (K chunk, register tile
 # and its groups), each against cublasSgemm, and the ResNet-50 3x3
-# convolution's default (batch 1 and 16) with its first five ranked tiles
+# convolution's default (batch 1 and 16) with its first eight ranked tiles
 # and without one, each against cuDNN; then
 # a kernel for builds (softmax) emitted, compiled with the machine's g++
 # against the driver (tools/host_entry_check.cc) and checked on the GPU;

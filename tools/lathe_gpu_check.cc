@@ -565,7 +565,7 @@ absl::StatusOr<std::optional<PeerTime>> TimePeer(cuda::CudaDevice* device,
 // asked for (CompareWithCudnn adds its launch: grid, block, shared bytes):
 // the figures to check the ranking's score against. Whether every comparison
 // passed.
-constexpr int kConvVariantTiles = 5;
+constexpr int kConvVariantTiles = 8;
 constexpr int64_t kConvVariantMaxRank = 16;
 bool CompareConvVariants(cuda::CudaDevice* device, const Target& target,
                          const std::string& spec) {

@@ -358,8 +358,8 @@ absl::Status ScheduleSharedTile(ConcreteSchedule* sch, const std::string& name,
 // The tiles of RankSharedTiles a block tries, best first, before it gives
 // up on a shared-memory tile at its extents. Not every ranked tile is
 // built: the data-parallel proof of a copy split by threads that do not
-// divide its tile (224 threads over a 16x16 halo tile) can fail, and such
-// a tile is passed over.
+// divide its tile can fail (on an index the simplifier rewrote into a form
+// the proof does not read), and such a tile is passed over.
 constexpr size_t kRankedTilesTried = 16;
 
 // Step 2 for a reduction the fixed shared tile does not divide (see the

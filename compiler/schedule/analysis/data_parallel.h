@@ -13,7 +13,9 @@
 // split again), D(x) is a digit of x (x, x // a, x % b or (x // a) % b) and r
 // does not mention v. When both accesses have the same c and digit, and their
 // rests differ by less than |c| (interval bounds), equal indices force equal
-// digits; digits that chain from the lowest (a = 1) up to x's range force
+// digits; digits that chain from the lowest (a = 1) up to x's range (or
+// up to the range of x - x', where the loops outside the scope cancel: a
+// copy's (o * 14 + f // 16) % 16 fixes f // 16 when o is the same) force
 // equal x, which is then one more equation to look into. A variable proven
 // equal is held equal while proving the others (j_0 * 2 + j_1 gives j_0, then
 // j_1). So `C[i, j]` determines i and j; after fuse, `C[f // 8, f % 8]`

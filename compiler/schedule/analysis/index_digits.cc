@@ -1,9 +1,11 @@
 #include "compiler/schedule/analysis/index_digits.h"
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 
 #include "compiler/arith/linear_terms.h"
+#include "compiler/arith/simplify.h"
 #include "compiler/ir/expr_equal.h"
 #include "compiler/ir/expr_functor.h"
 
@@ -112,6 +114,7 @@ bool DigitsDetermine(const std::vector<Digit>& facts, int64_t span) {
 
 std::optional<std::pair<Expr, Expr>> DigitFacts::Add(const Decomposed& da,
                                                      const Expr& base_b,
+                                                     const Expr& renamed_base_b,
                                                      const Interval& diff,
                                                      const VarRanges& ranges) {
   // coef * (digit - digit') == rest' - rest: |rest' - rest| < |coef| forces
@@ -130,14 +133,25 @@ std::optional<std::pair<Expr, Expr>> DigitFacts::Add(const Decomposed& da,
   }
   if (entry->settled) return std::nullopt;
   entry->facts.push_back(da.digit);
-  Interval range = BoundOf(da.base, ranges);
-  if (!range.is_bounded()) return std::nullopt;
-  int64_t span;
-  if (__builtin_sub_overflow(range.max, range.min, &span) ||
-      span == std::numeric_limits<int64_t>::max()) {
+  // x - x' lies within (-span, span): the base's own range, else what
+  // their difference spans once the parts both instances share cancel.
+  auto settles = [&](const Interval& range, bool symmetric) {
+    if (!range.is_bounded()) return false;
+    int64_t width;
+    if (symmetric) {
+      if (range.min == std::numeric_limits<int64_t>::min()) return false;
+      width = std::max(range.max, -range.min);
+    } else if (__builtin_sub_overflow(range.max, range.min, &width)) {
+      return false;
+    }
+    return width < std::numeric_limits<int64_t>::max() &&
+           DigitsDetermine(entry->facts, width + 1);
+  };
+  if (!settles(BoundOf(da.base, ranges), /*symmetric=*/false) &&
+      !settles(BoundOf(Simplify(renamed_base_b - da.base, ranges), ranges),
+               /*symmetric=*/true)) {
     return std::nullopt;
   }
-  if (!DigitsDetermine(entry->facts, span + 1)) return std::nullopt;
   entry->settled = true;
   return std::make_pair(entry->base_a, entry->base_b);
 }

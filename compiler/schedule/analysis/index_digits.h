@@ -6,7 +6,10 @@
 // D(x) is a digit of x (x, x // a, x % b or (x // a) % b) and r does not
 // mention v. When two accesses have the same c and digit of the same x and
 // their rests differ by less than |c|, equal indices force equal digits, and
-// digits that chain from the lowest (a = 1) up to x's range force equal x.
+// digits that chain from the lowest (a = 1) up to x's range, or up to the
+// range of x - x' once the parts of x both instances share cancel (the step
+// o of (o * 14 + f // 16) % 16, the same for every f: f // 16 spans 14
+// values), force equal x.
 // Tests: tests/compiler/schedule/analysis/index_digits_test.cc.
 #pragma once
 
@@ -61,9 +64,14 @@ class DigitFacts {
   // is a's side decomposed, base_b is b's base (of the same digit and
   // coefficient), and rest' - rest lies in `diff`: when |diff| < |coef| the
   // digits are equal. Returns (base, base') the first time the digits of a
-  // base (ExprEqual) determine it over its range under `ranges`.
+  // base (ExprEqual) determine it: over its range under `ranges`, or over
+  // the range of base' - base, where `renamed_base_b` is b's base in b's
+  // instance (its varying variables renamed), so that the parts of a base
+  // both instances share cancel ((o * 14 + f // 16) % 16, o the same in
+  // both: f // 16 differs by less than 14).
   std::optional<std::pair<Expr, Expr>> Add(const Decomposed& da,
                                            const Expr& base_b,
+                                           const Expr& renamed_base_b,
                                            const Interval& diff,
                                            const VarRanges& ranges);
 

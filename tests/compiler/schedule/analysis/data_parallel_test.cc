@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
 
@@ -146,6 +147,26 @@ TEST(DataParallel, SharedOuterLoopsCancel) {
   // Different buffers never meet.
   LoopAccess other = {nullptr, f.buf3, {i, i, i}, true};
   EXPECT_TRUE(SameElementImpliesSameValue(other, w, i, {i}, f.ranges));
+}
+
+// A copy of 1,024 elements split by 224 threads f under steps o, its index
+// simplified into digits of sums that hold the step: (o * 14 + f // 16) % 16
+// for the row, f % 16 for the column. The step is the same in both
+// instances of a thread loop's iterations, so it cancels: f // 16 (14
+// values) is then fixed by its residue mod 16, and with f % 16 it fixes f.
+TEST(DataParallel, AStepSharedByBothInstancesCancelsInADigitsBase) {
+  Fixture f;
+  Expr o = f.Loop("o", 5), t = f.Loop("f", 224);
+  LoopAccess w =
+      f.Write({FloorMod(o * 14 + FloorDiv(t, 16), 16), FloorMod(t, 16)});
+  EXPECT_TRUE(SameElementImpliesSameValue(w, w, t, {t}, f.ranges));
+  // Modulo 8, rows 0 and 8 of the 14 meet.
+  LoopAccess folded =
+      f.Write({FloorMod(o * 14 + FloorDiv(t, 16), 8), FloorMod(t, 16)});
+  EXPECT_FALSE(SameElementImpliesSameValue(folded, folded, t, {t}, f.ranges));
+  // With the step varying too, nothing cancels: o * 14 + f // 16 may meet
+  // o' * 14 + f' // 16 modulo 16 with f // 16 != f' // 16.
+  EXPECT_FALSE(SameElementImpliesSameValue(w, w, t, {o, t}, f.ranges));
 }
 
 TEST(DataParallel, CheckNamesTheReductionBlock) {
@@ -541,6 +562,127 @@ Expr RandomIndex(const std::vector<Expr>& vars, std::mt19937_64& rng,
       return RandomIndex(vars, rng, depth + 1) * Expr(int64_t{4}) +
              RandomIndex(vars, rng, depth + 1);
   }
+}
+
+// The value of an index of RandomIndex's forms at `values` (by variable).
+int64_t EvalIndex(const Expr& e,
+                  const std::map<const ExprNode*, int64_t>& values) {
+  auto floor_div = [](int64_t a, int64_t b) {
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+  };
+  switch (e.kind()) {
+    case ExprKind::kIntImm:
+      return e.int_value();
+    case ExprKind::kVar:
+      return values.at(e.get());
+    case ExprKind::kAdd:
+      return EvalIndex(e.operand(0), values) + EvalIndex(e.operand(1), values);
+    case ExprKind::kSub:
+      return EvalIndex(e.operand(0), values) - EvalIndex(e.operand(1), values);
+    case ExprKind::kMul:
+      return EvalIndex(e.operand(0), values) * EvalIndex(e.operand(1), values);
+    case ExprKind::kFloorDiv:
+      return floor_div(EvalIndex(e.operand(0), values),
+                       EvalIndex(e.operand(1), values));
+    case ExprKind::kFloorMod: {
+      const int64_t a = EvalIndex(e.operand(0), values);
+      const int64_t b = EvalIndex(e.operand(1), values);
+      return a - floor_div(a, b) * b;
+    }
+    default:
+      ADD_FAILURE() << "no evaluation for " << e.ToString();
+      return 0;
+  }
+}
+
+// Soundness by enumeration: on random index pairs over small loops, every
+// variable the analysis proves is equal in every pair of instances (the
+// varying loops free, the others shared) whose indices meet. Every other
+// trial is a split copy's form, (v1 * K + v0 // A) % M and v0 % A, with v1
+// varying or not (a step that cancels only when both instances share it).
+TEST(DataParallel, EveryProofHoldsOverAllInstances) {
+  std::mt19937_64 rng(29);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  int proven = 0, copies_proven = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const bool copy = trial % 2 == 1;
+    Fixture f;
+    std::vector<Expr> vars;
+    std::vector<int64_t> extents;
+    static const int64_t kExtents[] = {1, 2, 3, 4, 6};
+    static const int64_t kCopyExtents[] = {4, 6, 8, 12};
+    for (int v = 0; v < 3; ++v) {
+      extents.push_back(copy && v == 0 ? kCopyExtents[pick(4)]
+                                       : kExtents[pick(5)]);
+      vars.push_back(f.Loop(absl::StrCat("v", v), extents.back()));
+    }
+    std::vector<size_t> varying_at;
+    for (size_t v = 0; v < vars.size(); ++v) {
+      if (v == 0 || pick(2) == 0) varying_at.push_back(v);
+    }
+    std::vector<Expr> varying;
+    for (size_t v : varying_at) varying.push_back(vars[v]);
+    LoopAccess a = f.Write({RandomIndex(vars, rng), RandomIndex(vars, rng)});
+    LoopAccess b =
+        pick(3) == 0 ? a
+                     : f.Read({RandomIndex(vars, rng), RandomIndex(vars, rng)});
+    if (copy) {
+      const int64_t k = 1 + static_cast<int64_t>(pick(4));
+      const int64_t divisor = 1 + static_cast<int64_t>(pick(4));
+      const int64_t modulus = 1 + static_cast<int64_t>(pick(6));
+      a = f.Write(
+          {FloorMod(vars[1] * Expr(k) + FloorDiv(vars[0], divisor), modulus),
+           FloorMod(vars[0], divisor) + vars[2] * Expr(divisor)});
+      b = a;
+    }
+    for (size_t target : varying_at) {
+      if (!SameElementImpliesSameValue(b, a, vars[target], varying, f.ranges))
+        continue;
+      ++proven;
+      copies_proven += copy && target == 0;
+      // Every instance of a, and of b with the varying loops free.
+      std::vector<int64_t> x(vars.size(), 0), y(vars.size(), 0);
+      std::function<void(size_t)> over_b, over_a;
+      auto values = [&](const std::vector<int64_t>& at) {
+        std::map<const ExprNode*, int64_t> m;
+        for (size_t v = 0; v < vars.size(); ++v) m[vars[v].get()] = at[v];
+        return m;
+      };
+      bool sound = true;
+      over_b = [&](size_t k) {
+        if (!sound) return;
+        if (k == varying_at.size()) {
+          const auto xa = values(x), yb = values(y);
+          if (EvalIndex(a.indices[0], xa) == EvalIndex(b.indices[0], yb) &&
+              EvalIndex(a.indices[1], xa) == EvalIndex(b.indices[1], yb) &&
+              x[target] != y[target]) {
+            sound = false;
+            ADD_FAILURE() << vars[target].ToString() << " proven in "
+                          << AccessText(b) << " and " << AccessText(a)
+                          << ", but they meet at " << absl::StrJoin(x, ",")
+                          << " and " << absl::StrJoin(y, ",");
+          }
+          return;
+        }
+        for (y[varying_at[k]] = 0; y[varying_at[k]] < extents[varying_at[k]];
+             ++y[varying_at[k]]) {
+          over_b(k + 1);
+        }
+      };
+      over_a = [&](size_t v) {
+        if (v == vars.size()) {
+          y = x;
+          over_b(0);
+          return;
+        }
+        for (x[v] = 0; x[v] < extents[v]; ++x[v]) over_a(v + 1);
+      };
+      over_a(0);
+    }
+  }
+  EXPECT_GT(proven, 300);
+  // 119 with these seeds, 82 without the cancellation of a shared step.
+  EXPECT_GT(copies_proven, 100);
 }
 
 // Making the analysis fast must not change a verdict: it gives the answers
