@@ -585,9 +585,9 @@ bool CompareConvVariants(cuda::CudaDevice* device, const Target& target,
   absl::StatusOr<Program> initial = workload->InitialProgram();
   if (!initial.ok()) return fail(initial.status());
   auto schedule = [&](int64_t rank) {
-    DefaultGpuScheduleOptions options;
-    options.threads_per_block = std::min<int64_t>(
-        options.threads_per_block, target.gpu.max_threads_per_block);
+    DefaultGpuScheduleOptions options =
+        DefaultGpuScheduleOptionsFor(target.gpu.max_threads_per_block,
+                                     target.gpu.max_shared_memory_per_block);
     options.ranked_tile = rank;
     return DefaultGpuSchedule(*initial, options);
   };
@@ -863,9 +863,9 @@ int Main(int argc, char** argv) {
     (ProbeDeviceCheck(device->get(), *target) ? passed : failed)++;
   }
   if (gemm > 0) {
-    DefaultGpuScheduleOptions options;
-    options.threads_per_block = std::min<int64_t>(
-        options.threads_per_block, target->gpu.max_threads_per_block);
+    const DefaultGpuScheduleOptions options =
+        DefaultGpuScheduleOptionsFor(target->gpu.max_threads_per_block,
+                                     target->gpu.max_shared_memory_per_block);
     (CompareWithCublas(device->get(), *target, gemm, options, "default")
          ? passed
          : failed)++;

@@ -622,6 +622,17 @@ bool ScheduleGpuBlock(ConcreteSchedule* sch, const std::string& name,
   return false;
 }
 
+DefaultGpuScheduleOptions DefaultGpuScheduleOptionsFor(
+    int64_t max_threads_per_block, int64_t max_shared_memory_bytes) {
+  constexpr int64_t kFloatBytes = 4;
+  DefaultGpuScheduleOptions options;
+  options.threads_per_block =
+      std::min(options.threads_per_block, max_threads_per_block);
+  options.max_shared_elements =
+      std::max<int64_t>(1, max_shared_memory_bytes / kFloatBytes);
+  return options;
+}
+
 absl::StatusOr<Trace> DefaultGpuSchedule(
     const Program& initial, const DefaultGpuScheduleOptions& options,
     std::vector<std::string>* skipped) {

@@ -121,6 +121,16 @@ struct DefaultGpuScheduleOptions {
   bool tiles = true;
 };
 
+// The options for a GPU that allows a block `max_threads_per_block`
+// threads and `max_shared_memory_bytes` of shared memory (a cuda target's
+// GpuLimits, which this layer does not see): threads per block at most
+// the former, shared tiles within the latter in float32 elements (the
+// only element type CUDA C is generated for). What every caller that
+// schedules for a target starts from (the CUDA back end's default, the
+// GPU design space, lathe-gpu-check).
+DefaultGpuScheduleOptions DefaultGpuScheduleOptionsFor(
+    int64_t max_threads_per_block, int64_t max_shared_memory_bytes);
+
 // The default GPU schedule of `initial`, as a trace (`trace.workload` left
 // empty). `skipped`, when not null, gets one line per refused step.
 // Errors: InvalidArgument for threads_per_block < 1, a negative K chunk,

@@ -145,20 +145,30 @@ absl::StatusOr<std::vector<Candidate>> EvolutionarySearch::NextBatch(
       population.push_back(*std::move(c));
   }
   // Each space's own point: the decisions its rules recorded, which a
-  // rule may have chosen (gpu_shared_tiling.h: the best ranked tile).
-  for (int s = 0; s < num_spaces; ++s) {
-    if (stopping()) return std::vector<Candidate>{};
-    absl::StatusOr<Candidate> c =
-        BuildCandidate(task_, s, task_.spaces[s], task_.spaces[s].decisions,
-                       StreamSeed(seed, kInitial, 2000000 + s));
-    if (!c.ok()) {
-      ++stats.invalid;  // refused by the code generator, say
-      continue;
+  // rule may have chosen (gpu_shared_tiling.h: the best ranked tile). Its
+  // decisions are all given, so it is the same program in every batch:
+  // built once.
+  if (!own_points_.has_value()) {
+    own_points_.emplace();
+    for (int s = 0; s < num_spaces; ++s) {
+      if (stopping()) {
+        own_points_.reset();
+        return std::vector<Candidate>{};
+      }
+      absl::StatusOr<Candidate> c =
+          BuildCandidate(task_, s, task_.spaces[s], task_.spaces[s].decisions,
+                         StreamSeed(seed, kInitial, 2000000 + s));
+      if (!c.ok()) {
+        ++stats.invalid;  // refused by the code generator, say
+        continue;
+      }
+      ++stats.built;
+      c->space_key = SpaceKey(s, task_.spaces[s]);
+      own_points_->push_back(*std::move(c));
     }
-    ++stats.built;
-    c->space_key = SpaceKey(s, task_.spaces[s]);
-    if (seen.insert(c->lowered_hash).second)
-      population.push_back(*std::move(c));
+  }
+  for (const Candidate& c : *own_points_) {
+    if (seen.insert(c.lowered_hash).second) population.push_back(c);
   }
   std::vector<Candidate> fresh;  // unmeasured fresh samples: exploration picks
   int64_t attempts = 0;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,8 @@ class EvolutionarySearch {
   // invalid. Mutations often land on known points; building one again costs
   // a replay and a lowering for nothing.
   absl::flat_hash_map<std::string, std::string> known_points_;
+  // Each space's own point that builds, built by the first batch.
+  std::optional<std::vector<Candidate>> own_points_;
 };
 
 // The RNG stream of item `index` of stage `stage` of a search seeded `seed`.

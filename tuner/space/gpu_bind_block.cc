@@ -1,7 +1,6 @@
 // GpuBindBlock (gpu_bind_block.h).
 #include "tuner/space/gpu_bind_block.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "compiler/schedule/default_gpu_schedule.h"
@@ -20,12 +19,9 @@ GpuBindBlock::Apply(std::unique_ptr<TracedSchedule> schedule,
       bound |= loop->for_kind == ForKind::kThreadBinding;
   }
   if (context.target.IsCuda() && node != nullptr && !bound) {
-    DefaultGpuScheduleOptions options;
-    options.threads_per_block = std::min<int64_t>(
-        options.threads_per_block, context.target.gpu.max_threads_per_block);
-    // float32 elements
-    options.max_shared_elements = std::max<int64_t>(
-        1, context.target.gpu.max_shared_memory_per_block / 4);
+    const DefaultGpuScheduleOptions options = DefaultGpuScheduleOptionsFor(
+        context.target.gpu.max_threads_per_block,
+        context.target.gpu.max_shared_memory_per_block);
     GpuBlockSampling sampling;
     sampling.max_threads = context.target.gpu.max_threads_per_block;
     ScheduleGpuBlock(schedule.get(), block, options, nullptr, &sampling);

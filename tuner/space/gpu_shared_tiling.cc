@@ -6,15 +6,13 @@
 #include <utility>
 
 #include "base/status_macros.h"
+#include "compiler/schedule/default_gpu_schedule.h"
 #include "compiler/schedule/gpu_shared_tile.h"
 #include "compiler/schedule/gpu_tile_choice.h"
 #include "tuner/space/block_nest.h"
 
 namespace lathe::tuner {
 namespace {
-
-// The bytes of a float32, the only element type CUDA C is generated for.
-constexpr int64_t kFloatBytes = 4;
 
 // The copies' vector widths the space samples from.
 constexpr int64_t kLanes[] = {1, 2, 4};
@@ -148,12 +146,13 @@ absl::StatusOr<SharedTileFactors> SampleFactors(
                                             "registers-per-block"));
   }
   // A lower bound on what the code generator allocates (non-affine indices
-  // count 1), so that no point that fits is refused.
+  // count 1), so that no point that fits is refused; the bound is the
+  // target's shared memory (Apply sets it).
   if (loop_factors.size() == problem.spatial.size() + problem.reduce.size()) {
     LATHE_RETURN_IF_ERROR(sch->CheckFootprint(
         tile_factors,
         TileFootprintLayout(problem, loop_factors, NonAffineSpan::kOne),
-        target.gpu.max_shared_memory_per_block / kFloatBytes,
+        problem.max_shared_elements,
         "max-shared-memory-per-block, float32 elements"));
   }
   return f;
@@ -184,8 +183,10 @@ GpuSharedTiling::Apply(std::unique_ptr<TracedSchedule> schedule,
     out.push_back(std::move(schedule));
     return out;
   }
-  problem->max_shared_elements = std::max<int64_t>(
-      1, target.gpu.max_shared_memory_per_block / kFloatBytes);
+  problem->max_shared_elements =
+      DefaultGpuScheduleOptionsFor(target.gpu.max_threads_per_block,
+                                   target.gpu.max_shared_memory_per_block)
+          .max_shared_elements;
   // The space's own point (the decisions its trace records, where the
   // search starts: evolutionary_search.h) is the best ranked tile that
   // builds, with the widest copies that fit, as the default GPU schedule

@@ -1,6 +1,5 @@
 #include "compiler/codegen/cuda/cuda_program.h"
 
-#include <algorithm>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -12,9 +11,6 @@
 
 namespace lathe::cuda {
 namespace {
-
-// The bytes of a float32, the only element type CUDA C is generated for.
-constexpr int64_t kFloatBytes = 4;
 
 // `trace` replayed on `initial`, lowered and turned into CUDA C.
 absl::StatusOr<CudaProgram> Build(const Program& initial, const Trace& trace,
@@ -32,11 +28,8 @@ absl::StatusOr<CudaProgram> Build(const Program& initial, const Trace& trace,
 // The default program (DefaultCudaTrace), built once.
 absl::StatusOr<CudaProgram> BuildDefault(const Program& initial,
                                          const Target& target) {
-  DefaultGpuScheduleOptions options;
-  options.threads_per_block = std::min<int64_t>(
-      options.threads_per_block, target.gpu.max_threads_per_block);
-  options.max_shared_elements = std::max<int64_t>(
-      1, target.gpu.max_shared_memory_per_block / kFloatBytes);
+  DefaultGpuScheduleOptions options = DefaultGpuScheduleOptionsFor(
+      target.gpu.max_threads_per_block, target.gpu.max_shared_memory_per_block);
   LATHE_ASSIGN_OR_RETURN(Trace tiled, DefaultGpuSchedule(initial, options));
   absl::StatusOr<CudaProgram> built = Build(initial, tiled, target);
   if (!built.ok() && absl::IsFailedPrecondition(built.status())) {

@@ -215,9 +215,8 @@ class DeterminedVarsSolver {
         // nothing (it holds no variable the renaming maps).
         db = renamed;
       }
-      std::optional<std::pair<Expr, Expr>> settled = facts.Add(
-          da, db.base, next < dims ? Substitute(db.base, rename) : db.base,
-          diff, ranges);
+      std::optional<std::pair<Expr, Expr>> settled =
+          facts.Add(da, db.base, rename, diff, ranges);
       if (!settled.has_value()) continue;
       if (settled->first.same_as(var)) return true;
       work.emplace_back(settled->first, Substitute(settled->second, rename));

@@ -114,7 +114,7 @@ bool DigitsDetermine(const std::vector<Digit>& facts, int64_t span) {
 
 std::optional<std::pair<Expr, Expr>> DigitFacts::Add(const Decomposed& da,
                                                      const Expr& base_b,
-                                                     const Expr& renamed_base_b,
+                                                     const VarMap& rename,
                                                      const Interval& diff,
                                                      const VarRanges& ranges) {
   // coef * (digit - digit') == rest' - rest: |rest' - rest| < |coef| forces
@@ -148,7 +148,8 @@ std::optional<std::pair<Expr, Expr>> DigitFacts::Add(const Decomposed& da,
            DigitsDetermine(entry->facts, width + 1);
   };
   if (!settles(BoundOf(da.base, ranges), /*symmetric=*/false) &&
-      !settles(BoundOf(Simplify(renamed_base_b - da.base, ranges), ranges),
+      !settles(BoundOf(Simplify(Substitute(base_b, rename) - da.base, ranges),
+                       ranges),
                /*symmetric=*/true)) {
     return std::nullopt;
   }

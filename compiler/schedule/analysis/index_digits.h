@@ -20,6 +20,7 @@
 
 #include "compiler/arith/int_bounds.h"
 #include "compiler/ir/expr.h"
+#include "compiler/ir/expr_functor.h"
 
 namespace lathe {
 
@@ -64,14 +65,15 @@ class DigitFacts {
   // is a's side decomposed, base_b is b's base (of the same digit and
   // coefficient), and rest' - rest lies in `diff`: when |diff| < |coef| the
   // digits are equal. Returns (base, base') the first time the digits of a
-  // base (ExprEqual) determine it: over its range under `ranges`, or over
-  // the range of base' - base, where `renamed_base_b` is b's base in b's
-  // instance (its varying variables renamed), so that the parts of a base
-  // both instances share cancel ((o * 14 + f // 16) % 16, o the same in
-  // both: f // 16 differs by less than 14).
+  // base (ExprEqual) determine it: over its range under `ranges`, or,
+  // only when that does not settle it, over the range of base' - base,
+  // base' being base_b with `rename` applied (b's instance, its varying
+  // variables renamed; a base_b renamed already is left as it is), so that
+  // the parts of a base both instances share cancel ((o * 14 + f // 16) %
+  // 16, o the same in both: f // 16 differs by less than 14).
   std::optional<std::pair<Expr, Expr>> Add(const Decomposed& da,
                                            const Expr& base_b,
-                                           const Expr& renamed_base_b,
+                                           const VarMap& rename,
                                            const Interval& diff,
                                            const VarRanges& ranges);
 

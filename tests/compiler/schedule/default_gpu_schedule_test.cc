@@ -311,6 +311,22 @@ TEST(DefaultGpuSchedule, RejectsANonPositiveThreadCount) {
   EXPECT_EQ(trace.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A target's limits as options: its threads per block when fewer than
+// the default's, its shared memory in float32 elements (at least one, the
+// least DefaultGpuSchedule accepts).
+TEST(DefaultGpuSchedule, OptionsForATargetTakeItsLimits) {
+  const DefaultGpuScheduleOptions sm80 =
+      DefaultGpuScheduleOptionsFor(1024, 49152);
+  EXPECT_EQ(sm80.threads_per_block,
+            DefaultGpuScheduleOptions{}.threads_per_block);
+  EXPECT_EQ(sm80.max_shared_elements, 12288);
+  const DefaultGpuScheduleOptions small =
+      DefaultGpuScheduleOptionsFor(64, 4096);
+  EXPECT_EQ(small.threads_per_block, 64);
+  EXPECT_EQ(small.max_shared_elements, 1024);
+  EXPECT_EQ(DefaultGpuScheduleOptionsFor(64, 3).max_shared_elements, 1);
+}
+
 TEST(DefaultGpuSchedule, RejectsBadSharedTileOptions) {
   absl::StatusOr<Workload> workload = ParseWorkloadSpec("relu:M=4,N=4");
   ASSERT_TRUE(workload.ok());

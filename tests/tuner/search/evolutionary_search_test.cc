@@ -168,11 +168,19 @@ TEST(EvolutionarySearch, WarmStartsFromMeasuredPrograms) {
 TEST(EvolutionarySearch, StartsFromEachSpacesOwnPoint) {
   // A search of its initial population only: the batch is that population,
   // which holds the program of each space's own point (the decisions its
-  // trace records), not only fresh samples.
+  // trace records), not only fresh samples; in every batch of the search
+  // (the second one's points built by the first).
   const FakeModel model(/*trained=*/false);
   SearchOptions options = SmallSearch();
   options.generations = 0;
-  const std::vector<Candidate> batch = Batch(options, 64, model, 5);
+  EvolutionarySearch search(MatmulTask(), options);
+  std::vector<std::vector<Candidate>> batches;
+  for (uint64_t seed : {5, 6}) {
+    absl::StatusOr<std::vector<Candidate>> batch =
+        search.NextBatch(64, model, {}, {}, seed);
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    batches.push_back(*std::move(batch));
+  }
   const std::vector<Trace>& spaces = MatmulTask().spaces;
   ASSERT_FALSE(spaces.empty());
   for (size_t s = 0; s < spaces.size(); ++s) {
@@ -182,11 +190,13 @@ TEST(EvolutionarySearch, StartsFromEachSpacesOwnPoint) {
         BuildCandidate(MatmulTask(), static_cast<int>(s), spaces[s],
                        spaces[s].decisions, /*seed=*/1);
     ASSERT_TRUE(own.ok()) << own.status();
-    EXPECT_TRUE(std::any_of(batch.begin(), batch.end(),
-                            [&](const Candidate& c) {
-                              return c.lowered_hash == own->lowered_hash;
-                            }))
-        << spaces[s].ToText();
+    for (const std::vector<Candidate>& batch : batches) {
+      EXPECT_TRUE(std::any_of(batch.begin(), batch.end(),
+                              [&](const Candidate& c) {
+                                return c.lowered_hash == own->lowered_hash;
+                              }))
+          << spaces[s].ToText();
+    }
   }
 }
 

@@ -53,7 +53,7 @@ inline bool EquationsDetermine(std::vector<std::pair<Expr, Expr>> work,
     }
     Interval diff = BoundOf(Simplify(db.rest - da.rest, ranges), ranges);
     std::optional<std::pair<Expr, Expr>> settled =
-        facts.Add(da, db.base, db.base, diff, ranges);
+        facts.Add(da, db.base, rename, diff, ranges);
     if (!settled.has_value()) continue;
     if (settled->first.same_as(var)) return true;
     work.emplace_back(settled->first, settled->second);
