@@ -18,8 +18,16 @@
 #include "compiler/ir/expr_functor.h"
 #include "compiler/lower/lowered_form.h"
 #include "compiler/schedule/analysis/index_digits.h"
+#include "compiler/schedule/gpu_tile_choice.h"
 
 namespace lathe::cuda {
+
+// The default GPU schedule's ranked tiles keep a chunk's products within
+// one unrolled region so that they are unrolled whole; the two bounds are
+// one number kept in two layers.
+static_assert(kMaxUnrolledRegion == kMaxTileUnrolledProducts,
+              "gpu_tile_choice.h mirrors the unrolled region's bound");
+
 namespace {
 
 bool IsThreadIdx(const ForNode& loop) {
