@@ -853,8 +853,16 @@ int Main(int argc, char** argv) {
       ops.empty() ? AllSpecs()
                   : std::vector<std::string>(
                         absl::StrSplit(ops, ';', absl::SkipEmpty()));
-  if (ops.empty())
+  if (ops.empty()) {
     specs.push_back("custom:C[i,j] += A[i,k] * B[k,j]|i=256,j=384,k=128");
+    // Every math function of the IR, from CUDA's math library.
+    specs.push_back(
+        "custom:Y[i,j] = erf(A[i,j]) + pow(abs(A[i,j]) + 1.0, B[i,j]) + "
+        "tanh(B[i,j]) * exp(A[i,j]) - log(abs(B[i,j]) + 1.0) + "
+        "sqrt(abs(A[i,j]))|i=64,j=333");
+    // One output: one block, its partial sums in device memory.
+    specs.push_back("custom:input in0[6480]; out[v0] += in0[v1]|v0=1,v1=6480");
+  }
   int passed = 0, failed = 0;
   for (const std::string& spec : specs) {
     (CheckOne(device->get(), *target, spec) ? passed : failed)++;

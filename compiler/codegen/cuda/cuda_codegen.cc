@@ -287,6 +287,7 @@ class KernelEmitter {
                                    const std::vector<BufferPtr>& args,
                                    const std::set<const Buffer*>& inputs) {
     std::string body;
+    FindHandedDeviceBuffers(stmt, args);
     LATHE_RETURN_IF_ERROR(EmitStmt(stmt, 1, &body));
     if (const int64_t stores = EmittedStores(&stmt, kMaxUnrolledStores + 1);
         stores > kMaxUnrolledStores) {
@@ -481,22 +482,41 @@ class KernelEmitter {
         return absl::StrCat("((", type, ")", a, ")");
       }
       case ExprKind::kCall: {
+        // The IR's functions (compiler/ir/expr.h) on float32: CUDA's math
+        // library, with the number of arguments each takes.
+        struct FloatFunction {
+          const char* cuda;
+          size_t arity;
+        };
         static const auto* const kFloatFns =
-            new std::map<std::string, std::string>{{"exp", "expf"},
-                                                   {"sqrt", "sqrtf"},
-                                                   {"log", "logf"},
-                                                   {"tanh", "tanhf"},
-                                                   {"abs", "fabsf"}};
-        LATHE_ASSIGN_OR_RETURN(std::string a, operand(0));
+            new std::map<std::string, FloatFunction>{
+                {"exp", {"expf", 1}}, {"sqrt", {"sqrtf", 1}},
+                {"log", {"logf", 1}}, {"tanh", {"tanhf", 1}},
+                {"erf", {"erff", 1}}, {"abs", {"fabsf", 1}},
+                {"pow", {"powf", 2}}};
         if (n.dtype.is_float()) {
           auto it = kFloatFns->find(n.name);
           if (it == kFloatFns->end()) {
             return absl::InvalidArgumentError(
                 absl::StrCat("cuda: unknown function ", n.name));
           }
-          return absl::StrCat(it->second, "(", a, ")");
+          if (n.operands.size() != it->second.arity) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "cuda: function ", n.name, " takes ", it->second.arity,
+                " arguments, not ", n.operands.size()));
+          }
+          std::vector<std::string> args;
+          for (size_t i = 0; i < n.operands.size(); ++i) {
+            LATHE_ASSIGN_OR_RETURN(std::string a, operand(i));
+            args.push_back(std::move(a));
+          }
+          return absl::StrCat(it->second.cuda, "(", absl::StrJoin(args, ", "),
+                              ")");
         }
-        if (n.name == "abs") return absl::StrCat("abs(", a, ")");
+        if (n.name == "abs" && n.operands.size() == 1) {
+          LATHE_ASSIGN_OR_RETURN(std::string a, operand(0));
+          return absl::StrCat("abs(", a, ")");
+        }
         return absl::InvalidArgumentError(
             absl::StrCat("cuda: unknown integer function ", n.name));
       }
@@ -556,15 +576,45 @@ class KernelEmitter {
         Touched t;
         CollectTouched(*s, &t);
         for (const Buffer* b : t.reads)
-          if (shared_.count(b)) pending_reads_.insert(b);
+          if (HandedBetweenThreads(b)) pending_reads_.insert(b);
         for (const Buffer* b : t.writes)
-          if (shared_.count(b)) pending_writes_.insert(b);
+          if (HandedBetweenThreads(b)) pending_writes_.insert(b);
       }
     }
     return absl::OkStatus();
   }
 
   bool has_threads() const { return kernel_.block.Count() > 1; }
+
+  // Whether threads of a block may hand `buffer`'s elements to each other
+  // (so that barriers order their accesses): shared memory, and device
+  // buffers in handed_.
+  bool HandedBetweenThreads(const Buffer* b) const {
+    return shared_.count(b) > 0 || handed_.count(b) > 0;
+  }
+
+  // The device buffers among `args` that `kernel` writes under a threadIdx
+  // loop and that are not partitioned among the threads: one thread may
+  // read what another wrote (a single block's partial sums, its block loop
+  // of one iteration gone, are the root's buffer, not a shared one).
+  void FindHandedDeviceBuffers(const StmtNode& kernel,
+                               const std::vector<BufferPtr>& args) {
+    if (!has_threads()) return;
+    std::set<const Buffer*> written;
+    std::function<void(const StmtNode&, bool)> walk = [&](const StmtNode& s,
+                                                          bool threads) {
+      if (const auto* loop = s.as<ForNode>()) threads |= IsThreadIdx(*loop);
+      if (const auto* store = s.as<StoreNode>(); store != nullptr && threads)
+        written.insert(store->buffer.get());
+      for (const StmtNode* c : ChildStmts(const_cast<StmtNode*>(&s)))
+        walk(*c, threads);
+    };
+    walk(kernel, false);
+    for (const BufferPtr& b : args) {
+      if (written.count(b.get()) && !PartitionOf(kernel, b.get()).has_value())
+        handed_.insert(b.get());
+    }
+  }
 
   std::string FirstThreadCondition() const {
     std::vector<std::string> parts;
@@ -613,9 +663,10 @@ class KernelEmitter {
     return loops.size() <= 1 && !(outside && !loops.empty());
   }
 
-  // Whether `buffer`, allocated at `scope` outside every threadIdx loop, is
-  // partitioned among the threads (ThreadPartition).
-  std::optional<ThreadPartition> PartitionOf(const BlockNode& scope,
+  // Whether `buffer`, which only `body` touches (a buffer allocated at a
+  // scope outside every threadIdx loop, that scope's body; a device buffer,
+  // the kernel), is partitioned among the threads (ThreadPartition).
+  std::optional<ThreadPartition> PartitionOf(const StmtNode& body,
                                              const Buffer* buffer) {
     std::vector<std::optional<std::pair<int64_t, Digit>>> parts;
     std::vector<int64_t> widths;
@@ -657,7 +708,7 @@ class KernelEmitter {
           for (const StmtNode* c : ChildStmts(const_cast<StmtNode*>(&s)))
             walk(*c, thread_loop);
         };
-    walk(*scope.body, nullptr);
+    walk(body, nullptr);
     if (!fits || first || axis == nullptr) return std::nullopt;
     std::vector<Digit> digits;
     ThreadPartition partition;
@@ -745,7 +796,7 @@ class KernelEmitter {
       block_local_.insert(b.get());
       Indent(depth + 1, out);
       std::optional<ThreadPartition> partition;
-      if (!per_thread) partition = PartitionOf(*block, b.get());
+      if (!per_thread) partition = PartitionOf(*block->body, b.get());
       if (partition.has_value()) {
         int64_t elements = 1;
         for (int64_t e : partition->shape) elements *= e;
@@ -838,13 +889,13 @@ class KernelEmitter {
                     loop.extent, "; ++", var, ") {\n");
     LATHE_RETURN_IF_ERROR(EmitStmt(*loop.body, depth + 1, out));
     if (thread_depth_ == 0 && has_threads()) {
-      // The next iteration overwrites shared memory that this one read.
+      // The next iteration overwrites memory that this one read.
       Touched t;
       CollectTouched(*loop.body, &t);
       bool writes_shared = false, reads_shared = false, reads_guarded = false;
-      for (const Buffer* b : t.writes) writes_shared |= shared_.count(b) > 0;
+      for (const Buffer* b : t.writes) writes_shared |= HandedBetweenThreads(b);
       for (const Buffer* b : t.reads) {
-        reads_shared |= shared_.count(b) > 0;
+        reads_shared |= HandedBetweenThreads(b);
         reads_guarded |= guarded_writes_.count(b) > 0;
       }
       if ((writes_shared && reads_shared) || reads_guarded) {
@@ -920,6 +971,8 @@ class KernelEmitter {
   CudaKernel kernel_;
   int thread_depth_ = 0;
   std::set<const Buffer*> shared_;
+  // Device buffers that threads of a block hand to each other.
+  std::set<const Buffer*> handed_;
   // Buffers that threads hold in shares of their own (ThreadPartition).
   std::map<const Buffer*, ThreadPartition> partitions_;
   // The variable of the outermost threadIdx loop being emitted.

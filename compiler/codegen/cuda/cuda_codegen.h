@@ -28,10 +28,14 @@
 //   0 alone, and a barrier precedes the next statement that reads it (or,
 //   in a serial loop, the end of an iteration whose body reads it).
 // - __syncthreads() is placed, outside every threadIdx loop, between two
-//   statements of a sequence when the second touches shared memory that the
-//   earlier ones wrote since the last barrier, or writes shared memory they
-//   read; and at the end of a serial loop body that writes and reads shared
-//   memory (the next iteration overwrites what this one read).
+//   statements of a sequence when the second touches memory the threads
+//   share that the earlier ones wrote since the last barrier, or writes
+//   such memory they read; and at the end of a serial loop body that writes
+//   and reads it (the next iteration overwrites what this one read). The
+//   memory the threads share: shared memory, and the device buffers that
+//   threads write and do not partition among themselves as above (a
+//   one-output reduction's partial sums: its block loop of one iteration
+//   gone, they are the root's buffer, not a block's).
 // - Unrolled and vectorized loops are serial loops under `#pragma unroll`,
 //   unrolled by kPartialUnroll only when longer than kMaxFullUnroll (the
 //   copies of a large tile by few threads: hundreds of steps whose indices

@@ -47,6 +47,12 @@ std::vector<std::string> Specs() {
   std::vector<std::string> specs = test_support::EveryOperatorSpec(9);
   specs.push_back("conv2d_nchw:N=2,C=16,H=14,W=14,K=32,R=3,S=3,pad=1,stride=2");
   specs.push_back("custom:C[i,j] += A[i,k] * B[k,j]|i=65,j=130,k=17");
+  // Every math function of the IR (compiler/ir/expr.h): GELU's erf and
+  // ONNX's Pow come from models.
+  specs.push_back(
+      "custom:Y[i,j] = erf(A[i,j]) + pow(abs(A[i,j]) + 1.0, B[i,j]) + "
+      "tanh(B[i,j]) * exp(A[i,j]) - log(abs(B[i,j]) + 1.0) + "
+      "sqrt(abs(A[i,j]))|i=9,j=33");
   // Register tiles (dense with its bias and relu in the write-back).
   specs.push_back("matmul:M=128,N=64,K=9");
   specs.push_back("dense:M=32,N=64,K=7,bias=1,relu=1");
@@ -66,6 +72,9 @@ std::vector<std::string> Specs() {
   specs.push_back("softmax:M=5,N=96");
   specs.push_back("softmax:M=3,N=1000");
   specs.push_back("dense:M=1,N=40,K=256,bias=1");
+  // One output (ONNX's ReduceSum over every axis): one block, its partial
+  // sums in device memory.
+  specs.push_back("custom:input in0[108]; out[v0] += in0[v1]|v0=1,v1=108");
   return specs;
 }
 
