@@ -94,6 +94,12 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
   // 1. The target, and the model built for it.
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
+  if (target->IsCuda()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        options.model.path,
+        ": models run on CPU targets only; for a cuda target, lathe bench "
+        "times one workload spec"));
+  }
   if (options.threads > 0) target->num_threads = options.threads;
   if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) {
     return st;

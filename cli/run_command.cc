@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "api/model.h"
 #include "cli/command.h"
+#include "cli/cuda_compile.h"
 #include "cli/json_text.h"
 #include "cli/model_args.h"
 #include "cli/output_paths.h"
@@ -86,6 +87,13 @@ absl::StatusOr<std::vector<TensorData>> ReadInputs(
 
 absl::Status RunRun(const RunOptions& options) {
   // 1. The command line, before any work.
+  if (NamesCudaTarget(options.target)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        options.model.path,
+        ": models run on CPU targets only; for a cuda target, tune the "
+        "model's tasks (lathe tune MODEL.onnx --target cuda) and compile "
+        "each (lathe compile SPEC --target cuda)"));
+  }
   std::vector<NamedPath> input_paths = {{"model", options.model.path},
                                         {"--db", options.db_path}};
   for (const std::string& input : options.inputs) {

@@ -5,7 +5,8 @@
 # run too where a GPU is); the cubin is a CUDA ELF of the asked-for
 # architecture, byte for byte the one embedded; two runs give the same
 # bytes; a tuned record of the cuda target is used (a hand-made one: no GPU
-# here to tune), --compatible, --require-tuned and --misses; the refusals.
+# here to tune), --compatible, --require-tuned and --misses; the refusals
+# (and those of `lathe run` and `lathe bench` of a model on a cuda target).
 # The cases that compile skip (77) without NVRTC, and those that link
 # without a C++ compiler, cuda.h or the driver's stub.
 # Usage: compile_cuda_test.sh LATHE_BIN CXX HOST_ENTRY_CHECK_CC CASE
@@ -231,6 +232,11 @@ refusals)
     "$lathe" compile "$SOFTMAX" matmul:M=8,N=8,K=8 --target "$T80" -o k.cc --header k.h
   expect_error 'model.onnx: models compile for CPU targets only' \
     "$lathe" compile model.onnx --target "$T80" -o k.cc --header k.h
+  # Nor do models run on one (before any file is read).
+  expect_error 'model.onnx: models run on CPU targets only; for a cuda target, tune' \
+    "$lathe" run model.onnx --target "$T80" --input in.pb --output-dir out
+  expect_error 'model.onnx: models run on CPU targets only; for a cuda target, lathe bench times one workload spec' \
+    "$lathe" bench model.onnx --target "$T80"
   expect_error '--require-tuned, --misses and --compatible need --db' \
     "$lathe" compile "$SOFTMAX" --target "$T80" -o k.cc --header k.h --require-tuned
   expect_error '--function not-a-name: not a C identifier' \
