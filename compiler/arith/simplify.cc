@@ -79,8 +79,10 @@ std::vector<Digit> ReadingsOfDigit(const Expr& low) {
 // the pairs of terms of `form` that a split and a fuse of its parts leave
 // (the index of a loop split into [outer, a, b] whose a and b parts were
 // fused again) are merged back; with three parts or more, the middle digits
-// ((x // b) % a) merge with the one above first. Bounded: each merge
-// removes two terms.
+// ((x // b) % a) merge with the one above first. The high term may be a
+// digit itself, ((x // C) % a) or (x % M) // C (a = M / C): the pair is then
+// the digits below a * C, ((x % (a * C)) // b) * k. Bounded: each merge removes
+// two terms and adds at most one.
 void RecombineDivMod(LinearTerms* form) {
   for (bool merged = true; merged;) {
     merged = false;
@@ -96,15 +98,42 @@ void RecombineDivMod(LinearTerms* form) {
         const int64_t b = digit.b, c = digit.c;
         if (c % b != 0) continue;
         for (size_t d = 0; d < form->terms.size(); ++d) {
+          if (d == m || form->terms[d].second != k * (c / b)) continue;
+          // high is x // C, or a digit of it, (x // C) % a or (x % M) // C
+          // (a = M / C): then the two merge into (x % (a * C)) // b, the
+          // digits below a * C.
           const Expr& high = form->terms[d].first;
-          if (form->terms[d].second != k * (c / b) ||
-              !high.is(ExprKind::kFloorDiv) || ConstantDivisor(high) != c ||
-              !ExprEqual(high.operand(0), x)) {
+          if (!high.is(ExprKind::kFloorDiv) && !high.is(ExprKind::kFloorMod))
+            continue;
+          int64_t above = 0;  // a; 0: high is x // C
+          Expr dividend = high.operand(0);
+          if (high.is(ExprKind::kFloorMod)) {
+            above = ConstantDivisor(high);
+            if (above <= 0 || !dividend.is(ExprKind::kFloorDiv)) continue;
+            if (ConstantDivisor(dividend) != c) continue;
+            dividend = dividend.operand(0);
+          } else {
+            if (ConstantDivisor(high) != c) continue;
+            if (dividend.is(ExprKind::kFloorMod) &&
+                ConstantDivisor(dividend) > 0 &&
+                ConstantDivisor(dividend) % c == 0 &&
+                ExprEqual(dividend.operand(0), x)) {
+              above = ConstantDivisor(dividend) / c;
+              dividend = dividend.operand(0);
+            }
+          }
+          if (!ExprEqual(dividend, x) ||
+              (above > 0 && above > std::numeric_limits<int64_t>::max() / c)) {
             continue;
           }
           form->terms[m].second = 0;
           form->terms[d].second = 0;
-          if (b == 1) {
+          if (above > 0) {
+            const Expr low_digits = FloorMod(x, IntImm(above * c, x.dtype()));
+            form->AddTerm(b == 1 ? low_digits
+                                 : FloorDiv(low_digits, IntImm(b, x.dtype())),
+                          k);
+          } else if (b == 1) {
             CollectLinearTerms(x, k, form, EqualAtoms::kMerge);
           } else {
             form->AddTerm(FloorDiv(x, IntImm(b, x.dtype())), k);

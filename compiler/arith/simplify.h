@@ -4,7 +4,9 @@
 // first appearance, constants last; the terms a split and a fuse leave,
 // (x // C) * (C / b) + (x % C) // b, merged back into x // b, the middle
 // digits of a fuse of three parts or more, (x // b) % a, read as
-// (x % (a * b)) // b),
+// (x % (a * b)) // b, and ((x // C) % a) * (C / b) + (x % C) // b, the
+// digits below a * C (the first written (x % (a * C)) // C too), merged
+// into (x % (a * C)) // b),
 // floordiv/floormod by constants cancel the multiples of the divisor
 // ((x % C) % c is x % c where c divides C) and vanish when bounds allow, and
 // comparisons,

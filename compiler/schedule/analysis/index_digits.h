@@ -34,7 +34,8 @@ struct Digit {
 // A digit of some expression `base` that mentions the variable: base itself
 // (a variable), base // a, base % b, (base // a) % b or (base % m) // a with a
 // dividing m. `base` is the variable, or a sum of several (a fused loop split
-// again: (f_0 * 8 + f_1) // 10).
+// again: (f_0 * 8 + f_1) // 10). A base y % m whose modulus the digit does
+// not reach is read as y: ((y % 32) // 4) % 4 is the digit (4, 4) of y.
 bool MatchDigit(const Expr& atom, Expr* base, Digit* digit);
 
 enum class DigitForm { kAbsent, kDigit, kUnknown };
@@ -56,6 +57,14 @@ Decomposed Decompose(const Expr& e, const Expr& var);
 // Whether knowing (x // a) % b == (x' // a) % b for every fact determines x,
 // for x and x' in an interval of `span` values.
 bool DigitsDetermine(const std::vector<Digit>& facts, int64_t span);
+
+// `digit` of `from` as a digit of `to`, when the two are one value for
+// every value of the variables in `ranges`: to // q simplifies to from, or
+// to a sum that differs from it by a multiple of a * b (b > 0), for q = 1
+// or a divisor in one of from's atoms; the digit is then (q * a, b) of to.
+// nullopt when neither holds (or a product overflows).
+std::optional<Digit> DigitOfOtherBase(const Expr& from, const Digit& digit,
+                                      const Expr& to, const VarRanges& ranges);
 
 // The digits proven equal between two instances, equation by equation, until
 // they determine a base (which is then equal in both instances).
@@ -83,6 +92,7 @@ class DigitFacts {
     std::vector<Digit> facts;
     bool settled = false;
   };
+  bool Settles(Entry& entry, const VarMap& rename, const VarRanges& ranges);
   std::vector<Entry> entries_;
 };
 

@@ -2,8 +2,43 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 namespace lathe {
 namespace {
+
+// The value of an integer expression of one variable `x` (sums, products,
+// floor division and modulo by constants) at `value`.
+int64_t EvalAt(const Expr& e, const Expr& x, int64_t value) {
+  auto floor_div = [](int64_t a, int64_t b) {
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+  };
+  switch (e.kind()) {
+    case ExprKind::kIntImm:
+      return e.int_value();
+    case ExprKind::kVar:
+      EXPECT_TRUE(e.same_as(x)) << e.ToString();
+      return value;
+    case ExprKind::kAdd:
+      return EvalAt(e.operand(0), x, value) + EvalAt(e.operand(1), x, value);
+    case ExprKind::kSub:
+      return EvalAt(e.operand(0), x, value) - EvalAt(e.operand(1), x, value);
+    case ExprKind::kMul:
+      return EvalAt(e.operand(0), x, value) * EvalAt(e.operand(1), x, value);
+    case ExprKind::kFloorDiv:
+      return floor_div(EvalAt(e.operand(0), x, value),
+                       EvalAt(e.operand(1), x, value));
+    case ExprKind::kFloorMod: {
+      const int64_t a = EvalAt(e.operand(0), x, value);
+      const int64_t b = EvalAt(e.operand(1), x, value);
+      return a - floor_div(a, b) * b;
+    }
+    default:
+      ADD_FAILURE() << "no evaluation for " << e.ToString();
+      return 0;
+  }
+}
 
 TEST(Simplify, CollectsLinearTerms) {
   Expr i = Var("i"), j = Var("j");
@@ -42,7 +77,8 @@ TEST(Simplify, RecombinesTheDigitsOfAFuseOfSplitParts) {
   EXPECT_EQ(Simplify(FloorDiv(f, 8) * 8 + FloorMod(s, 8)).ToString(),
             "f // 8 * 8 + s % 8");
   // Three parts fused: the middle digit is (f // 7) % 4, which merges with
-  // f // 28 first, then with f % 7; (f // 7) % 3 does not (3 * 7 is not 28).
+  // f // 28 first, then with f % 7; (f // 7) % 3 does not merge with f //
+  // 28 (3 * 7 is not 28), only with f % 7 below it: the digits below 21.
   EXPECT_EQ(Simplify(s * 112 + FloorDiv(f, 28) * 28 +
                      FloorMod(FloorDiv(f, 7), 4) * 7 + FloorMod(f, 7))
                 .ToString(),
@@ -50,7 +86,21 @@ TEST(Simplify, RecombinesTheDigitsOfAFuseOfSplitParts) {
   EXPECT_EQ(Simplify(FloorDiv(f, 28) * 28 + FloorMod(FloorDiv(f, 7), 3) * 7 +
                      FloorMod(f, 7))
                 .ToString(),
-            "f // 28 * 28 + f // 7 % 3 * 7 + f % 7");
+            "f // 28 * 28 + f % 21");
+  // A digit and the digits below it: ((f // 14) % 8) * 14 + f % 14 is
+  // f % 112, and with a coarser low digit, ((f // 14) % 8) * 7 +
+  // (f % 14) // 2 is (f % 112) // 2; a coefficient that does not match
+  // keeps them apart.
+  EXPECT_EQ(
+      Simplify(FloorMod(FloorDiv(f, 14), 8) * 14 + FloorMod(f, 14)).ToString(),
+      "f % 112");
+  EXPECT_EQ(
+      Simplify(FloorMod(FloorDiv(f, 14), 8) * 7 + FloorDiv(FloorMod(f, 14), 2))
+          .ToString(),
+      "f % 112 // 2");
+  EXPECT_EQ(
+      Simplify(FloorMod(FloorDiv(f, 14), 8) * 13 + FloorMod(f, 14)).ToString(),
+      "f // 14 % 8 * 13 + f % 14");
   // (f // 8) % 4 still pairs with (f // 8) // 4 read as a digit of f // 8.
   EXPECT_EQ(
       Simplify(FloorMod(FloorDiv(f, 8), 4) + FloorDiv(f, 32) * 4).ToString(),
@@ -58,6 +108,37 @@ TEST(Simplify, RecombinesTheDigitsOfAFuseOfSplitParts) {
   // A digit of a digit: (f % 64) % 16 is f % 16; (f % 24) % 16 stays.
   EXPECT_EQ(Simplify(FloorMod(FloorMod(f, 64), 16)).ToString(), "f % 16");
   EXPECT_EQ(Simplify(FloorMod(FloorMod(f, 24), 16)).ToString(), "f % 24 % 16");
+}
+
+// The merges of digits hold for every value, negative ones included: a
+// digit (f // C) % a (or f // C) times k * C / b beside (f % C) // b times
+// k, for every such C, a, b and k, simplified, evaluates as written.
+TEST(Simplify, MergedDigitsKeepTheirValue) {
+  Expr f = Var("f");
+  int merged = 0;
+  for (int64_t c : {2, 4, 6, 7, 12, 14}) {
+    for (int64_t a : {0, 2, 3, 8}) {  // 0: the high term is f // C
+      for (int64_t b = 1; b <= c; ++b) {
+        if (c % b != 0) continue;
+        for (int64_t k : {1, 3, -2}) {
+          const Expr high =
+              a == 0 ? FloorDiv(f, c) : FloorMod(FloorDiv(f, c), a);
+          const Expr low =
+              b == 1 ? FloorMod(f, c) : FloorDiv(FloorMod(f, c), b);
+          const Expr e = high * (k * (c / b)) + low * k;
+          const Expr simplified = Simplify(e);
+          merged += simplified.ToString().find(" % ") == std::string::npos ||
+                    simplified.ToString().find(" + ") == std::string::npos;
+          for (int64_t v = -3 * c * 8; v <= 3 * c * 8; ++v) {
+            ASSERT_EQ(EvalAt(simplified, f, v), EvalAt(e, f, v))
+                << e.ToString() << " simplified to " << simplified.ToString()
+                << " at f = " << v;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(merged, 100);
 }
 
 TEST(Simplify, NestedFloorDiv) {
