@@ -3,42 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
+
+#include "tests/compiler/arith/eval_index.h"
 
 namespace lathe {
 namespace {
-
-// The value of an integer expression of one variable `x` (sums, products,
-// floor division and modulo by constants) at `value`.
-int64_t EvalAt(const Expr& e, const Expr& x, int64_t value) {
-  auto floor_div = [](int64_t a, int64_t b) {
-    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
-  };
-  switch (e.kind()) {
-    case ExprKind::kIntImm:
-      return e.int_value();
-    case ExprKind::kVar:
-      EXPECT_TRUE(e.same_as(x)) << e.ToString();
-      return value;
-    case ExprKind::kAdd:
-      return EvalAt(e.operand(0), x, value) + EvalAt(e.operand(1), x, value);
-    case ExprKind::kSub:
-      return EvalAt(e.operand(0), x, value) - EvalAt(e.operand(1), x, value);
-    case ExprKind::kMul:
-      return EvalAt(e.operand(0), x, value) * EvalAt(e.operand(1), x, value);
-    case ExprKind::kFloorDiv:
-      return floor_div(EvalAt(e.operand(0), x, value),
-                       EvalAt(e.operand(1), x, value));
-    case ExprKind::kFloorMod: {
-      const int64_t a = EvalAt(e.operand(0), x, value);
-      const int64_t b = EvalAt(e.operand(1), x, value);
-      return a - floor_div(a, b) * b;
-    }
-    default:
-      ADD_FAILURE() << "no evaluation for " << e.ToString();
-      return 0;
-  }
-}
 
 TEST(Simplify, CollectsLinearTerms) {
   Expr i = Var("i"), j = Var("j");
@@ -130,7 +101,9 @@ TEST(Simplify, MergedDigitsKeepTheirValue) {
           merged += simplified.ToString().find(" % ") == std::string::npos ||
                     simplified.ToString().find(" + ") == std::string::npos;
           for (int64_t v = -3 * c * 8; v <= 3 * c * 8; ++v) {
-            ASSERT_EQ(EvalAt(simplified, f, v), EvalAt(e, f, v))
+            const std::map<const ExprNode*, int64_t> at = {{f.get(), v}};
+            ASSERT_EQ(testing::EvalIndex(simplified, at),
+                      testing::EvalIndex(e, at))
                 << e.ToString() << " simplified to " << simplified.ToString()
                 << " at f = " << v;
           }

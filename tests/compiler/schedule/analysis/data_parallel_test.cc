@@ -16,6 +16,7 @@
 #include "compiler/schedule/primitive/loop_kind.h"
 #include "compiler/schedule/primitive/reorder.h"
 #include "compiler/schedule/primitive/split.h"
+#include "tests/compiler/arith/eval_index.h"
 #include "tests/compiler/schedule/analysis/data_parallel_plain.h"
 #include "tests/compiler/schedule/same_result.h"
 #include "tests/compiler/schedule/test_programs.h"
@@ -595,37 +596,6 @@ Expr RandomIndex(const std::vector<Expr>& vars, std::mt19937_64& rng,
   }
 }
 
-// The value of an index of RandomIndex's forms at `values` (by variable).
-int64_t EvalIndex(const Expr& e,
-                  const std::map<const ExprNode*, int64_t>& values) {
-  auto floor_div = [](int64_t a, int64_t b) {
-    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
-  };
-  switch (e.kind()) {
-    case ExprKind::kIntImm:
-      return e.int_value();
-    case ExprKind::kVar:
-      return values.at(e.get());
-    case ExprKind::kAdd:
-      return EvalIndex(e.operand(0), values) + EvalIndex(e.operand(1), values);
-    case ExprKind::kSub:
-      return EvalIndex(e.operand(0), values) - EvalIndex(e.operand(1), values);
-    case ExprKind::kMul:
-      return EvalIndex(e.operand(0), values) * EvalIndex(e.operand(1), values);
-    case ExprKind::kFloorDiv:
-      return floor_div(EvalIndex(e.operand(0), values),
-                       EvalIndex(e.operand(1), values));
-    case ExprKind::kFloorMod: {
-      const int64_t a = EvalIndex(e.operand(0), values);
-      const int64_t b = EvalIndex(e.operand(1), values);
-      return a - floor_div(a, b) * b;
-    }
-    default:
-      ADD_FAILURE() << "no evaluation for " << e.ToString();
-      return 0;
-  }
-}
-
 // Soundness by enumeration: on random index pairs over small loops, every
 // variable the analysis proves is equal in every pair of instances (the
 // varying loops free, the others shared) whose indices meet. Every third
@@ -710,7 +680,8 @@ TEST(DataParallel, EveryProofHoldsOverAllInstances) {
           const auto xa = values(x), yb = values(y);
           bool meet = a.indices.size() == b.indices.size();
           for (size_t d = 0; meet && d < a.indices.size(); ++d)
-            meet = EvalIndex(a.indices[d], xa) == EvalIndex(b.indices[d], yb);
+            meet = testing::EvalIndex(a.indices[d], xa) ==
+                   testing::EvalIndex(b.indices[d], yb);
           if (meet && x[target] != y[target]) {
             sound = false;
             ADD_FAILURE() << vars[target].ToString() << " proven in "
