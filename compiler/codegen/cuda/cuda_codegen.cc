@@ -101,7 +101,9 @@ void CollectTouched(const StmtNode& stmt, Touched* out) {
 // elements: in every access, each index is coef * D(t) + rest with t the
 // access's outermost threadIdx loop, the same coef and digit D in every
 // access, and rest in [0, coef) (a dimension without t: rest is the index,
-// over the whole dimension). The digits determine t, so threads own
+// over the whole dimension, within it wherever the program runs the access
+// even where its bounds pass it under a guard, as a padded tile's do). The
+// digits determine t, so threads own
 // disjoint elements, and a thread's share is an array of the coefs' shape
 // indexed by the rests (see the header). A rest may also hold whole runs
 // of every thread's elements: rest = coef * N * q + low with N the digit's
@@ -174,9 +176,17 @@ std::optional<std::vector<Expr>> PartitionRests(
                                      !(part->second == (*parts)[d]->second)))) {
       return std::nullopt;
     }
+    if (!part.has_value()) {
+      // A dimension without the thread: the share holds all of it, indexed
+      // as the buffer is, so an access the program makes stays within it
+      // (a padded tile's index past it sits under the tile's guard).
+      if (widths != nullptr) (*widths)[d] = width;
+      rests.push_back(rest);
+      continue;
+    }
     Interval bound = BoundOf(rest, ranges);
     if (bound.min < 0) return std::nullopt;
-    if (bound.max >= width && part.has_value()) {
+    if (bound.max >= width) {
       std::optional<Expr> grouped =
           GroupedRest(rest, part->first, part->second, thread_var, ranges);
       if (!grouped.has_value()) return std::nullopt;
@@ -186,8 +196,6 @@ std::optional<std::vector<Expr>> PartitionRests(
       // A thread's share of a dimension is no wider than the dimension (so
       // the share's element count stays within the buffer's).
       if (width > buffer.shape[d]) return std::nullopt;
-    } else if (bound.max >= width) {
-      return std::nullopt;
     }
     if (widths != nullptr) (*widths)[d] = std::max((*widths)[d], width);
     rests.push_back(rest);

@@ -28,6 +28,7 @@
 #include "compiler/lower/pipeline.h"
 #include "compiler/measure/reference_check.h"
 #include "compiler/schedule/default_gpu_schedule.h"
+#include "compiler/schedule/gpu_shared_tile.h"
 #include "compiler/schedule/trace_text.h"
 #include "compiler/schedule/traced_schedule.h"
 #include "compiler/workload/spec.h"
@@ -477,6 +478,46 @@ TEST(CudaEmulation, SharedTileAccumulatorsAreEachThreadsRegisters) {
         return testing::RunEmulated(program->module, args);
       });
   EXPECT_TRUE(checked.ok()) << checked << "\n" << src;
+}
+
+TEST(CudaEmulation, AccumulatorsOfAPaddedTileAreEachThreadsRegisters) {
+  // N = 8 tiled by 2 groups of 1 thread x 8 registers: the tile is 16
+  // columns, past N, the columns past 8 under a guard. The accumulators'
+  // column index (no thread in it) runs past their buffer's 8 columns
+  // there, but only under the guard, so they are still each thread's (4
+  // rows x 8 columns), not shared memory.
+  absl::StatusOr<Workload> workload = ParseWorkloadSpec("matmul:M=64,N=8,K=16");
+  ASSERT_TRUE(workload.ok());
+  absl::StatusOr<Program> initial = workload->InitialProgram();
+  ASSERT_TRUE(initial.ok());
+  TracedSchedule sch(*initial);
+  ASSERT_TRUE(
+      ApplySharedTile(
+          &sch, "C", /*fuse_reductions=*/true,
+          [](ConcreteSchedule*,
+             const SharedTileLoops&) -> absl::StatusOr<SharedTileFactors> {
+            SharedTileFactors f;
+            f.axes = {SharedTileAxis{int64_t{16}, int64_t{4}},
+                      SharedTileAxis{int64_t{1}, int64_t{8}, int64_t{2}}};
+            f.k_chunk = int64_t{8};
+            f.lanes = int64_t{1};
+            return f;
+          })
+          .ok());
+  absl::StatusOr<Program> lowered = LowerProgram(sch.program());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<CudaModule> module = GenerateCuda(*lowered, Arch("sm_90"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_NE(module->source.find("float C_local[32];"), std::string::npos)
+      << module->source;
+  EXPECT_EQ(module->source.find("__shared__ __align__(16) float C_local"),
+            std::string::npos)
+      << module->source;
+  absl::Status checked =
+      CheckAgainstReference(*workload, [&](const std::vector<float*>& args) {
+        return testing::RunEmulated(*module, args);
+      });
+  EXPECT_TRUE(checked.ok()) << checked << "\n" << module->source;
 }
 
 // `spec`'s default GPU schedule with `options`, as CUDA for sm_90; its
