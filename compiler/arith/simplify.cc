@@ -1,6 +1,7 @@
 #include "compiler/arith/simplify.h"
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +75,33 @@ std::vector<Digit> ReadingsOfDigit(const Expr& low) {
   return readings;
 }
 
+// How many digits of x above c `high` holds, when it is x // c (0: all of
+// them) or a digit of it, (x // c) % a or (x % (a * c)) // c (a); nullopt
+// when it is neither (or a * c overflows).
+std::optional<int64_t> DigitsAbove(const Expr& high, const Expr& x, int64_t c) {
+  const Expr& dividend =
+      high.is(ExprKind::kFloorDiv) || high.is(ExprKind::kFloorMod)
+          ? high.operand(0)
+          : high;
+  int64_t above = -1;
+  if (high.is(ExprKind::kFloorDiv) && ConstantDivisor(high) == c) {
+    if (ExprEqual(dividend, x)) return 0;
+    const int64_t m = ConstantDivisor(dividend);
+    if (dividend.is(ExprKind::kFloorMod) && m > 0 && m % c == 0 &&
+        ExprEqual(dividend.operand(0), x)) {
+      above = m / c;
+    }
+  } else if (high.is(ExprKind::kFloorMod) && ConstantDivisor(high) > 0 &&
+             dividend.is(ExprKind::kFloorDiv) &&
+             ConstantDivisor(dividend) == c &&
+             ExprEqual(dividend.operand(0), x)) {
+    above = ConstantDivisor(high);
+  }
+  if (above <= 0 || above > std::numeric_limits<int64_t>::max() / c)
+    return std::nullopt;
+  return above;
+}
+
 // (x // C) * (k * C / b) + ((x % C) // b) * k == (x // b) * k for positive
 // constants b dividing C (b = 1: (x // C) * C * k + (x % C) * k == x * k):
 // the pairs of terms of `form` that a split and a fuse of its parts leave
@@ -99,37 +127,13 @@ void RecombineDivMod(LinearTerms* form) {
         if (c % b != 0) continue;
         for (size_t d = 0; d < form->terms.size(); ++d) {
           if (d == m || form->terms[d].second != k * (c / b)) continue;
-          // high is x // C, or a digit of it, (x // C) % a or (x % M) // C
-          // (a = M / C): then the two merge into (x % (a * C)) // b, the
-          // digits below a * C.
-          const Expr& high = form->terms[d].first;
-          if (!high.is(ExprKind::kFloorDiv) && !high.is(ExprKind::kFloorMod))
-            continue;
-          int64_t above = 0;  // a; 0: high is x // C
-          Expr dividend = high.operand(0);
-          if (high.is(ExprKind::kFloorMod)) {
-            above = ConstantDivisor(high);
-            if (above <= 0 || !dividend.is(ExprKind::kFloorDiv)) continue;
-            if (ConstantDivisor(dividend) != c) continue;
-            dividend = dividend.operand(0);
-          } else {
-            if (ConstantDivisor(high) != c) continue;
-            if (dividend.is(ExprKind::kFloorMod) &&
-                ConstantDivisor(dividend) > 0 &&
-                ConstantDivisor(dividend) % c == 0 &&
-                ExprEqual(dividend.operand(0), x)) {
-              above = ConstantDivisor(dividend) / c;
-              dividend = dividend.operand(0);
-            }
-          }
-          if (!ExprEqual(dividend, x) ||
-              (above > 0 && above > std::numeric_limits<int64_t>::max() / c)) {
-            continue;
-          }
+          const std::optional<int64_t> above =
+              DigitsAbove(form->terms[d].first, x, c);
+          if (!above.has_value()) continue;
           form->terms[m].second = 0;
           form->terms[d].second = 0;
-          if (above > 0) {
-            const Expr low_digits = FloorMod(x, IntImm(above * c, x.dtype()));
+          if (*above > 0) {
+            const Expr low_digits = FloorMod(x, IntImm(*above * c, x.dtype()));
             form->AddTerm(b == 1 ? low_digits
                                  : FloorDiv(low_digits, IntImm(b, x.dtype())),
                           k);

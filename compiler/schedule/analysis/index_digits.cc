@@ -12,7 +12,38 @@
 namespace lathe {
 
 namespace {
-bool MatchOneDigit(const Expr& atom, Expr* base, Digit* digit);
+
+// One level of MatchDigit: `atom` as a digit of the expression it divides
+// or reduces (a variable is its own digit).
+bool MatchOneDigit(const Expr& atom, Expr* base, Digit* digit) {
+  auto positive_imm = [](const Expr& e) {
+    return e.is_int_imm() && e.int_value() > 0;
+  };
+  if (atom.is_var()) {
+    *base = atom;
+    *digit = {1, 0};
+    return true;
+  }
+  if (atom.is(ExprKind::kFloorDiv) && positive_imm(atom.operand(1))) {
+    *base = atom.operand(0);
+    *digit = {atom.operand(1).int_value(), 0};
+    return true;
+  }
+  if (atom.is(ExprKind::kFloorMod) && positive_imm(atom.operand(1))) {
+    const Expr& x = atom.operand(0);
+    int64_t b = atom.operand(1).int_value();
+    if (x.is(ExprKind::kFloorDiv) && positive_imm(x.operand(1))) {
+      *base = x.operand(0);
+      *digit = {x.operand(1).int_value(), b};
+      return true;
+    }
+    *base = x;
+    *digit = {1, b};
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // A digit of some expression `base` that mentions the variable: base itself
@@ -38,49 +69,6 @@ bool MatchDigit(const Expr& atom, Expr* base, Digit* digit) {
   }
   return true;
 }
-
-namespace {
-
-// One level of MatchDigit: the digit `atom` is of the expression it divides
-// or reduces.
-bool MatchOneDigit(const Expr& atom, Expr* base, Digit* digit) {
-  auto positive_imm = [](const Expr& e) {
-    return e.is_int_imm() && e.int_value() > 0;
-  };
-  if (atom.is_var()) {
-    *base = atom;
-    *digit = {1, 0};
-    return true;
-  }
-  if (atom.is(ExprKind::kFloorDiv) && positive_imm(atom.operand(1))) {
-    const Expr& x = atom.operand(0);
-    int64_t a = atom.operand(1).int_value();
-    if (x.is(ExprKind::kFloorMod) && positive_imm(x.operand(1)) &&
-        x.operand(1).int_value() % a == 0) {
-      *base = x.operand(0);
-      *digit = {a, x.operand(1).int_value() / a};
-      return true;
-    }
-    *base = x;
-    *digit = {a, 0};
-    return true;
-  }
-  if (atom.is(ExprKind::kFloorMod) && positive_imm(atom.operand(1))) {
-    const Expr& x = atom.operand(0);
-    int64_t b = atom.operand(1).int_value();
-    if (x.is(ExprKind::kFloorDiv) && positive_imm(x.operand(1))) {
-      *base = x.operand(0);
-      *digit = {x.operand(1).int_value(), b};
-      return true;
-    }
-    *base = x;
-    *digit = {1, b};
-    return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 // Writes e as coef * digit(base) + rest, where var occurs only in base.
 Decomposed Decompose(const Expr& e, const Expr& var) {
