@@ -287,11 +287,18 @@ absl::StatusOr<double> CudaDevice::StopTimer() {
 }
 
 absl::StatusOr<std::unique_ptr<LoadedModule>> LoadedModule::Load(
-    CudaDevice* device, const CudaModule& module, const std::string& image) {
+    CudaDevice* device, const CudaModule& module, const std::string& image,
+    ParamBuffers param_buffers) {
   std::unique_ptr<LoadedModule> loaded(new LoadedModule());
   loaded->device_ = device;
   loaded->module_ = module;
+  loaded->callers_params_ = param_buffers == ParamBuffers::kCallers;
   for (const DeviceBufferSpec& b : module.buffers) {
+    if (b.param_index >= 0) ++loaded->num_params_;
+    if (b.param_index >= 0 && loaded->callers_params_) {
+      loaded->buffers_.push_back(0);
+      continue;
+    }
     LATHE_ASSIGN_OR_RETURN(DevicePtr ptr, device->Alloc(b.bytes));
     loaded->buffers_.push_back(ptr);
   }
@@ -306,7 +313,9 @@ absl::StatusOr<std::unique_ptr<LoadedModule>> LoadedModule::Load(
 
 LoadedModule::~LoadedModule() {
   if (handle_ != nullptr) device_->UnloadModule(handle_);
-  for (DevicePtr p : buffers_) device_->Free(p);
+  for (DevicePtr p : buffers_) {
+    if (p != 0) device_->Free(p);
+  }
 }
 
 DevicePtr LoadedModule::ParamPointer(int param_index) const {
@@ -317,10 +326,32 @@ DevicePtr LoadedModule::ParamPointer(int param_index) const {
 }
 
 absl::Status LoadedModule::Launch() {
+  if (callers_params_) {
+    return absl::FailedPreconditionError(
+        "the module's parameters are its caller's: launch it on them");
+  }
+  return LaunchOn(buffers_);
+}
+
+absl::Status LoadedModule::Launch(const std::vector<DevicePtr>& params) {
+  if (static_cast<int>(params.size()) != num_params_) {
+    return absl::InvalidArgumentError(absl::StrCat("the module takes ",
+                                                   num_params_, " parameters, ",
+                                                   params.size(), " given"));
+  }
+  std::vector<DevicePtr> buffers = buffers_;
+  for (size_t i = 0; i < module_.buffers.size(); ++i) {
+    int p = module_.buffers[i].param_index;
+    if (p >= 0) buffers[i] = params[p];
+  }
+  return LaunchOn(buffers);
+}
+
+absl::Status LoadedModule::LaunchOn(std::vector<DevicePtr>& buffers) {
   for (size_t k = 0; k < module_.kernels.size(); ++k) {
     const CudaKernel& kernel = module_.kernels[k];
     std::vector<void*> args;
-    for (int b : kernel.buffer_args) args.push_back(&buffers_[b]);
+    for (int b : kernel.buffer_args) args.push_back(&buffers[b]);
     LATHE_RETURN_IF_ERROR(device_->Launch(functions_[k], kernel.grid,
                                           kernel.block, 0, std::move(args)));
   }
@@ -329,6 +360,10 @@ absl::Status LoadedModule::Launch() {
 
 absl::Status LoadedModule::Run(const std::vector<float*>& params,
                                int num_inputs) {
+  if (callers_params_) {
+    return absl::FailedPreconditionError(
+        "the module's parameters are its caller's: launch it on them");
+  }
   // Outputs too: a kernel that skips an element must not pass on what a
   // previous run left in device memory (the caller poisons them).
   for (size_t i = 0; i < module_.buffers.size(); ++i) {

@@ -93,18 +93,29 @@ class CudaDevice {
 // the compiled image. Run() copies every parameter in (outputs included, so
 // that what a previous run left cannot pass for a result), launches every
 // kernel in order and copies the outputs out; Launch() only launches (for
-// timing).
+// timing). A module whose caller holds the parameters (a model's kernels,
+// reading and writing its arena on the device) is launched on them with
+// Launch(params).
 class LoadedModule {
  public:
+  // Who allocates the parameters' buffers: the module (Run, Launch()) or
+  // the caller (Launch(params)); scratch buffers are always the module's.
+  enum class ParamBuffers { kOwned, kCallers };
   // `image`: the cubin (or PTX) of `module.source`.
   static absl::StatusOr<std::unique_ptr<LoadedModule>> Load(
-      CudaDevice* device, const CudaModule& module, const std::string& image);
+      CudaDevice* device, const CudaModule& module, const std::string& image,
+      ParamBuffers param_buffers = ParamBuffers::kOwned);
   ~LoadedModule();
 
   // params: host pointers in Program::Params() order, inputs then outputs;
   // the last params.size() - num_inputs are outputs, copied back.
+  // FailedPrecondition for a module loaded with ParamBuffers::kCallers.
   absl::Status Run(const std::vector<float*>& params, int num_inputs);
   absl::Status Launch();
+  // Launches every kernel in order, asynchronously, on `params` (device
+  // addresses in Program::Params() order) and the module's scratch.
+  // InvalidArgument when params are not one per parameter buffer.
+  absl::Status Launch(const std::vector<DevicePtr>& params);
   // The device address of a parameter's buffer.
   DevicePtr ParamPointer(int param_index) const;
   // The module it was loaded from (its kernels and their launches).
@@ -112,10 +123,14 @@ class LoadedModule {
 
  private:
   LoadedModule() = default;
+  // Launches every kernel on `buffers` (one address per module buffer).
+  absl::Status LaunchOn(std::vector<DevicePtr>& buffers);
   CudaDevice* device_ = nullptr;
   CudaModule module_;
   void* handle_ = nullptr;  // the loaded image, unloaded with this module
-  std::vector<DevicePtr> buffers_;
+  std::vector<DevicePtr> buffers_;  // 0 for a parameter the caller holds
+  int num_params_ = 0;
+  bool callers_params_ = false;
   std::vector<void*> functions_;
 };
 

@@ -85,8 +85,8 @@ std::string Launcher(const CudaKernel& k, bool barriers) {
 
 }  // namespace
 
-absl::Status RunEmulated(const CudaModule& module,
-                         const std::vector<float*>& params) {
+absl::StatusOr<std::unique_ptr<EmulatedModule>> EmulatedModule::Load(
+    const CudaModule& module) {
   char dir[] = "/tmp/lathe_emulate_XXXXXX";
   if (mkdtemp(dir) == nullptr) return absl::InternalError("mkdtemp failed");
   const std::string source = absl::StrCat(dir, "/k.cc");
@@ -105,6 +105,7 @@ absl::Status RunEmulated(const CudaModule& module,
     std::ifstream log(absl::StrCat(dir, "/log"));
     std::stringstream text;
     text << log.rdbuf();
+    std::system(absl::StrCat("rm -rf ", dir).c_str());
     return absl::InvalidArgumentError(
         absl::StrCat("emulation: the source does not compile for the host: ",
                      text.str().substr(0, 3000)));
@@ -112,9 +113,27 @@ absl::Status RunEmulated(const CudaModule& module,
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   std::system(absl::StrCat("rm -rf ", dir).c_str());
   if (handle == nullptr) return absl::InternalError(dlerror());
+  std::unique_ptr<EmulatedModule> loaded(new EmulatedModule());
+  loaded->module_ = module;
+  loaded->handle_ = handle;
+  for (const CudaKernel& k : module.kernels) {
+    void* launch = dlsym(handle, absl::StrCat("lathe_launch_", k.name).c_str());
+    if (launch == nullptr) {
+      return absl::InternalError(absl::StrCat("no launcher of ", k.name));
+    }
+    loaded->launchers_.push_back(launch);
+  }
+  return loaded;
+}
+
+EmulatedModule::~EmulatedModule() {
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+void EmulatedModule::Run(const std::vector<float*>& params) const {
   std::vector<std::vector<float>> scratch;
   std::vector<float*> buffers;
-  for (const DeviceBufferSpec& b : module.buffers) {
+  for (const DeviceBufferSpec& b : module_.buffers) {
     if (b.param_index >= 0) {
       buffers.push_back(params[b.param_index]);
     } else {
@@ -122,15 +141,19 @@ absl::Status RunEmulated(const CudaModule& module,
       buffers.push_back(scratch.back().data());
     }
   }
-  for (const CudaKernel& k : module.kernels) {
-    auto launch = reinterpret_cast<void (*)(void**)>(
-        dlsym(handle, absl::StrCat("lathe_launch_", k.name).c_str()));
-    if (launch == nullptr) return absl::InternalError("no launcher");
+  for (size_t k = 0; k < module_.kernels.size(); ++k) {
     std::vector<void*> args;
-    for (int b : k.buffer_args) args.push_back(buffers[b]);
-    launch(args.data());
+    for (int b : module_.kernels[k].buffer_args) args.push_back(buffers[b]);
+    reinterpret_cast<void (*)(void**)>(launchers_[k])(args.data());
   }
-  dlclose(handle);
+}
+
+absl::Status RunEmulated(const CudaModule& module,
+                         const std::vector<float*>& params) {
+  absl::StatusOr<std::unique_ptr<EmulatedModule>> loaded =
+      EmulatedModule::Load(module);
+  if (!loaded.ok()) return loaded.status();
+  (*loaded)->Run(params);
   return absl::OkStatus();
 }
 
