@@ -12,7 +12,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/model_io.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/graph/bind_inputs.h"
 #include "compiler/graph/op_registry.h"
 #include "compiler/graph/pipeline.h"
 
@@ -25,58 +27,9 @@ using graph::kNoValue;
 // Upper bound on threads compiling kernels at load.
 constexpr unsigned kMaxCompileThreads = 8;
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    absl::StrAppend(&text, i == 0 ? "" : ",", shape[i]);
-  }
-  return text + "]";
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
-}
-
-// `graph` with the inputs named in `values` turned into constants holding
-// them. Errors (InvalidArgument): a value for no input, or of another dtype
-// or shape than its input's.
-absl::StatusOr<graph::Graph> BindInputValues(
-    graph::Graph graph, const std::map<std::string, TensorData>& values) {
-  if (values.empty()) return graph;
-  graph::Graph bound;
-  bound.values() = std::move(graph.values());
-  bound.nodes() = std::move(graph.nodes());
-  size_t used = 0;
-  for (int v : graph.inputs()) {
-    graph::Value& value = bound.value(v);
-    auto it = values.find(value.name);
-    if (it == values.end()) {
-      bound.AddInput(v);
-      continue;
-    }
-    if (it->second.dtype != value.type.dtype ||
-        it->second.shape != value.type.shape ||
-        it->second.size() != value.type.NumElements()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input \"", value.name, "\": expected ", TensorTypeText(value.type),
-          ", got ", it->second.dtype.ToString(), ShapeText(it->second.shape)));
-    }
-    value.constant = it->second;
-    ++used;
-  }
-  if (used != values.size()) {
-    for (const auto& [name, data] : values) {
-      bool found = false;
-      for (int v : graph.inputs()) found |= bound.value(v).name == name;
-      if (!found) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the model has no input \"", name, "\""));
-      }
-    }
-  }
-  for (int v : graph.outputs()) bound.AddOutput(v);
-  return bound;
 }
 
 }  // namespace
@@ -247,7 +200,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::FromGraph(
     graph::Graph graph, const ModelOptions& options) {
   std::unique_ptr<Model> model(new Model());
   absl::StatusOr<graph::Graph> bound =
-      BindInputValues(std::move(graph), options.input_values);
+      graph::BindInputValues(std::move(graph), options.input_values);
   if (!bound.ok()) return bound.status();
   model->graph_ = *std::move(bound);
   absl::Status status = model->Prepare(options);
@@ -476,31 +429,7 @@ absl::StatusOr<std::vector<TensorData>> Model::Run(
     const std::vector<TensorData>& inputs,
     std::vector<double>* step_seconds) const {
   // 1. The inputs: count, dtype and shape.
-  if (inputs.size() != inputs_.size()) {
-    std::string message = absl::StrCat("the model takes ", inputs_.size(),
-                                       " input(s), got ", inputs.size());
-    if (inputs.size() < inputs_.size()) {
-      absl::StrAppend(&message, ": missing \"", inputs_[inputs.size()].name,
-                      "\" (", TensorTypeText(inputs_[inputs.size()].type), ")");
-    }
-    return absl::InvalidArgumentError(message);
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ModelTensor& expected = inputs_[i];
-    const TensorData& given = inputs[i];
-    if (given.dtype != expected.type.dtype ||
-        given.shape != expected.type.shape) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input ", i, " \"", expected.name, "\": expected ",
-                       TensorTypeText(expected.type), ", got ",
-                       given.dtype.ToString(), ShapeText(given.shape)));
-    }
-    if (given.size() != expected.type.NumElements()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, " \"", expected.name, "\": has ", given.size(),
-          " values for shape ", ShapeText(given.shape)));
-    }
-  }
+  if (absl::Status st = CheckModelInputs(inputs_, inputs); !st.ok()) return st;
 
   // 2. The steps, on a workspace holding the inputs.
   WorkspaceLease lease(*this);

@@ -64,6 +64,7 @@
 #include "absl/types/span.h"
 #include "api/huge_page_buffer.h"
 #include "api/lathe.h"
+#include "api/model_io.h"
 #include "compiler/graph/graph.h"
 #include "compiler/graph/kernel_partition.h"
 #include "compiler/graph/memory_plan.h"
@@ -82,24 +83,6 @@ struct ModelOptions {
   // inputs() and Run leave them out. `lathe run` binds its integer, bool and
   // scalar inputs this way.
   std::map<std::string, TensorData> input_values;
-};
-
-struct ModelStats {
-  int kernel_steps = 0;      // kernel calls per run
-  int distinct_kernels = 0;  // compiled kernels (one per distinct workload)
-  int kernels_tuned = 0;     // of those, from the database
-  int kernels_default = 0;   // of those, the default schedule
-  int host_steps = 0;
-  int alias_steps = 0;
-  int64_t peak_intermediate_bytes = 0;      // the arena
-  int64_t unshared_intermediate_bytes = 0;  // without reuse
-  int64_t constant_bytes = 0;               // float32 constants as floats
-};
-
-// A graph input or output as the caller sees it.
-struct ModelTensor {
-  std::string name;
-  graph::TensorType type;
 };
 
 class Model {

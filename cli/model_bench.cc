@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,7 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "api/gpu_model.h"
 #include "api/model.h"
+#include "cli/cuda_compile.h"
 #include "cli/json_text.h"
 #include "cli/time_text.h"
 #include "compiler/codegen/cpu_target.h"
@@ -90,16 +93,67 @@ std::string Percent(double part, double total) {
 
 }  // namespace
 
+namespace {
+
+// What the bench needs of a loaded model, on a CPU (api::Model) or a GPU
+// (api::GpuModel).
+struct BenchedModel {
+  std::function<absl::Status(std::vector<double>*)> run;
+  const graph::Graph* graph = nullptr;
+  const graph::KernelPartition* partition = nullptr;
+  api::ModelStats stats;
+  std::function<bool(const std::string& workload)> tuned;
+  std::string target;  // canonical
+  int threads = 0;     // the CPU's; 0 on a GPU
+};
+
+absl::Status Report(const ModelBenchOptions& options, BenchedModel& model);
+
+// On this machine's GPU: the inputs as ModelRunner fills them, copied to
+// the device on each run (their copy is part of the run's time).
+absl::Status BenchOnGpu(const ModelBenchOptions& options) {
+  if (options.threads > 0) {
+    return absl::InvalidArgumentError(
+        "--threads sets a CPU target's threads; a cuda target has none");
+  }
+  absl::StatusOr<graph::Graph> graph = options.model.Import();
+  if (!graph.ok()) return graph.status();
+  api::GpuModelOptions model_options;
+  model_options.db_path = options.db_path;
+  model_options.target = options.target;
+  model_options.compatible = options.compatible;
+  absl::StatusOr<std::unique_ptr<api::GpuModel>> loaded =
+      api::GpuModel::FromGraph(*std::move(graph), model_options);
+  if (!loaded.ok()) return loaded.status();
+  const api::GpuModel& gpu = **loaded;
+  std::vector<TensorData> inputs;
+  uint64_t seed = 1;
+  for (const api::ModelTensor& input : gpu.inputs()) {
+    TensorData data(input.type.dtype, input.type.shape);
+    FillRandom(&data, seed++);
+    inputs.push_back(std::move(data));
+  }
+  BenchedModel model;
+  model.run = [&](std::vector<double>* step_seconds) {
+    return gpu.Run(inputs, step_seconds).status();
+  };
+  model.graph = &gpu.graph();
+  model.partition = &gpu.partition();
+  model.stats = gpu.stats();
+  model.tuned = [&](const std::string& workload) {
+    return gpu.origins().at(workload).tuned();
+  };
+  model.target = gpu.target().ToString();
+  return Report(options, model);
+}
+
+}  // namespace
+
 absl::Status RunModelBench(const ModelBenchOptions& options) {
   // 1. The target, and the model built for it.
+  if (NamesCudaTarget(options.target)) return BenchOnGpu(options);
   absl::StatusOr<Target> target = ParseTarget(options.target);
   if (!target.ok()) return target.status();
-  if (target->IsCuda()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        options.model.path,
-        ": models run on CPU targets only; for a cuda target, lathe bench "
-        "times one workload spec"));
-  }
   if (options.threads > 0) target->num_threads = options.threads;
   if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) {
     return st;
@@ -116,14 +170,31 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
   absl::StatusOr<std::unique_ptr<api::Model>> loaded =
       api::Model::FromGraph(*std::move(graph), model_options);
   if (!loaded.ok()) return loaded.status();
-  const api::Model& model = **loaded;
+  const api::Model& cpu = **loaded;
+  ModelRunner runner(cpu);
+  BenchedModel model;
+  model.run = [&](std::vector<double>* step_seconds) {
+    return runner.Run(step_seconds);
+  };
+  model.graph = &cpu.graph();
+  model.partition = &cpu.partition();
+  model.stats = cpu.stats();
+  model.tuned = [&](const std::string& workload) {
+    return cpu.kernels().at(workload).origin().tuned();
+  };
+  model.target = target->ToString();
+  model.threads = target->num_threads;
+  return Report(options, model);
+}
 
+namespace {
+
+absl::Status Report(const ModelBenchOptions& options, BenchedModel& model) {
   // 2. Warm-up, then timed runs alternating with profiled ones.
-  ModelRunner runner(model);
   for (int i = 0; i < kWarmupRuns; ++i) {
-    if (absl::Status st = runner.Run(nullptr); !st.ok()) return st;
+    if (absl::Status st = model.run(nullptr); !st.ok()) return st;
   }
-  const size_t steps = model.partition().steps.size();
+  const size_t steps = model.partition->steps.size();
   std::vector<double> run_seconds;
   std::vector<std::vector<double>> step_samples(steps);
   std::vector<double> step_seconds;
@@ -132,12 +203,12 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
   std::vector<double> between_steps;
   for (int r = 0; r < options.runs; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    absl::Status st = runner.Run(nullptr);
+    absl::Status st = model.run(nullptr);
     const auto end = std::chrono::steady_clock::now();
     if (!st.ok()) return st;
     run_seconds.push_back(std::chrono::duration<double>(end - start).count());
     const auto profiled_start = std::chrono::steady_clock::now();
-    if (st = runner.Run(&step_seconds); !st.ok()) return st;
+    if (st = model.run(&step_seconds); !st.ok()) return st;
     double outside_steps_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                       profiled_start)
@@ -155,12 +226,12 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
 
   // 3. Each step's median, summed per task (in `lathe tasks` order) and
   //    over the host steps and views.
-  std::vector<graph::ModelTask> tasks = graph::DistinctTasks(model.partition());
+  std::vector<graph::ModelTask> tasks = graph::DistinctTasks(*model.partition);
   std::vector<ShareRow> rows;
   std::map<std::string, size_t> row_of;
   for (const graph::ModelTask& task : tasks) {
     row_of[task.workload] = rows.size();
-    const bool tuned = model.kernels().at(task.workload).origin().tuned();
+    const bool tuned = model.tuned(task.workload);
     rows.push_back({task.workload, task.anchor, tuned ? "tuned" : "default",
                     task.count, 0.0});
   }
@@ -168,7 +239,7 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
   double total_s = 0;
   std::vector<double> step_medians(steps);
   for (size_t s = 0; s < steps; ++s) {
-    const graph::GraphStep& step = model.partition().steps[s];
+    const graph::GraphStep& step = model.partition->steps[s];
     const double median = step_medians[s] = Median(step_samples[s]);
     total_s += median;
     if (step.kind == graph::GraphStep::Kind::kKernel) {
@@ -179,7 +250,7 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
     }
   }
 
-  const api::ModelStats& model_stats = model.stats();
+  const api::ModelStats& model_stats = model.stats;
   if (options.json) {
     auto ms = [](double s) { return absl::StrFormat("%.6f", s * 1e3); };
     std::vector<std::string> task_json;
@@ -196,13 +267,13 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
     // bench/models/per_task.py joins with ONNX Runtime's profile.
     std::vector<std::string> step_json;
     for (size_t s = 0; s < steps; ++s) {
-      const graph::GraphStep& step = model.partition().steps[s];
+      const graph::GraphStep& step = model.partition->steps[s];
       std::vector<std::string> names, values;
       for (int node : step.nodes) {
-        const graph::Node& n = model.graph().nodes()[node];
+        const graph::Node& n = model.graph->nodes()[node];
         names.push_back(JsonString(n.name));
         for (int v : n.outputs)
-          values.push_back(JsonString(model.graph().value(v).name));
+          values.push_back(JsonString(model.graph->value(v).name));
       }
       const char* kind = step.kind == graph::GraphStep::Kind::kKernel ? "kernel"
                          : step.kind == graph::GraphStep::Kind::kHost ? "host"
@@ -225,14 +296,14 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
         " \"host\": {\"steps\": %d, \"ms\": %s, \"share_pct\": %s},\n"
         " \"steps\": [\n  %s\n ]}\n",
         JsonString(options.model.path).c_str(),
-        JsonString(target->ToString()).c_str(), target->num_threads,
-        options.runs, kWarmupRuns, ms(stats.median_s).c_str(),
-        ms(stats.min_s).c_str(), ms(stats.p90_s).c_str(), ms(max_s).c_str(),
-        ms(stats.mean_s).c_str(), ms(stats.stddev_s).c_str(),
-        ms(total_s).c_str(), ms(between_steps_s).c_str(),
-        model_stats.distinct_kernels, model_stats.kernels_tuned,
-        model_stats.kernels_default, model_stats.kernel_steps,
-        model_stats.host_steps, model_stats.alias_steps,
+        JsonString(model.target).c_str(), model.threads, options.runs,
+        kWarmupRuns, ms(stats.median_s).c_str(), ms(stats.min_s).c_str(),
+        ms(stats.p90_s).c_str(), ms(max_s).c_str(), ms(stats.mean_s).c_str(),
+        ms(stats.stddev_s).c_str(), ms(total_s).c_str(),
+        ms(between_steps_s).c_str(), model_stats.distinct_kernels,
+        model_stats.kernels_tuned, model_stats.kernels_default,
+        model_stats.kernel_steps, model_stats.host_steps,
+        model_stats.alias_steps,
         static_cast<long long>(model_stats.peak_intermediate_bytes),
         absl::StrJoin(task_json, ",\n  ").c_str(), host.count,
         ms(host.seconds).c_str(), Percent(host.seconds, total_s).c_str(),
@@ -242,7 +313,7 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
 
   const TimeUnit unit = TimeUnitFor(stats.median_s);
   std::printf("model     %s\n", options.model.path.c_str());
-  std::printf("target    %s\n", target->ToString().c_str());
+  std::printf("target    %s\n", model.target.c_str());
   std::printf(
       "kernels   %d calls per run, %d distinct: %d tuned, %d default "
       "schedule; %d host steps, %d views\n",
@@ -272,4 +343,5 @@ absl::Status RunModelBench(const ModelBenchOptions& options) {
   return absl::OkStatus();
 }
 
+}  // namespace
 }  // namespace lathe::cli

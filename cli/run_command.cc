@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "api/gpu_model.h"
 #include "api/model.h"
 #include "cli/command.h"
 #include "cli/cuda_compile.h"
@@ -85,15 +88,63 @@ absl::StatusOr<std::vector<TensorData>> ReadInputs(
   return tensors;
 }
 
+// A model loaded for the CPU (api::Model) or a GPU (api::GpuModel), as the
+// run needs it.
+struct LoadedModel {
+  std::vector<api::ModelTensor> outputs;
+  api::ModelStats stats;
+  std::function<absl::StatusOr<std::vector<TensorData>>(
+      const std::vector<TensorData>&)>
+      run;
+  std::shared_ptr<void> model;  // keeps it alive
+};
+
+absl::StatusOr<std::unique_ptr<LoadedModel>> LoadOnCpu(
+    const RunOptions& options, graph::Graph graph,
+    std::map<std::string, TensorData> input_values) {
+  api::ModelOptions model_options;
+  model_options.db_path = options.db_path;
+  model_options.target = options.target;
+  model_options.compatible = options.compatible;
+  model_options.input_values = std::move(input_values);
+  absl::StatusOr<std::unique_ptr<api::Model>> model =
+      api::Model::FromGraph(std::move(graph), model_options);
+  if (!model.ok()) return model.status();
+  std::shared_ptr<api::Model> cpu = *std::move(model);
+  auto loaded = std::make_unique<LoadedModel>();
+  loaded->outputs = cpu->outputs();
+  loaded->stats = cpu->stats();
+  loaded->run = [cpu](const std::vector<TensorData>& inputs) {
+    return cpu->Run(inputs);
+  };
+  loaded->model = cpu;
+  return loaded;
+}
+
+absl::StatusOr<std::unique_ptr<LoadedModel>> LoadOnGpu(
+    const RunOptions& options, graph::Graph graph,
+    std::map<std::string, TensorData> input_values) {
+  api::GpuModelOptions model_options;
+  model_options.db_path = options.db_path;
+  model_options.target = options.target;
+  model_options.compatible = options.compatible;
+  model_options.input_values = std::move(input_values);
+  absl::StatusOr<std::unique_ptr<api::GpuModel>> model =
+      api::GpuModel::FromGraph(std::move(graph), model_options);
+  if (!model.ok()) return model.status();
+  std::shared_ptr<api::GpuModel> gpu = *std::move(model);
+  auto loaded = std::make_unique<LoadedModel>();
+  loaded->outputs = gpu->outputs();
+  loaded->stats = gpu->stats();
+  loaded->run = [gpu](const std::vector<TensorData>& inputs) {
+    return gpu->Run(inputs);
+  };
+  loaded->model = gpu;
+  return loaded;
+}
+
 absl::Status RunRun(const RunOptions& options) {
   // 1. The command line, before any work.
-  if (NamesCudaTarget(options.target)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        options.model.path,
-        ": models run on CPU targets only; for a cuda target, tune the "
-        "model's tasks (lathe tune MODEL.onnx --target cuda) and compile "
-        "each (lathe compile SPEC --target cuda)"));
-  }
   std::vector<NamedPath> input_paths = {{"model", options.model.path},
                                         {"--db", options.db_path}};
   for (const std::string& input : options.inputs) {
@@ -122,23 +173,21 @@ absl::Status RunRun(const RunOptions& options) {
   // 3. Passes, partition, kernels. The run happens once, so integer, bool
   //    and scalar inputs fold into the model as constants: shapes computed
   //    from them (a Reshape's target, a Slice's starts, a Range's limit)
-  //    become known.
-  api::ModelOptions model_options;
-  model_options.db_path = options.db_path;
-  model_options.target = options.target;
-  model_options.compatible = options.compatible;
+  //    become known. A cuda target runs the model on this machine's GPU.
+  std::map<std::string, TensorData> input_values;
   std::vector<TensorData> run_inputs;
   for (size_t i = 0; i < inputs->size(); ++i) {
     if ((*inputs)[i].dtype == DType::Float32() && !(*inputs)[i].shape.empty()) {
       run_inputs.push_back(std::move((*inputs)[i]));
     } else {
-      model_options.input_values[model_inputs[i].name] =
-          std::move((*inputs)[i]);
+      input_values[model_inputs[i].name] = std::move((*inputs)[i]);
     }
   }
   auto load_start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<api::Model>> model =
-      api::Model::FromGraph(*std::move(graph), model_options);
+  absl::StatusOr<std::unique_ptr<LoadedModel>> model =
+      NamesCudaTarget(options.target)
+          ? LoadOnGpu(options, *std::move(graph), std::move(input_values))
+          : LoadOnCpu(options, *std::move(graph), std::move(input_values));
   if (!model.ok()) return model.status();
   double load_s = std::chrono::duration<double>(
                       std::chrono::steady_clock::now() - load_start)
@@ -147,7 +196,7 @@ absl::Status RunRun(const RunOptions& options) {
   // 4. The run and the outputs (all or none).
   std::vector<std::string> output_files;
   std::vector<NamedPath> output_paths;
-  for (size_t i = 0; i < (*model)->outputs().size(); ++i) {
+  for (size_t i = 0; i < (*model)->outputs.size(); ++i) {
     output_files.push_back((std::filesystem::path(options.output_dir) /
                             absl::StrCat("output_", i, ".pb"))
                                .string());
@@ -157,22 +206,21 @@ absl::Status RunRun(const RunOptions& options) {
     return st;
   }
   auto run_start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run(run_inputs);
+  absl::StatusOr<std::vector<TensorData>> outputs = (*model)->run(run_inputs);
   if (!outputs.ok()) return outputs.status();
   double run_s = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - run_start)
                      .count();
   StagedOutputs staged;
   for (size_t i = 0; i < outputs->size(); ++i) {
-    absl::Status written =
-        lathe::WriteTensorFile(staged.Add(output_files[i]), (*outputs)[i],
-                               (*model)->outputs()[i].name);
+    absl::Status written = lathe::WriteTensorFile(
+        staged.Add(output_files[i]), (*outputs)[i], (*model)->outputs[i].name);
     if (!written.ok()) return staged.Named(written);
   }
   if (absl::Status st = staged.Commit(); !st.ok()) return st;
 
   // 5. What ran.
-  const api::ModelStats& stats = (*model)->stats();
+  const api::ModelStats& stats = (*model)->stats;
   std::fprintf(stderr,
                "%d kernels: %d tuned, %d default schedule; %d host steps\n",
                stats.distinct_kernels, stats.kernels_tuned,
@@ -182,9 +230,8 @@ absl::Status RunRun(const RunOptions& options) {
     for (size_t i = 0; i < model_inputs.size(); ++i) {
       inputs_json.push_back(TensorJson(model_inputs[i], options.inputs[i]));
     }
-    for (size_t i = 0; i < (*model)->outputs().size(); ++i) {
-      outputs_json.push_back(
-          TensorJson((*model)->outputs()[i], output_files[i]));
+    for (size_t i = 0; i < (*model)->outputs.size(); ++i) {
+      outputs_json.push_back(TensorJson((*model)->outputs[i], output_files[i]));
     }
     std::printf(
         "{\"model\": %s, \"target\": %s, \"database\": %s,\n"
@@ -230,7 +277,8 @@ void AddRunCommand(CLI::App& app) {
                       "the tuning database to take tuned kernels from");
   command->add_option("--target", options->target,
                       "the target to compile for (host, or e.g. 'llvm "
-                      "-mcpu=znver4 -num-threads=2')");
+                      "-mcpu=znver4 -num-threads=2'; cuda: this machine's "
+                      "GPU)");
   command->add_flag("--compatible", options->compatible,
                     "let records measured on a compatible target answer");
   command->add_flag("--json", options->json,

@@ -41,7 +41,7 @@ set(LATHE_LAYERS
   "tuner/service:base proto compiler database rpc runner tuner report"
   "api:base proto compiler database"
   "cli:base proto compiler database rpc runner tuner api report"
-  "tools:base proto compiler database rpc runner tuner"
+  "tools:base proto compiler database rpc runner tuner api"
 )
 
 if(NOT ROOT)

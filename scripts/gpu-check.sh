@@ -14,7 +14,10 @@
 #
 # For every registry operator at a medium shape and a custom matmul: the
 # default GPU schedule compiled by NVRTC, run on the GPU, checked against the
-# CPU reference, timed with CUDA events (one PASS/FAIL line each); then fp32
+# CPU reference, timed with CUDA events (one PASS/FAIL line each), and
+# small models (a CNN, a ResNet block, host steps between kernels) run as
+# `lathe run MODEL --target cuda` runs them, checked against the host
+# (tools/model_check.h); then fp32
 # GEMM 4096^3 against cublasSgemm (tensor cores off), with the ratio; then
 # the shared-memory tile's fixed parameters varied (K chunk, register tile
 # and its groups), each against cublasSgemm, and the ResNet-50 3x3
@@ -82,12 +85,14 @@ for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86
 done
 echo "gpu-check: LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
-ops_status=0 gemm_status=0 host_status=0 runner_status=0 service_status=0
+ops_status=0 model_status=0 gemm_status=0 host_status=0 runner_status=0 service_status=0
 tune_gemm_status=0 tune_conv_status=0 tune_conv16_status=0
 if want 1; then
-  echo "gpu-check: step 1/7: every operator's default GPU schedule, checked and timed"
+  echo "gpu-check: step 1/7: every operator's default GPU schedule, checked and timed; models on the GPU"
   timeout 60 "$binary" --gemm 0
   ops_status=$?
+  timeout 60 "$binary" --model
+  model_status=$?
 fi
 if want 2; then
   echo "gpu-check: step 2/7: Lathe's default GPU schedules and their variants: fp32 GEMM 4096^3 against cublasSgemm, the ResNet-50 3x3 convolution (batch 1 and 16) against cuDNN"
@@ -141,12 +146,13 @@ if want 7; then
     --trials 300 --time-budget 45 --db "$results/conv3x3_b16.db"
   tune_conv16_status=$?
 fi
-echo "gpu-check: steps $steps: operators exit $ops_status, cuBLAS comparison exit $gemm_status," \
+echo "gpu-check: steps $steps: operators exit $ops_status, models exit $model_status," \
+     "cuBLAS comparison exit $gemm_status," \
      "host entry point exit $host_status, runner check exit $runner_status" \
      "(daemon and remote runner: $service_status)," \
      "GEMM tuning exit $tune_gemm_status," \
      "convolution tuning exit $tune_conv_status (batch 16: $tune_conv16_status)"
-for status in $ops_status $gemm_status $host_status $runner_status $service_status $tune_gemm_status \
+for status in $ops_status $model_status $gemm_status $host_status $runner_status $service_status $tune_gemm_status \
               $tune_conv_status $tune_conv16_status; do
   if [[ $status -ne 0 ]]; then exit $status; fi
 done

@@ -35,6 +35,9 @@
 //   lathe-gpu-check --runner-check [--target "cuda ..."]
 //     Candidates measured through a LocalRunner and confined worker
 //     processes (this binary's --worker), faults included (runner_check.h).
+//   lathe-gpu-check --model [--target "cuda ..."]
+//     Models run through api::GpuModel, as `lathe run MODEL --target cuda`
+//     runs them, each checked against the host (model_check.h).
 //   lathe-gpu-check --service-check [--target "cuda ..."] [--simulate-ms MS]
 //     A tuning job through a tuner daemon and a remote runner on loopback
 //     gRPC, measured in confined worker processes (service_check.h); with
@@ -96,6 +99,7 @@
 #include "tools/cudnn_conv.h"
 #include "tools/device_check_probe.h"
 #include "tools/gpu_tune.h"
+#include "tools/model_check.h"
 #include "tools/runner_check.h"
 #include "tools/service_check.h"
 
@@ -706,6 +710,7 @@ int Main(int argc, char** argv) {
   GpuTuneOptions tune;
   int no_device_exit = 2;
   bool runner_check = false;
+  bool model_check = false;
   bool service_check = false;
   double simulate_ms = 0;
   for (int i = 1; i < argc; ++i) {
@@ -756,6 +761,8 @@ int Main(int argc, char** argv) {
           runner::SandboxConfinement(runner::WorkerKind::kCuda));
     else if (arg == "--runner-check")
       runner_check = true;
+    else if (arg == "--model")
+      model_check = true;
     else if (arg == "--service-check")
       service_check = true;
     else if (arg == "--simulate-ms")
@@ -776,6 +783,7 @@ int Main(int argc, char** argv) {
           "                       [--db FILE] [--compile-timeout S] [--target "
           "T]\n"
           "       lathe-gpu-check --runner-check [--target T]\n"
+          "       lathe-gpu-check --model [--target T]\n"
           "       lathe-gpu-check --service-check [--target T] "
           "[--simulate-ms MS]\n"
           "       lathe-gpu-check --worker\n"
@@ -839,6 +847,7 @@ int Main(int argc, char** argv) {
   }
   std::printf("lathe-gpu-check: target %s\n", target->ToString().c_str());
   if (!tune.spec.empty()) return Tune(device->get(), *target, tune);
+  if (model_check) return CheckModels(*target) ? 0 : 1;
   if (runner_check) {
     // The workers open the device themselves.
     device->reset();

@@ -232,11 +232,6 @@ refusals)
     "$lathe" compile "$SOFTMAX" matmul:M=8,N=8,K=8 --target "$T80" -o k.cc --header k.h
   expect_error 'model.onnx: models compile for CPU targets only' \
     "$lathe" compile model.onnx --target "$T80" -o k.cc --header k.h
-  # Nor do models run on one (before any file is read).
-  expect_error 'model.onnx: models run on CPU targets only; for a cuda target, tune' \
-    "$lathe" run model.onnx --target "$T80" --input in.pb --output-dir out
-  expect_error 'model.onnx: models run on CPU targets only; for a cuda target, lathe bench times one workload spec' \
-    "$lathe" bench model.onnx --target "$T80"
   expect_error '--require-tuned, --misses and --compatible need --db' \
     "$lathe" compile "$SOFTMAX" --target "$T80" -o k.cc --header k.h --require-tuned
   expect_error '--function not-a-name: not a C identifier' \

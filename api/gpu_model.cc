@@ -1,0 +1,477 @@
+#include "api/gpu_model.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "api/cuda_model_device.h"
+#include "api/kernel_plan.h"
+#include "compiler/codegen/cuda/cuda_codegen.h"
+#include "compiler/codegen/cuda/cuda_target.h"
+#include "compiler/codegen/cuda/nvrtc_compiler.h"
+#include "compiler/graph/bind_inputs.h"
+#include "compiler/graph/op_registry.h"
+#include "compiler/graph/pipeline.h"
+#include "compiler/workload/spec.h"
+#include "database/database.h"
+
+namespace lathe::api {
+namespace {
+
+using graph::GraphStep;
+using graph::kNoValue;
+
+// Upper bound on threads compiling kernels at load (NVRTC compiles of
+// separate programs may run at once).
+constexpr unsigned kMaxCompileThreads = 8;
+
+// Prefixes an error with what it concerns, keeping its code.
+absl::Status Prefixed(const absl::Status& status, const std::string& prefix) {
+  return absl::Status(status.code(),
+                      absl::StrCat(prefix, ": ", status.message()));
+}
+
+bool IsFloat(const graph::Value& value) {
+  return value.type.dtype == DType::Float32();
+}
+
+std::vector<float> Floats(const TensorData& data) {
+  std::vector<float> floats(data.values.size());
+  std::copy(data.values.begin(), data.values.end(), floats.begin());
+  return floats;
+}
+
+}  // namespace
+
+// One run's values on the host: the non-float32 ones, and the float32 ones
+// a host step read or wrote (copied from or to the device).
+class GpuModel::Run_ {
+ public:
+  Run_(const graph::Graph& graph, ModelDevice& device,
+       const std::vector<ModelDevice::Address>& address)
+      : graph_(graph),
+        device_(device),
+        address_(address),
+        host_(graph.values().size()) {}
+
+  absl::StatusOr<const TensorData*> HostData(int v) {
+    if (v == kNoValue) return nullptr;
+    const graph::Value& value = graph_.value(v);
+    if (value.constant.has_value()) return &*value.constant;
+    if (!host_[v].has_value()) {
+      if (!IsFloat(value) || address_[v] == 0) {
+        return absl::InternalError(absl::StrCat(
+            "value \"", value.name, "\" is read before any step gives it"));
+      }
+      std::vector<float> floats(static_cast<size_t>(value.type.NumElements()));
+      if (!floats.empty()) {
+        absl::Status copied = device_.CopyToHost(floats.data(), address_[v],
+                                                 floats.size() * sizeof(float));
+        if (!copied.ok()) return copied;
+      }
+      TensorData data(value.type.dtype, value.type.shape);
+      std::copy(floats.begin(), floats.end(), data.values.begin());
+      host_[v] = std::move(data);
+    }
+    return &*host_[v];
+  }
+
+  absl::Status SetHostData(int v, TensorData data) {
+    if (IsFloat(graph_.value(v)) && address_[v] != 0 && data.size() > 0) {
+      std::vector<float> floats = Floats(data);
+      absl::Status copied = device_.CopyToDevice(address_[v], floats.data(),
+                                                 floats.size() * sizeof(float));
+      if (!copied.ok()) return copied;
+    }
+    host_[v] = std::move(data);
+    return absl::OkStatus();
+  }
+
+ private:
+  const graph::Graph& graph_;
+  ModelDevice& device_;
+  const std::vector<ModelDevice::Address>& address_;
+  std::vector<std::optional<TensorData>> host_;
+};
+
+GpuModel::~GpuModel() {
+  modules_.clear();
+  if (device_ != nullptr) {
+    for (ModelDevice::Address a : allocations_) device_->Free(a);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<GpuModel>> GpuModel::FromGraph(
+    graph::Graph graph, const GpuModelOptions& options) {
+  std::unique_ptr<GpuModel> model(new GpuModel());
+  absl::StatusOr<graph::Graph> bound =
+      graph::BindInputValues(std::move(graph), options.input_values);
+  if (!bound.ok()) return bound.status();
+  model->graph_ = *std::move(bound);
+  absl::Status status = model->Prepare(options);
+  if (!status.ok()) return status;
+  return model;
+}
+
+absl::Status GpuModel::Prepare(const GpuModelOptions& options) {
+  // 1. The device and the target: the target's code must be the device's.
+  device_ = options.device;
+  if (device_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<CudaModelDevice>> opened =
+        CudaModelDevice::Open(0);
+    if (!opened.ok()) return opened.status();
+    device_ = *std::move(opened);
+  }
+  if (absl::Status st = device_->MakeCurrent(); !st.ok()) return st;
+  absl::string_view text = absl::StripAsciiWhitespace(options.target);
+  absl::StatusOr<Target> target = text == "cuda"
+                                      ? cuda::ArchTarget(device_->arch())
+                                      : cuda::ParseCudaTarget(options.target);
+  if (!target.ok()) return target.status();
+  target_ = *std::move(target);
+  if (target_.cpu != device_->arch()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "target \"", target_.ToString(), "\" builds code for ", target_.cpu,
+        ", and ", device_->name(), " is ", device_->arch(),
+        " (give --target cuda for the device's own)"));
+  }
+
+  // 2. Passes, partition, memory plan.
+  absl::StatusOr<graph::KernelPartition> partition =
+      graph::RunPassesAndPartition(graph_);
+  if (!partition.ok()) return partition.status();
+  partition_ = *std::move(partition);
+  absl::StatusOr<graph::MemoryPlan> plan =
+      graph::PlanMemory(graph_, partition_);
+  if (!plan.ok()) return plan.status();
+  memory_plan_ = *std::move(plan);
+  for (int v : graph_.inputs()) {
+    inputs_.push_back({graph_.value(v).name, graph_.value(v).type});
+  }
+  for (int v : graph_.outputs()) {
+    outputs_.push_back({graph_.value(v).name, graph_.value(v).type});
+  }
+
+  // 3. The kernels: every argument float32, one build per workload.
+  std::vector<std::string> workloads;
+  for (const GraphStep& step : partition_.steps) {
+    switch (step.kind) {
+      case GraphStep::Kind::kKernel:
+        ++stats_.kernel_steps;
+        for (int v : step.args) {
+          if (v == kNoValue || !IsFloat(graph_.value(v))) {
+            return absl::InternalError(absl::StrCat(
+                "kernel ", step.workload, " has an argument that is not ",
+                "float32: ",
+                v == kNoValue ? "absent"
+                              : TensorTypeText(graph_.value(v).type)));
+          }
+        }
+        if (std::find(workloads.begin(), workloads.end(), step.workload) ==
+            workloads.end()) {
+          workloads.push_back(step.workload);
+        }
+        break;
+      case GraphStep::Kind::kHost:
+        ++stats_.host_steps;
+        break;
+      case GraphStep::Kind::kAlias:
+        ++stats_.alias_steps;
+        break;
+    }
+  }
+  if (absl::Status st = BuildKernels(options, workloads); !st.ok()) return st;
+
+  // 4. Device memory.
+  if (absl::Status st = PlaceValues(); !st.ok()) return st;
+  stats_.distinct_kernels = static_cast<int>(modules_.size());
+  stats_.peak_intermediate_bytes = memory_plan_.peak_bytes;
+  stats_.unshared_intermediate_bytes = memory_plan_.unshared_bytes;
+  return absl::OkStatus();
+}
+
+absl::Status GpuModel::BuildKernels(const GpuModelOptions& options,
+                                    const std::vector<std::string>& workloads) {
+  std::unique_ptr<db::Database> db;
+  if (!options.db_path.empty()) {
+    db::OpenOptions open;
+    open.mode = db::OpenOptions::Mode::kReadOnly;
+    absl::StatusOr<std::unique_ptr<db::Database>> opened =
+        db::Database::Open(options.db_path, open);
+    if (!opened.ok()) return opened.status();
+    db = *std::move(opened);
+  }
+  // Schedules and CUDA C, one workload after another (milliseconds each);
+  // NVRTC, seconds each for a tiled kernel, side by side.
+  std::vector<cuda::CudaModule> generated;
+  for (const std::string& spec : workloads) {
+    absl::StatusOr<Workload> workload = ParseWorkloadSpec(spec);
+    if (!workload.ok()) return Prefixed(workload.status(), spec);
+    absl::StatusOr<KernelPlan> plan =
+        PlanKernel(db.get(), *workload, target_,
+                   options.compatible ? db::TargetMatching::kCompatible
+                                      : db::TargetMatching::kExact);
+    if (!plan.ok()) return plan.status();
+    absl::StatusOr<cuda::CudaModule> module =
+        cuda::GenerateCuda(plan->program.lowered, target_);
+    if (!module.ok()) return Prefixed(module.status(), spec);
+    (plan->origin.tuned() ? stats_.kernels_tuned : stats_.kernels_default)++;
+    origins_.emplace(spec, std::move(plan->origin));
+    generated.push_back(*std::move(module));
+  }
+  std::vector<std::optional<absl::StatusOr<cuda::CompiledCuda>>> compiled(
+      workloads.size());
+  std::atomic<size_t> next{0};
+  auto compile = [&] {
+    for (size_t i = next++; i < workloads.size(); i = next++) {
+      compiled[i] = cuda::CompileCuda(generated[i].source, target_.cpu,
+                                      /*cubin=*/true);
+    }
+  };
+  unsigned threads = std::min<unsigned>(
+      std::max(1u, std::thread::hardware_concurrency()), kMaxCompileThreads);
+  threads = std::min<unsigned>(threads, workloads.size());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(compile);
+  compile();
+  for (std::thread& t : pool) t.join();
+
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    if (!compiled[i]->ok()) {
+      return Prefixed(compiled[i]->status(), workloads[i]);
+    }
+    absl::StatusOr<std::unique_ptr<ModelDevice::Module>> loaded =
+        device_->Load(generated[i], (*compiled[i])->cubin);
+    if (!loaded.ok()) return Prefixed(loaded.status(), workloads[i]);
+    modules_.emplace(workloads[i], *std::move(loaded));
+  }
+  step_modules_.assign(partition_.steps.size(), nullptr);
+  for (size_t s = 0; s < partition_.steps.size(); ++s) {
+    const GraphStep& step = partition_.steps[s];
+    if (step.kind != GraphStep::Kind::kKernel) continue;
+    const size_t i =
+        std::find(workloads.begin(), workloads.end(), step.workload) -
+        workloads.begin();
+    size_t params = 0;
+    for (const cuda::DeviceBufferSpec& b : generated[i].buffers) {
+      params += b.param_index >= 0 ? 1 : 0;
+    }
+    if (params != step.args.size()) {
+      return absl::InternalError(
+          absl::StrCat("kernel ", step.workload, " takes ", params,
+                       " arguments, the step gives ", step.args.size()));
+    }
+    step_modules_[s] = modules_.at(step.workload).get();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GpuModel::PlaceValues() {
+  // The float32 values some step, the caller or a view reads or writes,
+  // and the roots of their storages.
+  std::set<int> used;
+  auto use = [&](int v) {
+    if (v == kNoValue || !IsFloat(graph_.value(v))) return;
+    used.insert(v);
+    used.insert(memory_plan_.storage_of[v]);
+  };
+  for (int v : graph_.inputs()) use(v);
+  for (int v : graph_.outputs()) use(v);
+  for (const GraphStep& step : partition_.steps) {
+    for (int v : step.args) use(v);
+    if (step.kind == GraphStep::Kind::kKernel) continue;
+    for (int n : step.nodes) {
+      for (int v : graph_.nodes()[n].inputs) use(v);
+      for (int v : graph_.nodes()[n].outputs) use(v);
+    }
+  }
+  address_.assign(graph_.values().size(), 0);
+  auto alloc = [&](int64_t bytes) -> absl::StatusOr<ModelDevice::Address> {
+    absl::StatusOr<ModelDevice::Address> a =
+        device_->Alloc(std::max<int64_t>(bytes, graph::kArenaAlignment));
+    if (a.ok()) allocations_.push_back(*a);
+    return a;
+  };
+  auto bytes_of = [&](int v) {
+    return graph_.value(v).type.NumElements() * int64_t{sizeof(float)};
+  };
+
+  // The constants, in one block, copied once.
+  int64_t constant_bytes = 0;
+  std::vector<std::pair<int, int64_t>> constants;  // value, offset
+  for (int v : used) {
+    if (!graph_.IsConstant(v)) continue;
+    constants.push_back({v, constant_bytes});
+    constant_bytes += graph::AlignToArena(bytes_of(v));
+  }
+  if (!constants.empty()) {
+    absl::StatusOr<ModelDevice::Address> block = alloc(constant_bytes);
+    if (!block.ok()) return Prefixed(block.status(), "the model's constants");
+    for (const auto& [v, offset] : constants) {
+      address_[v] = *block + offset;
+      std::vector<float> floats = Floats(*graph_.value(v).constant);
+      if (floats.empty()) continue;
+      absl::Status copied = device_->CopyToDevice(
+          address_[v], floats.data(), floats.size() * sizeof(float));
+      if (!copied.ok()) return Prefixed(copied, "the model's constants");
+    }
+    stats_.constant_bytes = constant_bytes;
+  }
+
+  // The arena, and a buffer of each storage outside it.
+  ModelDevice::Address arena = 0;
+  if (memory_plan_.peak_bytes > 0) {
+    absl::StatusOr<ModelDevice::Address> a = alloc(memory_plan_.peak_bytes);
+    if (!a.ok()) return Prefixed(a.status(), "the intermediates");
+    arena = *a;
+  }
+  for (int v : used) {
+    if (memory_plan_.storage_of[v] != v || address_[v] != 0) continue;
+    if (memory_plan_.offsets[v] != graph::kNotPlanned) {
+      address_[v] = arena + memory_plan_.offsets[v];
+      continue;
+    }
+    absl::StatusOr<ModelDevice::Address> a = alloc(bytes_of(v));
+    if (!a.ok()) {
+      return Prefixed(a.status(),
+                      absl::StrCat("tensor \"", graph_.value(v).name, "\""));
+    }
+    address_[v] = *a;
+  }
+  for (int v : used) address_[v] = address_[memory_plan_.storage_of[v]];
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TensorData>> GpuModel::Run(
+    const std::vector<TensorData>& inputs,
+    std::vector<double>* step_seconds) const {
+  if (absl::Status st = CheckModelInputs(inputs_, inputs); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  if (absl::Status st = device_->MakeCurrent(); !st.ok()) return st;
+  Run_ run(graph_, *device_, address_);
+
+  // 1. The inputs: float32 ones to the device, the others held here.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    int v = graph_.inputs()[i];
+    if (IsFloat(graph_.value(v)) && address_[v] == 0) continue;  // unread
+    if (absl::Status st = run.SetHostData(v, inputs[i]); !st.ok()) {
+      return Prefixed(st, absl::StrCat("input \"", inputs_[i].name, "\""));
+    }
+  }
+  // 2. The steps.
+  if (absl::Status st = RunSteps(run, step_seconds); !st.ok()) return st;
+  // 3. The outputs, from the device (or the host for the values held here).
+  std::vector<TensorData> outputs;
+  for (size_t i = 0; i < graph_.outputs().size(); ++i) {
+    absl::StatusOr<const TensorData*> data = run.HostData(graph_.outputs()[i]);
+    if (!data.ok()) {
+      return Prefixed(data.status(),
+                      absl::StrCat("output \"", outputs_[i].name, "\""));
+    }
+    outputs.push_back(**data);
+  }
+  return outputs;
+}
+
+absl::Status GpuModel::RunSteps(Run_& run,
+                                std::vector<double>* step_seconds) const {
+  if (step_seconds != nullptr) {
+    step_seconds->assign(partition_.steps.size(), 0.0);
+  }
+  std::vector<ModelDevice::Address> params;
+  std::vector<const TensorData*> host_inputs;
+  for (size_t s = 0; s < partition_.steps.size(); ++s) {
+    const GraphStep& step = partition_.steps[s];
+    const graph::Node& first = graph_.nodes()[step.nodes.front()];
+    auto at_step = [&](const absl::Status& status) {
+      return Prefixed(
+          status,
+          step.kind == GraphStep::Kind::kKernel
+              ? absl::StrCat("kernel ", step.workload, " of node \"",
+                             first.name, "\"")
+              : absl::StrCat("node \"", first.name, "\" (", first.op, ")"));
+    };
+    const auto start = std::chrono::steady_clock::now();
+    switch (step.kind) {
+      case GraphStep::Kind::kKernel: {
+        if (graph_.value(step.args.back()).type.NumElements() == 0) break;
+        params.clear();
+        for (int v : step.args) params.push_back(address_[v]);
+        if (absl::Status st = step_modules_[s]->Launch(params); !st.ok()) {
+          return at_step(st);
+        }
+        break;
+      }
+      case GraphStep::Kind::kHost:
+        for (int n : step.nodes) {
+          const graph::Node& node = graph_.nodes()[n];
+          host_inputs.clear();
+          for (int v : node.inputs) {
+            absl::StatusOr<const TensorData*> data = run.HostData(v);
+            if (!data.ok()) return at_step(data.status());
+            host_inputs.push_back(*data);
+          }
+          absl::StatusOr<std::vector<TensorData>> results =
+              graph::EvaluateNode(node, host_inputs);
+          if (!results.ok()) return at_step(results.status());
+          for (size_t o = 0; o < node.outputs.size(); ++o) {
+            int v = node.outputs[o];
+            if (v == kNoValue) continue;
+            const graph::TensorType& type = graph_.value(v).type;
+            if (o >= results->size() || (*results)[o].dtype != type.dtype ||
+                (*results)[o].shape != type.shape) {
+              return at_step(absl::InternalError(
+                  absl::StrCat("output ", o, " is not the inferred ",
+                               TensorTypeText(type))));
+            }
+            absl::Status set = run.SetHostData(v, std::move((*results)[o]));
+            if (!set.ok()) return at_step(set);
+          }
+        }
+        break;
+      case GraphStep::Kind::kAlias:
+        // A float32 view shares its input's bytes (PlaceValues); other
+        // views and Dropout's mask are the host's.
+        for (int n : step.nodes) {
+          const graph::Node& node = graph_.nodes()[n];
+          for (size_t o = 0; o < node.outputs.size(); ++o) {
+            int to = node.outputs[o];
+            if (to == kNoValue) continue;
+            const graph::TensorType& type = graph_.value(to).type;
+            if (o > 0) {
+              TensorData mask(type.dtype, type.shape);  // all kept
+              std::fill(mask.values.begin(), mask.values.end(), 1.0);
+              absl::Status set = run.SetHostData(to, std::move(mask));
+              if (!set.ok()) return at_step(set);
+            } else if (type.dtype != DType::Float32()) {
+              absl::StatusOr<const TensorData*> from =
+                  run.HostData(node.inputs[0]);
+              if (!from.ok()) return at_step(from.status());
+              TensorData view = **from;
+              view.shape = type.shape;
+              absl::Status set = run.SetHostData(to, std::move(view));
+              if (!set.ok()) return at_step(set);
+            }
+          }
+        }
+        break;
+    }
+    if (step_seconds != nullptr) {
+      if (absl::Status st = device_->Synchronize(); !st.ok()) {
+        return at_step(st);
+      }
+      (*step_seconds)[s] = std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+    }
+  }
+  return device_->Synchronize();
+}
+
+}  // namespace lathe::api
