@@ -12,12 +12,10 @@
 #include "absl/strings/strip.h"
 #include "api/cuda_model_device.h"
 #include "api/kernel_plan.h"
+#include "api/model_plan.h"
 #include "compiler/codegen/cuda/cuda_codegen.h"
 #include "compiler/codegen/cuda/cuda_target.h"
 #include "compiler/codegen/cuda/nvrtc_compiler.h"
-#include "compiler/graph/bind_inputs.h"
-#include "compiler/graph/op_registry.h"
-#include "compiler/graph/pipeline.h"
 #include "compiler/workload/spec.h"
 #include "database/database.h"
 
@@ -110,16 +108,13 @@ GpuModel::~GpuModel() {
 absl::StatusOr<std::unique_ptr<GpuModel>> GpuModel::FromGraph(
     graph::Graph graph, const GpuModelOptions& options) {
   std::unique_ptr<GpuModel> model(new GpuModel());
-  absl::StatusOr<graph::Graph> bound =
-      graph::BindInputValues(std::move(graph), options.input_values);
-  if (!bound.ok()) return bound.status();
-  model->graph_ = *std::move(bound);
-  absl::Status status = model->Prepare(options);
+  absl::Status status = model->Prepare(std::move(graph), options);
   if (!status.ok()) return status;
   return model;
 }
 
-absl::Status GpuModel::Prepare(const GpuModelOptions& options) {
+absl::Status GpuModel::Prepare(graph::Graph graph,
+                               const GpuModelOptions& options) {
   // 1. The device and the target: the target's code must be the device's.
   device_ = options.device;
   if (device_ == nullptr) {
@@ -129,8 +124,11 @@ absl::Status GpuModel::Prepare(const GpuModelOptions& options) {
     device_ = *std::move(opened);
   }
   if (absl::Status st = device_->MakeCurrent(); !st.ok()) return st;
+  // Bare "cuda" on a GPU resolves as `lathe tune --target cuda` resolves
+  // it (the device's limits), so that its records are this target's; on a
+  // device given by the caller, it is the device's architecture.
   absl::string_view text = absl::StripAsciiWhitespace(options.target);
-  absl::StatusOr<Target> target = text == "cuda"
+  absl::StatusOr<Target> target = text == "cuda" && options.device != nullptr
                                       ? cuda::ArchTarget(device_->arch())
                                       : cuda::ParseCudaTarget(options.target);
   if (!target.ok()) return target.status();
@@ -142,57 +140,25 @@ absl::Status GpuModel::Prepare(const GpuModelOptions& options) {
         " (give --target cuda for the device's own)"));
   }
 
-  // 2. Passes, partition, memory plan.
-  absl::StatusOr<graph::KernelPartition> partition =
-      graph::RunPassesAndPartition(graph_);
-  if (!partition.ok()) return partition.status();
-  partition_ = *std::move(partition);
-  absl::StatusOr<graph::MemoryPlan> plan =
-      graph::PlanMemory(graph_, partition_);
+  // 2. Passes, partition, memory plan (model_plan.h).
+  absl::StatusOr<ModelPlan> plan =
+      PlanModel(std::move(graph), options.input_values);
   if (!plan.ok()) return plan.status();
-  memory_plan_ = *std::move(plan);
-  for (int v : graph_.inputs()) {
-    inputs_.push_back({graph_.value(v).name, graph_.value(v).type});
-  }
-  for (int v : graph_.outputs()) {
-    outputs_.push_back({graph_.value(v).name, graph_.value(v).type});
-  }
+  graph_ = std::move(plan->graph);
+  partition_ = std::move(plan->partition);
+  memory_plan_ = std::move(plan->memory);
+  inputs_ = std::move(plan->inputs);
+  outputs_ = std::move(plan->outputs);
+  stats_ = plan->stats;
 
-  // 3. The kernels: every argument float32, one build per workload.
-  std::vector<std::string> workloads;
-  for (const GraphStep& step : partition_.steps) {
-    switch (step.kind) {
-      case GraphStep::Kind::kKernel:
-        ++stats_.kernel_steps;
-        for (int v : step.args) {
-          if (v == kNoValue || !IsFloat(graph_.value(v))) {
-            return absl::InternalError(absl::StrCat(
-                "kernel ", step.workload, " has an argument that is not ",
-                "float32: ",
-                v == kNoValue ? "absent"
-                              : TensorTypeText(graph_.value(v).type)));
-          }
-        }
-        if (std::find(workloads.begin(), workloads.end(), step.workload) ==
-            workloads.end()) {
-          workloads.push_back(step.workload);
-        }
-        break;
-      case GraphStep::Kind::kHost:
-        ++stats_.host_steps;
-        break;
-      case GraphStep::Kind::kAlias:
-        ++stats_.alias_steps;
-        break;
-    }
+  // 3. The kernels, one build per workload.
+  if (absl::Status st = BuildKernels(options, plan->workloads); !st.ok()) {
+    return st;
   }
-  if (absl::Status st = BuildKernels(options, workloads); !st.ok()) return st;
 
   // 4. Device memory.
   if (absl::Status st = PlaceValues(); !st.ok()) return st;
   stats_.distinct_kernels = static_cast<int>(modules_.size());
-  stats_.peak_intermediate_bytes = memory_plan_.peak_bytes;
-  stats_.unshared_intermediate_bytes = memory_plan_.unshared_bytes;
   return absl::OkStatus();
 }
 
@@ -418,19 +384,12 @@ absl::Status GpuModel::RunSteps(Run_& run,
             host_inputs.push_back(*data);
           }
           absl::StatusOr<std::vector<TensorData>> results =
-              graph::EvaluateNode(node, host_inputs);
-          if (!results.ok()) return at_step(results.status());
+              EvaluateHostNode(graph_, node, host_inputs);
+          if (!results.ok()) return results.status();
           for (size_t o = 0; o < node.outputs.size(); ++o) {
-            int v = node.outputs[o];
-            if (v == kNoValue) continue;
-            const graph::TensorType& type = graph_.value(v).type;
-            if (o >= results->size() || (*results)[o].dtype != type.dtype ||
-                (*results)[o].shape != type.shape) {
-              return at_step(absl::InternalError(
-                  absl::StrCat("output ", o, " is not the inferred ",
-                               TensorTypeText(type))));
-            }
-            absl::Status set = run.SetHostData(v, std::move((*results)[o]));
+            if (node.outputs[o] == kNoValue) continue;
+            absl::Status set =
+                run.SetHostData(node.outputs[o], std::move((*results)[o]));
             if (!set.ok()) return at_step(set);
           }
         }

@@ -104,7 +104,7 @@ class GpuModel {
   class Run_;  // one run's host values
 
   GpuModel() = default;
-  absl::Status Prepare(const GpuModelOptions& options);
+  absl::Status Prepare(graph::Graph graph, const GpuModelOptions& options);
   absl::Status BuildKernels(const GpuModelOptions& options,
                             const std::vector<std::string>& workloads);
   absl::Status PlaceValues();

@@ -14,9 +14,6 @@
 #include "absl/strings/str_cat.h"
 #include "api/model_io.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
-#include "compiler/graph/bind_inputs.h"
-#include "compiler/graph/op_registry.h"
-#include "compiler/graph/pipeline.h"
 
 namespace lathe::api {
 namespace {
@@ -199,32 +196,23 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(
 absl::StatusOr<std::unique_ptr<Model>> Model::FromGraph(
     graph::Graph graph, const ModelOptions& options) {
   std::unique_ptr<Model> model(new Model());
-  absl::StatusOr<graph::Graph> bound =
-      graph::BindInputValues(std::move(graph), options.input_values);
-  if (!bound.ok()) return bound.status();
-  model->graph_ = *std::move(bound);
-  absl::Status status = model->Prepare(options);
+  absl::StatusOr<ModelPlan> plan =
+      PlanModel(std::move(graph), options.input_values);
+  if (!plan.ok()) return plan.status();
+  absl::Status status = model->Prepare(*std::move(plan), options);
   if (!status.ok()) return status;
   return model;
 }
 
-absl::Status Model::Prepare(const ModelOptions& options) {
-  // 1. Passes, partition, memory plan.
-  absl::StatusOr<graph::KernelPartition> partition =
-      graph::RunPassesAndPartition(graph_);
-  if (!partition.ok()) return partition.status();
-  partition_ = *std::move(partition);
-  absl::StatusOr<graph::MemoryPlan> plan =
-      graph::PlanMemory(graph_, partition_);
-  if (!plan.ok()) return plan.status();
-  memory_plan_ = *std::move(plan);
-
-  for (int v : graph_.inputs()) {
-    inputs_.push_back({graph_.value(v).name, graph_.value(v).type});
-  }
-  for (int v : graph_.outputs()) {
-    outputs_.push_back({graph_.value(v).name, graph_.value(v).type});
-  }
+absl::Status Model::Prepare(ModelPlan plan, const ModelOptions& options) {
+  // 1. Passes, partition, memory plan (model_plan.h).
+  graph_ = std::move(plan.graph);
+  partition_ = std::move(plan.partition);
+  memory_plan_ = std::move(plan.memory);
+  inputs_ = std::move(plan.inputs);
+  outputs_ = std::move(plan.outputs);
+  stats_ = plan.stats;
+  const std::vector<std::string>& workloads = plan.workloads;
 
   // 2. What the steps read as floats: kernel arguments must be float32;
   //    float32 constants read by kernels, views or as outputs are converted
@@ -232,39 +220,17 @@ absl::Status Model::Prepare(const ModelOptions& options) {
   std::set<int> float_reads(graph_.outputs().begin(), graph_.outputs().end());
   // Those outside kernel arguments: outputs and views' inputs.
   std::set<int> other_float_reads = float_reads;
-  std::vector<std::string> workloads;
   for (const GraphStep& step : partition_.steps) {
-    switch (step.kind) {
-      case GraphStep::Kind::kKernel:
-        ++stats_.kernel_steps;
-        for (int v : step.args) {
-          if (v == kNoValue || graph_.value(v).type.dtype != DType::Float32()) {
-            return absl::InternalError(absl::StrCat(
-                "kernel ", step.workload, " has an argument that is not ",
-                "float32: ",
-                v == kNoValue ? "absent"
-                              : TensorTypeText(graph_.value(v).type)));
-          }
-          float_reads.insert(v);
+    if (step.kind == GraphStep::Kind::kKernel) {
+      float_reads.insert(step.args.begin(), step.args.end());
+    } else if (step.kind == GraphStep::Kind::kAlias) {
+      for (int n : step.nodes) {
+        const graph::Node& node = graph_.nodes()[n];
+        if (!node.inputs.empty() && node.inputs[0] != kNoValue) {
+          float_reads.insert(node.inputs[0]);
+          other_float_reads.insert(node.inputs[0]);
         }
-        if (std::find(workloads.begin(), workloads.end(), step.workload) ==
-            workloads.end()) {
-          workloads.push_back(step.workload);
-        }
-        break;
-      case GraphStep::Kind::kHost:
-        ++stats_.host_steps;
-        break;
-      case GraphStep::Kind::kAlias:
-        ++stats_.alias_steps;
-        for (int n : step.nodes) {
-          const graph::Node& node = graph_.nodes()[n];
-          if (!node.inputs.empty() && node.inputs[0] != kNoValue) {
-            float_reads.insert(node.inputs[0]);
-            other_float_reads.insert(node.inputs[0]);
-          }
-        }
-        break;
+      }
     }
   }
   std::vector<std::vector<float>> constant_floats(graph_.values().size());
@@ -420,8 +386,6 @@ absl::Status Model::Prepare(const ModelOptions& options) {
     }
   }
   stats_.distinct_kernels = static_cast<int>(kernels_.size());
-  stats_.peak_intermediate_bytes = memory_plan_.peak_bytes;
-  stats_.unshared_intermediate_bytes = memory_plan_.unshared_bytes;
   return absl::OkStatus();
 }
 
@@ -579,24 +543,11 @@ absl::Status Model::RunSteps(Workspace& workspace,
           for (int v : node.inputs)
             host_inputs.push_back(workspace.HostData(v));
           absl::StatusOr<std::vector<TensorData>> results =
-              graph::EvaluateNode(node, host_inputs);
-          if (!results.ok()) {
-            return absl::Status(
-                results.status().code(),
-                absl::StrCat("node \"", node.name, "\" (", node.op,
-                             "): ", results.status().message()));
-          }
+              EvaluateHostNode(graph_, node, host_inputs);
+          if (!results.ok()) return results.status();
           for (size_t o = 0; o < node.outputs.size(); ++o) {
-            int v = node.outputs[o];
-            if (v == kNoValue) continue;
-            const graph::TensorType& type = graph_.value(v).type;
-            if (o >= results->size() || (*results)[o].dtype != type.dtype ||
-                (*results)[o].shape != type.shape) {
-              return absl::InternalError(absl::StrCat(
-                  "node \"", node.name, "\" (", node.op, "): output ", o,
-                  " is not the inferred ", TensorTypeText(type)));
-            }
-            workspace.SetHostData(v, std::move((*results)[o]));
+            if (node.outputs[o] == kNoValue) continue;
+            workspace.SetHostData(node.outputs[o], std::move((*results)[o]));
           }
         }
         break;

@@ -65,6 +65,7 @@
 #include "api/huge_page_buffer.h"
 #include "api/lathe.h"
 #include "api/model_io.h"
+#include "api/model_plan.h"
 #include "compiler/graph/graph.h"
 #include "compiler/graph/kernel_partition.h"
 #include "compiler/graph/memory_plan.h"
@@ -132,7 +133,7 @@ class Model {
   class WorkspaceLease;
 
   Model() = default;
-  absl::Status Prepare(const ModelOptions& options);
+  absl::Status Prepare(ModelPlan plan, const ModelOptions& options);
   // The steps, in order, on a workspace whose inputs are set.
   absl::Status RunSteps(Workspace& workspace,
                         std::vector<double>* step_seconds) const;
