@@ -99,6 +99,9 @@ class GpuModel::Run_ {
 };
 
 GpuModel::~GpuModel() {
+  // The last caller may be another thread than the loader: the modules
+  // unload and the buffers go back in the device's context.
+  if (device_ != nullptr) device_->MakeCurrent().IgnoreError();
   modules_.clear();
   if (device_ != nullptr) {
     for (ModelDevice::Address a : allocations_) device_->Free(a);
@@ -253,7 +256,14 @@ absl::Status GpuModel::PlaceValues() {
     for (int v : step.args) use(v);
     if (step.kind == GraphStep::Kind::kKernel) continue;
     for (int n : step.nodes) {
-      for (int v : graph_.nodes()[n].inputs) use(v);
+      for (int v : graph_.nodes()[n].inputs) {
+        // A host step reads its constants where they are, on the host; a
+        // view of a constant may be a kernel's argument.
+        if (step.kind == GraphStep::Kind::kHost && graph_.IsConstant(v)) {
+          continue;
+        }
+        use(v);
+      }
       for (int v : graph_.nodes()[n].outputs) use(v);
     }
   }
@@ -291,8 +301,13 @@ absl::Status GpuModel::PlaceValues() {
   }
 
   // The arena, and a buffer of each storage outside it.
+  // (Allocated whenever a value is planned, even of no bytes: address 0 is
+  // no buffer.)
   ModelDevice::Address arena = 0;
-  if (memory_plan_.peak_bytes > 0) {
+  const bool planned = std::any_of(used.begin(), used.end(), [&](int v) {
+    return memory_plan_.offsets[v] != graph::kNotPlanned;
+  });
+  if (planned) {
     absl::StatusOr<ModelDevice::Address> a = alloc(memory_plan_.peak_bytes);
     if (!a.ok()) return Prefixed(a.status(), "the intermediates");
     arena = *a;
@@ -430,7 +445,14 @@ absl::Status GpuModel::RunSteps(Run_& run,
                                .count();
     }
   }
-  return device_->Synchronize();
+  // A kernel's fault surfaces at the next wait: say so, since the failing
+  // kernel cannot be named without timing each step.
+  if (absl::Status st = device_->Synchronize(); !st.ok()) {
+    return Prefixed(st,
+                    "a kernel of the run (step times, as `lathe bench` takes "
+                    "them, wait after each step and name it)");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace lathe::api

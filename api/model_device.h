@@ -17,6 +17,9 @@
 
 namespace lathe::api {
 
+// Not thread-safe: a device serves one model's calls at a time (a model
+// serializes its own runs; models sharing a device are their caller's to
+// serialize).
 class ModelDevice {
  public:
   // An address in device memory; 0 is no buffer.

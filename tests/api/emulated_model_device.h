@@ -83,6 +83,10 @@ class EmulatedModelDevice : public ModelDevice {
 
   int live_allocations() const { return static_cast<int>(live_.size()); }
 
+  // When >= 0: the launch with this number (0: the first) fails, as a
+  // kernel's launch on a GPU may.
+  int failing_launch = -1;
+
   int allocations = 0;
   int bad_frees = 0;
   int copies_to_device = 0;
@@ -114,7 +118,9 @@ class EmulatedModelDevice : public ModelDevice {
         pointers[b.param_index] =
             reinterpret_cast<float*>(params[b.param_index]);
       }
-      ++device_->launches;
+      if (device_->launches++ == device_->failing_launch) {
+        return absl::InternalError("emulated launch failure");
+      }
       loaded_->Run(pointers);
       return absl::OkStatus();
     }

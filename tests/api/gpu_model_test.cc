@@ -8,10 +8,12 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compiler/codegen/cuda/cuda_driver.h"
 #include "compiler/codegen/cuda/cuda_target.h"
+#include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/interp/allclose.h"
 #include "tests/api/emulated_model_device.h"
 #include "tests/api/test_database.h"
@@ -27,6 +29,16 @@ using graph::testing::Floats;
 using graph::testing::GraphBuilder;
 using graph::testing::Ints;
 using testing::EmulatedModelDevice;
+
+// Every kernel goes through NVRTC, as on a device.
+class GpuModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (absl::Status nvrtc = cuda::CheckNvrtc(); !nvrtc.ok()) {
+      GTEST_SKIP() << nvrtc;
+    }
+  }
+};
 
 TensorData Pattern(std::vector<int64_t> shape, int seed) {
   TensorData data(DType::Float32(), std::move(shape));
@@ -94,7 +106,7 @@ Graph SmallCnn() {
   return b.graph;
 }
 
-TEST(GpuModel, RunsACnnAsTheHostEvaluatesIt) {
+TEST_F(GpuModelTest, RunsACnnAsTheHostEvaluatesIt) {
   Loaded loaded = ExpectRunsAsOnTheHost(SmallCnn(), {Pattern({1, 3, 8, 8}, 5)});
   ASSERT_NE(loaded.model, nullptr);
   const ModelStats& stats = loaded.model->stats();
@@ -121,7 +133,7 @@ TEST(GpuModel, RunsACnnAsTheHostEvaluatesIt) {
   EXPECT_EQ(loaded.device->launches - launches, stats.kernel_steps);
 }
 
-TEST(GpuModel, IntermediatesShareTheArenaOnTheDevice) {
+TEST_F(GpuModelTest, IntermediatesShareTheArenaOnTheDevice) {
   // x @ W1 @ W2 @ W3 @ W4 with W_k = k * I: the first product's bytes are
   // reused by the third (the emulation fills new memory with NaN, so a
   // read of bytes no step wrote shows), and the result is 24 x.
@@ -142,7 +154,7 @@ TEST(GpuModel, IntermediatesShareTheArenaOnTheDevice) {
   EXPECT_EQ(loaded.model->stats().unshared_intermediate_bytes, 3 * n * n * 4);
 }
 
-TEST(GpuModel, IntermediatesAliveTogetherKeepApart) {
+TEST_F(GpuModelTest, IntermediatesAliveTogetherKeepApart) {
   // p = x @ W1 and q = x @ W2 are both read by p @ q: their bytes in the
   // arena must not overlap.
   constexpr int64_t n = 16;
@@ -156,7 +168,7 @@ TEST(GpuModel, IntermediatesAliveTogetherKeepApart) {
   EXPECT_EQ(loaded.model->stats().peak_intermediate_bytes, 2 * n * n * 4);
 }
 
-TEST(GpuModel, ViewsShareTheirInputsBytesAndEveryOutputComesBack) {
+TEST_F(GpuModelTest, ViewsShareTheirInputsBytesAndEveryOutputComesBack) {
   // y = relu(a + b) viewed as [3,2] (a view of a kernel's output, itself an
   // output), z = y * 2 read from the view.
   GraphBuilder b;
@@ -173,7 +185,7 @@ TEST(GpuModel, ViewsShareTheirInputsBytesAndEveryOutputComesBack) {
   EXPECT_GE(loaded.model->stats().alias_steps, 1);
 }
 
-TEST(GpuModel, HostStepsReadAndWriteTheDevicesTensors) {
+TEST_F(GpuModelTest, HostStepsReadAndWriteTheDevicesTensors) {
   // A float32 tensor made on the host (Cast of an int64 input) read by a
   // kernel, and a kernel's output read by a host step (Cast to int64).
   GraphBuilder b;
@@ -192,7 +204,7 @@ TEST(GpuModel, HostStepsReadAndWriteTheDevicesTensors) {
   EXPECT_GE(loaded.model->stats().kernel_steps, 1);
 }
 
-TEST(GpuModel, RefusesInputsOfTheWrongCountDtypeOrShapeNamingThem) {
+TEST_F(GpuModelTest, RefusesInputsOfTheWrongCountDtypeOrShapeNamingThem) {
   Loaded loaded = LoadOnEmulation(SmallCnn());
   ASSERT_NE(loaded.model, nullptr);
   absl::StatusOr<std::vector<TensorData>> outputs = loaded.model->Run({});
@@ -209,7 +221,7 @@ TEST(GpuModel, RefusesInputsOfTheWrongCountDtypeOrShapeNamingThem) {
       << outputs.status();
 }
 
-TEST(GpuModel, InputValuesKnownAtLoadFoldAsConstants) {
+TEST_F(GpuModelTest, InputValuesKnownAtLoadFoldAsConstants) {
   GraphBuilder b;
   int x = b.Input("x", F32({6}));
   int shape = b.Input("shape", graph::TensorType{DType::Int64(), {2}});
@@ -226,7 +238,7 @@ TEST(GpuModel, InputValuesKnownAtLoadFoldAsConstants) {
   EXPECT_EQ((*outputs)[0].values, (std::vector<double>{1, 0, 3, 0, 5, 0}));
 }
 
-TEST(GpuModel, UsesTheDatabasesRecordForTheCudaTarget) {
+TEST_F(GpuModelTest, UsesTheDatabasesRecordForTheCudaTarget) {
   // A record of the dense layer's workload for the device's target: the
   // model's kernel is that record's program, and says so.
   GraphBuilder b;
@@ -272,7 +284,7 @@ TEST(GpuModel, UsesTheDatabasesRecordForTheCudaTarget) {
   EXPECT_EQ((*elsewhere)->stats().kernels_tuned, 0);
 }
 
-TEST(GpuModel, RefusesATargetForAnotherArchitectureThanTheDevices) {
+TEST_F(GpuModelTest, RefusesATargetForAnotherArchitectureThanTheDevices) {
   GpuModelOptions options;
   options.device = std::make_shared<EmulatedModelDevice>("sm_90");
   options.target = "cuda -arch=sm_80";
@@ -291,7 +303,7 @@ TEST(GpuModel, RefusesATargetForAnotherArchitectureThanTheDevices) {
       << model.status();
 }
 
-TEST(GpuModel, FreesEveryDeviceBufferItAllocated) {
+TEST_F(GpuModelTest, FreesEveryDeviceBufferItAllocated) {
   std::shared_ptr<EmulatedModelDevice> device =
       std::make_shared<EmulatedModelDevice>();
   {
@@ -304,6 +316,113 @@ TEST(GpuModel, FreesEveryDeviceBufferItAllocated) {
   }
   EXPECT_EQ(device->live_allocations(), 0);
   EXPECT_EQ(device->bad_frees, 0);
+}
+
+TEST_F(GpuModelTest, OutputsThatAreAnInputAConstantOrAViewOfAnInput) {
+  GraphBuilder b;
+  int x = b.Input("x", F32({2, 3}));
+  b.Output(x);
+  b.Output(b.Const("c", Floats({2}, {4, -1})));
+  b.Output(b.Add1("Reshape", {x, b.Const("shape", Ints({3, 2}))}));
+  b.Output(b.Add1("Relu", {x}));
+  Loaded loaded = ExpectRunsAsOnTheHost(b.graph, {Pattern({2, 3}, 4)});
+  ASSERT_NE(loaded.model, nullptr);
+}
+
+TEST_F(GpuModelTest, TensorsOfNoElementsRunAsOnTheHost) {
+  // y = relu(x + 1) of x f32[0,3]: no kernel runs, every buffer still has
+  // an address; z = relu(w) beside it does run.
+  GraphBuilder b;
+  int x = b.Input("x", F32({0, 3}));
+  int w = b.Input("w", F32({4}));
+  b.Output(b.Add1(
+      "Relu", {b.Add1("Add", {x, b.Const("one", graph::testing::Scalar(1))})}));
+  b.Output(b.Add1("Relu", {w}));
+  Loaded loaded = ExpectRunsAsOnTheHost(
+      b.graph, {TensorData(DType::Float32(), {0, 3}), Pattern({4}, 1)});
+  ASSERT_NE(loaded.model, nullptr);
+}
+
+TEST_F(GpuModelTest, DropoutInInferenceKeepsEveryElementAndItsMaskSaysSo) {
+  GraphBuilder b;
+  int x = b.Input("x", F32({2, 3}));
+  std::vector<int> dropped = b.Add("Dropout", {x}, {}, 2);
+  b.Output(b.Add1("Relu", {dropped[0]}));
+  b.Output(dropped[1]);
+  Loaded loaded = ExpectRunsAsOnTheHost(b.graph, {Pattern({2, 3}, 5)});
+  ASSERT_NE(loaded.model, nullptr);
+}
+
+TEST_F(GpuModelTest, StepTimesOnePerStepWhenAsked) {
+  Loaded loaded = LoadOnEmulation(SmallCnn());
+  ASSERT_NE(loaded.model, nullptr);
+  std::vector<double> step_seconds;
+  TensorData x = Pattern({1, 3, 8, 8}, 6);
+  absl::StatusOr<std::vector<TensorData>> timed =
+      loaded.model->Run({x}, &step_seconds);
+  ASSERT_TRUE(timed.ok()) << timed.status();
+  ASSERT_EQ(step_seconds.size(), loaded.model->partition().steps.size());
+  double total = 0;
+  for (double s : step_seconds) {
+    EXPECT_GE(s, 0);
+    total += s;
+  }
+  EXPECT_GT(total, 0);
+  absl::StatusOr<std::vector<TensorData>> untimed = loaded.model->Run({x});
+  ASSERT_TRUE(untimed.ok()) << untimed.status();
+  EXPECT_EQ((*timed)[0].values, (*untimed)[0].values);
+}
+
+TEST_F(GpuModelTest, RunsFromTwoThreadsTakeTurnsEachWithItsOwnResults) {
+  Loaded loaded = LoadOnEmulation(SmallCnn());
+  ASSERT_NE(loaded.model, nullptr);
+  Graph graph = SmallCnn();
+  std::vector<TensorData> inputs = {Pattern({1, 3, 8, 8}, 7),
+                                    Pattern({1, 3, 8, 8}, 8)};
+  std::vector<std::vector<TensorData>> expected;
+  for (const TensorData& input : inputs) {
+    expected.push_back(graph::testing::RunOnHost(graph, {input}));
+  }
+  std::vector<int> mismatches(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 5; ++r) {
+        absl::StatusOr<std::vector<TensorData>> out =
+            loaded.model->Run({inputs[t]});
+        if (!out.ok() ||
+            !CheckAllClose((*out)[0], expected[t][0], 1e-4, 1e-4, "output")
+                 .ok()) {
+          ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches, (std::vector<int>{0, 0}));
+}
+
+TEST_F(GpuModelTest, AFailingLaunchNamesItsKernelAndNode) {
+  Loaded loaded = LoadOnEmulation(SmallCnn());
+  ASSERT_NE(loaded.model, nullptr);
+  loaded.device->failing_launch = loaded.device->launches + 1;
+  absl::StatusOr<std::vector<TensorData>> outputs =
+      loaded.model->Run({Pattern({1, 3, 8, 8}, 1)});
+  ASSERT_FALSE(outputs.ok());
+  const graph::GraphStep* second = nullptr;
+  int kernels = 0;
+  for (const graph::GraphStep& step : loaded.model->partition().steps) {
+    if (step.kind == graph::GraphStep::Kind::kKernel && kernels++ == 1) {
+      second = &step;
+    }
+  }
+  ASSERT_NE(second, nullptr);
+  EXPECT_NE(outputs.status().message().find(
+                absl::StrCat("kernel ", second->workload, " of node \"")),
+            std::string::npos)
+      << outputs.status();
+  EXPECT_NE(outputs.status().message().find("emulated launch failure"),
+            std::string::npos);
 }
 
 TEST(GpuModel, WithoutADriverTheErrorSaysSo) {

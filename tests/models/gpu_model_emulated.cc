@@ -3,9 +3,11 @@
 // runs on a device: the passes, the partition, every kernel's default GPU
 // schedule as CUDA C compiled by NVRTC, device memory, host steps), on its
 // input_N.pb files, each output compared with expected_N.pb (rtol 1e-3,
-// atol 1e-4, as compare_tensors). Integer, bool and scalar inputs are bound
-// at load, as `lathe run` binds them. One PASS or FAIL line per model;
-// exits 0 when every model passed, 1 otherwise.
+// atol 1e-4, as compare_tensors); or, in the layout of ONNX's test cases,
+// test_data_set_0/input_N.pb and output_N.pb. Integer, bool and scalar
+// inputs are bound at load, as `lathe run` binds them. One PASS or FAIL
+// line per model; exits 0 when every model passed, 1 otherwise, 77 (a
+// skip) without NVRTC.
 // Tests: tests/models/gpu_tiny_models_test.sh.
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/gpu_model.h"
+#include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/frontend/onnx/tensor_file.h"
 #include "compiler/interp/allclose.h"
@@ -37,7 +40,10 @@ std::vector<std::string> Numbered(const std::string& folder,
 absl::Status RunModel(const std::string& folder) {
   absl::StatusOr<graph::Graph> graph = ImportOnnxModel(folder + "/model.onnx");
   if (!graph.ok()) return graph.status();
-  std::vector<std::string> input_files = Numbered(folder, "input_");
+  const std::string data_set = folder + "/test_data_set_0";
+  const bool onnx_layout = std::filesystem::is_directory(data_set);
+  std::vector<std::string> input_files =
+      Numbered(onnx_layout ? data_set : folder, "input_");
   if (input_files.size() != graph->inputs().size()) {
     return absl::InvalidArgumentError(
         absl::StrCat(input_files.size(), " input files for ",
@@ -61,7 +67,9 @@ absl::Status RunModel(const std::string& folder) {
   if (!model.ok()) return model.status();
   absl::StatusOr<std::vector<TensorData>> outputs = (*model)->Run(inputs);
   if (!outputs.ok()) return outputs.status();
-  std::vector<std::string> expected_files = Numbered(folder, "expected_");
+  std::vector<std::string> expected_files = onnx_layout
+                                                ? Numbered(data_set, "output_")
+                                                : Numbered(folder, "expected_");
   if (expected_files.size() != outputs->size()) {
     return absl::InvalidArgumentError(
         absl::StrCat(outputs->size(), " outputs, ", expected_files.size(),
@@ -84,6 +92,10 @@ absl::Status RunModel(const std::string& folder) {
 }  // namespace lathe
 
 int main(int argc, char** argv) {
+  if (absl::Status nvrtc = lathe::cuda::CheckNvrtc(); !nvrtc.ok()) {
+    std::printf("SKIP: %s\n", std::string(nvrtc.message()).c_str());
+    return 77;
+  }
   int failed = 0;
   for (int i = 1; i < argc; ++i) {
     absl::Status status = lathe::RunModel(argv[i]);

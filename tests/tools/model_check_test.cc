@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 
 #include "compiler/codegen/cuda/cuda_target.h"
+#include "compiler/codegen/cuda/nvrtc_compiler.h"
 #include "tests/api/emulated_model_device.h"
 
 namespace lathe::tools {
 namespace {
 
 TEST(CheckModels, EveryModelPassesOnAnEmulatedGpu) {
+  if (absl::Status nvrtc = cuda::CheckNvrtc(); !nvrtc.ok()) {
+    GTEST_SKIP() << nvrtc;
+  }
   auto device = std::make_shared<api::testing::EmulatedModelDevice>("sm_90");
   EXPECT_TRUE(CheckModels(cuda::ArchTarget("sm_90").value(), device,
                           /*timed_runs=*/1));
@@ -19,6 +23,9 @@ TEST(CheckModels, EveryModelPassesOnAnEmulatedGpu) {
 }
 
 TEST(CheckModels, AFailureIsReported) {
+  if (absl::Status nvrtc = cuda::CheckNvrtc(); !nvrtc.ok()) {
+    GTEST_SKIP() << nvrtc;
+  }
   // The models for sm_80 on an sm_90 device: refused at load, each a FAIL.
   auto device = std::make_shared<api::testing::EmulatedModelDevice>("sm_90");
   EXPECT_FALSE(CheckModels(cuda::ArchTarget("sm_80").value(), device,
