@@ -44,43 +44,49 @@ template <typename F> static void* lathe_thread_main(void* p) {
 )";
 
 // The launcher of one kernel: every block in turn, its threads one after
-// another or (with barriers) at once.
+// another; or, with barriers, the block's threads as OS threads made once
+// per launch, each taking every block in turn and waiting at the end of
+// each for the others (the next block reuses the __shared__ statics), so
+// that a grid of thousands of blocks does not make threads by the million.
 std::string Launcher(const CudaKernel& k, bool barriers) {
   std::vector<std::string> args;
   for (size_t i = 0; i < k.buffer_args.size(); ++i)
     args.push_back(absl::StrCat("(float*)args[", i, "]"));
   const std::string call =
       absl::StrCat(k.name, "(", absl::StrJoin(args, ", "), ");");
+  const std::string thread_index =
+      absl::StrCat("threadIdx = {t % ", k.block.x, ", t / ", k.block.x, " % ",
+                   k.block.y, ", t / ", k.block.x * k.block.y, "};");
+  const std::string blocks =
+      absl::StrCat("for (unsigned bz = 0; bz < ", k.grid.z,
+                   "; ++bz)\n"
+                   "  for (unsigned by = 0; by < ",
+                   k.grid.y,
+                   "; ++by)\n"
+                   "  for (unsigned bx = 0; bx < ",
+                   k.grid.x, "; ++bx) {\n");
+  const int64_t threads = k.block.Count();
+  if (!barriers) {
+    return absl::StrCat("extern \"C\" void lathe_launch_", k.name,
+                        "(void** args) {\n  ", blocks,
+                        "    blockIdx = {bx, by, bz};\n"
+                        "    for (unsigned t = 0; t < ",
+                        threads, "; ++t) {\n      ", thread_index, "\n      ",
+                        call, "\n    }\n  }\n}\n");
+  }
   return absl::StrCat(
       "extern \"C\" void lathe_launch_", k.name, "(void** args) {\n",
-      "  for (unsigned bz = 0; bz < ", k.grid.z, "; ++bz)\n",
-      "  for (unsigned by = 0; by < ", k.grid.y, "; ++by)\n",
-      "  for (unsigned bx = 0; bx < ", k.grid.x, "; ++bx) {\n",
-      "    auto thread = [&](unsigned t) {\n",
-      "      blockIdx = {bx, by, bz};\n", "      threadIdx = {t % ", k.block.x,
-      ", t / ", k.block.x, " % ", k.block.y, ", t / ", k.block.x * k.block.y,
-      "};\n", "      ", call, "\n    };\n",
-      barriers
-          ? absl::StrCat(
-                "    pthread_barrier_init(&lathe_barrier, nullptr, ",
-                k.block.Count(),
-                ");\n"
-                "    lathe_thread<decltype(thread)> threads[",
-                k.block.Count(),
-                "];\n"
-                "    for (unsigned t = 0; t < ",
-                k.block.Count(),
-                "; ++t) {\n"
-                "      threads[t] = {&thread, t, {}};\n"
-                "      if (pthread_create(&threads[t].id, nullptr, "
-                "lathe_thread_main<decltype(thread)>, &threads[t]) != 0) "
-                "abort();\n"
-                "    }\n"
-                "    for (auto& t : threads) pthread_join(t.id, nullptr);\n"
-                "    pthread_barrier_destroy(&lathe_barrier);\n")
-          : absl::StrCat("    for (unsigned t = 0; t < ", k.block.Count(),
-                         "; ++t) thread(t);\n"),
-      "  }\n}\n");
+      "  auto thread = [&](unsigned t) {\n    ", thread_index, "\n    ", blocks,
+      "      blockIdx = {bx, by, bz};\n      ", call,
+      "\n      pthread_barrier_wait(&lathe_barrier);\n    }\n  };\n",
+      "  pthread_barrier_init(&lathe_barrier, nullptr, ", threads, ");\n",
+      "  lathe_thread<decltype(thread)> threads[", threads, "];\n",
+      "  for (unsigned t = 0; t < ", threads, "; ++t) {\n",
+      "    threads[t] = {&thread, t, {}};\n",
+      "    if (pthread_create(&threads[t].id, nullptr, "
+      "lathe_thread_main<decltype(thread)>, &threads[t]) != 0) abort();\n",
+      "  }\n", "  for (auto& t : threads) pthread_join(t.id, nullptr);\n",
+      "  pthread_barrier_destroy(&lathe_barrier);\n}\n");
 }
 
 }  // namespace
