@@ -49,10 +49,10 @@ std::vector<float> Floats(const TensorData& data) {
 
 // One run's values on the host: the non-float32 ones, and the float32 ones
 // a host step read or wrote (copied from or to the device).
-class GpuModel::Run_ {
+class GpuModel::HostValues {
  public:
-  Run_(const graph::Graph& graph, ModelDevice& device,
-       const std::vector<ModelDevice::Address>& address)
+  HostValues(const graph::Graph& graph, ModelDevice& device,
+             const std::vector<ModelDevice::Address>& address)
       : graph_(graph),
         device_(device),
         address_(address),
@@ -335,7 +335,7 @@ absl::StatusOr<std::vector<TensorData>> GpuModel::Run(
   if (absl::Status st = CheckModelInputs(inputs_, inputs); !st.ok()) return st;
   std::lock_guard<std::mutex> lock(run_mutex_);
   if (absl::Status st = device_->MakeCurrent(); !st.ok()) return st;
-  Run_ run(graph_, *device_, address_);
+  HostValues run(graph_, *device_, address_);
 
   // 1. The inputs: float32 ones to the device, the others held here.
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -360,7 +360,7 @@ absl::StatusOr<std::vector<TensorData>> GpuModel::Run(
   return outputs;
 }
 
-absl::Status GpuModel::RunSteps(Run_& run,
+absl::Status GpuModel::RunSteps(HostValues& run,
                                 std::vector<double>* step_seconds) const {
   if (step_seconds != nullptr) {
     step_seconds->assign(partition_.steps.size(), 0.0);

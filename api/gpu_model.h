@@ -101,14 +101,15 @@ class GpuModel {
   std::string device_name() const { return device_->name(); }
 
  private:
-  class Run_;  // one run's host values
+  class HostValues;  // one run's host values
 
   GpuModel() = default;
   absl::Status Prepare(graph::Graph graph, const GpuModelOptions& options);
   absl::Status BuildKernels(const GpuModelOptions& options,
                             const std::vector<std::string>& workloads);
   absl::Status PlaceValues();
-  absl::Status RunSteps(Run_& run, std::vector<double>* step_seconds) const;
+  absl::Status RunSteps(HostValues& run,
+                        std::vector<double>* step_seconds) const;
 
   graph::Graph graph_;
   graph::KernelPartition partition_;
