@@ -1,15 +1,15 @@
 #include "api/gpu_model.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "api/build_in_parallel.h"
 #include "api/cuda_model_device.h"
 #include "api/kernel_plan.h"
 #include "api/model_plan.h"
@@ -24,10 +24,6 @@ namespace {
 
 using graph::GraphStep;
 using graph::kNoValue;
-
-// Upper bound on threads compiling kernels at load (NVRTC compiles of
-// separate programs may run at once).
-constexpr unsigned kMaxCompileThreads = 8;
 
 // Prefixes an error with what it concerns, keeping its code.
 absl::Status Prefixed(const absl::Status& status, const std::string& prefix) {
@@ -196,21 +192,12 @@ absl::Status GpuModel::BuildKernels(const GpuModelOptions& options,
   }
   std::vector<std::optional<absl::StatusOr<cuda::CompiledCuda>>> compiled(
       workloads.size());
-  std::atomic<size_t> next{0};
-  auto compile = [&] {
-    for (size_t i = next++; i < workloads.size(); i = next++) {
-      compiled[i] = cuda::CompileCuda(generated[i].source, target_.cpu,
-                                      /*cubin=*/true);
-    }
-  };
-  unsigned threads = std::min<unsigned>(
-      std::max(1u, std::thread::hardware_concurrency()), kMaxCompileThreads);
-  threads = std::min<unsigned>(threads, workloads.size());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(compile);
-  compile();
-  for (std::thread& t : pool) t.join();
+  BuildInParallel(workloads.size(), [&](size_t i) {
+    compiled[i] =
+        cuda::CompileCuda(generated[i].source, target_.cpu, /*cubin=*/true);
+  });
 
+  std::map<std::string, size_t> params_of;  // per workload
   for (size_t i = 0; i < workloads.size(); ++i) {
     if (!compiled[i]->ok()) {
       return Prefixed(compiled[i]->status(), workloads[i]);
@@ -219,18 +206,15 @@ absl::Status GpuModel::BuildKernels(const GpuModelOptions& options,
         device_->Load(generated[i], (*compiled[i])->cubin);
     if (!loaded.ok()) return Prefixed(loaded.status(), workloads[i]);
     modules_.emplace(workloads[i], *std::move(loaded));
+    params_of[workloads[i]] = std::count_if(
+        generated[i].buffers.begin(), generated[i].buffers.end(),
+        [](const cuda::DeviceBufferSpec& b) { return b.param_index >= 0; });
   }
   step_modules_.assign(partition_.steps.size(), nullptr);
   for (size_t s = 0; s < partition_.steps.size(); ++s) {
     const GraphStep& step = partition_.steps[s];
     if (step.kind != GraphStep::Kind::kKernel) continue;
-    const size_t i =
-        std::find(workloads.begin(), workloads.end(), step.workload) -
-        workloads.begin();
-    size_t params = 0;
-    for (const cuda::DeviceBufferSpec& b : generated[i].buffers) {
-      params += b.param_index >= 0 ? 1 : 0;
-    }
+    const size_t params = params_of.at(step.workload);
     if (params != step.args.size()) {
       return absl::InternalError(
           absl::StrCat("kernel ", step.workload, " takes ", params,
@@ -285,6 +269,7 @@ absl::Status GpuModel::PlaceValues() {
     if (!graph_.IsConstant(v)) continue;
     constants.push_back({v, constant_bytes});
     constant_bytes += graph::AlignToArena(bytes_of(v));
+    stats_.constant_bytes += bytes_of(v);  // as the CPU model counts them
   }
   if (!constants.empty()) {
     absl::StatusOr<ModelDevice::Address> block = alloc(constant_bytes);
@@ -297,7 +282,6 @@ absl::Status GpuModel::PlaceValues() {
           address_[v], floats.data(), floats.size() * sizeof(float));
       if (!copied.ok()) return Prefixed(copied, "the model's constants");
     }
-    stats_.constant_bytes = constant_bytes;
   }
 
   // The arena, and a buffer of each storage outside it.

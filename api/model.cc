@@ -1,17 +1,16 @@
 #include "api/model.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/build_in_parallel.h"
 #include "api/model_io.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 
@@ -20,9 +19,6 @@ namespace {
 
 using graph::GraphStep;
 using graph::kNoValue;
-
-// Upper bound on threads compiling kernels at load.
-constexpr unsigned kMaxCompileThreads = 8;
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -255,19 +251,9 @@ absl::Status Model::Prepare(ModelPlan plan, const ModelOptions& options) {
       Database::Open(options.db_path, db_options);
   if (!db.ok()) return db.status();
   std::vector<std::optional<absl::StatusOr<Kernel>>> compiled(workloads.size());
-  std::atomic<size_t> next{0};
-  auto compile = [&] {
-    for (size_t i = next++; i < workloads.size(); i = next++) {
-      compiled[i] = (*db)->GetKernel(workloads[i], options.target);
-    }
-  };
-  unsigned threads = std::min<unsigned>(
-      std::max(1u, std::thread::hardware_concurrency()), kMaxCompileThreads);
-  threads = std::min<unsigned>(threads, workloads.size());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(compile);
-  compile();
-  for (std::thread& t : pool) t.join();
+  BuildInParallel(workloads.size(), [&](size_t i) {
+    compiled[i] = (*db)->GetKernel(workloads[i], options.target);
+  });
   for (size_t i = 0; i < workloads.size(); ++i) {
     if (!compiled[i]->ok()) return compiled[i]->status();
     Kernel& kernel = **compiled[i];

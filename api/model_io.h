@@ -35,7 +35,7 @@ struct ModelStats {
 
 // Ok when `given` holds one tensor per expected input, each of its dtype,
 // shape and element count. InvalidArgument otherwise, naming the first
-// input at fault ("input 1 \"x\": expected f32[2,3], got f32[3,2]") or
+// input at fault ("input 1 \"x\": expected f32[2,3], got float32[3,2]") or
 // the first one missing.
 absl::Status CheckModelInputs(const std::vector<ModelTensor>& expected,
                               const std::vector<TensorData>& given);

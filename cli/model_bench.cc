@@ -32,16 +32,25 @@ double Median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// The model's inputs filled at random, seeds 1, 2, ... in input order.
+std::vector<TensorData> RandomModelInputs(
+    const std::vector<api::ModelTensor>& inputs) {
+  std::vector<TensorData> data;
+  uint64_t seed = 1;
+  for (const api::ModelTensor& input : inputs) {
+    data.emplace_back(input.type.dtype, input.type.shape);
+    FillRandom(&data.back(), seed++);
+  }
+  return data;
+}
+
 // The model's inputs, filled at random, and one run of it on them.
 class ModelRunner {
  public:
-  explicit ModelRunner(const api::Model& model) : model_(model) {
-    uint64_t seed = 1;
+  explicit ModelRunner(const api::Model& model)
+      : model_(model), inputs_(RandomModelInputs(model.inputs())) {
     for (const api::ModelTensor& input : model.inputs()) {
-      TensorData data(input.type.dtype, input.type.shape);
-      FillRandom(&data, seed++);
       float_path_ &= input.type.dtype == DType::Float32();
-      inputs_.push_back(std::move(data));
     }
     for (const api::ModelTensor& output : model.outputs()) {
       float_path_ &= output.type.dtype == DType::Float32();
@@ -91,10 +100,6 @@ std::string Percent(double part, double total) {
   return absl::StrFormat("%.1f", total > 0 ? 100 * part / total : 0.0);
 }
 
-}  // namespace
-
-namespace {
-
 // What the bench needs of a loaded model, on a CPU (api::Model) or a GPU
 // (api::GpuModel).
 struct BenchedModel {
@@ -107,89 +112,9 @@ struct BenchedModel {
   int threads = 0;     // the CPU's; 0 on a GPU
 };
 
-absl::Status Report(const ModelBenchOptions& options, BenchedModel& model);
-
-// On this machine's GPU: the inputs as ModelRunner fills them, copied to
-// the device on each run (their copy is part of the run's time).
-absl::Status BenchOnGpu(const ModelBenchOptions& options) {
-  if (options.threads > 0) {
-    return absl::InvalidArgumentError(
-        "--threads sets a CPU target's threads; a cuda target has none");
-  }
-  absl::StatusOr<graph::Graph> graph = options.model.Import();
-  if (!graph.ok()) return graph.status();
-  api::GpuModelOptions model_options;
-  model_options.db_path = options.db_path;
-  model_options.target = options.target;
-  model_options.compatible = options.compatible;
-  absl::StatusOr<std::unique_ptr<api::GpuModel>> loaded =
-      api::GpuModel::FromGraph(*std::move(graph), model_options);
-  if (!loaded.ok()) return loaded.status();
-  const api::GpuModel& gpu = **loaded;
-  std::vector<TensorData> inputs;
-  uint64_t seed = 1;
-  for (const api::ModelTensor& input : gpu.inputs()) {
-    TensorData data(input.type.dtype, input.type.shape);
-    FillRandom(&data, seed++);
-    inputs.push_back(std::move(data));
-  }
-  BenchedModel model;
-  model.run = [&](std::vector<double>* step_seconds) {
-    return gpu.Run(inputs, step_seconds).status();
-  };
-  model.graph = &gpu.graph();
-  model.partition = &gpu.partition();
-  model.stats = gpu.stats();
-  model.tuned = [&](const std::string& workload) {
-    return gpu.origins().at(workload).tuned();
-  };
-  model.target = gpu.target().ToString();
-  return Report(options, model);
-}
-
-}  // namespace
-
-absl::Status RunModelBench(const ModelBenchOptions& options) {
-  // 1. The target, and the model built for it.
-  if (NamesCudaTarget(options.target)) return BenchOnGpu(options);
-  absl::StatusOr<Target> target = ParseTarget(options.target);
-  if (!target.ok()) return target.status();
-  if (options.threads > 0) target->num_threads = options.threads;
-  if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) {
-    return st;
-  }
-  absl::StatusOr<graph::Graph> graph = options.model.Import();
-  if (!graph.ok()) return graph.status();
-  api::ModelOptions model_options;
-  model_options.db_path = options.db_path;
-  // The target as given unless --threads changed it, as `lathe run` and
-  // `lathe tune` name it.
-  model_options.target =
-      options.threads > 0 ? target->ToString() : options.target;
-  model_options.compatible = options.compatible;
-  absl::StatusOr<std::unique_ptr<api::Model>> loaded =
-      api::Model::FromGraph(*std::move(graph), model_options);
-  if (!loaded.ok()) return loaded.status();
-  const api::Model& cpu = **loaded;
-  ModelRunner runner(cpu);
-  BenchedModel model;
-  model.run = [&](std::vector<double>* step_seconds) {
-    return runner.Run(step_seconds);
-  };
-  model.graph = &cpu.graph();
-  model.partition = &cpu.partition();
-  model.stats = cpu.stats();
-  model.tuned = [&](const std::string& workload) {
-    return cpu.kernels().at(workload).origin().tuned();
-  };
-  model.target = target->ToString();
-  model.threads = target->num_threads;
-  return Report(options, model);
-}
-
-namespace {
-
-absl::Status Report(const ModelBenchOptions& options, BenchedModel& model) {
+// Benches `model` and prints the report (below the header comment).
+absl::Status ReportModelBench(const ModelBenchOptions& options,
+                              BenchedModel& model) {
   // 2. Warm-up, then timed runs alternating with profiled ones.
   for (int i = 0; i < kWarmupRuns; ++i) {
     if (absl::Status st = model.run(nullptr); !st.ok()) return st;
@@ -343,5 +268,76 @@ absl::Status Report(const ModelBenchOptions& options, BenchedModel& model) {
   return absl::OkStatus();
 }
 
+// On this machine's GPU: the inputs as ModelRunner fills them, copied to
+// the device on each run (their copy is part of the run's time).
+absl::Status BenchOnGpu(const ModelBenchOptions& options) {
+  if (options.threads > 0) {
+    return absl::InvalidArgumentError(
+        "--threads sets a CPU target's threads; a cuda target has none");
+  }
+  absl::StatusOr<graph::Graph> graph = options.model.Import();
+  if (!graph.ok()) return graph.status();
+  api::GpuModelOptions model_options;
+  model_options.db_path = options.db_path;
+  model_options.target = options.target;
+  model_options.compatible = options.compatible;
+  absl::StatusOr<std::unique_ptr<api::GpuModel>> loaded =
+      api::GpuModel::FromGraph(*std::move(graph), model_options);
+  if (!loaded.ok()) return loaded.status();
+  const api::GpuModel& gpu = **loaded;
+  const std::vector<TensorData> inputs = RandomModelInputs(gpu.inputs());
+  BenchedModel model;
+  model.run = [&](std::vector<double>* step_seconds) {
+    return gpu.Run(inputs, step_seconds).status();
+  };
+  model.graph = &gpu.graph();
+  model.partition = &gpu.partition();
+  model.stats = gpu.stats();
+  model.tuned = [&](const std::string& workload) {
+    return gpu.origins().at(workload).tuned();
+  };
+  model.target = gpu.target().ToString();
+  return ReportModelBench(options, model);
+}
+
 }  // namespace
+
+absl::Status RunModelBench(const ModelBenchOptions& options) {
+  // 1. The target, and the model built for it.
+  if (NamesCudaTarget(options.target)) return BenchOnGpu(options);
+  absl::StatusOr<Target> target = ParseTarget(options.target);
+  if (!target.ok()) return target.status();
+  if (options.threads > 0) target->num_threads = options.threads;
+  if (absl::Status st = runner::CheckMeasurableHere(*target); !st.ok()) {
+    return st;
+  }
+  absl::StatusOr<graph::Graph> graph = options.model.Import();
+  if (!graph.ok()) return graph.status();
+  api::ModelOptions model_options;
+  model_options.db_path = options.db_path;
+  // The target as given unless --threads changed it, as `lathe run` and
+  // `lathe tune` name it.
+  model_options.target =
+      options.threads > 0 ? target->ToString() : options.target;
+  model_options.compatible = options.compatible;
+  absl::StatusOr<std::unique_ptr<api::Model>> loaded =
+      api::Model::FromGraph(*std::move(graph), model_options);
+  if (!loaded.ok()) return loaded.status();
+  const api::Model& cpu = **loaded;
+  ModelRunner runner(cpu);
+  BenchedModel model;
+  model.run = [&](std::vector<double>* step_seconds) {
+    return runner.Run(step_seconds);
+  };
+  model.graph = &cpu.graph();
+  model.partition = &cpu.partition();
+  model.stats = cpu.stats();
+  model.tuned = [&](const std::string& workload) {
+    return cpu.kernels().at(workload).origin().tuned();
+  };
+  model.target = target->ToString();
+  model.threads = target->num_threads;
+  return ReportModelBench(options, model);
+}
+
 }  // namespace lathe::cli

@@ -99,47 +99,28 @@ struct LoadedModel {
   std::shared_ptr<void> model;  // keeps it alive
 };
 
-absl::StatusOr<std::unique_ptr<LoadedModel>> LoadOnCpu(
+// Loads the graph as a ModelT (api::Model or api::GpuModel) with the run's
+// database, target and input values (OptionsT: its options).
+template <typename ModelT, typename OptionsT>
+absl::StatusOr<std::unique_ptr<LoadedModel>> LoadModelFor(
     const RunOptions& options, graph::Graph graph,
     std::map<std::string, TensorData> input_values) {
-  api::ModelOptions model_options;
+  OptionsT model_options;
   model_options.db_path = options.db_path;
   model_options.target = options.target;
   model_options.compatible = options.compatible;
   model_options.input_values = std::move(input_values);
-  absl::StatusOr<std::unique_ptr<api::Model>> model =
-      api::Model::FromGraph(std::move(graph), model_options);
-  if (!model.ok()) return model.status();
-  std::shared_ptr<api::Model> cpu = *std::move(model);
+  absl::StatusOr<std::unique_ptr<ModelT>> made =
+      ModelT::FromGraph(std::move(graph), model_options);
+  if (!made.ok()) return made.status();
+  std::shared_ptr<ModelT> model = *std::move(made);
   auto loaded = std::make_unique<LoadedModel>();
-  loaded->outputs = cpu->outputs();
-  loaded->stats = cpu->stats();
-  loaded->run = [cpu](const std::vector<TensorData>& inputs) {
-    return cpu->Run(inputs);
+  loaded->outputs = model->outputs();
+  loaded->stats = model->stats();
+  loaded->run = [model](const std::vector<TensorData>& inputs) {
+    return model->Run(inputs);
   };
-  loaded->model = cpu;
-  return loaded;
-}
-
-absl::StatusOr<std::unique_ptr<LoadedModel>> LoadOnGpu(
-    const RunOptions& options, graph::Graph graph,
-    std::map<std::string, TensorData> input_values) {
-  api::GpuModelOptions model_options;
-  model_options.db_path = options.db_path;
-  model_options.target = options.target;
-  model_options.compatible = options.compatible;
-  model_options.input_values = std::move(input_values);
-  absl::StatusOr<std::unique_ptr<api::GpuModel>> model =
-      api::GpuModel::FromGraph(std::move(graph), model_options);
-  if (!model.ok()) return model.status();
-  std::shared_ptr<api::GpuModel> gpu = *std::move(model);
-  auto loaded = std::make_unique<LoadedModel>();
-  loaded->outputs = gpu->outputs();
-  loaded->stats = gpu->stats();
-  loaded->run = [gpu](const std::vector<TensorData>& inputs) {
-    return gpu->Run(inputs);
-  };
-  loaded->model = gpu;
+  loaded->model = model;
   return loaded;
 }
 
@@ -186,8 +167,10 @@ absl::Status RunRun(const RunOptions& options) {
   auto load_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<LoadedModel>> model =
       NamesCudaTarget(options.target)
-          ? LoadOnGpu(options, *std::move(graph), std::move(input_values))
-          : LoadOnCpu(options, *std::move(graph), std::move(input_values));
+          ? LoadModelFor<api::GpuModel, api::GpuModelOptions>(
+                options, *std::move(graph), std::move(input_values))
+          : LoadModelFor<api::Model, api::ModelOptions>(
+                options, *std::move(graph), std::move(input_values));
   if (!model.ok()) return model.status();
   double load_s = std::chrono::duration<double>(
                       std::chrono::steady_clock::now() - load_start)
